@@ -1,0 +1,61 @@
+"""Typed errors with a message that is safe to show to a user.
+
+Every layer raises these; the HTTP layer maps them to a status code in one
+place (``http_util.error_response``). Anything else that escapes is a bug: it
+becomes an opaque 500 and a log line, never its ``str()`` in a page.
+"""
+
+from __future__ import annotations
+
+
+class ProfileError(Exception):
+    """Base class: ``message`` is shown to the user as is."""
+
+    http_status = 500
+    code = "INTERNAL"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidArgument(ProfileError):
+    """The request or call has a bad or missing parameter."""
+
+    http_status = 400
+    code = "INVALID_ARGUMENT"
+
+
+class NotFound(ProfileError):
+    """A run, host, tool or file does not exist (or is outside the logdir)."""
+
+    http_status = 404
+    code = "NOT_FOUND"
+
+
+class NotApplicable(ProfileError):
+    """The tool exists but has nothing to show for this profile; says why."""
+
+    http_status = 404
+    code = "NOT_APPLICABLE"
+
+
+class CorruptProfile(ProfileError):
+    """A profile file cannot be decoded (truncated, corrupt, not an XSpace)."""
+
+    http_status = 422
+    code = "CORRUPT_PROFILE"
+
+
+class Unavailable(ProfileError):
+    """A remote profiler could not be reached or returned nothing."""
+
+    http_status = 503
+    code = "UNAVAILABLE"
+
+
+class DeadlineExceeded(ProfileError):
+    """A remote call did not finish in time."""
+
+    http_status = 504
+    code = "DEADLINE_EXCEEDED"

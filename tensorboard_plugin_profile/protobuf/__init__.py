@@ -1,0 +1,1 @@
+"""Generated protobuf and gRPC modules; regenerate with `python protos/generate.py`."""
