@@ -1,0 +1,120 @@
+"""The decoded form of an XSpace: per plane, an event table in columns.
+
+A ``Plane`` holds
+- ``lines``: one row per XLine (``id``, ``display_id``, ``name``,
+  ``display_name``, ``timestamp_ns``, ``tid``, ``label``);
+- ``events``: one row per XEvent, in file order, with ``line`` (row of
+  ``lines``), ``metadata_id``, ``name`` and ``display_name`` (categoricals from
+  the event metadata), ``begin_ps``, ``duration_ps``, ``occurrences`` and one
+  typed column per well-known stat (``schema.WELL_KNOWN_STATS``; nullable);
+- ``stats``: every event stat in long form (``event``, ``stat``, ``kind``,
+  ``int_value``, ``float_value``, ``str_value``), including the well-known ones;
+- ``event_metadata`` (``id``, ``name``, ``display_name``) and ``metadata_stats``
+  (long form keyed by ``metadata_id``);
+- ``stat_names`` (stat metadata id → name) and ``plane_stats`` (name → value).
+
+Times are integer picoseconds: ``begin_ps = line.timestamp_ns * 1000 +
+offset_ps`` (rebased by ``Space.time_base_ns`` only when a file holds absolute
+epoch times that would overflow int64).
+
+Usage::
+
+    space = read_xspace("vm.xplane.pb")
+    host = space.plane("/host:CPU")
+    host.events.groupby("name", observed=True).duration_ps.sum()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterator, Optional
+
+import numpy as np
+import pandas as pd
+
+# Value kinds in the long stats tables.
+KIND_DOUBLE = 0
+KIND_UINT64 = 1
+KIND_INT64 = 2
+KIND_STR = 3
+KIND_BYTES = 4
+KIND_REF = 5
+
+
+@dataclasses.dataclass
+class Plane:
+    index: int
+    id: int
+    name: str
+    lines: pd.DataFrame
+    events: pd.DataFrame
+    stats: pd.DataFrame
+    event_metadata: pd.DataFrame
+    metadata_stats: pd.DataFrame
+    stat_names: dict
+    plane_stats: dict
+
+    @property
+    def num_events(self) -> int:
+        return len(self.events)
+
+    def event_stat(self, name: str) -> pd.Series:
+        """One stat as a column aligned with ``events`` (None where absent).
+
+        Integers come back as Python ints (uint64 values stay exact), strings
+        as str; the last value wins when an event carries the stat twice.
+        """
+        rows = self.stats[self.stats["stat"] == name]
+        out = pd.Series([None] * len(self.events), dtype=object)
+        if len(rows):
+            values = stat_values(rows)
+            out.iloc[rows["event"].to_numpy()] = values
+        return out
+
+    def metadata_stat(self, name: str) -> dict:
+        """Metadata id → value of one stat carried on event metadata."""
+        rows = self.metadata_stats[self.metadata_stats["stat"] == name]
+        return dict(zip(rows["metadata_id"].tolist(), stat_values(rows)))
+
+
+@dataclasses.dataclass
+class Space:
+    source: str
+    planes: list
+    hostnames: list
+    errors: list
+    warnings: list
+    time_base_ns: int = 0
+    nbytes: int = 0
+
+    def plane(self, name: str) -> Optional[Plane]:
+        """The first plane with exactly this name, or None."""
+        return next((p for p in self.planes if p.name == name), None)
+
+    def planes_with_prefix(self, prefix: str) -> list:
+        return [p for p in self.planes if p.name.startswith(prefix)]
+
+    def __iter__(self) -> Iterator[Plane]:
+        return iter(self.planes)
+
+    @property
+    def num_events(self) -> int:
+        return sum(p.num_events for p in self.planes)
+
+    @property
+    def hostname(self) -> str:
+        return self.hostnames[0] if self.hostnames else "localhost"
+
+
+def stat_values(rows: pd.DataFrame) -> list:
+    """Python values of long-form stat rows, by kind (uint64 kept exact)."""
+    kinds = rows["kind"].to_numpy()
+    ints = rows["int_value"].to_numpy()
+    out = rows["str_value"].to_numpy(dtype=object, copy=True)
+    signed = kinds == KIND_INT64
+    out[signed] = ints[signed].astype(object)
+    unsigned = kinds == KIND_UINT64
+    out[unsigned] = ints[unsigned].view(np.uint64).astype(object)
+    doubles = kinds == KIND_DOUBLE
+    out[doubles] = rows["float_value"].to_numpy()[doubles].astype(object)
+    return out.tolist()

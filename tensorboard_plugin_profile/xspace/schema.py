@@ -1,0 +1,164 @@
+"""Every plane, line, stat and event name the program relies on, defined once.
+
+Names come from the profilers' own schema (spec/conversion.md §2). Other
+modules import these constants instead of writing the strings again.
+"""
+
+from __future__ import annotations
+
+# --- planes -----------------------------------------------------------------
+HOST_PLANE = "/host:CPU"
+METADATA_PLANE = "/host:metadata"
+TASK_ENV_PLANE = "Task Environment"
+GPU_PLANE_PREFIX = "/device:GPU:"
+TPU_PLANE_PREFIX = "/device:TPU:"
+CUSTOM_PLANE_PREFIXES = ("/device:CUSTOM:", "/custom:")
+HOST_PLANE_PREFIXES = (
+    "/host:CPU",
+    "Host CPUs",
+    "/host:tfstreamz",
+    "/host:metadata",
+    "Syscalls",
+    "/host:python-tracer",
+    "/host:CUPTI",
+    "/host:__ScopeRangeCallStack__",
+)
+DEVICE_PLANE_PREFIXES = ("/device", "#Chip")
+
+
+def is_host_plane(name: str) -> bool:
+    return name.startswith(HOST_PLANE_PREFIXES)
+
+
+def is_device_plane(name: str) -> bool:
+    return not is_host_plane(name) and name.startswith(DEVICE_PLANE_PREFIXES)
+
+
+def is_gpu_plane(name: str) -> bool:
+    return name.startswith(GPU_PLANE_PREFIX)
+
+
+def is_tpu_core_plane(name: str) -> bool:
+    rest = name[len(TPU_PLANE_PREFIX) :] if name.startswith(TPU_PLANE_PREFIX) else None
+    return rest is not None and rest.isdigit()
+
+
+def is_custom_plane(name: str) -> bool:
+    return name.startswith(CUSTOM_PLANE_PREFIXES)
+
+
+# --- lines ------------------------------------------------------------------
+STEPS_LINE = "Steps"
+XLA_MODULES_LINE = "XLA Modules"
+XLA_OPS_LINE = "XLA Ops"
+ASYNC_XLA_OPS_LINE = "Async XLA Ops"
+FRAMEWORK_OPS_LINE = "Framework Ops"
+FRAMEWORK_NAME_SCOPE_LINE = "Framework Name Scope"
+SOURCE_LINE = "Source code"
+LAUNCH_STATS_LINE = "Launch Stats"
+COUNTERS_LINE = "_counters_"
+
+# Derived line ids: int32 arithmetic on 0xdeadbeef (trace_utils.h).
+DERIVED_LINE_ID_BASE = -559038737
+DERIVED_STEP_INFO = DERIVED_LINE_ID_BASE + 0
+DERIVED_KERNEL_LAUNCH = DERIVED_LINE_ID_BASE + 1
+DERIVED_TF_NAME_SCOPE = DERIVED_LINE_ID_BASE + 2
+DERIVED_TF_OP = DERIVED_LINE_ID_BASE + 3
+DERIVED_HLO_MODULE = DERIVED_LINE_ID_BASE + 4
+DERIVED_HLO_OP = DERIVED_LINE_ID_BASE + 5
+DERIVED_OVERHEAD = DERIVED_LINE_ID_BASE + 6
+DERIVED_SOURCE = DERIVED_LINE_ID_BASE + 7
+# Everything from the step-info id up to the end of the per-stream block range.
+DERIVED_LINE_ID_MIN = DERIVED_LINE_ID_BASE
+DERIVED_LINE_ID_MAX = DERIVED_LINE_ID_BASE + 10000
+
+
+def is_derived_line(line_id: int) -> bool:
+    return DERIVED_LINE_ID_MIN <= line_id <= DERIVED_LINE_ID_MAX
+
+
+# --- stats ------------------------------------------------------------------
+# Stats decoded into typed columns of every event table, by value type.
+# Everything else stays in the plane's long stats table (Plane.stats).
+INT_STATS = (
+    "group_id",
+    "step_num",
+    "iter_num",
+    "id",
+    "_r",
+    "_pt",
+    "_p",
+    "_ct",
+    "_c",
+    "_a",
+    "_pid",
+    "device_id",
+    "program_id",
+    "is_eager",
+    "is_func",
+    "element_id",
+    "parent_id",
+    "_ipl_stage_id",
+)
+UINT_STATS = ("correlation_id",)
+STR_STATS = (
+    "step_name",
+    "tf_op",
+    "hlo_op",
+    "hlo_module",
+    "kernel_details",
+    "memcpy_details",
+    "shape",
+    "graph_type",
+    "tf_function_call",
+    "_ipl_stage_name",
+    "_ipl_stage_cat",
+)
+WELL_KNOWN_STATS = INT_STATS + UINT_STATS + STR_STATS
+
+FLOW_STAT = "flow"
+GROUP_ID = "group_id"
+STEP_NAME = "step_name"
+STEP_NUM = "step_num"
+ITER_NUM = "iter_num"
+STEP_ID = "id"
+ROOT_LEVEL = "_r"
+PRODUCER_TYPE = "_pt"
+PRODUCER_ID = "_p"
+CONSUMER_TYPE = "_ct"
+CONSUMER_ID = "_c"
+IS_ASYNC = "_a"
+CORRELATION_ID = "correlation_id"
+TF_OP = "tf_op"
+HLO_OP = "hlo_op"
+HLO_PROTO = "hlo_proto"
+PROCESS_ID = "process_id"
+KERNEL_DETAILS = "kernel_details"
+MEMCPY_DETAILS = "memcpy_details"
+
+# Stats hidden from the trace viewer.
+INTERNAL_STATS = frozenset({"_pt", "_p", "_ct", "_c", "_r", "flops", "program_id", "symbol_id"})
+
+# --- event names ------------------------------------------------------------
+MEMORY_ALLOCATION = "MemoryAllocation"
+MEMORY_DEALLOCATION = "MemoryDeallocation"
+# Events never shown in traces (spec §2.4).
+INTERNAL_EVENTS = frozenset(
+    {
+        MEMORY_ALLOCATION,
+        MEMORY_DEALLOCATION,
+        "ParallelInterleaveInitializeInput",
+    }
+    | {
+        f"{stage}{side}"
+        for stage in (
+            "Prefetch",
+            "ParallelInterleave",
+            "ParallelMap",
+            "MapAndBatch",
+            "ParseExample",
+            "ParallelBatch",
+        )
+        for side in ("Produce", "Consume")
+    }
+)
