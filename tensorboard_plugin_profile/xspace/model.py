@@ -27,7 +27,7 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterator, Optional
+from typing import Iterator, Optional
 
 import numpy as np
 import pandas as pd

@@ -1,0 +1,84 @@
+"""Packaging: ``pip install .`` builds the frontend and installs the plugin.
+
+The build runs ``npm ci && npm run build`` in ``frontend/`` (output in
+``tensorboard_plugin_profile/static/``, not committed). Set
+``TBPROF_SKIP_FRONTEND=1`` to reuse an existing build.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+
+from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FRONTEND = os.path.join(HERE, "frontend")
+STATIC = os.path.join(HERE, "tensorboard_plugin_profile", "static")
+
+
+def _version():
+    with open(os.path.join(HERE, "tensorboard_plugin_profile", "__init__.py")) as f:
+        return re.search(r'__version__ = "([^"]+)"', f.read()).group(1)
+
+
+def build_frontend():
+    """Builds frontend/ into the package's static/ folder."""
+    if os.environ.get("TBPROF_SKIP_FRONTEND") and os.path.isfile(
+        os.path.join(STATIC, "index.html")
+    ):
+        return
+    if not os.path.isdir(FRONTEND):
+        if os.path.isfile(os.path.join(STATIC, "index.html")):
+            return  # building from an sdist that already holds the bundle
+        raise RuntimeError("frontend/ is missing and no built frontend was found")
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError(
+            "npm is needed to build the Profile frontend but was not found. Install Node.js "
+            "18 or newer with npm (Debian/Ubuntu: `apt-get install nodejs npm`; or from "
+            "nodejs.org), then run pip install again."
+        )
+    subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=FRONTEND, check=True)
+    subprocess.run([npm, "run", "build"], cwd=FRONTEND, check=True)
+
+
+class BuildPyWithFrontend(build_py):
+    def run(self):
+        build_frontend()
+        super().run()
+
+
+setup(
+    name="tensorboard_plugin_profile",
+    version=_version(),
+    description="Profile tab for TensorBoard: performance tools for TensorFlow and JAX profiles",
+    long_description=open(os.path.join(HERE, "README.md")).read(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.9",
+    packages=find_packages(include=["tensorboard_plugin_profile", "tensorboard_plugin_profile.*"]),
+    package_data={
+        "tensorboard_plugin_profile": ["static/*", "static/**/*", "demo/**/*"],
+    },
+    install_requires=[
+        "tensorboard>=2.10",
+        "werkzeug>=2.0",
+        "protobuf>=4.21",
+        "grpcio>=1.48",
+        "pandas>=1.5",
+        "numpy>=1.22",
+        "gviz-api>=1.10",
+    ],
+    extras_require={
+        "test": ["pytest>=7", "hypothesis>=6", "ruff>=0.4", "grpcio-tools>=1.48"],
+    },
+    entry_points={
+        "tensorboard_plugins": [
+            "profile = tensorboard_plugin_profile.profile_plugin_loader:ProfilePluginLoader",
+        ],
+        "console_scripts": ["tbprof = tensorboard_plugin_profile.cli:main"],
+    },
+    cmdclass={"build_py": BuildPyWithFrontend},
+)

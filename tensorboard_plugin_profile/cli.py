@@ -1,0 +1,98 @@
+"""The ``tbprof`` command (also ``python -m tensorboard_plugin_profile``).
+
+    tbprof serve --logdir DIR [--port 8791] [--host 127.0.0.1]
+    tbprof convert PATH --tool TOOL [--host H] [--format json|csv] [-o FILE]
+
+DIR may be a log directory, one session folder or one ``.xplane.pb`` file;
+PATH a session folder or one ``.xplane.pb`` file. Capture commands
+(``capture``, ``monitor``) come from ``capture/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Optional
+
+from .errors import ProfileError
+from .service import ProfileService
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .server import serve
+
+    serve(args.logdir, args.port, args.host)
+    return 0
+
+
+def _convert(args: argparse.Namespace) -> int:
+    service = ProfileService(args.path)
+    runs = service.runs()
+    if not runs:
+        raise ProfileError(f"No .xplane.pb profile found at {args.path}.")
+    run = runs[0]
+    out = open(args.output, "wb") if args.output else sys.stdout.buffer
+    try:
+        if args.format == "csv":
+            _, text = service.tool_csv(run, args.tool, host=args.host, params=_params(args))
+            out.write(text.encode())
+        else:
+            result = service.tool_data(run, args.tool, host=args.host, params=_params(args))
+            for chunk in result.chunks():
+                out.write(chunk)
+            out.write(b"\n")
+    finally:
+        if args.output:
+            out.close()
+    return 0
+
+
+def _params(args: argparse.Namespace) -> dict:
+    params = dict(p.split("=", 1) for p in args.param if "=" in p)
+    if args.table is not None:
+        params["table"] = str(args.table)
+    return params
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tbprof", description="TensorBoard profile tools.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="start the standalone Profile server")
+    serve.add_argument("--logdir", required=True, help="log dir, session folder or .xplane.pb")
+    serve.add_argument("--port", type=int, default=8791)
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
+    serve.set_defaults(func=_serve)
+
+    convert = commands.add_parser("convert", help="print one tool's data for a profile")
+    convert.add_argument("path", help="a session folder or one .xplane.pb file")
+    convert.add_argument("--tool", required=True)
+    convert.add_argument("--host", default=None)
+    convert.add_argument("--format", choices=("json", "csv"), default="json")
+    convert.add_argument("--table", type=int, default=None, help="table index for CSV")
+    convert.add_argument("--param", action="append", default=[], help="extra KEY=VALUE")
+    convert.add_argument("-o", "--output", default=None, help="write here instead of stdout")
+    convert.set_defaults(func=_convert)
+
+    try:
+        from .capture.cli import add_capture_arguments
+    except ImportError:
+        pass
+    else:
+        add_capture_arguments(commands)
+    return parser
+
+
+def main(argv: Optional[list] = None) -> int:
+    args = build_parser().parse_args(argv)
+    level = logging.INFO if args.verbose or args.command == "serve" else logging.WARNING
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        return int(args.func(args) or 0)
+    except ProfileError as e:
+        print(f"tbprof: {e.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,240 @@
+"""The HTTP routes, shared by the TensorBoard plugin and the standalone server.
+
+Each handler parses the request, calls the service, and shapes the response;
+it computes nothing (STYLE.md lesson 1). Typed errors become JSON
+``{"error": {"code", "message"}}`` with their status in one place
+(``_error_response``); anything else is logged and answered with an opaque 500.
+
+Routes are relative to ``/data/plugin/profile``; see docs/http_api.md.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import mimetypes
+import os
+import zlib
+from typing import Any, Callable, Iterable, Iterator, Optional
+
+from werkzeug import Request, Response
+from werkzeug.security import safe_join
+
+from . import __version__
+from .errors import InvalidArgument, NotFound, ProfileError
+from .service import ProfileService
+
+logger = logging.getLogger(__name__)
+
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+PLUGIN_PREFIX = "/data/plugin/profile"
+# The page loads nothing from other origins and runs no inline code.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "frame-ancestors 'self'",
+    ]
+)
+_GZIP_MIN_BYTES = 1024
+
+Handler = Callable[[Request], Response]
+
+
+def _security_headers(response: Response) -> Response:
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    return response
+
+
+def _json_response(request: Request, obj: Any, status: int = 200) -> Response:
+    body = json.dumps(obj, sort_keys=True).encode()
+    return _bytes_response(request, [body], "application/json", status)
+
+
+def _accepts_gzip(request: Request) -> bool:
+    return "gzip" in request.headers.get("Accept-Encoding", "")
+
+
+def _gzip_stream(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    for chunk in chunks:
+        out = compressor.compress(chunk)
+        if out:
+            yield out
+    yield compressor.flush()
+
+
+def _bytes_response(
+    request: Request, chunks: Iterable[bytes], content_type: str, status: int = 200
+) -> Response:
+    if isinstance(chunks, list) and sum(len(c) for c in chunks) < _GZIP_MIN_BYTES:
+        response = Response(chunks, status=status, content_type=content_type)
+    elif _accepts_gzip(request):
+        if isinstance(chunks, list):
+            response = Response(
+                gzip.compress(b"".join(chunks), 6), status=status, content_type=content_type
+            )
+        else:
+            response = Response(_gzip_stream(chunks), status=status, content_type=content_type)
+        response.headers["Content-Encoding"] = "gzip"
+        response.vary.add("Accept-Encoding")
+    else:
+        response = Response(chunks, status=status, content_type=content_type)
+    return _security_headers(response)
+
+
+def _error_response(request: Request, error: ProfileError) -> Response:
+    payload = {"error": {"code": error.code, "message": error.message}}
+    return _json_response(request, payload, error.http_status)
+
+
+def handles_errors(handler: Handler) -> Handler:
+    """Maps typed errors to their status; hides everything else behind a 500."""
+
+    def wrapped(request: Request) -> Response:
+        try:
+            return handler(request)
+        except ProfileError as e:
+            return _error_response(request, e)
+        except Exception:
+            logger.exception("unexpected error on %s", request.path)
+            message = "Internal error; see the server log."
+            payload = {"error": {"code": "INTERNAL", "message": message}}
+            return _json_response(request, payload, 500)
+
+    wrapped.__name__ = handler.__name__
+    return wrapped
+
+
+def _required(request: Request, name: str) -> str:
+    value = request.args.get(name, "")
+    if not value:
+        raise InvalidArgument(f"The {name!r} parameter is required.")
+    return value
+
+
+class Routes:
+    """Route name → handler, for one service."""
+
+    def __init__(
+        self,
+        service: ProfileService,
+        hide_capture: bool = False,
+        capture: Optional[Any] = None,
+    ):
+        self.service = service
+        self.hide_capture = hide_capture
+        self.capture = capture
+
+    def table(self) -> dict:
+        routes = {
+            "/runs": self.runs,
+            "/run_tools": self.run_tools,
+            "/hosts": self.hosts,
+            "/data": self.data,
+            "/data_csv": self.data_csv,
+            "/config": self.config,
+            "/version": self.version,
+            "/diagnose": self.diagnose,
+            "/index.js": self.static,
+            "/index.html": self.static,
+        }
+        if self.capture is not None:
+            routes.update(self.capture.routes())
+        return {name: handles_errors(handler) for name, handler in routes.items()}
+
+    def runs(self, request: Request) -> Response:
+        return _json_response(request, self.service.runs())
+
+    def run_tools(self, request: Request) -> Response:
+        return _json_response(request, self.service.run_tools(_required(request, "run")))
+
+    def hosts(self, request: Request) -> Response:
+        run = _required(request, "run")
+        return _json_response(request, self.service.hosts(run, _required(request, "tag")))
+
+    def data(self, request: Request) -> Response:
+        args = request.args
+        result = self.service.tool_data(
+            _required(request, "run"),
+            _required(request, "tag"),
+            host=args.get("host") or None,
+            hosts=args.get("hosts") or None,
+            params=args.to_dict(),
+        )
+        chunks = result.chunks()
+        return _bytes_response(request, chunks, result.content_type)
+
+    def data_csv(self, request: Request) -> Response:
+        filename, text = self.service.tool_csv(
+            _required(request, "run"),
+            _required(request, "tag"),
+            host=request.args.get("host") or None,
+            params=request.args.to_dict(),
+        )
+        response = _bytes_response(request, [text.encode()], "text/csv; charset=utf-8")
+        response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+    def config(self, request: Request) -> Response:
+        return _json_response(
+            request,
+            {
+                "enableTabNameLabel": False,
+                "hideCaptureProfileButton": self.hide_capture or self.capture is None,
+                "srcPathPrefix": "",
+            },
+        )
+
+    def version(self, request: Request) -> Response:
+        return _bytes_response(request, [__version__.encode()], "text/plain; charset=utf-8")
+
+    def diagnose(self, request: Request) -> Response:
+        return _json_response(request, self.service.diagnose())
+
+    def static(self, request: Request) -> Response:
+        return serve_static(request, request.path.rsplit("/", 1)[-1])
+
+
+def serve_static(request: Request, name: str) -> Response:
+    """A file of the built frontend; never anything outside ``static/``."""
+    if not name or "\\" in name or name.startswith(("/", ".")):
+        raise NotFound("No such file.")
+    path = safe_join(STATIC_DIR, name)
+    if path is None or not os.path.isfile(path):
+        if name in ("index.html", "index.js") and not os.path.isdir(STATIC_DIR):
+            raise NotFound(
+                "The frontend is not built: run `npm ci && npm run build` in frontend/ "
+                "(or reinstall the package)."
+            )
+        raise NotFound("No such file.")
+    content_type = mimetypes.guess_type(path)[0] or "application/octet-stream"
+    if content_type in ("text/javascript", "application/x-javascript"):
+        content_type = "application/javascript"
+    with open(path, "rb") as f:
+        body = f.read()
+    response = _bytes_response(request, [body], content_type)
+    response.headers["Cache-Control"] = "no-cache" if name.startswith("index.") else "max-age=3600"
+    return response
+
+
+def static_files() -> list:
+    """Names of every built frontend file (relative, '/'-separated)."""
+    names = []
+    for dirpath, _, filenames in os.walk(STATIC_DIR):
+        for filename in filenames:
+            rel = os.path.relpath(os.path.join(dirpath, filename), STATIC_DIR)
+            names.append(rel.replace(os.sep, "/"))
+    return sorted(names)
+
+
+def static_handler(name: str) -> Handler:
+    return handles_errors(lambda request: serve_static(request, name))

@@ -1,0 +1,230 @@
+"""Finds runs, sessions and hosts under a log directory, safely.
+
+Layout (spec/api.md §2): ``<logdir>[/<tb_run>]/plugins/profile/<session>/<host>.xplane.pb``.
+A run's name is ``<session>`` for the logdir itself, else ``<tb_run>/<session>``.
+
+Requests name runs and hosts; they are looked up in maps built by discovery
+and never joined onto a path, so ``..``, absolute paths and encoded separators
+can only miss. Files are also checked by real path, so a symlink pointing out
+of the logdir is skipped.
+
+``LogDir`` also opens a single session folder or a single ``.xplane.pb`` file
+(``tbprof serve --logdir some/session`` or ``--logdir vm.xplane.pb``): the run
+is then named after the session folder.
+
+Usage::
+
+    logdir = LogDir("/tmp/logs")
+    for run in logdir.runs():
+        session = logdir.session(run)
+        print(run, session.hosts())
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import threading
+import time
+from typing import Optional
+
+from .errors import InvalidArgument, NotFound
+
+logger = logging.getLogger(__name__)
+
+PROFILE_SUBDIR = os.path.join("plugins", "profile")
+XPLANE_SUFFIX = ".xplane.pb"
+_HOST_FILE = re.compile(r"(?:(.*)\.)?(xplane\.pb)")
+# How long a discovery result is reused before the tree is walked again.
+DISCOVERY_TTL_S = 5.0
+
+
+@dataclasses.dataclass(frozen=True)
+class HostFile:
+    host: str
+    path: str
+    size: int
+    mtime_ns: int
+
+    @property
+    def key(self) -> tuple:
+        """Identity of the file's content for caches."""
+        return (self.path, self.size, self.mtime_ns)
+
+
+@dataclasses.dataclass(frozen=True)
+class Session:
+    run: str
+    path: str
+    host_files: tuple  # of HostFile, sorted by host
+
+    def hosts(self) -> list:
+        return [f.host for f in self.host_files]
+
+    def host_file(self, host: str) -> HostFile:
+        for f in self.host_files:
+            if f.host == host:
+                return f
+        raise NotFound(f"No profile for host {host!r} in run {self.run!r}.")
+
+
+@dataclasses.dataclass
+class Diagnosis:
+    """What discovery found and skipped, for an empty-logdir explanation."""
+
+    logdir: str
+    exists: bool = True
+    sessions: int = 0
+    skipped: list = dataclasses.field(default_factory=list)
+    other_files: list = dataclasses.field(default_factory=list)
+
+
+def _inside(root_real: str, path: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root_real or real.startswith(root_real + os.sep)
+
+
+class LogDir:
+    """Discovery over one log directory (or one session folder or file)."""
+
+    def __init__(self, path: str):
+        self.path = os.path.abspath(os.path.expanduser(path)) if path else ""
+        self._lock = threading.Lock()
+        self._runs: Optional[dict] = None  # run name -> session dir
+        self._discovered_at = 0.0
+        self._has_runs = False
+        self._single_file: Optional[str] = None
+        if self.path and os.path.isfile(self.path):
+            self._single_file = self.path
+        self.root = os.path.dirname(self.path) if self._single_file else self.path
+        self._root_real = os.path.realpath(self.root) if self.root else ""
+
+    # --- discovery ---------------------------------------------------------
+    def runs(self) -> list:
+        """Run names, newest session first (reverse lexicographic)."""
+        return sorted(self._run_map(), reverse=True)
+
+    def has_runs_cached(self) -> Optional[bool]:
+        """Last known answer to "are there runs?", without touching disk."""
+        if self._has_runs:
+            return True
+        return None if self._runs is None else False
+
+    def refresh(self) -> None:
+        self._run_map(force=True)
+
+    def _run_map(self, force: bool = False) -> dict:
+        with self._lock:
+            fresh = time.monotonic() - self._discovered_at < DISCOVERY_TTL_S
+            if self._runs is not None and fresh and not force:
+                return self._runs
+        runs = self._discover()
+        with self._lock:
+            self._runs = runs
+            self._discovered_at = time.monotonic()
+            self._has_runs = self._has_runs or bool(runs)
+        return runs
+
+    def _discover(self) -> dict:
+        if not self.path or not os.path.isdir(self.root):
+            return {}
+        if self._single_file:
+            return {os.path.basename(self.root) or "session": self.root}
+        if self._is_session_dir(self.path):
+            return {os.path.basename(self.path) or "session": self.path}
+        runs: dict = {}
+        for dirpath, dirnames, _ in os.walk(self.path, followlinks=False):
+            dirnames.sort()
+            if (
+                os.path.basename(dirpath) == "profile"
+                and os.path.basename(os.path.dirname(dirpath)) == "plugins"
+            ):
+                tb_run = os.path.relpath(os.path.dirname(os.path.dirname(dirpath)), self.path)
+                self._add_sessions(runs, tb_run, dirpath)
+        return runs
+
+    def _add_sessions(self, runs: dict, tb_run: str, profile_dir: str) -> None:
+        try:
+            entries = sorted(os.scandir(profile_dir), key=lambda e: e.name)
+        except OSError as e:
+            logger.warning("cannot list %s: %s", profile_dir, e.strerror)
+            return
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            if not _inside(self._root_real, entry.path):
+                logger.warning("skipping %s: it links outside the log directory", entry.path)
+                continue
+            prefix = "" if tb_run == "." else tb_run.replace(os.sep, "/") + "/"
+            runs.setdefault(prefix + entry.name, entry.path)
+
+    @staticmethod
+    def _is_session_dir(path: str) -> bool:
+        try:
+            return any(n.endswith(XPLANE_SUFFIX) for n in os.listdir(path))
+        except OSError:
+            return False
+
+    # --- lookups -----------------------------------------------------------
+    def session(self, run: str) -> Session:
+        """The session of a run name that discovery produced."""
+        if not run:
+            raise InvalidArgument("The 'run' parameter is required.")
+        runs = self._run_map()
+        if run not in runs:
+            runs = self._run_map(force=True)
+        if run not in runs:
+            raise NotFound(f"Run {run!r} was not found in the log directory.")
+        path = runs[run]
+        return Session(run=run, path=path, host_files=tuple(self._host_files(path)))
+
+    def _host_files(self, session_dir: str) -> list:
+        files = []
+        try:
+            entries = list(os.scandir(session_dir))
+        except OSError:
+            return []
+        for entry in entries:
+            match = _HOST_FILE.fullmatch(entry.name)
+            if not match or not match.group(1):
+                continue
+            if self._single_file and entry.path != self._single_file:
+                continue
+            if not _inside(self._root_real, entry.path):
+                logger.warning("skipping %s: it links outside the log directory", entry.path)
+                continue
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            if not entry.is_file():
+                continue
+            files.append(HostFile(match.group(1), entry.path, st.st_size, st.st_mtime_ns))
+        return sorted(files, key=lambda f: f.host)
+
+    def diagnose(self) -> Diagnosis:
+        """Explains an empty result: what is under the logdir and why it was skipped."""
+        diag = Diagnosis(logdir=self.path, exists=bool(self.path) and os.path.exists(self.path))
+        if not diag.exists:
+            return diag
+        diag.sessions = len(self._run_map(force=True))
+        if diag.sessions or not os.path.isdir(self.path):
+            return diag
+        for dirpath, dirnames, filenames in os.walk(self.path, followlinks=False):
+            dirnames.sort()
+            for name in sorted(filenames):
+                rel = os.path.relpath(os.path.join(dirpath, name), self.path)
+                if name.endswith(XPLANE_SUFFIX):
+                    diag.skipped.append(
+                        f"{rel}: not inside <run>/plugins/profile/<session>/, "
+                        "so it is not part of a session"
+                    )
+                elif name.endswith((".trace.json.gz", ".xplane.riegeli")):
+                    diag.skipped.append(f"{rel}: this format is not read; an .xplane.pb is needed")
+                elif len(diag.other_files) < 20:
+                    diag.other_files.append(rel)
+            if len(diag.skipped) > 50:
+                break
+        return diag

@@ -1,0 +1,73 @@
+"""The TensorBoard plugin: the Profile tab, served from the shared routes.
+
+TensorBoard finds it through the ``tensorboard_plugins`` entry point ``profile``
+(``profile_plugin_loader.ProfilePluginLoader``), loads ``index.js`` in an
+iframe and calls its ``render()``, which opens ``index.html`` (spec/api.md §1.4).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from tensorboard.plugins import base_plugin
+
+from . import conflicts, http_api
+from .service import ProfileService
+
+logger = logging.getLogger(__name__)
+
+PLUGIN_NAME = "profile"
+
+
+class ProfilePlugin(base_plugin.TBPlugin):
+    plugin_name = PLUGIN_NAME
+
+    def __init__(self, context: Any):
+        logdir = getattr(context, "logdir", "") or ""
+        self.service = ProfileService(logdir)
+        hide_capture = bool(getattr(context, "hide_capture_profile_button", False))
+        self._routes = http_api.Routes(
+            self.service, hide_capture=hide_capture, capture=_capture_routes(self.service)
+        )
+        self._refreshing = threading.Lock()
+        conflicts.warn_if_conflicting()
+
+    def get_plugin_apps(self) -> dict:
+        apps = dict(self._routes.table())
+        for name in http_api.static_files():
+            apps.setdefault("/" + name, http_api.static_handler(name))
+        return {route: _as_wsgi(handler) for route, handler in apps.items()}
+
+    def is_active(self) -> bool:
+        """Instant: answers from the last discovery and refreshes in the background."""
+        known = self.service.is_active()
+        if not known and self._refreshing.acquire(blocking=False):
+            threading.Thread(target=self._refresh, daemon=True).start()
+        return bool(known)
+
+    def _refresh(self) -> None:
+        try:
+            self.service.logdir.refresh()
+        except Exception:  # discovery must never take TensorBoard down
+            logger.exception("profile run discovery failed")
+        finally:
+            self._refreshing.release()
+
+    def frontend_metadata(self) -> Any:
+        return base_plugin.FrontendMetadata(es_module_path="/index.js")
+
+
+def _as_wsgi(handler: Any) -> Any:
+    from werkzeug import Request
+
+    return Request.application(handler)
+
+
+def _capture_routes(service: ProfileService) -> Any:
+    try:
+        from .capture.routes import CaptureRoutes
+    except ImportError:
+        return None
+    return CaptureRoutes(service)

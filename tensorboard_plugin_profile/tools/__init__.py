@@ -1,0 +1,90 @@
+"""The tool registry: every tool's name, how it treats hosts, and its module.
+
+A tool module under ``tools/`` exposes::
+
+    def convert(hosts: list[tuple[str, Space]], params: Mapping[str, str]) -> Any
+
+returning a JSON-serialisable object (or a ``ToolOutput`` for streamed or
+non-JSON data), or raising ``NotApplicable`` with the reason when the profile
+has nothing for it. ``hosts`` holds (host name, decoded Space) in host order.
+
+Only tools that are built are registered; ``run_tools`` lists nothing else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Any, Callable, Iterable, Optional
+
+from ..xspace import schema
+
+# How a tool treats the host selector (spec/api.md §3.3, §3.4).
+HOSTS_EACH_OR_ALL = "each_or_all"  # one host, or ALL_HOSTS (combined)
+HOSTS_COMBINED = "combined"  # ALL_HOSTS only when the session has several hosts
+HOSTS_SINGLE = "single"  # exactly one host
+HOSTS_TRACE = "trace"  # one host, a `hosts=` list, or all of them
+
+ALL_HOSTS = "ALL_HOSTS"
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolOutput:
+    """Non-default tool output: streamed chunks and/or another content type."""
+
+    content_type: str = "application/json"
+    chunks: Optional[Callable[[], Iterable[bytes]]] = None
+    json_obj: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Tool:
+    name: str
+    module: str
+    hosts_mode: str
+    # Whether run_tools lists the tool for a session, from its first host's planes.
+    listed_for: Callable[[Any], bool] = lambda space: True
+    aliases: tuple = ()
+
+    def convert(self, hosts: list, params: Any) -> Any:
+        module = importlib.import_module(f"{__name__}.{self.module}")
+        return module.convert(hosts, params)
+
+
+def _has_gpu(space: Any) -> bool:
+    return any(schema.is_gpu_plane(p.name) for p in space.planes)
+
+
+_REGISTERED = (Tool("trace_viewer", "trace_viewer", HOSTS_TRACE),)
+
+TOOLS = {tool.name: tool for tool in _REGISTERED}
+ALIASES = {alias: tool.name for tool in _REGISTERED for alias in tool.aliases}
+
+# Upstream's display order (spec/api.md §2.6); unknown names sort after, by name.
+TOOL_ORDER = (
+    "overview_page",
+    "trace_viewer",
+    "trace_viewer@",
+    "graph_viewer",
+    "op_profile",
+    "input_pipeline_analyzer",
+    "kernel_stats",
+    "memory_profile",
+    "memory_viewer",
+    "roofline_model",
+    "pod_viewer",
+    "framework_op_stats",
+    "tf_data_bottleneck_analysis",
+)
+
+
+def canonical_name(tag: str) -> Optional[str]:
+    """The registered name for a tag, accepting aliases and a trailing ``^``."""
+    name = tag[:-1] if tag.endswith("^") else tag
+    name = ALIASES.get(name, name)
+    return name if name in TOOLS else None
+
+
+def sort_tools(names: Iterable[str]) -> list:
+    rank = {name: i for i, name in enumerate(TOOL_ORDER)}
+    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
