@@ -1,0 +1,43 @@
+"""Shared test helpers: where the real fixtures are, and small XSpace builders."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import pathlib
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+FIXTURES = (REPO / ".." / "shared" / "fixtures").resolve()
+REFERENCE = FIXTURES / "reference"
+
+
+def fixture_names() -> list:
+    return sorted(p.name for p in FIXTURES.iterdir() if (p / "plugins").is_dir())
+
+
+def host_files(name: str) -> list:
+    return sorted((FIXTURES / name).glob("plugins/profile/*/*.xplane.pb"))
+
+
+def all_host_files() -> list:
+    return [f for name in fixture_names() for f in host_files(name)]
+
+
+def load_reference(name: str, filename: str):
+    """A reference JSON file, gzip-compressed or not; None if absent."""
+    for candidate in (REFERENCE / name / filename, REFERENCE / name / (filename + ".gz")):
+        if candidate.exists():
+            data = candidate.read_bytes()
+            if candidate.suffix == ".gz":
+                data = gzip.decompress(data)
+            return json.loads(data)
+    return None
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> pathlib.Path:
+    if not FIXTURES.is_dir():
+        pytest.fail(f"shared fixtures not found at {FIXTURES}")
+    return FIXTURES

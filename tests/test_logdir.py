@@ -1,0 +1,122 @@
+"""Run, session and host discovery, and paths that try to leave the logdir."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from conftest import host_files
+
+from tensorboard_plugin_profile.errors import InvalidArgument, NotFound
+from tensorboard_plugin_profile.logdir import LogDir
+
+
+def _session(root, run_dir, session, hosts=("vm",), source=None):
+    folder = root / run_dir / "plugins" / "profile" / session
+    folder.mkdir(parents=True)
+    source = source or host_files("jax_cpu_train")[0]
+    for host in hosts:
+        shutil.copyfile(source, folder / f"{host}.xplane.pb")
+    return folder
+
+
+@pytest.fixture
+def logdir(tmp_path):
+    _session(tmp_path, ".", "2026_01_01_00_00_00")
+    _session(tmp_path, "train", "2026_01_02_00_00_00", hosts=("host.example.com", "h2"))
+    _session(tmp_path, "a/b/c", "sess")
+    empty = tmp_path / "emptysess" / "plugins" / "profile" / "sess"
+    empty.mkdir(parents=True)
+    (empty / "stray.txt").write_text("x")
+    (tmp_path / "train" / "plugins" / "profile" / "stray.txt").write_text("x")
+    return tmp_path
+
+
+def test_runs_are_named_like_tensorboard_runs_newest_first(logdir):
+    assert LogDir(str(logdir)).runs() == [
+        "train/2026_01_02_00_00_00",
+        "emptysess/sess",
+        "a/b/c/sess",
+        "2026_01_01_00_00_00",
+    ]
+
+
+def test_hosts_keep_dots_and_sessions_without_files_are_empty(logdir):
+    ld = LogDir(str(logdir))
+    assert ld.session("train/2026_01_02_00_00_00").hosts() == ["h2", "host.example.com"]
+    assert ld.session("emptysess/sess").hosts() == []
+
+
+@pytest.mark.parametrize(
+    "run",
+    ["../etc", "..", "/etc/passwd", "train/../../x", "%2e%2e/x", "train\\..\\..", "train/"],
+)
+def test_traversal_run_names_are_not_found(logdir, run):
+    with pytest.raises(NotFound):
+        LogDir(str(logdir)).session(run)
+
+
+def test_empty_run_name_is_invalid(logdir):
+    with pytest.raises(InvalidArgument):
+        LogDir(str(logdir)).session("")
+
+
+def test_unknown_host_is_not_found(logdir):
+    session = LogDir(str(logdir)).session("a/b/c/sess")
+    for host in ("nope", "../vm", "vm.xplane.pb"):
+        with pytest.raises(NotFound):
+            session.host_file(host)
+
+
+def test_symlinks_leading_out_of_the_logdir_are_skipped(tmp_path):
+    outside = tmp_path / "outside"
+    secret_session = _session(outside, ".", "secret")
+    inside = tmp_path / "logs"
+    good = _session(inside, ".", "good")
+    os.symlink(secret_session, inside / "plugins" / "profile" / "linked")
+    os.symlink(secret_session / "vm.xplane.pb", good / "evil.xplane.pb")
+    ld = LogDir(str(inside))
+    assert ld.runs() == ["good"]
+    assert ld.session("good").hosts() == ["vm"]
+
+
+def test_new_sessions_appear_without_restart(tmp_path):
+    ld = LogDir(str(tmp_path))
+    assert ld.runs() == []
+    _session(tmp_path, ".", "later")
+    assert ld.session("later").hosts() == ["vm"]  # unknown run forces a refresh
+
+
+def test_a_single_session_folder_or_file_opens_as_one_run(logdir):
+    folder = logdir / "train" / "plugins" / "profile" / "2026_01_02_00_00_00"
+    assert LogDir(str(folder)).runs() == ["2026_01_02_00_00_00"]
+    by_file = LogDir(str(folder / "h2.xplane.pb"))
+    assert by_file.runs() == ["2026_01_02_00_00_00"]
+    assert by_file.session("2026_01_02_00_00_00").hosts() == ["h2"]
+
+
+def test_missing_or_unset_logdir_has_no_runs(tmp_path):
+    assert LogDir("").runs() == []
+    assert LogDir(str(tmp_path / "missing")).runs() == []
+    assert LogDir(str(tmp_path / "missing")).diagnose().exists is False
+
+
+def test_diagnosis_explains_misplaced_files(tmp_path):
+    (tmp_path / "profiles").mkdir()
+    shutil.copyfile(host_files("jax_cpu_train")[0], tmp_path / "profiles" / "vm.xplane.pb")
+    (tmp_path / "x.trace.json.gz").write_bytes(b"")
+    (tmp_path / "events.out.tfevents.1").write_bytes(b"")
+    diag = LogDir(str(tmp_path)).diagnose()
+    assert diag.sessions == 0
+    assert any("vm.xplane.pb" in s and "plugins/profile" in s for s in diag.skipped)
+    assert any("x.trace.json.gz" in s for s in diag.skipped)
+    assert diag.other_files == ["events.out.tfevents.1"]
+
+
+def test_cached_activity_answer_never_walks(tmp_path):
+    ld = LogDir(str(tmp_path))
+    assert ld.has_runs_cached() is None
+    _session(tmp_path, ".", "s")
+    ld.refresh()
+    assert ld.has_runs_cached() is True
