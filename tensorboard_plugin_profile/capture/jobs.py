@@ -1,0 +1,199 @@
+"""Captures as background jobs, so an HTTP request thread never does the gRPC work.
+
+A job runs ``trace`` in its own thread and records its progress (phase,
+expected end, result or error). The HTTP layer either waits for it (the
+classic blocking ``/capture_profile``) or returns its id at once and lets the
+page poll ``job_status``.
+
+>>> job_id = start_capture("/tmp/logs", CaptureParams("localhost:9999", duration_ms=2000))
+>>> job_status(job_id)["phase"]                                   # doctest: +SKIP
+'tracing'
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+import threading
+import time
+import uuid
+from typing import Any
+
+from tensorboard_plugin_profile.capture.client import DEFAULT_CONNECT_TIMEOUT_S, trace
+from tensorboard_plugin_profile.capture.options import ProfilerOptions
+from tensorboard_plugin_profile.capture.outcomes import CaptureResult
+from tensorboard_plugin_profile.errors import NotFound, ProfileError, Unavailable
+
+logger = logging.getLogger("tensorboard_plugin_profile.capture")
+
+SUCCESS_MESSAGE = "Capture profile successfully. Please refresh."
+INTERNAL_ERROR_MESSAGE = "Capture failed with an internal error; see the server log."
+
+
+@dataclasses.dataclass(frozen=True)
+class CaptureParams:
+    """The arguments of ``trace`` besides the logdir."""
+
+    service_addr: str
+    duration_ms: int = 1000
+    num_tracing_attempts: int = 1
+    worker_list: str = ""
+    options: ProfilerOptions = ProfilerOptions()
+
+
+class CaptureJob:
+    """One capture running (or finished) in a worker thread."""
+
+    def __init__(self, logdir: str, params: CaptureParams):
+        self.id = uuid.uuid4().hex
+        self.logdir = logdir
+        self.params = params
+        self.started_at = time.time()
+        delay_s = (params.options.delay_ms or 0) / 1000
+        self.expected_end = self.started_at + delay_s + params.duration_ms / 1000
+        self.phase = "waiting"
+        self.state = "running"
+        self.result: CaptureResult | None = None
+        self.error: ProfileError | None = None
+        self.done = threading.Event()
+        self._lock = threading.Lock()
+
+    def on_progress(self, phase: str, info: dict) -> None:
+        with self._lock:
+            self.phase = phase
+            if "end_time" in info:
+                self.expected_end = info["end_time"]
+
+    def finish(self, result: CaptureResult | None, error: ProfileError | None) -> None:
+        with self._lock:
+            self.result, self.error = result, error
+            self.state = "done" if error is None else "failed"
+        self.done.set()
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            status: dict[str, Any] = {
+                "job": self.id,
+                "state": self.state,
+                "phase": self.phase,
+                "service_addr": self.params.service_addr,
+                "duration_ms": self.params.duration_ms,
+                "started_at": self.started_at,
+                "expected_end": self.expected_end,
+            }
+            if self.result is not None:
+                status.update(_result_fields(self.result))
+            if self.error is not None:
+                status["error"] = error_text(self.error)
+        return status
+
+
+class CaptureManager:
+    """Starts capture jobs (a few at a time) and keeps the recent ones for status queries."""
+
+    def __init__(
+        self,
+        max_running: int = 4,
+        max_kept: int = 100,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        deadline_s: float | None = None,
+    ):
+        self.max_running = max_running
+        self.max_kept = max_kept
+        self.connect_timeout_s = connect_timeout_s
+        self.deadline_s = deadline_s
+        self._jobs: collections.OrderedDict[str, CaptureJob] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def start(self, logdir: str, params: CaptureParams) -> str:
+        job = CaptureJob(logdir, params)
+        with self._lock:
+            running = sum(1 for j in self._jobs.values() if not j.done.is_set())
+            if running >= self.max_running:
+                raise Unavailable(
+                    f"{running} captures are already running; wait for one to finish."
+                )
+            self._jobs[job.id] = job
+            self._forget_old_jobs()
+        thread = threading.Thread(
+            target=self._run, args=(job,), name=f"capture-{job.id[:8]}", daemon=True
+        )
+        thread.start()
+        return job.id
+
+    def job(self, job_id: str) -> CaptureJob:
+        with self._lock:
+            job = self._jobs.get(job_id)
+        if job is None:
+            raise NotFound(f"No capture job {job_id!r} (finished jobs are kept for a while only).")
+        return job
+
+    def status(self, job_id: str) -> dict[str, Any]:
+        return self.job(job_id).status()
+
+    def _run(self, job: CaptureJob) -> None:
+        params = job.params
+        logger.info("Capture %s started: %s", job.id[:8], params.service_addr)
+        try:
+            result = trace(
+                params.service_addr,
+                job.logdir,
+                params.duration_ms,
+                worker_list=params.worker_list,
+                num_tracing_attempts=params.num_tracing_attempts,
+                options=params.options,
+                progress=job.on_progress,
+                deadline_s=self.deadline_s,
+                connect_timeout_s=self.connect_timeout_s,
+            )
+        except ProfileError as e:
+            logger.warning("Capture %s failed: %s", job.id[:8], error_text(e))
+            job.finish(None, e)
+        except Exception:
+            # A bug, not a user error: log the traceback, show an opaque message.
+            logger.exception("Capture %s failed unexpectedly", job.id[:8])
+            job.finish(None, ProfileError(INTERNAL_ERROR_MESSAGE))
+        else:
+            job.finish(result, None)
+
+    def _forget_old_jobs(self) -> None:
+        finished = [j.id for j in self._jobs.values() if j.done.is_set()]
+        for job_id in finished[: max(0, len(self._jobs) - self.max_kept)]:
+            del self._jobs[job_id]
+
+
+def success_text(result: CaptureResult) -> str:
+    return f"{SUCCESS_MESSAGE} {result.summary()}"
+
+
+def error_text(error: ProfileError) -> str:
+    """``CODE: message`` like upstream, except for our own opaque internal message."""
+    if error.message == INTERNAL_ERROR_MESSAGE:
+        return error.message
+    return f"{error.code}: {error.message}"
+
+
+def _result_fields(result: CaptureResult) -> dict[str, Any]:
+    return {
+        "result": success_text(result),
+        "session": result.session_id,
+        "session_dir": result.session_dir,
+        "hosts_written": list(result.hosts_written),
+        "hosts_written_by_server": list(result.hosts_written_by_server),
+        "hosts_failed": dict(result.hosts_failed),
+        "elapsed_s": round(result.elapsed_s, 3),
+    }
+
+
+DEFAULT_MANAGER = CaptureManager()
+
+
+def start_capture(logdir: str, params: CaptureParams) -> str:
+    """Starts a capture in a worker thread; returns its job id."""
+    return DEFAULT_MANAGER.start(logdir, params)
+
+
+def job_status(job_id: str) -> dict[str, Any]:
+    """State (running/done/failed), phase, times, and the result or error of a job."""
+    return DEFAULT_MANAGER.status(job_id)

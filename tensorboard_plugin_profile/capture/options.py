@@ -1,0 +1,160 @@
+"""Tracer options, timing rules and the exact gRPC requests a capture sends.
+
+Timing, in one place:
+
+* every host starts at the same absolute time ``start_timestamp_ns = now + delay``;
+  with more than one host the delay is at least ``MIN_MULTI_HOST_DELAY_MS`` so the
+  parallel requests all arrive before that moment (upstream forces 3000 ms and
+  ignores the user's value; we keep the user's value when it is larger);
+* the gRPC deadline of one attempt is ``delay + max(60 s, 2 x duration) + margin``.
+  Upstream leaves the delay out, so long delays end in DEADLINE_EXCEEDED.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from tensorboard_plugin_profile.errors import InvalidArgument
+from tensorboard_plugin_profile.protobuf import (
+    profiler_analysis_pb2,
+    profiler_options_pb2,
+    profiler_service_pb2,
+)
+
+MIN_MULTI_HOST_DELAY_MS = 1000
+_MAX_UINT32 = 2**32 - 1
+MIN_DEADLINE_S = 60.0
+DEADLINE_MARGIN_S = 5.0
+# Legacy fields the upstream client still sends; TPU servers read `tools`,
+# XSpace servers ignore both.
+MAX_EVENTS = 1_000_000
+LEGACY_TOOLS = (
+    "trace_viewer",
+    "op_profile",
+    "input_pipeline",
+    "kernel_stats",
+    "memory_viewer",
+    "memory_profile",
+    "overview_page",
+    "pod_viewer",
+    "tensorflow_stats",
+    "xplane.pb",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class ProfilerOptions:
+    """What to trace. Levels as in the capture dialog; ``delay_ms=None`` means 0."""
+
+    host_tracer_level: int = 2
+    python_tracer_level: int = 0
+    device_tracer_level: int = 1
+    delay_ms: int | None = None
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is not None or field.name != "delay_ms":
+                object.__setattr__(self, field.name, _checked_uint32(field.name, value))
+
+    @classmethod
+    def coerce(cls, options: Any) -> ProfilerOptions:
+        """Accepts None, this class, or any object with these attributes (TF's namedtuple)."""
+        if options is None:
+            return cls()
+        if isinstance(options, cls):
+            return options
+        defaults = cls()
+        return cls(
+            **{
+                field.name: getattr(options, field.name, getattr(defaults, field.name))
+                for field in dataclasses.fields(cls)
+            }
+        )
+
+
+def _checked_uint32(name: str, value: Any) -> int:
+    if isinstance(value, bool):
+        value = int(value)
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{name} must be an integer, got {value!r}.") from None
+    if not 0 <= number <= _MAX_UINT32:
+        raise InvalidArgument(f"{name} must be between 0 and {_MAX_UINT32}, got {number}.")
+    return number
+
+
+def effective_delay_ms(options: ProfilerOptions, num_hosts: int) -> int:
+    delay_ms = options.delay_ms or 0
+    if num_hosts > 1:
+        return max(delay_ms, MIN_MULTI_HOST_DELAY_MS)
+    return delay_ms
+
+
+def attempt_deadline_s(duration_ms: int, delay_ms: int) -> float:
+    """Seconds one attempt may take from sending the request to the last byte."""
+    return delay_ms / 1000 + max(MIN_DEADLINE_S, 2 * duration_ms / 1000) + DEADLINE_MARGIN_S
+
+
+def check_duration(duration_ms: Any) -> int:
+    try:
+        duration = int(duration_ms)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"duration_ms must be an integer, got {duration_ms!r}.") from None
+    if duration <= 0:
+        raise InvalidArgument("duration_ms must be greater than zero.")
+    return duration
+
+
+def profile_request(
+    *,
+    logdir: str,
+    repository_root: str,
+    session_id: str,
+    host_name: str,
+    duration_ms: int,
+    start_timestamp_ns: int,
+    options: ProfilerOptions,
+    emit_xspace: bool,
+) -> profiler_service_pb2.ProfileRequest:
+    """The request the upstream client sends (spec §5.5), plus ``emit_xspace``."""
+    opts = profiler_options_pb2.ProfileOptions(
+        version=1,
+        include_dataset_ops=True,
+        host_tracer_level=options.host_tracer_level,
+        device_tracer_level=options.device_tracer_level,
+        python_tracer_level=options.python_tracer_level,
+        enable_hlo_proto=True,
+        start_timestamp_ns=start_timestamp_ns,
+        duration_ms=duration_ms,
+        repository_path=logdir,
+    )
+    return profiler_service_pb2.ProfileRequest(
+        duration_ms=duration_ms,
+        max_events=MAX_EVENTS,
+        tools=LEGACY_TOOLS,
+        opts=opts,
+        repository_root=repository_root,
+        session_id=session_id,
+        host_name=host_name,
+        emit_xspace=emit_xspace,
+    )
+
+
+def new_session_request(
+    request: profiler_service_pb2.ProfileRequest, hosts: list[str]
+) -> profiler_analysis_pb2.NewProfileSessionRequest:
+    """Cloud-TPU mode: the TPU-side service fans out to ``hosts`` and writes the files."""
+    return profiler_analysis_pb2.NewProfileSessionRequest(
+        request=request,
+        repository_root=request.repository_root,
+        hosts=hosts,
+        session_id=request.session_id,
+    )
+
+
+def start_timestamp_ns(delay_ms: int) -> int:
+    return time.time_ns() + delay_ms * 1_000_000

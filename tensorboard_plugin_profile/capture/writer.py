@@ -1,0 +1,138 @@
+"""Write a captured session into the logdir atomically.
+
+Files go into a hidden temporary directory inside ``<logdir>/plugins/profile/``
+(same filesystem, so the final ``rename`` is atomic), and the whole directory is
+renamed to ``<session_id>`` at the end. A reader never sees a half-written
+session, and a failed capture leaves nothing behind.
+
+Session ids are local time ``%Y_%m_%d_%H_%M_%S`` like every profiler writes, but
+two captures in the same second get ``_1``, ``_2`` ... instead of sharing (and
+mixing) one directory.
+
+>>> writer = SessionWriter("/tmp/logs", allocate_session_id("/tmp/logs/plugins/profile"))
+>>> writer.write("localhost_9999.xplane.pb", b"...")      # doctest: +SKIP
+>>> writer.commit()                                       # doctest: +SKIP
+'/tmp/logs/plugins/profile/2024_05_01_12_00_00'
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import threading
+import time
+
+from tensorboard_plugin_profile.errors import ProfileError
+
+TEMP_PREFIX = ".capture-"
+_reserved_lock = threading.Lock()
+# Ids handed out but not yet on disk, so concurrent captures in this process
+# never pick the same one.
+_reserved: set[str] = set()
+
+
+class WriteFailed(ProfileError):
+    """The session could not be written into the logdir (permissions, disk full)."""
+
+    code = "INTERNAL"
+
+
+def repository_root(logdir: str) -> str:
+    return os.path.join(logdir, "plugins", "profile")
+
+
+def is_local_logdir(logdir: str) -> bool:
+    """False for ``gs://``-style logdirs, which only the profiler server can write to."""
+    return "://" not in logdir
+
+
+def allocate_session_id(root: str, now: float | None = None) -> str:
+    """A fresh session id under ``root``; call ``release_session_id`` when done."""
+    base = time.strftime("%Y_%m_%d_%H_%M_%S", time.localtime(now))
+    with _reserved_lock:
+        candidate, suffix = base, 0
+        while candidate in _reserved or os.path.lexists(os.path.join(root, candidate)):
+            suffix += 1
+            candidate = f"{base}_{suffix}"
+        _reserved.add(candidate)
+    return candidate
+
+
+def release_session_id(session_id: str) -> None:
+    with _reserved_lock:
+        _reserved.discard(session_id)
+
+
+class SessionWriter:
+    """Collects one session's files and moves them into place in ``commit``."""
+
+    def __init__(self, logdir: str, session_id: str):
+        self.root = repository_root(logdir)
+        self.session_id = session_id
+        self.session_dir = os.path.join(self.root, session_id)
+        self._temp_dir: str | None = None
+        self.files: list[str] = []
+
+    def write(self, file_name: str, data: bytes) -> None:
+        if os.sep in file_name or file_name.startswith("."):
+            raise ValueError(f"not a plain file name: {file_name!r}")
+        try:
+            temp_dir = self._ensure_temp_dir()
+            with open(os.path.join(temp_dir, file_name), "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            self.discard()
+            raise _write_failed(self.root, e) from e
+        self.files.append(file_name)
+
+    def commit(self) -> str:
+        """Moves the written files to ``session_dir``; returns it."""
+        if self._temp_dir is None:
+            return self.session_dir
+        try:
+            try:
+                os.rename(self._temp_dir, self.session_dir)
+            except OSError:
+                # The directory exists: a server that ignored `emit_xspace` wrote
+                # its own file there. Merge ours in, one atomic rename per file.
+                self._merge_into_existing()
+        except OSError as e:
+            self.discard()
+            raise _write_failed(self.root, e) from e
+        self._temp_dir = None
+        return self.session_dir
+
+    def discard(self) -> None:
+        if self._temp_dir is not None:
+            shutil.rmtree(self._temp_dir, ignore_errors=True)
+            self._temp_dir = None
+
+    def _ensure_temp_dir(self) -> str:
+        if self._temp_dir is None:
+            os.makedirs(self.root, exist_ok=True)
+            # Not tempfile.mkdtemp: its 0700 mode would survive the rename and hide
+            # the session from a TensorBoard running as another user.
+            while self._temp_dir is None:
+                name = f"{TEMP_PREFIX}{self.session_id}-{secrets.token_hex(4)}"
+                try:
+                    os.mkdir(os.path.join(self.root, name))
+                    self._temp_dir = os.path.join(self.root, name)
+                except FileExistsError:
+                    continue
+        return self._temp_dir
+
+    def _merge_into_existing(self) -> None:
+        assert self._temp_dir is not None
+        if not os.path.isdir(self.session_dir):
+            raise FileExistsError(self.session_dir)
+        for name in self.files:
+            os.replace(os.path.join(self._temp_dir, name), os.path.join(self.session_dir, name))
+        os.rmdir(self._temp_dir)
+
+
+def _write_failed(root: str, error: OSError) -> WriteFailed:
+    reason = error.strerror or type(error).__name__
+    return WriteFailed(f"Could not write the captured profile into {root}: {reason}.")
