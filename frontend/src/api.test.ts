@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError, ProfileApi, apiBaseFromPath, parseErrorBody, routeUrl } from './api';
+
+describe('apiBaseFromPath', () => {
+  it('keeps any path prefix before the plugin path', () => {
+    expect(apiBaseFromPath('/data/plugin/profile/index.html')).toBe('/data/plugin/profile/');
+    expect(apiBaseFromPath('/tb/data/plugin/profile/index.html')).toBe('/tb/data/plugin/profile/');
+    expect(apiBaseFromPath('/a/b/data/plugin/profile/')).toBe('/a/b/data/plugin/profile/');
+    expect(apiBaseFromPath('/tb/data/plugin/profile')).toBe('/tb/data/plugin/profile/');
+  });
+  it('falls back to the root plugin path', () => {
+    expect(apiBaseFromPath('/')).toBe('/data/plugin/profile/');
+    expect(apiBaseFromPath('/index.html')).toBe('/data/plugin/profile/');
+  });
+});
+
+describe('routeUrl', () => {
+  it('encodes parameters and skips undefined ones', () => {
+    expect(routeUrl('/b/', 'data', { run: 'a b/c', tag: 'trace_viewer@', host: undefined })).toBe(
+      '/b/data?run=a+b%2Fc&tag=trace_viewer%40',
+    );
+    expect(routeUrl('/b/', 'runs')).toBe('/b/runs');
+  });
+});
+
+describe('parseErrorBody', () => {
+  it('reads the structured error shape', () => {
+    const error = parseErrorBody(404, '{"error": {"code": "NOT_APPLICABLE", "message": "No steps"}}');
+    expect(error).toMatchObject({ status: 404, code: 'NOT_APPLICABLE', message: 'No steps' });
+    expect(error.notApplicable).toBe(true);
+  });
+  it('reads a string error and plain text', () => {
+    expect(parseErrorBody(500, '{"error": "boom"}')).toMatchObject({ code: 'HTTP_500', message: 'boom' });
+    expect(parseErrorBody(404, 'No Data\n')).toMatchObject({ code: 'HTTP_404', message: 'No Data' });
+    expect(parseErrorBody(502, '')).toMatchObject({ message: 'Request failed with status 502' });
+  });
+  it('clips very long bodies', () => {
+    expect(parseErrorBody(500, 'x'.repeat(2000)).message.length).toBeLessThan(600);
+  });
+});
+
+function fakeFetch(routes: Record<string, [number, string]>) {
+  const calls: string[] = [];
+  const impl = async (url: string) => {
+    calls.push(url);
+    const path = url.split('?')[0];
+    const [status, body] = routes[path] ?? [404, 'Not Found'];
+    return new Response(body, { status });
+  };
+  return { calls, impl };
+}
+
+describe('ProfileApi', () => {
+  it('calls routes under the base and normalises hosts', async () => {
+    const { calls, impl } = fakeFetch({
+      '/p/runs': [200, '["r1", "r2"]'],
+      '/p/hosts': [200, '[{"hostname": "ALL_HOSTS"}, {"hostname": "h1"}, "h2", 3]'],
+    });
+    const api = new ProfileApi('/p/', impl);
+    expect(await api.runs()).toEqual(['r1', 'r2']);
+    expect(await api.hosts('r1', 'trace_viewer@')).toEqual(['ALL_HOSTS', 'h1', 'h2']);
+    expect(calls[1]).toBe('/p/hosts?run=r1&tag=trace_viewer%40');
+  });
+  it('throws ApiError with the server message', async () => {
+    const { impl } = fakeFetch({ '/p/data': [404, '{"error":{"code":"NOT_FOUND","message":"no run x"}}'] });
+    const api = new ProfileApi('/p/', impl);
+    await expect(api.toolData('x', 'overview_page', '')).rejects.toMatchObject({ code: 'NOT_FOUND', status: 404 });
+  });
+  it('folds capture failures into {error}', async () => {
+    const { impl } = fakeFetch({ '/p/capture_profile': [500, '{"error": "UNAVAILABLE"}'] });
+    expect(await new ProfileApi('/p/', impl).capture({})).toEqual({ error: 'UNAVAILABLE' });
+  });
+  it('reports network failures as ApiError', async () => {
+    const api = new ProfileApi('/p/', async () => {
+      throw new TypeError('offline');
+    });
+    await expect(api.runs()).rejects.toBeInstanceOf(ApiError);
+  });
+  it('builds data and CSV links', () => {
+    const api = new ProfileApi('/tb/data/plugin/profile/');
+    expect(api.csvUrl('run 1', 'framework_op_stats', 'h1')).toBe(
+      '/tb/data/plugin/profile/data_csv?run=run+1&tag=framework_op_stats&host=h1',
+    );
+    expect(api.dataUrl('r', 'trace_viewer@', '')).toBe('/tb/data/plugin/profile/data?run=r&tag=trace_viewer%40');
+  });
+});

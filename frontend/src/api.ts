@@ -1,0 +1,198 @@
+/**
+ * HTTP client for the plugin routes (spec §3) and the types of their answers.
+ *
+ * Every route lives under one base path: the part of `location.pathname` up to and including
+ * `/data/plugin/profile/` (TensorBoard, any --path_prefix), or `/data/plugin/profile/` when the
+ * page is served from `/` by the standalone server.
+ *
+ *   const api = new ProfileApi(apiBaseFromPath(location.pathname));
+ *   const runs = await api.runs();
+ */
+
+export const PLUGIN_PATH = '/data/plugin/profile/';
+
+export interface HostEntry {
+  hostname: string;
+}
+
+export interface ProfileConfig {
+  hideCaptureProfileButton?: boolean;
+  enableTabNameLabel?: boolean;
+  srcPathPrefix?: string | null;
+}
+
+/** Reply of `capture_profile`: HTTP 200 with either key. */
+export interface CaptureReply {
+  result?: string;
+  error?: string;
+}
+
+export type QueryParams = Record<string, string | number | boolean | undefined>;
+
+/** Error code the backend uses for "this tool has nothing to show here". */
+export const NOT_APPLICABLE = 'NOT_APPLICABLE';
+
+/** A failed request: HTTP status plus the backend's code and a message safe to show. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  get notApplicable(): boolean {
+    return this.code === NOT_APPLICABLE;
+  }
+}
+
+/** The API base for a page at `pathname`. */
+export function apiBaseFromPath(pathname: string): string {
+  const at = pathname.indexOf(PLUGIN_PATH);
+  if (at >= 0) return pathname.slice(0, at + PLUGIN_PATH.length);
+  const bare = PLUGIN_PATH.slice(0, -1);
+  if (pathname.endsWith(bare)) return pathname + '/';
+  return PLUGIN_PATH;
+}
+
+/** `base + route + ?query`, skipping undefined values. */
+export function routeUrl(base: string, route: string, params: QueryParams = {}): string {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined) query.set(key, String(value));
+  }
+  const text = query.toString();
+  return base + route + (text ? '?' + text : '');
+}
+
+const MAX_MESSAGE_CHARS = 500;
+
+/**
+ * Turns an error body into code + message. Accepts the JSON shape
+ * `{"error": {"code", "message"}}`, `{"error": "..."}`, and plain text.
+ */
+export function parseErrorBody(status: number, body: string): ApiError {
+  const fallbackCode = `HTTP_${status}`;
+  const trimmed = body.trim();
+  try {
+    const parsed: unknown = JSON.parse(trimmed);
+    if (parsed && typeof parsed === 'object' && 'error' in parsed) {
+      const error = (parsed as { error: unknown }).error;
+      if (typeof error === 'string') return new ApiError(status, fallbackCode, clip(error));
+      if (error && typeof error === 'object') {
+        const { code, message } = error as { code?: unknown; message?: unknown };
+        return new ApiError(
+          status,
+          typeof code === 'string' && code ? code : fallbackCode,
+          clip(typeof message === 'string' ? message : JSON.stringify(error)),
+        );
+      }
+    }
+  } catch {
+    // Not JSON: a plain-text error body.
+  }
+  return new ApiError(status, fallbackCode, clip(trimmed || `Request failed with status ${status}`));
+}
+
+function clip(text: string): string {
+  return text.length > MAX_MESSAGE_CHARS ? text.slice(0, MAX_MESSAGE_CHARS) + '…' : text;
+}
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+export class ProfileApi {
+  constructor(
+    readonly base: string,
+    private readonly fetchImpl: FetchLike = (input, init) => fetch(input, init),
+  ) {}
+
+  url(route: string, params: QueryParams = {}): string {
+    return routeUrl(this.base, route, params);
+  }
+
+  async getText(route: string, params: QueryParams = {}, signal?: AbortSignal): Promise<string> {
+    const response = await this.request(route, params, signal);
+    return response.text();
+  }
+
+  async getJson<T>(route: string, params: QueryParams = {}, signal?: AbortSignal): Promise<T> {
+    const response = await this.request(route, params, signal);
+    const text = await response.text();
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new ApiError(response.status, 'BAD_RESPONSE', `The server sent invalid JSON for ${route}.`);
+    }
+  }
+
+  runs(signal?: AbortSignal): Promise<string[]> {
+    return this.getJson<string[]>('runs', {}, signal).then(stringList);
+  }
+
+  runTools(run: string, signal?: AbortSignal): Promise<string[]> {
+    return this.getJson<string[]>('run_tools', { run }, signal).then(stringList);
+  }
+
+  async hosts(run: string, tool: string, signal?: AbortSignal): Promise<string[]> {
+    const entries = await this.getJson<unknown>('hosts', { run, tag: tool }, signal);
+    if (!Array.isArray(entries)) return [];
+    // Before 2024-10 hosts were plain strings; accept both.
+    return entries
+      .map((entry: unknown) =>
+        typeof entry === 'string' ? entry : (entry as Partial<HostEntry> | null)?.hostname,
+      )
+      .filter((name): name is string => typeof name === 'string');
+  }
+
+  config(signal?: AbortSignal): Promise<ProfileConfig> {
+    return this.getJson<ProfileConfig>('config', {}, signal);
+  }
+
+  toolData(run: string, tool: string, host: string, signal?: AbortSignal): Promise<unknown> {
+    return this.getJson<unknown>('data', dataParams(run, tool, host), signal);
+  }
+
+  dataUrl(run: string, tool: string, host: string): string {
+    return this.url('data', dataParams(run, tool, host));
+  }
+
+  csvUrl(run: string, tool: string, host: string): string {
+    return this.url('data_csv', dataParams(run, tool, host));
+  }
+
+  /** Capture answers 200 with `{result}` or `{error}`; a non-2xx reply is folded into `{error}`. */
+  async capture(params: QueryParams, signal?: AbortSignal): Promise<CaptureReply> {
+    try {
+      return await this.getJson<CaptureReply>('capture_profile', params, signal);
+    } catch (error) {
+      if (error instanceof ApiError) return { error: error.message };
+      throw error;
+    }
+  }
+
+  private async request(route: string, params: QueryParams, signal?: AbortSignal): Promise<Response> {
+    let response: Response;
+    try {
+      response = await this.fetchImpl(this.url(route, params), { signal, credentials: 'same-origin' });
+    } catch (error) {
+      if (error instanceof DOMException && error.name === 'AbortError') throw error;
+      throw new ApiError(0, 'NETWORK_ERROR', `Could not reach the server (${route}).`);
+    }
+    if (!response.ok) throw parseErrorBody(response.status, await response.text());
+    return response;
+  }
+}
+
+function dataParams(run: string, tool: string, host: string): QueryParams {
+  return { run, tag: tool, host: host || undefined };
+}
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+export function isAbortError(error: unknown): boolean {
+  return error instanceof DOMException && error.name === 'AbortError';
+}

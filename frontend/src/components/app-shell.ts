@@ -1,0 +1,175 @@
+/**
+ * The app shell: header with run / tool / host selectors and the Capture button, and the main
+ * area showing the selected tool, an empty state, or an error. State lives in ShellModel; this
+ * element only renders it and forwards user choices.
+ */
+import { LitElement, css, html, nothing } from 'lit';
+import { customElement, property, query } from 'lit/decorators.js';
+import type { ProfileApi } from '../api';
+import { ShellModel } from '../shell-model';
+import { toolLabel } from '../state';
+import type { ToolContext } from '../views/registry';
+import './capture-dialog';
+import type { CaptureDialog } from './capture-dialog';
+import './loading-skeleton';
+import './message-card';
+import './select-field';
+import { controlStyles } from './shared-styles';
+import './tool-view';
+
+export const NO_RUNS_MESSAGE = 'No profile runs found under the log directory';
+
+@customElement('pf-app')
+export class AppShell extends LitElement {
+  @property({ attribute: false }) api!: ProfileApi;
+  @query('pf-capture-dialog') private captureDialog!: CaptureDialog;
+  private model!: ShellModel;
+  private context: ToolContext | null = null;
+  private readonly onPopState = () => void this.model.followUrl();
+
+  static override styles = [
+    controlStyles,
+    css`
+      :host {
+        display: block;
+        min-height: 100vh;
+      }
+      header {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: flex-end;
+        gap: 12px;
+        padding: 10px 16px;
+        background: var(--pf-surface);
+        border-bottom: 1px solid var(--pf-border);
+        position: sticky;
+        top: 0;
+        z-index: 2;
+      }
+      h1 {
+        font-size: 1.1rem;
+        margin: 0 12px 4px 0;
+        align-self: center;
+      }
+      .spacer {
+        flex: 1;
+      }
+      main {
+        padding: 8px 16px 32px;
+      }
+      .hint code {
+        font-family: var(--pf-mono);
+        background: var(--pf-surface-2);
+        padding: 1px 4px;
+        border-radius: 3px;
+      }
+    `,
+  ];
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.model = new ShellModel(this.api, window);
+    this.model.onChange = () => this.requestUpdate();
+    window.addEventListener('popstate', this.onPopState);
+    void this.model.start();
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    window.removeEventListener('popstate', this.onPopState);
+  }
+
+  override render() {
+    const m = this.model;
+    const { run, tool, host } = m.selection;
+    const showCapture = !m.config.hideCaptureProfileButton;
+    return html`
+      <header>
+        <h1>Profile</h1>
+        <pf-select-field
+          label="Run"
+          .value=${run}
+          .options=${(m.runs ?? []).map((r) => ({ value: r, label: r }))}
+          ?loading=${m.loading === 'runs'}
+          @pf-select=${(e: CustomEvent<{ value: string }>) => void m.selectRun(e.detail.value)}
+        ></pf-select-field>
+        <pf-select-field
+          label="Tool"
+          .value=${tool}
+          .options=${(m.tools ?? []).map((t) => ({ value: t, label: toolLabel(t) }))}
+          ?loading=${m.loading === 'tools' || m.loading === 'runs'}
+          @pf-select=${(e: CustomEvent<{ value: string }>) => void m.selectTool(e.detail.value)}
+        ></pf-select-field>
+        <pf-select-field
+          label="Host"
+          .value=${host}
+          placeholder="(all hosts)"
+          .options=${(m.hosts ?? []).map((h) => ({ value: h, label: h === 'ALL_HOSTS' ? 'All hosts' : h }))}
+          ?loading=${m.loading !== null}
+          @pf-select=${(e: CustomEvent<{ value: string }>) => void m.selectHost(e.detail.value)}
+        ></pf-select-field>
+        <span class="spacer"></span>
+        ${showCapture
+          ? html`<button type="button" class="primary" @click=${() => this.captureDialog.open()}>
+              Capture Profile
+            </button>`
+          : nothing}
+      </header>
+      <main>${this.renderMain()}</main>
+      ${showCapture
+        ? html`<pf-capture-dialog
+            .api=${this.api}
+            @pf-captured=${() => void m.reloadRunsAndSelectNewest()}
+          ></pf-capture-dialog>`
+        : nothing}
+    `;
+  }
+
+  private renderMain() {
+    const m = this.model;
+    switch (m.phase) {
+      case 'loading':
+        return html`<pf-skeleton label="Loading ${m.loading ?? ''}"></pf-skeleton>`;
+      case 'error':
+        return html`<pf-message
+          kind="error"
+          heading="Could not load the ${m.loading ?? 'profile'} list"
+          .code=${m.error ? `${m.error.status || ''} ${m.error.code}`.trim() : ''}
+          .message=${m.error?.message ?? ''}
+        ></pf-message>`;
+      case 'no-runs':
+        return html`<pf-message kind="empty" heading=${NO_RUNS_MESSAGE}>
+          <p class="hint">
+            Record a profile into the log directory, e.g. with <code>jax.profiler.trace(logdir)</code>,
+            <code>tf.profiler.experimental.start(logdir)</code> or the Keras TensorBoard callback
+            (<code>profile_batch</code>), or use <strong>Capture Profile</strong> to capture one from a
+            running profiler server. Runs appear under <code>plugins/profile/</code>.
+          </p>
+        </pf-message>`;
+      case 'no-tools':
+        return html`<pf-message
+          kind="info"
+          heading="No tools for this run"
+          message="This run holds no profile data the tools can read (no .xplane.pb files)."
+        ></pf-message>`;
+      case 'ready':
+        return html`<pf-tool-view .context=${this.toolContext()}></pf-tool-view>`;
+    }
+  }
+
+  /** The same object while the selection is unchanged, so the tool view does not reload. */
+  private toolContext(): ToolContext {
+    const { run, tool, host } = this.model.selection;
+    const c = this.context;
+    if (!c || c.run !== run || c.tool !== tool || c.host !== host) {
+      this.context = { api: this.api, run, tool, host };
+    }
+    return this.context!;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'pf-app': AppShell;
+  }
+}

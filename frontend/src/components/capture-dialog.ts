@@ -1,0 +1,290 @@
+/**
+ * The Capture Profile dialog (spec §5.1), a native modal <dialog> (focus trap and Esc for free).
+ * While the request runs it counts down from delay + duration, then says "Collecting…".
+ * Fires `pf-captured` after a successful capture so the shell can reload the runs.
+ */
+import { LitElement, css, html, nothing } from 'lit';
+import { customElement, property, query, state } from 'lit/decorators.js';
+import type { ProfileApi } from '../api';
+import {
+  HOST_TRACER_LEVELS,
+  captureQuery,
+  expectedCaptureMs,
+  loadCaptureForm,
+  saveCaptureForm,
+  validateCapture,
+  type CaptureForm,
+} from '../capture/form';
+import { controlStyles } from './shared-styles';
+
+type Status =
+  | { kind: 'idle' }
+  | { kind: 'running'; remainingMs: number }
+  | { kind: 'done'; message: string }
+  | { kind: 'failed'; message: string };
+
+@customElement('pf-capture-dialog')
+export class CaptureDialog extends LitElement {
+  @property({ attribute: false }) api!: ProfileApi;
+  @state() private form: CaptureForm = loadCaptureForm(safeStorage());
+  @state() private status: Status = { kind: 'idle' };
+  @state() private errors: Partial<Record<keyof CaptureForm, string>> = {};
+  @query('dialog') private dialog!: HTMLDialogElement;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  static override styles = [
+    controlStyles,
+    css`
+      dialog {
+        background: var(--pf-bg);
+        color: var(--pf-text);
+        border: 1px solid var(--pf-border);
+        border-radius: 10px;
+        padding: 20px 24px;
+        width: min(34rem, 92vw);
+      }
+      dialog::backdrop {
+        background: rgb(0 0 0 / 45%);
+      }
+      h2 {
+        margin: 0 0 12px;
+        font-size: 1.15rem;
+      }
+      form {
+        display: grid;
+        gap: 12px;
+      }
+      .field {
+        display: grid;
+        gap: 3px;
+      }
+      .field > label,
+      legend {
+        font-weight: 600;
+        font-size: 0.9rem;
+      }
+      fieldset {
+        border: 1px solid var(--pf-border);
+        border-radius: var(--pf-radius);
+        padding: 8px 12px;
+        margin: 0;
+      }
+      .radios {
+        display: flex;
+        gap: 16px;
+      }
+      .row {
+        display: grid;
+        grid-template-columns: repeat(auto-fit, minmax(9rem, 1fr));
+        gap: 12px;
+      }
+      .invalid {
+        color: var(--pf-error-text);
+        font-size: 0.85rem;
+      }
+      details summary {
+        cursor: pointer;
+        margin-bottom: 8px;
+      }
+      .actions {
+        display: flex;
+        justify-content: flex-end;
+        gap: 8px;
+      }
+      .status {
+        padding: 8px 12px;
+        border-radius: var(--pf-radius);
+        background: var(--pf-surface);
+        white-space: pre-wrap;
+        overflow-wrap: anywhere;
+      }
+      .status.failed {
+        background: var(--pf-error-bg);
+        color: var(--pf-error-text);
+      }
+      .status.done {
+        background: var(--pf-info-bg);
+        color: var(--pf-info-text);
+      }
+    `,
+  ];
+
+  open(): void {
+    if (this.status.kind !== 'running') this.status = { kind: 'idle' };
+    this.dialog.showModal();
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    clearInterval(this.timer);
+  }
+
+  override render() {
+    const f = this.form;
+    const running = this.status.kind === 'running';
+    return html`<dialog aria-labelledby="capture-title" @close=${this.onClose}>
+      <h2 id="capture-title">Capture Profile</h2>
+      <form method="dialog" @submit=${this.onSubmit} novalidate>
+        <div class="field">
+          <label for="service-addr">Profile Service URL(s) or TPU name</label>
+          <input
+            id="service-addr"
+            name="serviceAddr"
+            required
+            autocomplete="off"
+            placeholder="localhost:6009,localhost:6010"
+            .value=${f.serviceAddr}
+            @input=${this.onText}
+            aria-invalid=${this.errors.serviceAddr ? 'true' : 'false'}
+            aria-describedby="service-addr-error"
+          />
+          <span id="service-addr-error" class="invalid">${this.errors.serviceAddr ?? ''}</span>
+        </div>
+        <fieldset>
+          <legend>Address type</legend>
+          <div class="radios">
+            <label><input type="radio" name="addrType" value="ip" .checked=${!f.isTpuName} @change=${this.onAddrType} /> IP address</label>
+            <label><input type="radio" name="addrType" value="tpu" .checked=${f.isTpuName} @change=${this.onAddrType} /> TPU name</label>
+          </div>
+        </fieldset>
+        ${f.isTpuName
+          ? html`<div class="field">
+              <label for="worker-list">Subset of worker TPUs (optional, comma separated)</label>
+              <input id="worker-list" name="workerList" autocomplete="off" .value=${f.workerList} @input=${this.onText} />
+            </div>`
+          : nothing}
+        <div class="row">
+          ${this.numberField('duration', 'Profiling duration (ms)', 'durationMs', 1)}
+          ${this.levelField('host-level', 'Host trace (TraceMe) level', 'hostTracerLevel', HOST_TRACER_LEVELS)}
+          ${this.levelField('device-level', 'Device trace level', 'deviceTracerLevel', [[0, '0: disable'], [1, '1: enable']])}
+          ${this.levelField('python-level', 'Python trace level', 'pythonTracerLevel', [[0, '0: disable'], [1, '1: enable']])}
+        </div>
+        <details>
+          <summary>Advanced</summary>
+          <div class="row">
+            ${this.numberField('num-retry', 'Retry N times when no trace event is collected', 'numRetry', 0)}
+            ${this.numberField('delay', 'Delay start (ms)', 'delayMs', 0)}
+          </div>
+        </details>
+        ${this.renderStatus()}
+        <div class="actions">
+          <button type="button" @click=${this.close}>${running ? 'Hide' : 'Close'}</button>
+          <button type="submit" class="primary" ?disabled=${running}>Capture</button>
+        </div>
+      </form>
+    </dialog>`;
+  }
+
+  private numberField(id: string, label: string, key: keyof CaptureForm, min: number) {
+    return html`<div class="field">
+      <label for=${id}>${label}</label>
+      <input
+        id=${id}
+        name=${key}
+        type="number"
+        min=${min}
+        step="1"
+        inputmode="numeric"
+        .value=${String(this.form[key])}
+        @input=${this.onNumber}
+        aria-invalid=${this.errors[key] ? 'true' : 'false'}
+      />
+      <span class="invalid">${this.errors[key] ?? ''}</span>
+    </div>`;
+  }
+
+  private levelField(id: string, label: string, key: keyof CaptureForm, levels: readonly (readonly [number, string])[]) {
+    return html`<div class="field">
+      <label for=${id}>${label}</label>
+      <select id=${id} name=${key} @change=${this.onNumber}>
+        ${levels.map(([value, text]) => html`<option .value=${String(value)} ?selected=${this.form[key] === value}>${text}</option>`)}
+      </select>
+    </div>`;
+  }
+
+  private renderStatus() {
+    const status = this.status;
+    switch (status.kind) {
+      case 'idle':
+        return nothing;
+      case 'running':
+        return html`<div class="status" role="status">
+          ${status.remainingMs > 0
+            ? `Capturing… ${Math.ceil(status.remainingMs / 1000)} s left`
+            : 'Collecting…'}
+        </div>`;
+      case 'done':
+        return html`<div class="status done" role="status">${status.message}</div>`;
+      case 'failed':
+        return html`<div class="status failed" role="alert">Failed to capture profile: ${status.message}</div>`;
+    }
+  }
+
+  private onText(event: Event): void {
+    const input = event.target as HTMLInputElement;
+    this.form = { ...this.form, [input.name]: input.value };
+  }
+
+  private onNumber(event: Event): void {
+    const input = event.target as HTMLInputElement | HTMLSelectElement;
+    this.form = { ...this.form, [input.name]: input.value === '' ? NaN : Number(input.value) };
+  }
+
+  private onAddrType(event: Event): void {
+    this.form = { ...this.form, isTpuName: (event.target as HTMLInputElement).value === 'tpu' };
+  }
+
+  private close(): void {
+    this.dialog.close();
+  }
+
+  private onClose(): void {
+    if (this.status.kind !== 'running') this.errors = {};
+  }
+
+  private async onSubmit(event: Event): Promise<void> {
+    event.preventDefault();
+    const form = { ...this.form, serviceAddr: this.form.serviceAddr.trim() };
+    this.errors = validateCapture(form);
+    if (Object.keys(this.errors).length) return;
+    saveCaptureForm(safeStorage(), form);
+    this.startCountdown(expectedCaptureMs(form));
+    try {
+      const reply = await this.api.capture(captureQuery(form));
+      if (reply.error !== undefined || reply.result === undefined) {
+        this.status = { kind: 'failed', message: String(reply.error ?? 'The server sent no result.') };
+      } else {
+        this.status = { kind: 'done', message: String(reply.result) };
+        this.dispatchEvent(new CustomEvent('pf-captured', { bubbles: true, composed: true }));
+      }
+    } catch {
+      this.status = { kind: 'failed', message: 'Could not reach the server.' };
+    } finally {
+      clearInterval(this.timer);
+    }
+  }
+
+  private startCountdown(totalMs: number): void {
+    const end = Date.now() + totalMs;
+    this.status = { kind: 'running', remainingMs: totalMs };
+    clearInterval(this.timer);
+    this.timer = setInterval(() => {
+      if (this.status.kind !== 'running') return clearInterval(this.timer);
+      this.status = { kind: 'running', remainingMs: Math.max(0, end - Date.now()) };
+    }, 250);
+  }
+}
+
+function safeStorage(): Storage | undefined {
+  try {
+    return window.localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'pf-capture-dialog': CaptureDialog;
+  }
+}

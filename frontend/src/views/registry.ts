@@ -1,0 +1,92 @@
+/**
+ * Which component shows which tool.
+ *
+ * Tool-specific views are matched by tool name; when none matches (or it declines the payload),
+ * generic views are matched by the payload's shape: DataTable(s) → table view, anything else →
+ * JSON view. Views are loaded lazily, so each lands in its own chunk. A later registration for
+ * the same tool wins, which is how a full trace viewer can replace the summary view:
+ *
+ *   registerToolView({ id: 'trace-canvas', matchesTool: isTraceTool, ownData: true,
+ *                      load: async () => (await import('./trace-canvas-view')).TAG });
+ */
+import type { ProfileApi } from '../api';
+import { isDataTable, isDataTableList } from '../table/datatable';
+
+/** What a view gets from the shell. */
+export interface ToolContext {
+  api: ProfileApi;
+  run: string;
+  tool: string;
+  host: string;
+}
+
+/** The element a view defines: the shell sets `context` and, unless `ownData`, `data`. */
+export interface ToolViewElement extends HTMLElement {
+  context: ToolContext;
+  data?: unknown;
+}
+
+export interface ViewEntry {
+  id: string;
+  /** Tool-specific entries: does this view handle the tool? */
+  matchesTool?: (tool: string) => boolean;
+  /** Does this view accept the payload? Tool entries without it accept everything. */
+  matchesPayload?: (payload: unknown) => boolean;
+  /** The view fetches its own data (e.g. a windowed trace viewer); the shell does not call `data`. */
+  ownData?: boolean;
+  /** Imports the module that defines the element and returns its tag name. */
+  load: () => Promise<string>;
+}
+
+const toolViews: ViewEntry[] = [];
+const genericViews: ViewEntry[] = [];
+
+export function registerToolView(entry: ViewEntry): void {
+  toolViews.unshift(entry);
+}
+
+export function registerGenericView(entry: ViewEntry): void {
+  genericViews.push(entry);
+}
+
+export function viewForTool(tool: string): ViewEntry | undefined {
+  return toolViews.find((entry) => entry.matchesTool?.(tool));
+}
+
+export function viewForPayload(payload: unknown, toolView?: ViewEntry): ViewEntry | undefined {
+  if (toolView && (toolView.matchesPayload?.(payload) ?? true)) return toolView;
+  return genericViews.find((entry) => entry.matchesPayload?.(payload) ?? true);
+}
+
+export function isTraceTool(tool: string): boolean {
+  return tool === 'trace_viewer' || tool === 'trace_viewer@' || tool === 'trace_viewer@^';
+}
+
+export function isTablePayload(payload: unknown): boolean {
+  return isDataTable(payload) || isDataTableList(payload);
+}
+
+/** The built-in views. Called once at start-up; tests may call `resetViews()` first. */
+export function registerBuiltinViews(): void {
+  registerGenericView({
+    id: 'datatable',
+    matchesPayload: isTablePayload,
+    load: async () => (await import('./datatable-view')).DATATABLE_VIEW_TAG,
+  });
+  registerGenericView({
+    id: 'json',
+    load: async () => (await import('./json-view')).JSON_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'trace-summary',
+    matchesTool: isTraceTool,
+    matchesPayload: (payload) =>
+      !!payload && typeof payload === 'object' && Array.isArray((payload as { traceEvents?: unknown }).traceEvents),
+    load: async () => (await import('./trace-summary-view')).TRACE_SUMMARY_VIEW_TAG,
+  });
+}
+
+export function resetViews(): void {
+  toolViews.length = 0;
+  genericViews.length = 0;
+}
