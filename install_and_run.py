@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""One command from a fresh checkout to the Profile tab (or to a full test run).
+
+    python install_and_run.py [--logdir DIR] [--port 6006]   # install, start TensorBoard
+    python install_and_run.py --test [PYTEST ARGS...]         # install everything, run all tests
+
+It creates a virtualenv in ``.venv/`` (reused on later runs), installs this
+package into it (which builds the frontend with npm), and then either starts
+TensorBoard on DIR (default: the demo profile bundled in the package) and
+prints the URL of the Profile tab, or installs the test tools (pytest, JAX,
+the frontend's npm packages, Debian's chromium when run as root) and runs the
+whole suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import venv
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+VENV = os.path.join(ROOT, ".venv")
+BIN = os.path.join(VENV, "Scripts" if os.name == "nt" else "bin")
+PYTHON = os.path.join(BIN, "python")
+TEST_PACKAGES = ["pytest>=7", "hypothesis>=6", "ruff>=0.4", "grpcio-tools>=1.48", "jax[cpu]"]
+CHROMIUM = "/usr/bin/chromium"
+
+
+def step(message: str) -> None:
+    print(f"\n==> {message}", flush=True)
+
+
+def run(args: list, **kwargs) -> None:
+    subprocess.run(args, check=True, **kwargs)
+
+
+def ensure_venv() -> None:
+    if not os.path.exists(PYTHON):
+        step(f"creating a virtualenv in {VENV}")
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    run([PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+
+
+def ensure_npm() -> None:
+    if shutil.which("npm") is None:
+        sys.exit(
+            "npm was not found: the frontend is built with Node.js. Install Node.js 18 or "
+            "newer with npm (Debian/Ubuntu: sudo apt-get install nodejs npm), then run again."
+        )
+
+
+def ensure_chromium() -> None:
+    if os.path.exists(CHROMIUM):
+        return
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
+        step("installing Debian's chromium for the browser tests")
+        run(["apt-get", "update", "-qq"])
+        run(
+            ["apt-get", "install", "-y", "-qq", "chromium"],
+            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        )
+        return
+    sys.exit(f"{CHROMIUM} is missing: install it (sudo apt-get install chromium) and run again.")
+
+
+def install(editable: bool, extra: list) -> None:
+    ensure_npm()
+    step("installing tensorboard_plugin_profile (builds the frontend)")
+    target = ["-e", ROOT] if editable else [ROOT]
+    run([PYTHON, "-m", "pip", "install", "--quiet", *target, *extra])
+
+
+def demo_logdir() -> str:
+    code = "import os, tensorboard_plugin_profile.demo as d; print(os.path.dirname(d.__file__))"
+    return subprocess.run(
+        [PYTHON, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def start(logdir: str, port: int, host: str) -> int:
+    logdir = os.path.abspath(logdir) if logdir else demo_logdir()
+    step(f"starting TensorBoard on {logdir}")
+    print(f"Open http://{host}:{port}/#profile  (Ctrl+C stops it)", flush=True)
+    tensorboard = os.path.join(BIN, "tensorboard")
+    try:
+        return subprocess.call(
+            [tensorboard, "--logdir", logdir, "--port", str(port), "--host", host]
+        )
+    except KeyboardInterrupt:
+        return 0
+
+
+def test(pytest_args: list) -> int:
+    ensure_chromium()
+    install(editable=True, extra=[])
+    step("installing the test tools (pytest, JAX for the capture tests)")
+    run([PYTHON, "-m", "pip", "install", "--quiet", *TEST_PACKAGES])
+    step("lint: ruff")
+    run([PYTHON, "-m", "ruff", "check", ROOT])
+    step("tests: pytest (Python, frontend checks, browser, TensorBoard)")
+    return subprocess.call([PYTHON, "-m", "pytest", *pytest_args], cwd=ROOT)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--logdir", default="", help="profiles to open (default: the demo)")
+    parser.add_argument("--port", type=int, default=6006)
+    parser.add_argument("--host", default="localhost")
+    parser.add_argument("--test", action="store_true", help="install test tools, run all tests")
+    args, rest = parser.parse_known_args()
+    if rest and not args.test:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    ensure_venv()
+    if args.test:
+        return test(rest)
+    install(editable=False, extra=[])
+    return start(args.logdir, args.port, args.host)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The bundled demo profile (recorded by ``record.py``)."""
