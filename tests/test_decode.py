@@ -26,13 +26,17 @@ def test_decoder_keeps_every_event_and_time(path):
             for ev in line.events
         ]
         events = plane.events
-        got = list(zip(events.begin_ps.tolist(), events.duration_ps.tolist(),
-                       events.metadata_id.tolist()))
+        got = list(
+            zip(events.begin_ps.tolist(), events.duration_ps.tolist(), events.metadata_id.tolist())
+        )
         assert got == expected
         names = [plane_proto.event_metadata[m].name for _, _, m in expected]
         assert events["name"].astype(str).tolist() == names
         n_stats = sum(
-            1 for line in plane_proto.lines for ev in line.events for st in ev.stats
+            1
+            for line in plane_proto.lines
+            for ev in line.events
+            for st in ev.stats
             if st.WhichOneof("value")
         )
         assert len(plane.stats) == n_stats

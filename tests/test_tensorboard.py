@@ -1,0 +1,113 @@
+"""Smoke test through the real `tensorboard` binary, with --path_prefix."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from conftest import FIXTURES
+
+PREFIX = "/tb"
+RUN = "jax_cpu_train/session_1"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _fetch(url: str, timeout: float = 30.0):
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return response.status, response.headers, response.read()
+
+
+@pytest.fixture(scope="module")
+def tensorboard_url(tmp_path_factory):
+    binary = shutil.which("tensorboard", path=os.path.dirname(sys.executable)) or shutil.which(
+        "tensorboard"
+    )
+    if binary is None:
+        pytest.fail("the tensorboard command is not installed")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("tb") / "tensorboard.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [
+                binary,
+                "--logdir",
+                str(FIXTURES),
+                "--port",
+                str(port),
+                "--host",
+                "127.0.0.1",
+                "--path_prefix",
+                PREFIX,
+                "--load_fast",
+                "false",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}{PREFIX}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                _fetch(f"{base}/data/plugins_listing", timeout=2)
+                break
+            except (urllib.error.URLError, ConnectionError, OSError):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"tensorboard did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.5)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def test_plugin_is_listed_as_an_es_module(tensorboard_url):
+    _, _, body = _fetch(f"{tensorboard_url}/data/plugins_listing")
+    listing = json.loads(body)["profile"]
+    assert listing["loading_mechanism"] == {
+        "type": "IFRAME",
+        "module_path": f"{PREFIX}/data/plugin/profile/index.js",
+    } or listing["loading_mechanism"]["module_path"].endswith("/data/plugin/profile/index.js")
+
+
+def test_routes_answer_through_tensorboard(tensorboard_url):
+    base = f"{tensorboard_url}/data/plugin/profile"
+    _, _, body = _fetch(f"{base}/runs")
+    assert RUN in json.loads(body)
+    _, _, body = _fetch(f"{base}/run_tools?run={RUN}")
+    tools = json.loads(body)
+    assert "trace_viewer" in tools
+    status, headers, body = _fetch(f"{base}/data?run={RUN}&tag=trace_viewer&host=vm")
+    assert status == 200 and headers["Content-Type"].startswith("application/json")
+    assert json.loads(body)["traceEvents"]
+
+
+def test_bad_requests_are_json_errors_through_tensorboard(tensorboard_url):
+    base = f"{tensorboard_url}/data/plugin/profile"
+    with pytest.raises(urllib.error.HTTPError) as info:
+        _fetch(f"{base}/data?run=../../etc&tag=trace_viewer")
+    assert info.value.code == 404
+    assert json.loads(info.value.read())["error"]["code"] == "NOT_FOUND"
+
+
+def test_frontend_entry_is_served(tensorboard_url):
+    status, headers, body = _fetch(f"{tensorboard_url}/data/plugin/profile/index.js")
+    assert status == 200 and b"render" in body
+    status, _, body = _fetch(f"{tensorboard_url}/data/plugin/profile/index.html")
+    assert status == 200 and b"<script" in body
