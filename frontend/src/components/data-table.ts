@@ -77,8 +77,12 @@ export class DataTableElement extends LitElement {
         margin: 8px 0;
       }
       td {
-        overflow-wrap: anywhere;
+        overflow-wrap: break-word;
         max-width: 40rem;
+      }
+      td.number,
+      th.number {
+        white-space: nowrap;
       }
     `,
   ];

@@ -37,6 +37,10 @@ export const controlStyles = css`
     color: var(--pf-accent-text);
     font-weight: 600;
   }
+  button.primary:hover:not(:disabled) {
+    background: var(--pf-accent);
+    filter: brightness(1.1);
+  }
   button:disabled {
     opacity: 0.55;
     cursor: default;

@@ -1,0 +1,318 @@
+// Browser test of the app shell in real headless Chromium (playwright-core + /usr/bin/chromium).
+//
+//   PROFILE_E2E_URL=http://127.0.0.1:8791/ PROFILE_E2E_ARTIFACTS=/tmp/shots npm run e2e
+//
+// PROFILE_E2E_URL is the server root (the standalone server serves the app at / and every route
+// and file under /data/plugin/profile/ too). The server must have at least one run with a table
+// tool (framework_op_stats, hlo_stats, ...). The page runs under a strict CSP (added to the HTML
+// response when the server sends none). Checks: selectors fill from the routes; picking
+// run/tool/host loads a table; sorting and filtering change the rows; Export as CSV downloads a
+// file whose header matches the column labels; back/forward and deep-link reload keep the
+// selection; no request leaves the server's origin; no console errors or CSP violations.
+// Exit code 0 on success, 1 with a message on the first failure; screenshots are saved.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const BASE = process.env.PROFILE_E2E_URL;
+const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const STRICT_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'";
+const TABLE_TOOLS = ['framework_op_stats', 'hlo_stats', 'kernel_stats', 'roofline_model', 'input_pipeline_analyzer', 'overview_page'];
+const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
+
+if (!BASE) fail('Set PROFILE_E2E_URL to the server root, e.g. http://127.0.0.1:8791/');
+const base = new URL(BASE);
+const pluginBase = new URL('data/plugin/profile/', base);
+mkdirSync(ARTIFACTS, { recursive: true });
+
+const problems = [];
+let page;
+let step = 'start';
+
+function fail(message) {
+  console.error('0 passed, 1 failed');
+  console.error(`e2e FAILED${step ? ` at "${step}"` : ''}: ${message}`);
+  process.exit(1);
+}
+
+function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+async function shot(name) {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+async function getJson(route) {
+  const response = await fetch(new URL(route, pluginBase));
+  check(response.ok, `GET ${route} answered ${response.status}`);
+  return response.json();
+}
+
+/** A run + table tool + host whose data has at least two rows, found through the API. */
+async function pickTableTarget() {
+  const runs = await getJson('runs');
+  check(Array.isArray(runs) && runs.length > 0, 'the server lists no runs');
+  for (const run of runs) {
+    const tools = await getJson(`run_tools?run=${encodeURIComponent(run)}`);
+    for (const tool of TABLE_TOOLS.filter((t) => tools.includes(t))) {
+      const hosts = (await getJson(`hosts?run=${encodeURIComponent(run)}&tag=${encodeURIComponent(tool)}`)).map((h) => h.hostname ?? h);
+      const host = hosts[0] ?? '';
+      const q = new URLSearchParams({ run, tag: tool, ...(host ? { host } : {}) });
+      const response = await fetch(new URL(`data?${q}`, pluginBase));
+      if (!response.ok) continue;
+      const data = await response.json();
+      const first = Array.isArray(data) ? data[0] : data;
+      if (first?.cols?.length && first.rows?.length >= 2) return { runs, run, tool, hosts, host, tools };
+    }
+  }
+  throw new Error('no run has a table tool with at least two rows');
+}
+
+const select = (label) => page.locator(`pf-select-field[label="${label}"] select`);
+const table = () => page.locator('pf-data-table').first();
+
+async function selected(label) {
+  return select(label).evaluate((el) => el.value);
+}
+
+async function columnTexts(index) {
+  return table().locator('tbody tr').evaluateAll(
+    (rows, i) => rows.map((row) => row.querySelectorAll('td')[i]?.textContent ?? ''),
+    index,
+  );
+}
+
+async function headerLabels() {
+  return table().locator('thead th button').evaluateAll((buttons) =>
+    buttons.map((b) => b.textContent.replace(/[▲▼]/g, '').trim()),
+  );
+}
+
+async function waitForTable() {
+  await table().locator('tbody tr').first().waitFor({ timeout: TIMEOUT_MS });
+}
+
+async function waitForSelection(run, tool, host) {
+  await page.waitForFunction(
+    ([r, t, h]) => {
+      const q = new URLSearchParams(location.search);
+      return q.get('run') === r && q.get('tool') === t && (q.get('host') ?? '') === h;
+    },
+    [run, tool, host],
+    { timeout: TIMEOUT_MS },
+  );
+}
+
+function parseCsvLine(line) {
+  const cells = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cell += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') {
+      cells.push(cell);
+      cell = '';
+    } else cell += ch;
+  }
+  cells.push(cell);
+  return cells;
+}
+
+async function run() {
+  step = 'discover data through the API';
+  const target = await pickTableTarget();
+  console.log(`target: run=${target.run} tool=${target.tool} host=${target.host || '(none)'}`);
+
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  try {
+    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
+    // Enforce the strict CSP even if the server sends none, so a violation shows up here.
+    await context.route('**/*', async (route) => {
+      const request = route.request();
+      if (request.resourceType() !== 'document' || new URL(request.url()).origin !== base.origin) return route.continue();
+      const response = await route.fetch();
+      const headers = response.headers();
+      if (!headers['content-security-policy']) headers['content-security-policy'] = STRICT_CSP;
+      return route.fulfill({ response, headers });
+    });
+    await context.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) =>
+        console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI}`),
+      );
+    });
+    page = await context.newPage();
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (['data:', 'blob:', 'about:'].includes(url.protocol)) return;
+      if (url.origin !== base.origin) problems.push(`request to another origin: ${request.url()}`);
+    });
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('dialog', (dialog) => {
+      problems.push(`unexpected dialog: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+
+    step = 'load the app at the server root';
+    await page.goto(base.href);
+    await page.locator('pf-select-field[label="Run"] option').first().waitFor({ state: 'attached', timeout: TIMEOUT_MS });
+    await page.waitForFunction(() => new URLSearchParams(location.search).has('tool'), null, { timeout: TIMEOUT_MS });
+    const runOptions = await select('Run').locator('option').evaluateAll((o) => o.map((x) => x.value));
+    check(JSON.stringify(runOptions) === JSON.stringify(target.runs), `run options ${runOptions} differ from /runs ${target.runs}`);
+    check((await selected('Run')) === target.runs[0], 'the first run is not selected by default');
+    await shot('01-default');
+
+    step = 'choose run, tool and host';
+    await select('Run').selectOption(target.run);
+    await page.waitForFunction((r) => new URLSearchParams(location.search).get('run') === r, target.run);
+    await page.waitForFunction(() => !document.querySelector('pf-app').shadowRoot.querySelector('pf-skeleton'), null, { timeout: TIMEOUT_MS }).catch(() => {});
+    const toolOptions = await select('Tool').locator('option').evaluateAll((o) => o.map((x) => x.value));
+    check(JSON.stringify(toolOptions) === JSON.stringify(target.tools), `tool options ${toolOptions} differ from /run_tools`);
+    await select('Tool').selectOption(target.tool);
+    if (target.host) {
+      await page.waitForFunction((t) => new URLSearchParams(location.search).get('tool') === t, target.tool);
+      await select('Host').locator(`option[value="${target.host}"]`).waitFor({ state: 'attached' });
+      await select('Host').selectOption(target.host);
+    }
+    await waitForSelection(target.run, target.tool, target.host);
+    await waitForTable();
+    await shot('02-table');
+
+    step = 'sort by a column';
+    const labels = await headerLabels();
+    const numericIndex = await table().locator('thead th').evaluateAll((ths) => ths.findIndex((th) => th.classList.contains('number')));
+    const sortIndex = numericIndex >= 0 ? numericIndex : 0;
+    const header = table().locator('thead th button').nth(sortIndex);
+    await header.click();
+    const asc = await columnTexts(sortIndex);
+    await header.click();
+    const desc = await columnTexts(sortIndex);
+    check((await table().locator('thead th').nth(sortIndex).getAttribute('aria-sort')) === 'descending', 'aria-sort is not descending after two clicks');
+    if (numericIndex >= 0) {
+      const nums = (texts) => texts.filter((t) => t !== '—').map(Number);
+      const ascNums = nums(asc);
+      const descNums = nums(desc);
+      check(ascNums.every((v, i) => i === 0 || ascNums[i - 1] <= v), `column "${labels[sortIndex]}" is not ascending: ${ascNums.slice(0, 10)}`);
+      check(descNums.every((v, i) => i === 0 || descNums[i - 1] >= v), `column "${labels[sortIndex]}" is not descending: ${descNums.slice(0, 10)}`);
+    }
+    check(JSON.stringify(asc) !== JSON.stringify(desc) || new Set(asc).size === 1, 'sorting did not change the row order');
+    await shot('03-sorted');
+
+    step = 'filter rows';
+    const countBefore = await table().locator('.count').textContent();
+    const filter = table().locator('input[type="search"]');
+    const stringIndex = await table().locator('thead th').evaluateAll((ths) => ths.findIndex((th) => !th.classList.contains('number')));
+    const texts = (await columnTexts(Math.max(0, stringIndex))).filter((t) => t && t !== '—');
+    const term = texts.find((t) => texts.some((u) => !u.toLowerCase().includes(t.toLowerCase()))) ?? texts[0];
+    await filter.fill('zz_no_such_text_zz');
+    check((await table().locator('tbody tr').count()) === 0, 'a filter matching nothing still shows rows');
+    await filter.fill(term);
+    const filtered = await table().locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.textContent.toLowerCase()));
+    check(filtered.length > 0 && filtered.every((r) => r.includes(term.toLowerCase())), `filter "${term}" shows non-matching rows`);
+    const countAfter = await table().locator('.count').textContent();
+    check(countAfter !== countBefore, `row count did not change with filter "${term}" (${countAfter})`);
+    await shot('04-filtered');
+    await filter.fill('');
+
+    step = 'export as CSV';
+    const exportLink = table().locator('a.export');
+    check((await exportLink.count()) === 1, 'no Export as CSV link on the first table');
+    const href = new URL(await exportLink.getAttribute('href'), page.url());
+    check(href.pathname.endsWith('/data_csv') && href.searchParams.get('run') === target.run && href.searchParams.get('tag') === target.tool,
+      `CSV link does not point at data_csv for the selection: ${href}`);
+    const [download] = await Promise.all([page.waitForEvent('download', { timeout: TIMEOUT_MS }), exportLink.click()]);
+    const csvPath = await download.path();
+    const csvHeader = parseCsvLine(readFileSync(csvPath, 'utf8').split('\n')[0].replace(/\r$/, ''));
+    check(JSON.stringify(csvHeader) === JSON.stringify(labels), `CSV header ${JSON.stringify(csvHeader)} differs from the table labels ${JSON.stringify(labels)}`);
+    console.log(`csv: ${download.suggestedFilename()} header matches ${labels.length} columns`);
+
+    step = 'deep link reload keeps the selection';
+    await page.reload();
+    await waitForTable();
+    check((await selected('Run')) === target.run && (await selected('Tool')) === target.tool, 'reload lost the run/tool selection');
+    if (target.host) check((await selected('Host')) === target.host, 'reload lost the host selection');
+
+    step = 'deep link under the plugin path';
+    const deep = new URL('index.html', pluginBase);
+    deep.search = new URLSearchParams({ run: target.run, tool: target.tool, ...(target.host ? { host: target.host } : {}), unknown: 'x' }).toString();
+    await page.goto(deep.href);
+    await waitForTable();
+    check((await selected('Tool')) === target.tool, 'deep link under /data/plugin/profile/ did not select the tool');
+    await shot('05-deep-link');
+
+    step = 'back and forward';
+    const otherTool = target.tools.find((t) => t !== target.tool);
+    if (otherTool) {
+      await select('Tool').selectOption(otherTool);
+      await page.waitForFunction((t) => new URLSearchParams(location.search).get('tool') === t, otherTool);
+      await page.goBack();
+      await page.waitForFunction((t) => new URLSearchParams(location.search).get('tool') === t, target.tool);
+      await page.waitForFunction((t) => document.querySelector('pf-app').shadowRoot.querySelector('pf-select-field[label="Tool"]').value === t, target.tool);
+      await waitForTable();
+    }
+
+    step = 'capture dialog opens and closes with the keyboard';
+    const captureButton = page.locator('pf-app header button.primary');
+    if (await captureButton.count()) {
+      await captureButton.click();
+      const dialog = page.locator('pf-capture-dialog dialog');
+      await dialog.waitFor({ state: 'visible' });
+      check((await page.locator('pf-capture-dialog #duration').inputValue()).length > 0, 'capture dialog has no duration');
+      await shot('06-capture-dialog');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+    }
+
+    step = 'trace viewer summary';
+    const traceTool = target.tools.find((t) => t === 'trace_viewer@' || t === 'trace_viewer');
+    if (traceTool) {
+      await select('Tool').selectOption(traceTool);
+      const stats = page.locator('pf-trace-summary-view ul.stats');
+      await stats.waitFor({ timeout: TIMEOUT_MS * 2 });
+      check(/\d+ processes/.test((await stats.textContent()).replace(/\s+/g, ' ')), 'trace summary shows no process count');
+      const rawLink = page.locator('pf-trace-summary-view a', { hasText: 'Open raw JSON' });
+      check(new URL(await rawLink.getAttribute('href'), page.url()).pathname.endsWith('/data'), 'Open raw JSON does not link to data');
+      await page.locator('pf-bar-chart canvas').first().waitFor({ timeout: TIMEOUT_MS }).catch(() => {});
+      await shot('07-trace-summary');
+    }
+
+    step = 'dark theme renders';
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot('08-dark');
+
+    step = 'page health';
+    check(problems.length === 0, problems.join('\n'));
+  } finally {
+    await browser.close();
+  }
+}
+
+run()
+  .then(() => {
+    console.log(`e2e passed (screenshots in ${ARTIFACTS})`);
+    console.log('1 passed, 0 failed');
+  })
+  .catch(async (error) => {
+    try {
+      if (page) await shot('failure');
+    } catch {
+      // the page may be gone
+    }
+    fail(error?.message ?? String(error));
+  });
