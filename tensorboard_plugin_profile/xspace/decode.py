@@ -263,19 +263,21 @@ def _event_table(
 def _add_well_known_columns(events: pd.DataFrame, stats: pd.DataFrame) -> None:
     """Typed columns for the well-known stats (nullable ints, str or None)."""
     n = len(events)
-    present = set(stats["stat"].cat.categories) if len(stats) else set()
+    rows_by_stat = stats.groupby("stat", observed=True).indices if len(stats) else {}
+    empty = np.zeros(0, dtype=np.int64)
     for name in schema.WELL_KNOWN_STATS:
-        rows = stats[stats["stat"] == name] if name in present else stats.iloc[:0]
-        where = rows["event"].to_numpy()
+        positions = rows_by_stat.get(name, empty)
+        where = stats["event"].to_numpy()[positions]
         if name in schema.STR_STATS:
             column = np.full(n, None, dtype=object)
-            column[where] = stat_values(rows)
+            if len(positions):
+                column[where] = stat_values(stats.iloc[positions])
             events[name] = pd.Series(column, dtype=object)
             continue
         # Integers keep their 64 bits: uint64 stats are bit-cast into the column.
         values = np.zeros(n, dtype=np.int64)
         mask = np.ones(n, dtype=bool)
-        values[where] = rows["int_value"].to_numpy()
+        values[where] = stats["int_value"].to_numpy()[positions]
         mask[where] = False
         if name in schema.UINT_STATS:
             events[name] = pd.arrays.IntegerArray(values.view(np.uint64), mask)
