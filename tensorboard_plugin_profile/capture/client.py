@@ -196,9 +196,9 @@ def _preflight(
             reachable.append(address)
         except grpc.FutureTimeoutError:
             future.cancel()
-            unreachable[address.target] = not_listening_failure(address.target)
+            unreachable[address.target] = not_listening_failure(address.target, timeout_s)
     if unreachable:
-        logger.warning("Not reachable: %s", ", ".join(unreachable))
+        logger.info("Not reachable: %s", ", ".join(unreachable))
     return reachable, unreachable
 
 
@@ -209,9 +209,14 @@ def _write_session(plan, outcome, failures, report, started) -> CaptureResult:
         assert writer is not None
         for file_name, data in outcome.files():
             writer.write(file_name, data)
-    session_dir = writer.commit() if writer else os.path.join(plan.repository_root, plan.session_id)
+    if writer is not None:
+        session_dir = writer.commit(merge_existing=bool(outcome.written_by_server))
+        session_id = writer.session_id
+    else:
+        session_dir = os.path.join(plan.repository_root, plan.session_id)
+        session_id = plan.session_id
     result = CaptureResult(
-        session_id=plan.session_id,
+        session_id=session_id,
         session_dir=session_dir,
         hosts_written=tuple(outcome.profiles),
         hosts_written_by_server=tuple(outcome.written_by_server),

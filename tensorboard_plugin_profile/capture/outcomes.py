@@ -83,8 +83,13 @@ def empty_trace_failure(target: str, duration_ms: int) -> HostFailure:
     )
 
 
-def not_listening_failure(target: str) -> HostFailure:
-    return HostFailure(Unavailable(f"Nothing listens at {target}; {START_SERVER_HINT}."))
+def not_listening_failure(target: str, timeout_s: float) -> HostFailure:
+    return HostFailure(
+        Unavailable(
+            f"Nothing listens at {target} (no connection within {timeout_s:g} s); "
+            f"{START_SERVER_HINT}."
+        )
+    )
 
 
 def rpc_failure(error: grpc.RpcError, target: str, deadline_s: float, service: str) -> HostFailure:

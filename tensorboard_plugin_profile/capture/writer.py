@@ -47,9 +47,12 @@ def is_local_logdir(logdir: str) -> bool:
     return "://" not in logdir
 
 
-def allocate_session_id(root: str, now: float | None = None) -> str:
-    """A fresh session id under ``root``; call ``release_session_id`` when done."""
-    base = time.strftime("%Y_%m_%d_%H_%M_%S", time.localtime(now))
+def allocate_session_id(root: str, now: float | None = None, base: str | None = None) -> str:
+    """A fresh session id under ``root`` (``base``, default the local time, plus a suffix).
+
+    Call ``release_session_id`` when the directory exists or the capture failed.
+    """
+    base = base or time.strftime("%Y_%m_%d_%H_%M_%S", time.localtime(now))
     with _reserved_lock:
         candidate, suffix = base, 0
         while candidate in _reserved or os.path.lexists(os.path.join(root, candidate)):
@@ -88,17 +91,18 @@ class SessionWriter:
             raise _write_failed(self.root, e) from e
         self.files.append(file_name)
 
-    def commit(self) -> str:
-        """Moves the written files to ``session_dir``; returns it."""
+    def commit(self, merge_existing: bool = False) -> str:
+        """Moves the written files into place; returns the session directory.
+
+        ``merge_existing``: a server that ignored ``emit_xspace`` wrote into this
+        session id itself, so an existing directory is ours to join. Otherwise an
+        existing directory belongs to someone else (another process picked the
+        same second) and we move to the next free id instead.
+        """
         if self._temp_dir is None:
             return self.session_dir
         try:
-            try:
-                os.rename(self._temp_dir, self.session_dir)
-            except OSError:
-                # The directory exists: a server that ignored `emit_xspace` wrote
-                # its own file there. Merge ours in, one atomic rename per file.
-                self._merge_into_existing()
+            self._move_into_place(merge_existing)
         except OSError as e:
             self.discard()
             raise _write_failed(self.root, e) from e
@@ -124,13 +128,26 @@ class SessionWriter:
                     continue
         return self._temp_dir
 
-    def _merge_into_existing(self) -> None:
+    def _move_into_place(self, merge_existing: bool) -> None:
         assert self._temp_dir is not None
-        if not os.path.isdir(self.session_dir):
-            raise FileExistsError(self.session_dir)
-        for name in self.files:
-            os.replace(os.path.join(self._temp_dir, name), os.path.join(self.session_dir, name))
-        os.rmdir(self._temp_dir)
+        try:
+            os.rename(self._temp_dir, self.session_dir)  # atomic; fails if it exists non-empty
+            return
+        except OSError:
+            if not os.path.isdir(self.session_dir):
+                raise
+        if merge_existing:
+            for name in self.files:  # one atomic rename per file
+                os.replace(os.path.join(self._temp_dir, name), os.path.join(self.session_dir, name))
+            os.rmdir(self._temp_dir)
+            return
+        taken = self.session_id
+        self.session_id = allocate_session_id(self.root, base=taken)
+        try:
+            self.session_dir = os.path.join(self.root, self.session_id)
+            os.rename(self._temp_dir, self.session_dir)
+        finally:
+            release_session_id(self.session_id)
 
 
 def _write_failed(root: str, error: OSError) -> WriteFailed:

@@ -174,7 +174,7 @@ def test_writer_merges_into_a_directory_a_server_wrote(tmp_path):
     (server_dir / "other_2.xplane.pb").write_bytes(b"server")
     writer = writer_lib.SessionWriter(str(tmp_path), "s1")
     writer.write("h_1.xplane.pb", b"client")
-    writer.commit()
+    writer.commit(merge_existing=True)
     assert files_under(str(tmp_path / "plugins/profile")) == [
         "s1",
         "s1/h_1.xplane.pb",
@@ -188,3 +188,19 @@ def test_writer_rejects_paths_as_file_names(tmp_path):
         with pytest.raises(ValueError):
             writer.write(name, b"")
     assert files_under(str(tmp_path)) == []
+
+
+def test_writer_moves_aside_when_another_process_took_the_id(tmp_path):
+    foreign = tmp_path / "plugins/profile/s1"
+    foreign.mkdir(parents=True)
+    (foreign / "theirs.xplane.pb").write_bytes(b"theirs")
+    writer = writer_lib.SessionWriter(str(tmp_path), "s1")
+    writer.write("mine.xplane.pb", b"mine")
+    assert writer.commit() == str(tmp_path / "plugins/profile/s1_1")
+    assert writer.session_id == "s1_1"
+    assert files_under(str(tmp_path / "plugins/profile")) == [
+        "s1",
+        "s1/theirs.xplane.pb",
+        "s1_1",
+        "s1_1/mine.xplane.pb",
+    ]
