@@ -132,6 +132,7 @@ CORRELATION_ID = "correlation_id"
 TF_OP = "tf_op"
 HLO_OP = "hlo_op"
 HLO_PROTO = "hlo_proto"
+HLO_PROTO_STAT = "Hlo Proto"  # on /host:metadata event metadata: bytes of xla.HloProto
 PROCESS_ID = "process_id"
 KERNEL_DETAILS = "kernel_details"
 MEMCPY_DETAILS = "memcpy_details"
@@ -162,3 +163,47 @@ INTERNAL_EVENTS = frozenset(
         for side in ("Produce", "Consume")
     }
 )
+
+# --- host event types used by preprocessing (spec §2.4, §3) -----------------
+TRACE_CONTEXT = "TraceContext"
+FUNCTION_RUN = "FunctionRun"
+SESSION_RUN = "SessionRun"
+RUN_GRAPH = "RunGraph"
+EXECUTOR_STATE_PROCESS = "ExecutorState::Process"
+EAGER_EXECUTE = "EagerExecute"
+ITERATOR_GET_NEXT_OP = "IteratorGetNextOp::DoCompute"
+ITERATOR_GET_NEXT_AS_OPTIONAL_OP = "IteratorGetNextAsOptionalOp::DoCompute"
+TF_DATA_CAPTURED_FUNCTION_RUNS = (
+    "InstantiatedCapturedFunction::Run",
+    "InstantiatedCapturedFunction::RunWithBorrowedArgs",
+    "InstantiatedCapturedFunction::RunInstantiated",
+    "InstantiatedCapturedFunction::RunAsync",
+)
+LOOP_OPS = ("WhileOp-EvalCond", "WhileOp-StartBody", "ForOp", "ParallelForOp", "ForeverOp")
+# Roots whose group name is just the step number (no step_name stat added).
+IMPLICIT_ROOT_EVENTS = (FUNCTION_RUN, SESSION_RUN, RUN_GRAPH, EXECUTOR_STATE_PROCESS)
+BATCHING_SESSION_RUN = "BatchingSessionRun"
+PROCESS_BATCH = ("ProcessBatch", "OrbaxServing::ProcessBatch")
+THREADPOOL_START_REGION = "ThreadpoolListener::StartRegion"
+THREADPOOL_STOP_REGION = "ThreadpoolListener::StopRegion"
+THREADPOOL_REGION = "ThreadpoolListener::Region"
+
+# Stats added or read by preprocessing.
+CONSUMER_PID = "_pid"
+GRAPH_TYPE = "graph_type"
+IS_FUNC = "is_func"
+IS_EAGER = "is_eager"
+DEVICE_ID = "device_id"
+HLO_MODULE = "hlo_module"
+PROGRAM_ID = "program_id"
+SOURCE = "source"
+RUN_ID = "run_id"
+NUM_LAUNCHES = "num_launches"
+MAX_LAUNCH_TIME_US = "max_launch_time_us"
+AVG_LAUNCH_TIME_US = "avg_launch_time_us"
+
+# TraceMe 2.0 context types (spec §3.2): value -> flow category name.
+CONTEXT_TYPE_LEGACY = 1
+CONTEXT_TYPE_GPU_LAUNCH = 9
+CONTEXT_TYPE_THREADPOOL_EVENT = 15
+CONTEXT_TYPE_MAX = 17

@@ -1,0 +1,235 @@
+"""The non-streaming ``trace_viewer`` tool (spec/conversion.md §6.1): Chrome trace JSON.
+
+Output shape, as upstream's ``TraceEventsJsonStream``::
+
+    {"displayTimeUnit":"ns","metadata":{"highres-ticks":true},
+    "traceEvents":[
+    {"args": {"name": "/host:CPU"}, "name": "process_name", "ph": "M", "pid": 701},
+    ...metadata events sorted by pid, then tid...,
+    {"args": {"group_id": "0"}, "dur": 3.08, "name": "data_load", "ph": "X", ...},
+    {}]}
+
+Processes: ``/host:CPU`` is pid 701, device planes (GPU, else TPU, else custom) are
+``1 + plane.id``; threads are lines (tid = ``(display_id or id) mod 2**32``). Events
+come in table order (host lines first, then device planes), zero-length ones as
+``"ph": "i"``; args are every non-internal stat as a string, metadata stats first.
+Several hosts: pids are offset by ``1000 × (host index + 1)`` and process names
+prefixed with the host name.
+
+Per event we only build its JSON line; names, metadata args and stat strings are
+prepared per metadata id or by column.
+
+Usage::
+
+    text = "".join(trace_events_json(read_xspace(path)))
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable, Iterator, Mapping
+
+import numpy as np
+
+from ..analysis.preprocess import preprocess
+from ..xspace import schema
+from ..xspace.model import KIND_BYTES, KIND_DOUBLE, KIND_INT64, KIND_UINT64, Plane, Space
+from . import ToolOutput
+
+HOST_PID = 701
+MAX_EVENTS = 5_000_000
+_HEADER = '{"displayTimeUnit":"ns","metadata":{"highres-ticks":true},\n"traceEvents":[\n'
+_FOOTER = "{}]}\n"
+_CHUNK_LINES = 4096
+
+
+def convert(hosts: list, params: Mapping[str, str]) -> ToolOutput:
+    """Tool registry entry: one host → its trace; several → the merged trace."""
+
+    def chunks() -> Iterable[bytes]:
+        parts = (
+            trace_events_json(hosts[0][1]) if len(hosts) == 1 else trace_events_multi_host(hosts)
+        )
+        for part in parts:
+            yield part.encode()
+
+    return ToolOutput(content_type="application/json", chunks=chunks)
+
+
+def trace_events_json(space: Space, max_events: int = MAX_EVENTS) -> Iterator[str]:
+    """The trace of one host's space, as text chunks."""
+    return _trace([("", preprocess(space), 0)], max_events)
+
+
+def trace_events_multi_host(spaces: list, max_events: int = MAX_EVENTS) -> Iterator[str]:
+    """The trace of several hosts: ``[(host name, space), ...]`` in host order."""
+    hosts = [(host, preprocess(space), 1000 * (i + 1)) for i, (host, space) in enumerate(spaces)]
+    return _trace(hosts, max_events)
+
+
+def trace_planes(space: Space) -> list:
+    """(pid, plane) pairs shown in the trace: the host plane, then device planes."""
+    shown = []
+    host = space.plane(schema.HOST_PLANE)
+    if host is not None:
+        shown.append((HOST_PID, host))
+    devices = space.planes_with_prefix(schema.GPU_PLANE_PREFIX)
+    if not devices:
+        devices = [p for p in space.planes if schema.is_tpu_core_plane(p.name)]
+    if not devices:
+        devices = [p for p in space.planes if schema.is_custom_plane(p.name)]
+    shown += [(1 + p.id, p) for p in devices]
+    return shown
+
+
+def _trace(hosts: list, max_events: int) -> Iterator[str]:
+    yield _HEADER
+    shown = [
+        (offset + pid, f"{host} {plane.name}" if host else plane.name, plane)
+        for host, space, offset in hosts
+        for pid, plane in trace_planes(space)
+    ]
+    metadata = []
+    for pid, process_name, plane in sorted(shown, key=lambda s: s[0]):
+        metadata += _process_metadata(pid, process_name, plane)
+    yield "".join(line + ",\n" for line in metadata)
+    cutoff = _time_cutoff([plane for _, _, plane in shown], max_events)
+    for pid, _, plane in shown:
+        batch = []
+        for line in _event_lines(plane, pid, cutoff):
+            batch.append(line)
+            if len(batch) >= _CHUNK_LINES:
+                yield ",\n".join(batch) + ",\n"
+                batch = []
+        if batch:
+            yield ",\n".join(batch) + ",\n"
+    yield _FOOTER
+
+
+def _dumps(obj) -> str:
+    return json.dumps(obj, sort_keys=True)
+
+
+def _process_metadata(pid: int, name: str, plane: Plane) -> list:
+    out = []
+    if name:
+        out.append(_dumps({"args": {"name": name}, "name": "process_name", "ph": "M", "pid": pid}))
+    out.append(
+        _dumps({"args": {"sort_index": pid}, "name": "process_sort_index", "ph": "M", "pid": pid})
+    )
+    threads = {}
+    for tid, label in zip(*_shown_lines(plane)):
+        threads[tid] = label
+    for tid in sorted(threads):
+        if threads[tid]:
+            thread = {"args": {"name": threads[tid]}, "name": "thread_name", "ph": "M"}
+            out.append(_dumps({**thread, "pid": pid, "tid": tid}))
+        sort = {"args": {"sort_index": tid}, "name": "thread_sort_index", "ph": "M"}
+        out.append(_dumps({**sort, "pid": pid, "tid": tid}))
+    return out
+
+
+def _shown_lines(plane: Plane) -> tuple:
+    lines = plane.lines
+    keep = (lines["label"] != schema.ASYNC_XLA_OPS_LINE).to_numpy()
+    return lines["tid"].to_numpy()[keep].tolist(), lines["label"].to_numpy()[keep].tolist()
+
+
+def _time_cutoff(planes: list, max_events: int):
+    """Begin time (ps) below which events are kept when the trace is too large."""
+    total = sum(len(p.events) for p in planes)
+    if total <= max_events:
+        return None
+    begins = np.concatenate([p.events["begin_ps"].to_numpy() for p in planes])
+    return int(np.partition(begins, max_events - 1)[max_events - 1])
+
+
+def stat_strings(table) -> np.ndarray:
+    """ToString of long-form stat rows: ints, uints, ``%g`` doubles, text."""
+    kinds = table["kind"].to_numpy()
+    out = table["str_value"].to_numpy(dtype=object, copy=True)
+    ints = table["int_value"].to_numpy()
+    for kind, values in (
+        (KIND_INT64, lambda m: ints[m]),
+        (KIND_UINT64, lambda m: ints[m].view(np.uint64)),
+    ):
+        mask = kinds == kind
+        if mask.any():
+            out[mask] = [str(v) for v in values(mask).tolist()]
+    doubles = kinds == KIND_DOUBLE
+    if doubles.any():
+        out[doubles] = [f"{v:g}" for v in table["float_value"].to_numpy()[doubles].tolist()]
+    out[kinds == KIND_BYTES] = "<opaque bytes>"
+    return out
+
+
+def _visible_stats(table):
+    names = table["stat"].astype(object).to_numpy()
+    keep = ~np.isin(names, list(schema.INTERNAL_STATS))
+    return table[keep], names[keep]
+
+
+def _metadata_args(plane: Plane) -> dict:
+    """Metadata id → {stat: string} of the non-internal metadata stats."""
+    table, names = _visible_stats(plane.metadata_stats)
+    out: dict = {}
+    for mid, name, value in zip(table["metadata_id"].tolist(), names, stat_strings(table)):
+        out.setdefault(mid, {})[name] = value
+    return out
+
+
+def _event_args(plane: Plane) -> dict:
+    """Event row → {stat: string} of its non-internal stats (later values win)."""
+    table, names = _visible_stats(plane.stats)
+    out: dict = {}
+    for row, name, value in zip(table["event"].tolist(), names, stat_strings(table)):
+        args = out.get(row)
+        if args is None:
+            out[row] = {name: value}
+        else:
+            args[name] = value
+    return out
+
+
+def _event_lines(plane: Plane, pid: int, cutoff) -> Iterator[str]:
+    ev = plane.events
+    if not len(ev):
+        return
+    shown_lines = (plane.lines["label"] != schema.ASYNC_XLA_OPS_LINE).to_numpy()
+    keep = shown_lines[ev["line"].to_numpy()] & ~ev["name"].isin(schema.INTERNAL_EVENTS).to_numpy()
+    begin = ev["begin_ps"].to_numpy()
+    if cutoff is not None:
+        keep &= begin <= cutoff
+    rows = np.flatnonzero(keep)
+    tids = plane.lines["tid"].to_numpy()[ev["line"].to_numpy()[rows]].tolist()
+    ts = (begin[rows] / 1e6).tolist()
+    dur_ps = ev["duration_ps"].to_numpy()[rows]
+    durs = (dur_ps / 1e6).tolist()
+    names = ev["name"].astype(object).to_numpy()[rows].tolist()
+    displays = ev["display_name"].astype(object).to_numpy()[rows].tolist()
+    meta_ids = ev["metadata_id"].to_numpy()[rows].tolist()
+    meta_args = _metadata_args(plane)
+    event_args = _event_args(plane)
+    head = f'"pid": {pid}, "tid": '
+    for row, tid, t, d, d_ps, name, display, mid in zip(
+        rows.tolist(), tids, ts, durs, dur_ps.tolist(), names, displays, meta_ids
+    ):
+        args = dict(meta_args.get(mid, ()))
+        if display:
+            args["long_name"] = name
+            name = display
+        extra = event_args.get(row)
+        if extra:
+            args.update(extra)
+        name = args.get(schema.STEP_NAME, name)
+        prefix = "{" + (f'"args": {_dumps(args)}, ' if args else "")
+        if d_ps > 0:
+            yield (
+                f'{prefix}"dur": {d!r}, "name": {json.dumps(name)}, "ph": "X", '
+                f'{head}{tid}, "ts": {t!r}}}'
+            )
+        else:
+            yield (
+                f'{prefix}"name": {json.dumps(name)}, "ph": "i", "pid": {pid}, "s": "t", '
+                f'"tid": {tid}, "ts": {t!r}}}'
+            )
