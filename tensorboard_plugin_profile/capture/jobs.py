@@ -18,6 +18,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from tensorboard_plugin_profile.capture.client import DEFAULT_CONNECT_TIMEOUT_S, trace
@@ -57,6 +58,7 @@ class CaptureJob:
         self.result: CaptureResult | None = None
         self.error: ProfileError | None = None
         self.done = threading.Event()
+        self.on_success: Callable[[], None] | None = None
         self._lock = threading.Lock()
 
     def on_progress(self, phase: str, info: dict) -> None:
@@ -106,8 +108,12 @@ class CaptureManager:
         self._jobs: collections.OrderedDict[str, CaptureJob] = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def start(self, logdir: str, params: CaptureParams) -> str:
+    def start(
+        self, logdir: str, params: CaptureParams, on_success: Callable[[], None] | None = None
+    ) -> str:
+        """Starts a job; ``on_success()`` runs in its thread after a successful capture."""
         job = CaptureJob(logdir, params)
+        job.on_success = on_success
         with self._lock:
             running = sum(1 for j in self._jobs.values() if not j.done.is_set())
             if running >= self.max_running:
@@ -155,12 +161,23 @@ class CaptureManager:
             logger.exception("Capture %s failed unexpectedly", job.id[:8])
             job.finish(None, ProfileError(INTERNAL_ERROR_MESSAGE))
         else:
+            _call_hook(job)
             job.finish(result, None)
 
     def _forget_old_jobs(self) -> None:
         finished = [j.id for j in self._jobs.values() if j.done.is_set()]
         for job_id in finished[: max(0, len(self._jobs) - self.max_kept)]:
             del self._jobs[job_id]
+
+
+def _call_hook(job: CaptureJob) -> None:
+    if job.on_success is None:
+        return
+    try:
+        job.on_success()
+    except Exception:
+        # The profile is written; a failing hook (e.g. a run-list refresh) must not hide that.
+        logger.exception("After capture %s: on_success hook failed", job.id[:8])
 
 
 def success_text(result: CaptureResult) -> str:

@@ -14,7 +14,7 @@ thread; the blocking form just waits for it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tensorboard_plugin_profile.capture.jobs import (
@@ -44,9 +44,16 @@ _INT_PARAMS = {
 
 
 def capture_profile_route(
-    logdir: str, args: Mapping[str, str], manager: CaptureManager | None = None
+    logdir: str,
+    args: Mapping[str, str],
+    manager: CaptureManager | None = None,
+    on_success: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """Runs a capture as ``/capture_profile`` does; blocks unless ``async=1``."""
+    """Runs a capture as ``/capture_profile`` does; blocks unless ``async=1``.
+
+    ``on_success()`` runs in the capture thread once the session is written (for
+    example to refresh the run list), for blocking and ``async=1`` captures alike.
+    """
     manager = manager or DEFAULT_MANAGER
     try:
         params = parse_capture_args(args)
@@ -54,7 +61,7 @@ def capture_profile_route(
             params = _resolve_tpu_name(params)
         if not logdir:
             return {"error": NO_LOGDIR}
-        job_id = manager.start(logdir, params)
+        job_id = manager.start(logdir, params, on_success)
     except ProfileError as e:
         return {"error": e.message}
     if _is_true(args.get("async")):
@@ -79,6 +86,41 @@ def capture_status_route(
         return manager.status(job_id)
     except ProfileError as e:
         return {"error": e.message}
+
+
+class CaptureRoutes:
+    """The two capture routes for the HTTP layer (``http_api.Routes`` merges ``routes()``).
+
+    Handlers take a werkzeug request and answer JSON with status 200, errors included.
+    A successful capture refreshes the service's run list so the reloaded page sees it.
+    """
+
+    def __init__(self, service: Any, manager: CaptureManager | None = None):
+        self.service = service
+        self.manager = manager or DEFAULT_MANAGER
+
+    def routes(self) -> dict[str, Callable[[Any], Any]]:
+        return {"/capture_profile": self.capture_profile, "/capture_status": self.capture_status}
+
+    def capture_profile(self, request: Any) -> Any:
+        logdir = getattr(self.service.logdir, "root", "") or ""
+        reply = capture_profile_route(logdir, request.args, self.manager, self._refresh_runs)
+        return _json_reply(request, reply)
+
+    def capture_status(self, request: Any) -> Any:
+        return _json_reply(request, capture_status_route(request.args, self.manager))
+
+    def _refresh_runs(self) -> None:
+        refresh = getattr(self.service.logdir, "refresh", None)
+        if refresh is not None:
+            refresh()
+
+
+def _json_reply(request: Any, reply: dict[str, Any]) -> Any:
+    # Imported here: the HTTP layer sits above capture/, and only this adapter needs it.
+    from tensorboard_plugin_profile.http_api import _json_response
+
+    return _json_response(request, reply, 200)
 
 
 def parse_capture_args(args: Mapping[str, str]) -> CaptureParams:
