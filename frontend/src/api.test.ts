@@ -34,6 +34,10 @@ describe('parseErrorBody', () => {
     expect(parseErrorBody(404, 'No Data\n')).toMatchObject({ code: 'HTTP_404', message: 'No Data' });
     expect(parseErrorBody(502, '')).toMatchObject({ message: 'Request failed with status 502' });
   });
+  it('shows the title of an HTML error page', () => {
+    const page = '<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal</h1>';
+    expect(parseErrorBody(500, page).message).toBe('500 Internal Server Error');
+  });
   it('clips very long bodies', () => {
     expect(parseErrorBody(500, 'x'.repeat(2000)).message.length).toBeLessThan(600);
   });

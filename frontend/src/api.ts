@@ -93,7 +93,9 @@ export function parseErrorBody(status: number, body: string): ApiError {
   } catch {
     // Not JSON: a plain-text error body.
   }
-  return new ApiError(status, fallbackCode, clip(trimmed || `Request failed with status ${status}`));
+  // An HTML error page (e.g. a WSGI server's default 500): show its title, not the markup.
+  const title = /^<!doctype html|^<html/i.test(trimmed) ? /<title>([^<]*)<\/title>/i.exec(trimmed)?.[1]?.trim() : undefined;
+  return new ApiError(status, fallbackCode, clip(title || trimmed || `Request failed with status ${status}`));
 }
 
 function clip(text: string): string {
