@@ -1,0 +1,1 @@
+"""Analysis: pure functions from decoded XSpace frames to small result frames."""

@@ -1,0 +1,38 @@
+"""framework_op_stats against upstream's output on every fixture."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import fixture_names, load_reference
+
+from tensorboard_plugin_profile.tools import datatable, framework_op_stats
+
+from .compare_tables import fixture_hosts, table_differences
+
+
+@pytest.mark.parametrize("name", fixture_names())
+def test_matches_reference(name):
+    ref = load_reference(name, "framework_op_stats.json")
+    ours = framework_op_stats.convert(list(fixture_hosts(name)), {})
+    assert len(ours) == 2
+    problems = []
+    for label, a, b in zip(("with_idle", "without_idle"), ours, ref):
+        problems += table_differences(a, b, f"{name} {label}")
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_json_is_upstream_shape():
+    ours = framework_op_stats.convert(list(fixture_hosts("tf_memory")), {})
+    text = datatable.dumps(ours)
+    assert text.startswith('[{"cols":[{"id":"rank","label":"Rank","type":"number"}')
+    assert json.loads(text) == ours
+
+
+def test_csv_of_with_idle_table():
+    ours = framework_op_stats.convert(list(fixture_hosts("jax_cpu_train")), {})
+    text = framework_op_stats.csv_tables(ours)[0]
+    lines = text.split("\n")
+    assert lines[0].startswith('"Rank","Host/device","Operation Type","Operation Name"')
+    assert lines[1].startswith('"1.0","Host","IDLE","IDLE","0.0","0.0"')
