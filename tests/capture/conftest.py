@@ -10,7 +10,8 @@ import time
 
 import grpc
 import pytest
-from capture_fakes import FakeServer, unused_port
+
+from .capture_fakes import FakeServer, unused_port
 
 JAX_LOOP = r"""
 import sys, time

@@ -6,7 +6,17 @@ import os
 import time
 
 import pytest
-from capture_fakes import (
+
+from tensorboard_plugin_profile.capture import ProfilerOptions, monitor, trace
+from tensorboard_plugin_profile.capture import attempt as attempt_lib
+from tensorboard_plugin_profile.errors import DeadlineExceeded, InvalidArgument, Unavailable
+from tensorboard_plugin_profile.protobuf import (
+    profiler_analysis_pb2,
+    profiler_service_pb2,
+    xplane_pb2,
+)
+
+from .capture_fakes import (
     FakeAnalysis,
     FakeProfiler,
     answer_busy,
@@ -16,15 +26,6 @@ from capture_fakes import (
     files_under,
     small_xspace,
     unused_port,
-)
-
-from tensorboard_plugin_profile.capture import ProfilerOptions, monitor, trace
-from tensorboard_plugin_profile.capture import attempt as attempt_lib
-from tensorboard_plugin_profile.errors import DeadlineExceeded, InvalidArgument, Unavailable
-from tensorboard_plugin_profile.protobuf import (
-    profiler_analysis_pb2,
-    profiler_service_pb2,
-    xplane_pb2,
 )
 
 FAST = {"connect_timeout_s": 1.0}

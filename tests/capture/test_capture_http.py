@@ -7,7 +7,8 @@ import json
 import time
 
 import pytest
-from capture_fakes import FakeProfiler, unused_port
+
+from .capture_fakes import FakeProfiler, unused_port
 
 werkzeug_test = pytest.importorskip("werkzeug.test")
 server_module = pytest.importorskip("tensorboard_plugin_profile.server")

@@ -9,10 +9,11 @@ import threading
 import time
 
 import pytest
-from capture_fakes import FakeProfiler, answer_empty, answer_with_xspace, files_under, unused_port
 
 from tensorboard_plugin_profile.capture import cli, jobs, routes
 from tensorboard_plugin_profile.capture.jobs import CaptureManager, CaptureParams
+
+from .capture_fakes import FakeProfiler, answer_empty, answer_with_xspace, files_under, unused_port
 
 DIALOG_ARGS = {
     "is_tpu_name": "false",

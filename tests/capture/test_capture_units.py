@@ -6,7 +6,6 @@ import os
 import threading
 
 import pytest
-from capture_fakes import files_under, small_xspace
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,6 +16,8 @@ from tensorboard_plugin_profile.capture import writer as writer_lib
 from tensorboard_plugin_profile.capture.wire import scan_profile_response
 from tensorboard_plugin_profile.errors import InvalidArgument
 from tensorboard_plugin_profile.protobuf import profiler_service_pb2
+
+from .capture_fakes import files_under, small_xspace
 
 
 @pytest.mark.parametrize(
