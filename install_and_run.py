@@ -47,7 +47,7 @@ def ensure_venv() -> None:
 def ensure_npm() -> None:
     if shutil.which("npm") is None:
         sys.exit(
-            "npm was not found: the frontend is built with Node.js. Install Node.js 18 or "
+            "npm was not found: the frontend is built with Node.js. Install Node.js 20.19 or "
             "newer with npm (Debian/Ubuntu: sudo apt-get install nodejs npm), then run again."
         )
 

@@ -37,7 +37,7 @@ def build_frontend():
     if npm is None:
         raise RuntimeError(
             "npm is needed to build the Profile frontend but was not found. Install Node.js "
-            "18 or newer with npm (Debian/Ubuntu: `apt-get install nodejs npm`; or from "
+            "20.19 or newer with npm (Debian/Ubuntu: `apt-get install nodejs npm`; or from "
             "nodejs.org), then run pip install again."
         )
     subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=FRONTEND, check=True)

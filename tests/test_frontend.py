@@ -46,8 +46,7 @@ def test_typecheck_lint_and_unit_tests():
 
 @pytest.fixture(scope="module")
 def server_url():
-    if not (REPO / "tensorboard_plugin_profile" / "static" / "index.html").exists():
-        _run([_npm(), "run", "build"])
+    _run([_npm(), "run", "build"])  # always test the current sources
     server = make_server("127.0.0.1", 0, StandaloneApp(str(FIXTURES)), threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
