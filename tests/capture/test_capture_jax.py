@@ -17,6 +17,8 @@ from tensorboard_plugin_profile.capture.jobs import CaptureManager
 from tensorboard_plugin_profile.errors import Unavailable
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 
+pytestmark = pytest.mark.slow
+
 # Event names of the jitted loop on the host plane: the dispatch of the jitted
 # function (PjitFunction(step)) and the PjRt execution under it.
 LOOP_EVENT_MARKERS = ("PjitFunction(step)", "PjRt")
