@@ -45,11 +45,16 @@ def ensure_venv() -> None:
 
 
 def ensure_npm() -> None:
-    if shutil.which("npm") is None:
-        sys.exit(
-            "npm was not found: the frontend is built with Node.js. Install Node.js 20.19 or "
-            "newer with npm (Debian/Ubuntu: sudo apt-get install nodejs npm), then run again."
-        )
+    advice = (
+        "The frontend is built with Node.js 20.19 or newer and npm: install them (nodejs.org, "
+        "or your distribution's nodejs and npm packages if recent enough), then run again."
+    )
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        sys.exit(f"npm was not found. {advice}")
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout
+    major, minor = (int(x) for x in version.strip().lstrip("v").split(".")[:2])
+    if (major, minor) < (20, 19):
+        sys.exit(f"Node.js {version.strip()} is too old. {advice}")
 
 
 def ensure_chromium() -> None:

@@ -37,8 +37,8 @@ def build_frontend():
     if npm is None:
         raise RuntimeError(
             "npm is needed to build the Profile frontend but was not found. Install Node.js "
-            "20.19 or newer with npm (Debian/Ubuntu: `apt-get install nodejs npm`; or from "
-            "nodejs.org), then run pip install again."
+            "20.19 or newer with npm (from nodejs.org, or your distribution's nodejs and npm "
+            "packages if recent enough), then run pip install again."
         )
     subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=FRONTEND, check=True)
     subprocess.run([npm, "run", "build"], cwd=FRONTEND, check=True)

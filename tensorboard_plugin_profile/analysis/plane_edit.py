@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
-from ..xspace.model import KIND_INT64, KIND_STR, KIND_UINT64, Plane
+from ..xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64, Plane
 
 _STAT_COLUMNS = ("event", "stat", "kind", "int_value", "float_value", "str_value")
 
@@ -47,6 +47,7 @@ class PlaneEdit:
         self._stat_rows: list = []  # DataFrames of long rows to append
         self._replaced: dict = {}  # stat name -> events whose old rows are dropped
         self.num_lines = len(plane.lines)
+        self._display_ids = None
 
     # --- metadata and lines --------------------------------------------------
     def metadata_id(self, name: str, display_name: str = "") -> int:
@@ -68,6 +69,10 @@ class PlaneEdit:
         self._new_lines.append((line_id, display_id, name, "", timestamp_ns, 0))
         self.num_lines += 1
         return self.num_lines - 1
+
+    def set_line_display_ids(self, display_ids) -> None:
+        """New ``display_id`` of the plane's existing lines (their tid follows)."""
+        self._display_ids = np.asarray(display_ids, dtype=np.int64)
 
     # --- events ---------------------------------------------------------------
     def add_events(self, line: int, metadata_ids, begin_ps, duration_ps) -> np.ndarray:
@@ -102,8 +107,11 @@ class PlaneEdit:
             return
         n = len(events)
         ints = np.zeros(n, dtype=np.int64)
+        floats = np.zeros(n, dtype=np.float64)
         strs = np.full(n, None, dtype=object)
-        if kind == KIND_STR:
+        if kind == KIND_DOUBLE:
+            floats[:] = np.asarray(values, dtype=np.float64)
+        elif kind == KIND_STR:
             strs[:] = values if not isinstance(values, str) else [values] * n
         elif kind == KIND_UINT64:
             ints[:] = np.asarray(values, dtype=np.uint64).view(np.int64)
@@ -116,7 +124,7 @@ class PlaneEdit:
                     "stat": np.full(n, name, dtype=object),
                     "kind": np.full(n, kind, dtype=np.int8),
                     "int_value": ints,
-                    "float_value": np.zeros(n, dtype=np.float64),
+                    "float_value": floats,
                     "str_value": pd.Series(strs, dtype=object),
                 }
             )
@@ -130,6 +138,11 @@ class PlaneEdit:
             plane.event_metadata, self._new_metadata, ["id", "name", "display_name"]
         )
         lines = _append_lines(plane.lines, self._new_lines)
+        if self._display_ids is not None and len(self._display_ids):
+            old = len(self._display_ids)
+            lines.loc[: old - 1, "display_id"] = self._display_ids
+            row_id = lines["display_id"].where(lines["display_id"] != 0, lines["id"])
+            lines["tid"] = (row_id & 0xFFFFFFFF).astype(np.int64)
         stats = self._build_stats()
         events = self._build_events(metadata)
         order = None
