@@ -72,7 +72,7 @@ setup(
         "gviz-api>=1.10",
     ],
     extras_require={
-        "test": ["pytest>=7", "hypothesis>=6", "ruff>=0.4", "grpcio-tools>=1.48"],
+        "test": ["pytest>=7", "hypothesis>=6", "ruff>=0.4", "grpcio-tools>=1.48", "jax[cpu]"],
     },
     entry_points={
         "tensorboard_plugins": [
