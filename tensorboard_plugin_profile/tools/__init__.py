@@ -55,7 +55,17 @@ def _has_gpu(space: Any) -> bool:
     return any(schema.is_gpu_plane(p.name) for p in space.planes)
 
 
-_REGISTERED = (Tool("trace_viewer", "trace_viewer", HOSTS_TRACE),)
+_REGISTERED = (
+    Tool("trace_viewer", "trace_viewer", HOSTS_TRACE),
+    Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL),
+    Tool(
+        "framework_op_stats",
+        "framework_op_stats",
+        HOSTS_EACH_OR_ALL,
+        aliases=("tensorflow_stats",),
+    ),
+    Tool("kernel_stats", "kernel_stats", HOSTS_EACH_OR_ALL, listed_for=_has_gpu),
+)
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}
 ALIASES = {alias: tool.name for tool in _REGISTERED for alias in tool.aliases}

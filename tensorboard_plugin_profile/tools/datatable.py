@@ -105,9 +105,9 @@ def percent(fraction_percent: float) -> str:
 
 
 def _fixed(x: float, digits: int) -> str:
-    # printf prints NaN as "-nan" for the default (negative) NaN of 0/0 on x86.
+    # Upstream's NaNs come from 0/0, whose default NaN is negative on x86: "-nan".
     if math.isnan(x):
-        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
+        return "-nan"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return f"{x:.{digits}f}"

@@ -1,0 +1,83 @@
+"""Framework op name parsing (§2.5), step statistics and the non-overlap sweep."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from tensorboard_plugin_profile.analysis import input_analysis, steps
+from tensorboard_plugin_profile.analysis.op_names import parse_op_names
+
+
+def test_parse_op_names():
+    parsed = parse_op_names(
+        [
+            "dense/MatMul:MatMul",
+            "Iterator::Batch::Map",
+            "ExecutorState::Process",
+            "MemcpyHToD",
+            "jit(f)/dot_general",
+            "x:reduce_sum[axes=(0,)]",
+            "a/b_3:",
+            "plain",
+        ]
+    )
+    assert parsed.values.tolist() == [
+        ["TensorFlow", "dense/MatMul", "MatMul"],
+        ["tf.data", "Iterator::Batch::Map", "Dataset"],
+        ["unknown", "ExecutorState::Process", ""],
+        ["MemcpyHToD", "MemcpyHToD", "MemcpyHToD"],
+        ["unknown", "jit(f)/dot_general", ""],
+        ["JAX", "x", "reduce_sum"],
+        ["JAX", "a/b_3", "b"],
+        ["unknown", "plain", ""],
+    ]
+
+
+def test_summary_reproduces_upstream_stat_quirk():
+    assert math.isnan(input_analysis.summarize([0.0]).standard_deviation)
+    assert input_analysis.summarize([5.0]).standard_deviation == 0.0
+    assert input_analysis.summarize([0.0, 0.0]).standard_deviation == 0.0
+    assert round(input_analysis.summarize([1.0, 2.0, 3.0]).standard_deviation, 6) == 1.0
+    assert input_analysis.summarize([]).average == 0.0
+
+
+def test_non_overlapping_takes_highest_priority():
+    spans = pd.DataFrame(
+        {
+            "group": [1, 1, 1],
+            "begin": [0, 2, 8],
+            "end": [10, 5, 12],
+            "type": [
+                steps.TYPE["HOST_COMPUTE"],
+                steps.TYPE["HOST_WAIT_INPUT"],
+                steps.TYPE["HOST_COMPUTE"],
+            ],
+        }
+    )
+    pieces = steps.non_overlapping(spans)
+    names = [steps.EVENT_TYPES[t] for t in pieces["type"]]
+    assert list(zip(pieces["begin"], pieces["end"], names)) == [
+        (0, 2, "HOST_COMPUTE"),
+        (2, 5, "HOST_WAIT_INPUT"),
+        (5, 8, "HOST_COMPUTE"),
+        (8, 10, "HOST_COMPUTE"),
+        (10, 12, "HOST_COMPUTE"),
+    ]
+
+
+def test_more_than_five_steps_drop_first_and_last():
+    markers = pd.DataFrame(
+        {
+            "group": range(7),
+            "begin": [i * 10 for i in range(7)],
+            "end": [i * 10 + 9 for i in range(7)],
+            "type": 0,
+            "step_name": [f"train {i}" for i in range(7)],
+        }
+    )
+    spans = markers.assign(type=steps.TYPE["HOST_COMPUTE"]).drop(columns="step_name")
+    db = steps.build_step_db(markers, spans, has_device=False)
+    assert db.steps["step_name"].tolist() == [f"train {i}" for i in range(1, 6)]
+    assert db.steps["HOST_COMPUTE"].tolist() == [9] * 5
