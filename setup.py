@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -80,5 +80,14 @@ setup(
         ],
         "console_scripts": ["tbprof = tensorboard_plugin_profile.cli:main"],
     },
+    # The compiled XSpace reader is optional: without a C compiler the package
+    # installs and uses the pure-Python reader (same results, slower).
+    ext_modules=[
+        Extension(
+            "tensorboard_plugin_profile.xspace._fastdecode",
+            ["tensorboard_plugin_profile/xspace/_fastdecode.c"],
+            optional=True,
+        )
+    ],
     cmdclass={"build_py": BuildPyWithFrontend},
 )

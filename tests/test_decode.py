@@ -7,10 +7,12 @@ import gzip
 import numpy as np
 import pytest
 from conftest import all_host_files
+from pandas.testing import assert_frame_equal
 
 from tensorboard_plugin_profile.errors import CorruptProfile, NotFound
 from tensorboard_plugin_profile.protobuf import profiler_service_pb2, xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, read_xspace
+from tensorboard_plugin_profile.xspace.decode import fast_reader_available
 from tensorboard_plugin_profile.xspace.model import KIND_UINT64
 
 
@@ -112,3 +114,34 @@ def test_truncated_real_file_raises_corrupt_profile(tmp_path):
 def test_missing_file_is_not_found(tmp_path):
     with pytest.raises(NotFound, match="nope.xplane.pb"):
         read_xspace(str(tmp_path / "nope.xplane.pb"))
+
+
+@pytest.mark.skipif(not fast_reader_available(), reason="compiled reader not built")
+@pytest.mark.parametrize("path", all_host_files(), ids=lambda p: p.parent.parent.parent.parent.name)
+def test_compiled_and_pure_python_readers_agree(path):
+    data = path.read_bytes()
+    fast = decode_xspace(data, "f", pure_python=False)
+    slow = decode_xspace(data, "f", pure_python=True)
+    assert (fast.hostnames, fast.errors, fast.warnings) == (
+        slow.hostnames,
+        slow.errors,
+        slow.warnings,
+    )
+    for a, b in zip(fast.planes, slow.planes):
+        assert (a.id, a.name, a.stat_names, a.plane_stats) == (
+            b.id,
+            b.name,
+            b.stat_names,
+            b.plane_stats,
+        )
+        for table in ("lines", "events", "stats", "event_metadata", "metadata_stats"):
+            assert_frame_equal(getattr(a, table), getattr(b, table), check_categorical=False)
+
+
+@pytest.mark.skipif(not fast_reader_available(), reason="compiled reader not built")
+def test_compiled_reader_rejects_what_protobuf_rejects(tmp_path):
+    data = max(all_host_files(), key=lambda p: p.stat().st_size).read_bytes()
+    for cut in (len(data) // 3, len(data) - 7, 5):
+        for pure in (True, False):
+            with pytest.raises(CorruptProfile):
+                decode_xspace(data[:cut], "cut.xplane.pb", pure_python=pure)

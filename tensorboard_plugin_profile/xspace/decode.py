@@ -1,8 +1,10 @@
 """Bytes of an ``.xplane.pb`` → a columnar ``Space`` (see ``model.py``).
 
-This is the only code in the program that walks events one by one; everything
-above it works on the columns it returns. Keep it behind ``decode_xspace`` so
-it can become a compiled extension without touching its callers.
+Reading the wire format is the only per-event loop in the program, and it
+sits behind ``decode_xspace``. Two readers give the same raw form: the
+compiled ``_fastdecode`` extension when it was built, else the pure-Python
+``wire.read`` (set ``TBPROF_PURE_PYTHON_DECODER=1`` to force it); a test checks
+that both give identical tables. Everything after the raw form is vectorised.
 
 Usage::
 
@@ -15,37 +17,27 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from typing import Any
+from typing import Optional
 
 import numpy as np
 import pandas as pd
 from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfile, NotFound
-from ..protobuf import xplane_pb2
-from . import schema
-from .model import (
-    KIND_BYTES,
-    KIND_DOUBLE,
-    KIND_INT64,
-    KIND_REF,
-    KIND_STR,
-    KIND_UINT64,
-    Plane,
-    Space,
-    stat_values,
-)
+from . import schema, wire
+from .model import KIND_REF, Plane, Space, stat_values
 
-_KINDS = {
-    "double_value": KIND_DOUBLE,
-    "uint64_value": KIND_UINT64,
-    "int64_value": KIND_INT64,
-    "str_value": KIND_STR,
-    "bytes_value": KIND_BYTES,
-    "ref_value": KIND_REF,
-}
+try:
+    from . import _fastdecode
+except ImportError:  # built without a C compiler: the pure-Python reader is used
+    _fastdecode = None
+
 # Line timestamps above this (ns) are absolute epoch times: rebase them.
 _ABSOLUTE_TIME_NS = 1 << 50
+
+
+def fast_reader_available() -> bool:
+    return _fastdecode is not None
 
 
 def read_xspace(path: str) -> Space:
@@ -61,194 +53,150 @@ def read_xspace(path: str) -> Space:
     return decode_xspace(data, name)
 
 
-def decode_xspace(data: bytes, source: str = "<bytes>") -> Space:
+def decode_xspace(
+    data: bytes, source: str = "<bytes>", pure_python: Optional[bool] = None
+) -> Space:
     """Decodes serialized XSpace bytes (optionally gzip-compressed)."""
-    proto = _parse(data, source)
-    time_base_ns = _time_base_ns(proto)
-    planes = [_decode_plane(i, p, time_base_ns) for i, p in enumerate(proto.planes)]
+    raw = _read(_unzip(data, source), source, pure_python)
+    if not raw["planes"] and not raw["hostnames"]:
+        raise CorruptProfile(f"Profile file {source} holds no profiler planes (not an XSpace).")
+    time_base_ns = _time_base_ns(raw["planes"])
+    planes = [_build_plane(i, p, time_base_ns) for i, p in enumerate(raw["planes"])]
     space = Space(
         source=source,
         planes=planes,
-        hostnames=list(proto.hostnames),
-        errors=list(proto.errors),
-        warnings=list(proto.warnings),
+        hostnames=raw["hostnames"],
+        errors=raw["errors"],
+        warnings=raw["warnings"],
         time_base_ns=time_base_ns,
     )
     space.nbytes = _estimate_nbytes(space)
     return space
 
 
-def _parse(data: bytes, source: str) -> Any:
+def _unzip(data: bytes, source: str) -> bytes:
     if not data:
         raise CorruptProfile(f"Profile file {source} is empty.")
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error):
-            raise CorruptProfile(f"Profile file {source} is a damaged gzip file.") from None
+    if data[:2] != b"\x1f\x8b":
+        return data
     try:
-        proto = xplane_pb2.XSpace.FromString(data)
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error):
+        raise CorruptProfile(f"Profile file {source} is a damaged gzip file.") from None
+
+
+def _read(data: bytes, source: str, pure_python: Optional[bool]) -> dict:
+    if pure_python is None:
+        pure_python = bool(os.environ.get("TBPROF_PURE_PYTHON_DECODER"))
+    try:
+        if _fastdecode is not None and not pure_python:
+            return _fastdecode.decode(data)
+        return wire.read(data)
     except (DecodeError, RuntimeError, ValueError):
         raise CorruptProfile(
             f"Profile file {source} is truncated or is not an XSpace protobuf."
         ) from None
-    if not proto.planes and not proto.hostnames:
-        raise CorruptProfile(f"Profile file {source} holds no profiler planes (not an XSpace).")
-    return proto
 
 
-def _time_base_ns(proto: Any) -> int:
-    stamps = [line.timestamp_ns for plane in proto.planes for line in plane.lines]
+def _time_base_ns(planes: list) -> int:
+    stamps = [line[4] for plane in planes for line in plane["lines"]]
     if stamps and max(stamps) > _ABSOLUTE_TIME_NS:
         return min(stamps)
     return 0
 
 
-def _read_stats(stats: Any, owners: list, owner: int, cols: tuple) -> None:
-    """Appends one XStat list to the raw long-form column lists."""
-    mids, whiches, values = cols
-    for st in stats:
-        which = st.WhichOneof("value")
-        if which is not None:
-            owners.append(owner)
-            mids.append(st.metadata_id)
-            whiches.append(which)
-            values.append(getattr(st, which))
+def _columns(raw: tuple, dtypes: tuple) -> list:
+    """Raw columns (numpy arrays, or bytes from the compiled reader) as numpy arrays."""
+    return [
+        np.frombuffer(col, dtype=dtype) if isinstance(col, bytes) else np.asarray(col, dtype=dtype)
+        for col, dtype in zip(raw, dtypes)
+    ]
 
 
-def _long_table(owner_col: str, owners: list, cols: tuple, stat_names: dict) -> pd.DataFrame:
-    """Turns the raw lists into the typed long table, by value kind."""
-    mids, whiches, values = cols
-    kinds = np.asarray([_KINDS[w] for w in whiches], dtype=np.int8)
-    raw = np.empty(len(values), dtype=object)
-    raw[:] = values
-    ints = np.zeros(len(raw), dtype=np.int64)
-    floats = np.zeros(len(raw), dtype=np.float64)
-    strs = np.full(len(raw), None, dtype=object)
-    signed = kinds == KIND_INT64
-    ints[signed] = raw[signed].astype(np.int64)
-    unsigned = kinds == KIND_UINT64
-    ints[unsigned] = raw[unsigned].astype(np.uint64).view(np.int64)
-    doubles = kinds == KIND_DOUBLE
-    floats[doubles] = raw[doubles].astype(np.float64)
-    texts = (kinds == KIND_STR) | (kinds == KIND_BYTES)
-    strs[texts] = raw[texts]
+def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
+    owners, mids, kinds, ints, floats = _columns(
+        raw[:5], (np.int64, np.int64, np.int8, np.int64, np.float64)
+    )
+    objects = np.empty(len(kinds), dtype=object)
+    objects[:] = list(raw[5])
     refs = np.flatnonzero(kinds == KIND_REF)
-    strs[refs] = [stat_names.get(v, "") for v in raw[refs]]
-    names = [stat_names.get(m, "") for m in mids]
+    if len(refs):
+        objects[refs] = [stat_names.get(int(v), "") for v in ints[refs].view(np.uint64)]
+    unique_mids, codes = np.unique(mids, return_inverse=True)
+    names = np.asarray([stat_names.get(int(m), "") for m in unique_mids], dtype=object)
     return pd.DataFrame(
         {
-            owner_col: np.asarray(owners, dtype=np.int64),
-            "stat": pd.Categorical(names),
+            owner_col: owners,
+            "stat": pd.Categorical(names[codes.reshape(-1)] if len(mids) else []),
             "kind": kinds,
             "int_value": ints,
             "float_value": floats,
-            "str_value": pd.Series(strs, dtype=object),
+            "str_value": pd.Series(objects, dtype=object),
         }
     )
 
 
-def _decode_plane(index: int, plane: Any, time_base_ns: int) -> Plane:
-    stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
-    line_rows, line_col, meta_col, begin_col, dur_col, occ_col = [], [], [], [], [], []
-    owners: list = []
-    cols: tuple = ([], [], [])
-    row = 0
-    for line_index, line in enumerate(plane.lines):
-        base_ps = (line.timestamp_ns - time_base_ns) * 1000
-        line_rows.append(_line_row(line))
-        for ev in line.events:
-            line_col.append(line_index)
-            meta_col.append(ev.metadata_id)
-            begin_col.append(base_ps + ev.offset_ps)
-            dur_col.append(ev.duration_ps)
-            occ_col.append(ev.num_occurrences)
-            if ev.stats:
-                _read_stats(ev.stats, owners, row, cols)
-            row += 1
-    stats = _long_table("event", owners, cols, stat_names)
-    meta_owners: list = []
-    meta_cols: tuple = ([], [], [])
-    meta_rows = []
-    for mid, md in plane.event_metadata.items():
-        meta_rows.append((mid, md.name, md.display_name))
-        if md.stats:
-            _read_stats(md.stats, meta_owners, mid, meta_cols)
-    plane_owners: list = []
-    plane_cols: tuple = ([], [], [])
-    _read_stats(plane.stats, plane_owners, 0, plane_cols)
-    plane_stats_table = _long_table("owner", plane_owners, plane_cols, stat_names)
-    event_metadata = pd.DataFrame(meta_rows, columns=["id", "name", "display_name"])
-    events = _event_table(line_col, meta_col, begin_col, dur_col, occ_col, event_metadata)
+def _build_plane(index: int, raw: dict, time_base_ns: int) -> Plane:
+    stat_names = {int(k): v for k, v in raw["stat_metadata"].items()}
+    lines = _line_table(raw["lines"])
+    line_of_event, metadata_ids, offsets, durations, occurrences = _columns(
+        raw["events"], (np.int32, np.int64, np.int64, np.int64, np.int64)
+    )
+    line_base_ps = (lines["timestamp_ns"].to_numpy() - time_base_ns) * 1000
+    events = pd.DataFrame(
+        {
+            "line": line_of_event,
+            "metadata_id": metadata_ids,
+            "begin_ps": line_base_ps[line_of_event] + offsets if len(offsets) else offsets,
+            "duration_ps": durations,
+            "occurrences": occurrences,
+        }
+    )
+    event_metadata = pd.DataFrame(
+        [(mid, name or "", display or "") for mid, name, display in raw["event_metadata"]],
+        columns=["id", "name", "display_name"],
+    )
+    # Sorted by id: map order on the wire is not meaningful (and differs by reader).
+    event_metadata["id"] = event_metadata["id"].astype(np.int64)
+    event_metadata = event_metadata.sort_values("id", kind="stable", ignore_index=True)
+    _add_names(events, event_metadata)
+    stats = _long_table("event", raw["stats"], stat_names)
     _add_well_known_columns(events, stats)
+    plane_stats = _long_table("owner", raw["plane_stats"], stat_names)
     return Plane(
         index=index,
-        id=plane.id,
-        name=plane.name,
-        lines=_line_table(line_rows),
+        id=int(raw["id"]),
+        name=raw["name"] or "",
+        lines=lines,
         events=events,
         stats=stats,
         event_metadata=event_metadata,
-        metadata_stats=_long_table("metadata_id", meta_owners, meta_cols, stat_names),
-        stat_names=stat_names,
-        plane_stats=dict(
-            zip(plane_stats_table["stat"].astype(str), stat_values(plane_stats_table))
+        metadata_stats=_long_table("metadata_id", raw["metadata_stats"], stat_names).sort_values(
+            "metadata_id", kind="stable", ignore_index=True
         ),
-    )
-
-
-def _line_row(line: Any) -> tuple:
-    row_id = line.display_id or line.id
-    label = line.display_name or line.name
-    return (
-        line.id,
-        line.display_id,
-        line.name,
-        line.display_name,
-        line.timestamp_ns,
-        line.duration_ps,
-        row_id & 0xFFFFFFFF,
-        label,
+        stat_names=stat_names,
+        plane_stats=dict(zip(plane_stats["stat"].astype(str), stat_values(plane_stats))),
     )
 
 
 def _line_table(rows: list) -> pd.DataFrame:
-    columns = [
-        "id",
-        "display_id",
-        "name",
-        "display_name",
-        "timestamp_ns",
-        "duration_ps",
-        "tid",
-        "label",
-    ]
+    columns = ["id", "display_id", "name", "display_name", "timestamp_ns", "duration_ps"]
     table = pd.DataFrame(rows, columns=columns)
-    for col in ("id", "display_id", "timestamp_ns", "duration_ps", "tid"):
+    for col in ("id", "display_id", "timestamp_ns", "duration_ps"):
         table[col] = table[col].astype(np.int64)
+    for col in ("name", "display_name"):
+        table[col] = pd.Series(table[col].fillna("").tolist(), dtype=object)
+    row_ids = np.where(table["display_id"] != 0, table["display_id"], table["id"])
+    table["tid"] = (row_ids & 0xFFFFFFFF).astype(np.int64)
+    labels = np.where(table["display_name"] != "", table["display_name"], table["name"])
+    table["label"] = pd.Series(labels, dtype=object)
     return table
 
 
-def _event_table(
-    line_col: list,
-    meta_col: list,
-    begin_col: list,
-    dur_col: list,
-    occ_col: list,
-    event_metadata: pd.DataFrame,
-) -> pd.DataFrame:
-    metadata_ids = np.asarray(meta_col, dtype=np.int64)
-    events = pd.DataFrame(
-        {
-            "line": np.asarray(line_col, dtype=np.int32),
-            "metadata_id": metadata_ids,
-            "begin_ps": np.asarray(begin_col, dtype=np.int64),
-            "duration_ps": np.asarray(dur_col, dtype=np.int64),
-            "occurrences": np.asarray(occ_col, dtype=np.int64),
-        }
-    )
-    # Names via the metadata table (unknown metadata id → empty name).
+def _add_names(events: pd.DataFrame, event_metadata: pd.DataFrame) -> None:
+    """Event names via the metadata table, as categoricals (unknown id → empty name)."""
     ids = event_metadata["id"].to_numpy(dtype=np.int64)
+    metadata_ids = events["metadata_id"].to_numpy()
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
     pos = np.minimum(np.searchsorted(sorted_ids, metadata_ids), max(len(ids) - 1, 0))
@@ -257,7 +205,6 @@ def _event_table(
     for column in ("name", "display_name"):
         lookup = np.asarray(event_metadata[column].tolist() + [""], dtype=object)
         events[column] = pd.Categorical(lookup[codes])
-    return events
 
 
 def _add_well_known_columns(events: pd.DataFrame, stats: pd.DataFrame) -> None:

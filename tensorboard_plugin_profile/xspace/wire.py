@@ -1,0 +1,127 @@
+"""The pure-Python reader: XSpace bytes → the raw form that ``decode`` builds tables from.
+
+The raw form is what the optional compiled reader (``_fastdecode.c``) returns,
+so the two are interchangeable: a dict with ``planes``, ``hostnames``,
+``errors``, ``warnings``; per plane ``id``, ``name``, ``lines`` (tuples),
+``events`` (line, metadata_id, offset_ps, duration_ps, occurrences columns),
+``stats`` / ``metadata_stats`` / ``plane_stats`` (owner, metadata_id, kind,
+int64, float64, objects), ``event_metadata`` rows and ``stat_metadata`` names.
+This path walks the protobuf objects; it is the slower of the two.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..protobuf import xplane_pb2
+from .model import KIND_BYTES, KIND_DOUBLE, KIND_INT64, KIND_REF, KIND_STR, KIND_UINT64
+
+_KINDS = {
+    "double_value": KIND_DOUBLE,
+    "uint64_value": KIND_UINT64,
+    "int64_value": KIND_INT64,
+    "str_value": KIND_STR,
+    "bytes_value": KIND_BYTES,
+    "ref_value": KIND_REF,
+}
+
+
+def read(data: bytes) -> dict:
+    """Raises protobuf's DecodeError (or ValueError) on malformed bytes."""
+    proto = xplane_pb2.XSpace.FromString(data)
+    return {
+        "planes": [_plane(p) for p in proto.planes],
+        "hostnames": list(proto.hostnames),
+        "errors": list(proto.errors),
+        "warnings": list(proto.warnings),
+    }
+
+
+def _plane(plane: Any) -> dict:
+    lines, columns = [], ([], [], [], [], [])
+    stats: tuple = ([], [], [], [])
+    row = 0
+    line_col, meta_col, offset_col, dur_col, occ_col = columns
+    for index, line in enumerate(plane.lines):
+        lines.append(
+            (
+                line.id,
+                line.display_id,
+                line.name,
+                line.display_name,
+                line.timestamp_ns,
+                line.duration_ps,
+            )
+        )
+        for ev in line.events:
+            line_col.append(index)
+            meta_col.append(ev.metadata_id)
+            offset_col.append(ev.offset_ps)
+            dur_col.append(ev.duration_ps)
+            occ_col.append(ev.num_occurrences)
+            if ev.stats:
+                _stats(ev.stats, row, stats)
+            row += 1
+    meta_rows, meta_stats = [], ([], [], [], [])
+    for mid, md in plane.event_metadata.items():
+        meta_rows.append((mid, md.name, md.display_name))
+        if md.stats:
+            _stats(md.stats, mid, meta_stats)
+    plane_stats: tuple = ([], [], [], [])
+    _stats(plane.stats, 0, plane_stats)
+    events = (
+        np.asarray(line_col, dtype=np.int32),
+        np.asarray(meta_col, dtype=np.int64),
+        np.asarray(offset_col, dtype=np.int64),
+        np.asarray(dur_col, dtype=np.int64),
+        np.asarray(occ_col, dtype=np.int64),
+    )
+    return {
+        "id": plane.id,
+        "name": plane.name,
+        "lines": lines,
+        "events": events,
+        "stats": _typed(stats),
+        "event_metadata": meta_rows,
+        "metadata_stats": _typed(meta_stats),
+        "stat_metadata": {k: v.name for k, v in plane.stat_metadata.items()},
+        "plane_stats": _typed(plane_stats),
+    }
+
+
+def _stats(stats: Any, owner: int, out: tuple) -> None:
+    owners, mids, whiches, values = out
+    for st in stats:
+        which = st.WhichOneof("value")
+        if which is not None:
+            owners.append(owner)
+            mids.append(st.metadata_id)
+            whiches.append(which)
+            values.append(getattr(st, which))
+
+
+def _typed(raw: tuple) -> tuple:
+    """(owner, metadata_id, kind, int64, float64, objects) from the collected lists."""
+    owners, mids, whiches, values = raw
+    kinds = np.asarray([_KINDS[w] for w in whiches], dtype=np.int8)
+    objects = np.empty(len(values), dtype=object)
+    objects[:] = values
+    ints = np.zeros(len(values), dtype=np.int64)
+    floats = np.zeros(len(values), dtype=np.float64)
+    signed = kinds == KIND_INT64
+    ints[signed] = objects[signed].astype(np.int64)
+    unsigned = (kinds == KIND_UINT64) | (kinds == KIND_REF)
+    ints[unsigned] = objects[unsigned].astype(np.uint64).view(np.int64)
+    doubles = kinds == KIND_DOUBLE
+    floats[doubles] = objects[doubles].astype(np.float64)
+    objects[~((kinds == KIND_STR) | (kinds == KIND_BYTES))] = None
+    return (
+        np.asarray(owners, dtype=np.int64),
+        np.asarray(mids, dtype=np.int64),
+        kinds,
+        ints,
+        floats,
+        objects,
+    )
