@@ -144,6 +144,7 @@ class Routes:
             "/config": self.config,
             "/version": self.version,
             "/diagnose": self.diagnose,
+            "/progress": self.progress,
             "/index.js": self.static,
             "/index.html": self.static,
         }
@@ -199,6 +200,9 @@ class Routes:
 
     def diagnose(self, request: Request) -> Response:
         return _json_response(request, self.service.diagnose())
+
+    def progress(self, request: Request) -> Response:
+        return _json_response(request, {"tasks": self.service.progress.snapshot()})
 
     def static(self, request: Request) -> Response:
         return serve_static(request, request.path.rsplit("/", 1)[-1])

@@ -29,6 +29,7 @@ from . import tools as tool_registry
 from .cache import ByteBudgetCache
 from .errors import InvalidArgument, NotFound
 from .logdir import LogDir, Session
+from .progress import ProgressTracker
 from .tools import ALL_HOSTS, ToolOutput
 from .xspace import read_xspace
 
@@ -53,6 +54,7 @@ class ProfileService:
     def __init__(self, logdir: str, cache_bytes: int = DEFAULT_CACHE_BYTES):
         self.logdir = LogDir(logdir)
         self.cache = ByteBudgetCache(cache_bytes)
+        self.progress = ProgressTracker()
 
     # --- discovery ---------------------------------------------------------
     def runs(self) -> list:
@@ -120,17 +122,22 @@ class ProfileService:
         key = ("tool", tool.name, relevant) + tuple(f.key for f in selected)
 
         def compute() -> Any:
-            spaces = [(f.host, self.space(f)) for f in selected]
-            started = time.perf_counter()
-            output = tool.convert(spaces, params)
-            logger.info(
-                "%s on %s (%s): %.0f ms",
-                tool.name,
-                run,
-                ",".join(f.host for f in selected),
-                (time.perf_counter() - started) * 1e3,
-            )
-            return output
+            with self.progress.task(run, tool.name) as task:
+                spaces = []
+                for i, f in enumerate(selected, 1):
+                    task.stage(f"decoding {f.host} ({i}/{len(selected)})")
+                    spaces.append((f.host, self.space(f)))
+                task.stage("converting")
+                started = time.perf_counter()
+                output = tool.convert(spaces, params)
+                logger.info(
+                    "%s on %s (%s): %.0f ms",
+                    tool.name,
+                    run,
+                    ",".join(f.host for f in selected),
+                    (time.perf_counter() - started) * 1e3,
+                )
+                return output
 
         output = self.cache.get_or_compute(key, compute, size_of=_output_size)
         return _to_result(output)

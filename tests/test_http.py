@@ -151,3 +151,31 @@ def test_unexpected_errors_are_opaque(client, monkeypatch):
     monkeypatch.setattr(client.application.service, "runs", boom)
     body = get_json(client, f"{PREFIX}/runs", 500)
     assert "leaked" not in json.dumps(body)
+
+
+def test_progress_lists_a_conversion_while_it_runs(monkeypatch):
+    import threading
+
+    from tensorboard_plugin_profile import tools
+
+    release, entered = threading.Event(), threading.Event()
+    original = tools.Tool.convert
+
+    def slow_convert(self, hosts, params):
+        entered.set()
+        release.wait(10)
+        return original(self, hosts, params)
+
+    monkeypatch.setattr(tools.Tool, "convert", slow_convert)
+    client = Client(StandaloneApp(str(FIXTURES)))
+    url = f"{PREFIX}/data?run={JAX_RUN}&tag=trace_viewer&host=vm"
+    worker = threading.Thread(target=client.get, args=(url,))
+    worker.start()
+    assert entered.wait(30)
+    tasks = get_json(client, f"{PREFIX}/progress")["tasks"]
+    assert [(t["run"], t["tool"], t["stage"]) for t in tasks] == [
+        (JAX_RUN, "trace_viewer", "converting")
+    ]
+    release.set()
+    worker.join(30)
+    assert get_json(client, f"{PREFIX}/progress") == {"tasks": []}
