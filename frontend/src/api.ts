@@ -27,6 +27,27 @@ export interface CaptureReply {
   error?: string;
 }
 
+/** Reply of `capture_status?job=`: epoch seconds; `result`/`error` once finished. */
+export interface CaptureStatus {
+  job?: string;
+  state?: 'running' | 'done' | 'failed';
+  phase?: 'waiting' | 'tracing' | 'collecting' | 'writing' | string;
+  started_at?: number;
+  expected_end?: number;
+  result?: string;
+  error?: string;
+  session?: string;
+}
+
+/** Reply of `diagnose`: what is under the log directory and why it was not read. */
+export interface Diagnosis {
+  exists: boolean;
+  logdir: string;
+  sessions: number;
+  skipped: string[];
+  other_files: string[];
+}
+
 export type QueryParams = Record<string, string | number | boolean | undefined>;
 
 /** Error code the backend uses for "this tool has nothing to show here". */
@@ -160,8 +181,30 @@ export class ProfileApi {
     return this.url('data', dataParams(run, tool, host));
   }
 
-  csvUrl(run: string, tool: string, host: string): string {
-    return this.url('data_csv', dataParams(run, tool, host));
+  /** CSV of table `table` of a multi-table payload (the server's default is the first non-empty). */
+  csvUrl(run: string, tool: string, host: string, table?: number): string {
+    return this.url('data_csv', { ...dataParams(run, tool, host), table });
+  }
+
+  diagnose(signal?: AbortSignal): Promise<Diagnosis> {
+    return this.getJson<Diagnosis>('diagnose', {}, signal);
+  }
+
+  /**
+   * Starts a capture with `async=1`: `{job}` at once. A backend without async capture answers
+   * `{result}` or `{error}` when the capture is over; both shapes are returned as they are.
+   */
+  async captureAsync(params: QueryParams, signal?: AbortSignal): Promise<CaptureReply & { job?: string }> {
+    try {
+      return await this.getJson<CaptureReply & { job?: string }>('capture_profile', { ...params, async: 1 }, signal);
+    } catch (error) {
+      if (error instanceof ApiError) return { error: error.message };
+      throw error;
+    }
+  }
+
+  captureStatus(job: string, signal?: AbortSignal): Promise<CaptureStatus> {
+    return this.getJson<CaptureStatus>('capture_status', { job }, signal);
   }
 
   /** Capture answers 200 with `{result}` or `{error}`; a non-2xx reply is folded into `{error}`. */

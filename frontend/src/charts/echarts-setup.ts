@@ -4,12 +4,12 @@
  * draw with (tree-shaken build). Tooltips use rich text (canvas), never HTML, so profile strings
  * cannot become markup and no inline styles are needed.
  */
-import { BarChart } from 'echarts/charts';
-import { GridComponent, TooltipComponent } from 'echarts/components';
+import { BarChart, LineChart, PieChart } from 'echarts/charts';
+import { GridComponent, LegendComponent, TooltipComponent } from 'echarts/components';
 import { init, use, type EChartsType } from 'echarts/core';
 import { CanvasRenderer } from 'echarts/renderers';
 
-use([BarChart, GridComponent, TooltipComponent, CanvasRenderer]);
+use([BarChart, LineChart, PieChart, GridComponent, LegendComponent, TooltipComponent, CanvasRenderer]);
 
 export { init };
 export type { EChartsType };

@@ -8,7 +8,7 @@ import { customElement, property, query } from 'lit/decorators.js';
 import type { ProfileApi } from '../api';
 import { ShellModel } from '../shell-model';
 import { toolLabel } from '../state';
-import type { ToolContext } from '../views/registry';
+import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext } from '../views/registry';
 import './capture-dialog';
 import type { CaptureDialog } from './capture-dialog';
 import './loading-skeleton';
@@ -26,6 +26,10 @@ export class AppShell extends LitElement {
   private model!: ShellModel;
   private context: ToolContext | null = null;
   private readonly onPopState = () => void this.model.followUrl();
+  private readonly onNavigate = (event: Event) => {
+    const tool = (event as CustomEvent<NavigateDetail>).detail?.tool;
+    if (tool && this.model.tools?.includes(tool)) void this.model.selectTool(tool);
+  };
 
   static override styles = [
     controlStyles,
@@ -71,6 +75,7 @@ export class AppShell extends LitElement {
     this.model = new ShellModel(this.api, window);
     this.model.onChange = () => this.requestUpdate();
     window.addEventListener('popstate', this.onPopState);
+    this.addEventListener(NAVIGATE_EVENT, this.onNavigate);
     void this.model.start();
   }
 
@@ -162,7 +167,7 @@ export class AppShell extends LitElement {
     const { run, tool, host } = this.model.selection;
     const c = this.context;
     if (!c || c.run !== run || c.tool !== tool || c.host !== host) {
-      this.context = { api: this.api, run, tool, host };
+      this.context = { api: this.api, run, tool, host, tools: this.model.tools ?? [] };
     }
     return this.context!;
   }

@@ -6,6 +6,7 @@
  */
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
+import { csvFileName, tableToCsv } from '../table/csv';
 import { cellAt, columnLabel, tableRows, type DataColumn, type DataTable } from '../table/datatable';
 import { filterRows } from '../table/filter';
 import { formatCell } from '../table/format';
@@ -16,7 +17,10 @@ import { controlStyles, tableStyles } from './shared-styles';
 @customElement('pf-data-table')
 export class DataTableElement extends LitElement {
   @property({ attribute: false }) table: DataTable = { cols: [], rows: [] };
-  /** When set, an "Export as CSV" link to this URL (the server's data_csv route). */
+  /**
+   * When set, an "Export as CSV" link to this URL (the server's data_csv route). Otherwise the
+   * button writes the CSV of this table in the page (for tables the page derived itself).
+   */
   @property({ attribute: 'csv-href' }) csvHref = '';
   @property({ attribute: 'csv-name' }) csvName = '';
   @property({ type: Number, attribute: 'page-size' }) pageSize = DEFAULT_PAGE_SIZE;
@@ -116,7 +120,7 @@ export class DataTableElement extends LitElement {
         </label>
         ${this.csvHref
           ? html`<a class="button export" href=${this.csvHref} download=${this.csvName || nothing}>Export as CSV</a>`
-          : nothing}
+          : html`<button type="button" class="export" @click=${this.exportCsv}>Export as CSV</button>`}
       </div>
       <div class="scroll">
         <table aria-label=${this.caption || nothing} aria-rowcount=${filtered.length + 1}>
@@ -172,6 +176,19 @@ export class DataTableElement extends LitElement {
   private countText(shown: number, total: number): string {
     const noun = total === 1 ? 'row' : 'rows';
     return shown === total ? `${total} ${noun}` : `${shown} of ${total} ${noun}`;
+  }
+
+  private exportCsv(): void {
+    const blob = new Blob([tableToCsv(this.table)], { type: 'text/csv;charset=utf-8' });
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = this.csvName || csvFileName([this.caption || 'table']);
+    link.hidden = true;
+    this.renderRoot.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
   private onSort(column: number): void {

@@ -18,6 +18,15 @@ export interface ToolContext {
   run: string;
   tool: string;
   host: string;
+  /** The run's tools (for links between dashboards). */
+  tools?: readonly string[];
+}
+
+/** Event a view fires to switch the tool selector (the shell handles it). */
+export const NAVIGATE_EVENT = 'pf-navigate';
+
+export interface NavigateDetail {
+  tool: string;
 }
 
 /** The element a view defines: the shell sets `context` and, unless `ownData`, `data`. */
@@ -83,6 +92,24 @@ export function registerBuiltinViews(): void {
     matchesPayload: (payload) =>
       !!payload && typeof payload === 'object' && Array.isArray((payload as { traceEvents?: unknown }).traceEvents),
     load: async () => (await import('./trace-summary-view')).TRACE_SUMMARY_VIEW_TAG,
+  });
+  registerDashboards();
+}
+
+/** `name`, or `name` with upstream's legacy `^` / `@` marks. */
+export function toolIs(...names: string[]): (tool: string) => boolean {
+  return (tool) => names.includes(tool.replace(/[@^]+$/, ''));
+}
+
+const isList = (payload: unknown) => Array.isArray(payload);
+
+/** The dashboards: one view per tool; each falls back to the generic views for other shapes. */
+function registerDashboards(): void {
+  registerToolView({
+    id: 'overview',
+    matchesTool: toolIs('overview_page'),
+    matchesPayload: isList,
+    load: async () => (await import('./overview-view')).OVERVIEW_VIEW_TAG,
   });
 }
 

@@ -1,0 +1,165 @@
+/**
+ * Pure functions from chart models to ECharts options (no DOM, no ECharts import at run time),
+ * so they are unit-tested. Every tooltip is plain text drawn on the canvas (`renderMode:
+ * 'richText'`): a formatter returns a string, never markup, and profile strings stay text.
+ */
+import type { EChartsOption } from 'echarts';
+import { formatNumber } from '../table/format';
+import { PALETTE, type ChartTheme } from './theme';
+
+export type ChartOption = EChartsOption;
+
+export interface SeriesModel {
+  name: string;
+  color: string;
+  values: number[];
+}
+
+/** Bars stacked per category (a step, a core): one series per component. */
+export interface StackedBarModel {
+  categories: string[];
+  series: SeriesModel[];
+  /** Unit of the values, e.g. `ms`. */
+  unit: string;
+  axisLabel: string;
+  /** Optional full tooltip text per category (replaces the generated one). */
+  tooltips?: string[];
+}
+
+export interface PieSlice {
+  name: string;
+  value: number;
+}
+
+export interface PieModel {
+  title: string;
+  slices: PieSlice[];
+  unit: string;
+}
+
+/** Most label text ECharts draws before truncating with an ellipsis. */
+const LABEL_CHARS = 40;
+
+export function clipLabel(text: string, max = LABEL_CHARS): string {
+  return text.length > max ? text.slice(0, max - 1) + '…' : text;
+}
+
+export function tooltipBase(theme: ChartTheme) {
+  return {
+    renderMode: 'richText' as const,
+    confine: true,
+    backgroundColor: theme.surface,
+    borderColor: theme.border,
+    textStyle: { color: theme.text, fontSize: 12 },
+  };
+}
+
+function legendBase(theme: ChartTheme) {
+  return {
+    type: 'scroll' as const,
+    textStyle: { color: theme.text },
+    pageTextStyle: { color: theme.muted },
+    pageIconColor: theme.text,
+    pageIconInactiveColor: theme.border,
+    inactiveColor: theme.border,
+  };
+}
+
+/** Tooltip text of one stacked bar: total, then each non-zero component, largest first. */
+export function stackedTooltip(model: StackedBarModel, index: number): string {
+  if (model.tooltips?.[index]) return model.tooltips[index];
+  const parts = model.series
+    .map((s) => ({ name: s.name, value: s.values[index] ?? 0 }))
+    .filter((p) => p.value > 0)
+    .sort((a, b) => b.value - a.value);
+  const total = parts.reduce((sum, p) => sum + p.value, 0);
+  const lines = parts.map((p) => `${p.name}: ${formatNumber(p.value)} ${model.unit}`);
+  return [`${model.categories[index] ?? ''} — total ${formatNumber(total)} ${model.unit}`, ...lines].join('\n');
+}
+
+export function stackedBarOption(model: StackedBarModel, theme: ChartTheme): ChartOption {
+  return {
+    animation: false,
+    grid: { left: 12, right: 16, top: 40, bottom: 8, containLabel: true },
+    legend: { ...legendBase(theme), top: 0 },
+    tooltip: {
+      ...tooltipBase(theme),
+      trigger: 'axis',
+      axisPointer: { type: 'shadow' },
+      formatter: (params: unknown) => {
+        const first = Array.isArray(params) ? params[0] : params;
+        return stackedTooltip(model, (first as { dataIndex?: number })?.dataIndex ?? 0);
+      },
+    },
+    xAxis: {
+      type: 'category',
+      data: model.categories.map((c) => clipLabel(c, 24)),
+      axisLabel: { color: theme.text },
+      axisLine: { lineStyle: { color: theme.border } },
+    },
+    yAxis: {
+      type: 'value',
+      name: model.axisLabel,
+      nameTextStyle: { color: theme.muted },
+      axisLabel: { color: theme.text },
+      splitLine: { lineStyle: { color: theme.border, opacity: 0.6 } },
+    },
+    series: model.series.map((s) => ({
+      type: 'bar' as const,
+      name: s.name,
+      stack: 'total',
+      data: s.values,
+      itemStyle: { color: s.color },
+      emphasis: { focus: 'series' as const },
+      barMaxWidth: 48,
+    })),
+  };
+}
+
+/** Slices sorted by value, the tail beyond `max - 1` merged into "Other". Zero slices dropped. */
+export function topSlices(slices: readonly PieSlice[], max = 10): PieSlice[] {
+  const sorted = slices.filter((s) => s.value > 0).sort((a, b) => b.value - a.value);
+  if (sorted.length <= max) return sorted;
+  const head = sorted.slice(0, max - 1);
+  const rest = sorted.slice(max - 1).reduce((sum, s) => sum + s.value, 0);
+  return [...head, { name: 'Other', value: rest }];
+}
+
+export function pieTooltip(slice: PieSlice, total: number, unit: string): string {
+  const share = total > 0 ? (100 * slice.value) / total : 0;
+  return `${slice.name}\n${formatNumber(slice.value)} ${unit} (${formatNumber(Math.round(share * 10) / 10)}%)`;
+}
+
+export function pieOption(model: PieModel, theme: ChartTheme): ChartOption {
+  const total = model.slices.reduce((sum, s) => sum + s.value, 0);
+  return {
+    animation: false,
+    color: PALETTE,
+    legend: {
+      ...legendBase(theme),
+      orient: 'vertical',
+      right: 0,
+      top: 'middle',
+      formatter: (name: string) => clipLabel(name, 28),
+    },
+    tooltip: {
+      ...tooltipBase(theme),
+      trigger: 'item',
+      formatter: (params: unknown) => {
+        const p = params as { name: string; value: number };
+        return pieTooltip({ name: p.name, value: p.value }, total, model.unit);
+      },
+    },
+    series: [
+      {
+        type: 'pie',
+        name: model.title,
+        radius: ['35%', '70%'],
+        center: ['30%', '50%'],
+        label: { show: false },
+        itemStyle: { borderColor: theme.background, borderWidth: 1 },
+        data: model.slices.map((s) => ({ name: s.name, value: s.value })),
+      },
+    ],
+  };
+}

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { stackedBarOption, stackedTooltip } from '../charts/options';
+import { LIGHT_THEME } from '../charts/theme';
+import { opStatsPies, opStatsTables, topOps, topOpsTable, filterOps } from './op-stats';
+import { groupTips, overviewModel, toolOfTip } from './overview';
+import { haveReference, reference } from './reference-fixtures';
+import { INPUT_RED } from '../charts/theme';
+
+const XSS = '<img src=x onerror=alert(1)>';
+
+describe.skipIf(!haveReference)('overview model on reference payloads', () => {
+  it('reads the summary, step graph and recommendation of tf_keras2_fit', () => {
+    const model = overviewModel(reference('tf_keras2_fit', 'overview_page.json'), ['overview_page', 'trace_viewer', 'input_pipeline_analyzer']);
+    expect(model.summary[0]).toMatchObject({ label: 'Average step time', value: '99.90 ms' });
+    expect(model.stepTime!.steps).toBe(4);
+    expect(model.stepTime!.chart.series.map((s) => s.name)).toEqual(['Host compute', 'Input', 'All others']);
+    expect(model.stepTime!.chart.series.find((s) => s.name === 'Input')!.color).toBe(INPUT_RED);
+    expect(model.statement).toMatch(/HIGHLY input-bound/);
+    expect(model.tips.find((t) => t.text.startsWith('input_pipeline_analyzer'))!.tool).toBe('input_pipeline_analyzer');
+    expect(model.tips.find((t) => t.text.startsWith('trace_viewer'))!.tool).toBe('trace_viewer');
+    expect(groupTips(model.tips).map(([group]) => group)).toContain('Next steps for reducing the Host time');
+    expect(model.environment.find((m) => m.label === 'Device type')!.value).toBe('CPU');
+  });
+
+  it('shows the 16/32-bit precision split of a GPU profile', () => {
+    const model = overviewModel(reference('gpu_multi_worker', 'overview_page.json'));
+    expect(model.summary.find((m) => m.label === 'Device compute precision')!.value).toBe('30.5% 16-bit · 69.5% 32-bit');
+  });
+
+  it('shows diagnostics of a profile without steps', () => {
+    const model = overviewModel(reference('tf_keras_fit', 'overview_page.json'));
+    expect(model.diagnostics[0].severity).toBe('WARNING');
+    expect(model.stepTime!.steps).toBe(0);
+  });
+
+  it('turns the step-time table into a stacked bar option with text tooltips', () => {
+    const model = overviewModel(reference('jax_cpu_train', 'overview_page.json'));
+    const option = stackedBarOption(model.stepTime!.chart, LIGHT_THEME) as { tooltip: { renderMode: string }; series: unknown[] };
+    expect(option.tooltip.renderMode).toBe('richText');
+    expect(option.series.length).toBe(model.stepTime!.chart.series.length);
+    expect(stackedTooltip(model.stepTime!.chart, 0)).toMatch(/^Step /);
+  });
+
+  it('finds the top host ops of framework_op_stats without IDLE', () => {
+    const tables = opStatsTables(reference('tf_keras2_fit', 'framework_op_stats.json'));
+    const ops = topOps(tables.withoutIdle, 10);
+    expect(ops).toHaveLength(10);
+    expect(ops[0]).toMatchObject({ side: 'Host', name: 'Iterator::Root::Prefetch::MapAndBatch' });
+    expect(ops.every((op, i) => i === 0 || ops[i - 1].selfTimeUs >= op.selfTimeUs)).toBe(true);
+    expect(topOpsTable(ops).rows).toHaveLength(10);
+  });
+
+  it('builds up to four pies and filters by side, type and name', () => {
+    const tables = opStatsTables(reference('gpu_multi_worker', 'framework_op_stats.json'));
+    // Upstream's GPU reference has no device op but IDLE: without IDLE only the host pies remain.
+    expect(opStatsPies(tables.withoutIdle).map((p) => p.title)).toEqual([
+      'Host-side self time by operation',
+      'Host-side self time by operation type',
+    ]);
+    const pies = opStatsPies(tables.withIdle);
+    expect(pies.map((p) => p.title)).toEqual([
+      'Device-side self time by operation',
+      'Device-side self time by operation type',
+      'Host-side self time by operation',
+      'Host-side self time by operation type',
+    ]);
+    expect(pies.every((p) => p.slices.length <= 10)).toBe(true);
+    const hostOnly = filterOps(tables.withIdle!, { side: 'Host', type: 'idle', name: '' });
+    expect(hostOnly.rows.length).toBe(1);
+  });
+});
+
+describe('overview model edge cases', () => {
+  it('maps tips to the run tools only', () => {
+    expect(toolOfTip('trace_viewer (look at …)', ['trace_viewer@'])).toBe('trace_viewer@');
+    expect(toolOfTip('pod_viewer', ['overview_page'])).toBeUndefined();
+    expect(toolOfTip('Refer to the FAQ', ['faq'])).toBeUndefined();
+  });
+
+  it('keeps profile strings as text in tooltips', () => {
+    const model = overviewModel([
+      { cols: [{ id: 'stepnum', type: 'string' }, { id: 'hostComputeTimeMs', label: XSS, type: 'number' }], rows: [{ c: [{ v: XSS }, { v: 2 }] }] },
+    ]);
+    expect(stackedTooltip(model.stepTime!.chart, 0)).toContain(XSS);
+  });
+
+  it('survives an empty payload', () => {
+    const model = overviewModel([]);
+    expect(model.summary).toEqual([]);
+    expect(model.stepTime).toBeNull();
+    expect(overviewModel(null).tips).toEqual([]);
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * overview_page → the Overview dashboard model: performance summary, step-time graph, top
+ * operations, run environment, recommendation and diagnostics. Tables are found by column ids
+ * (upstream's positions: 0 analysis, 1 step time, 2 environment, 3 recommendation, 4 inference
+ * latency, 6 diagnostics).
+ */
+import { tableRows, type DataTable } from '../table/datatable';
+import { findTable, property, propertyNumber, rowObjects } from './gviz';
+import { stepTimeModel, type StepTimeModel } from './step-time';
+
+export interface Metric {
+  label: string;
+  value: string;
+  hint?: string;
+}
+
+export interface Tip {
+  /** Group heading (the row's description), e.g. "Next steps for reducing the Host time". */
+  group: string;
+  /** Raw text, possibly with an upstream `<a>`; the view renders it as segments. */
+  text: string;
+  /** The tool the tip names at its start (e.g. `input_pipeline_analyzer`), if any. */
+  tool?: string;
+}
+
+export interface Diagnostic {
+  severity: string;
+  message: string;
+}
+
+export interface OverviewModel {
+  summary: Metric[];
+  stepTime: StepTimeModel | null;
+  environment: Metric[];
+  hosts: Record<string, unknown>[];
+  bottleneck: string;
+  statement: string;
+  precisionStatement: string;
+  tips: Tip[];
+  diagnostics: Diagnostic[];
+  analysis: DataTable | undefined;
+  inferenceLatency: DataTable | undefined;
+  remark: string;
+}
+
+const ANALYSIS = ['selfTimePercent', 'operation'];
+const STEP_TIME = ['stepnum'];
+const ENVIRONMENT = ['host_id', 'command_line'];
+const RECOMMENDATION = ['tip_type', 'link'];
+const INFERENCE = ['percentile', 'totalTimeMs'];
+const DIAGNOSTICS = ['severity', 'message'];
+
+/** Tool names a recommendation may start with, and the tools they mean. */
+export const TOOL_ALIASES: Record<string, string[]> = {
+  input_pipeline_analyzer: ['input_pipeline_analyzer'],
+  trace_viewer: ['trace_viewer@', 'trace_viewer'],
+  framework_op_stats: ['framework_op_stats', 'tensorflow_stats'],
+  tensorflow_stats: ['framework_op_stats', 'tensorflow_stats'],
+  kernel_stats: ['kernel_stats'],
+  memory_profile: ['memory_profile'],
+  pod_viewer: ['pod_viewer'],
+  op_profile: ['op_profile'],
+  tf_data_bottleneck_analysis: ['tf_data_bottleneck_analysis'],
+};
+
+/** The run's tool a tip's text starts with (`trace_viewer (look at…)` → `trace_viewer@`). */
+export function toolOfTip(text: string, tools: readonly string[]): string | undefined {
+  const word = /^\s*([a-z_]+)/.exec(text)?.[1];
+  const candidates = word ? TOOL_ALIASES[word] : undefined;
+  return candidates?.find((tool) => tools.includes(tool));
+}
+
+export function formatMs(value: number): string {
+  if (!Number.isFinite(value)) return '—';
+  return `${value.toFixed(value >= 100 ? 1 : value >= 1 ? 2 : 3)} ms`;
+}
+
+function percentMetric(analysis: DataTable | undefined, key: string, label: string, hint?: string): Metric | null {
+  const text = property(analysis, key);
+  if (!text || !Number.isFinite(propertyNumber(analysis, key))) return null;
+  return { label, value: text, hint };
+}
+
+function summaryMetrics(analysis: DataTable | undefined, step: StepTimeModel | null): Metric[] {
+  const metrics: (Metric | null)[] = [];
+  if (step && step.steps > 0) {
+    metrics.push({
+      label: 'Average step time',
+      value: formatMs(step.averageMs),
+      hint: `σ ${formatMs(step.deviationMs)} · min ${formatMs(step.minimumMs)} · max ${formatMs(step.maximumMs)} over ${step.steps} steps`,
+    });
+  }
+  const bits16 = propertyNumber(analysis, 'device_compute_16bit_percent');
+  const bits32 = propertyNumber(analysis, 'device_compute_32bit_percent');
+  if (Number.isFinite(bits16) || Number.isFinite(bits32)) {
+    metrics.push({
+      label: 'Device compute precision',
+      value: `${property(analysis, 'device_compute_16bit_percent') || '0%'} 16-bit · ${property(analysis, 'device_compute_32bit_percent') || '0%'} 32-bit`,
+      hint: 'Share of device compute time in 16-bit and 32-bit operations',
+    });
+  }
+  metrics.push(
+    percentMetric(analysis, 'device_duty_cycle_percent', 'Device duty cycle', 'Time the device was busy'),
+    percentMetric(analysis, 'device_idle_time_percent', 'Device idle time'),
+    percentMetric(analysis, 'host_idle_time_percent', 'Host idle time'),
+    percentMetric(analysis, 'host_tf_op_percent', 'Ops placed on host', 'Share of framework op time on the host'),
+    percentMetric(analysis, 'device_tf_op_percent', 'Ops placed on device'),
+    percentMetric(analysis, 'host_op_time_eager_percent', 'Host op time eager'),
+    percentMetric(analysis, 'device_op_time_eager_percent', 'Device op time eager'),
+    percentMetric(analysis, 'mxu_utilization_percent', 'MXU utilization'),
+    percentMetric(analysis, 'flop_rate_utilization_relative_to_roofline', 'FLOP rate vs roofline'),
+    percentMetric(analysis, 'memory_bw_utilization_relative_to_hw_limit', 'Memory bandwidth vs limit'),
+  );
+  return metrics.filter((m): m is Metric => m !== null);
+}
+
+function environmentMetrics(environment: DataTable | undefined): Metric[] {
+  const pairs: [string, string][] = [
+    ['Number of hosts', 'host_count'],
+    ['Tasks', 'task_count'],
+    ['Device type', 'device_type'],
+    ['Device cores', 'device_core_count'],
+    ['Training', 'is_training'],
+  ];
+  return pairs
+    .map(([label, key]) => ({ label, value: property(environment, key) }))
+    .filter((metric) => metric.value !== '');
+}
+
+export function overviewModel(payload: unknown, tools: readonly string[] = []): OverviewModel {
+  const analysis = findTable(payload, ANALYSIS);
+  const stepTable = findTable(payload, STEP_TIME);
+  const environment = findTable(payload, ENVIRONMENT);
+  const recommendation = findTable(payload, RECOMMENDATION);
+  const inference = findTable(payload, INFERENCE);
+  const diagnostics = findTable(payload, DIAGNOSTICS);
+  const stepTime = stepTable ? stepTimeModel(stepTable) : null;
+  const tips: Tip[] = recommendation
+    ? rowObjects(recommendation)
+        .map((row) => {
+          const text = String(row.link ?? '');
+          return { group: String(row.description ?? ''), text, tool: toolOfTip(text, tools) };
+        })
+        .filter((tip) => tip.text)
+    : [];
+  return {
+    summary: summaryMetrics(analysis, stepTime),
+    stepTime,
+    environment: environmentMetrics(environment),
+    hosts: environment ? rowObjects(environment) : [],
+    bottleneck: property(recommendation, 'bottleneck'),
+    statement: property(recommendation, 'statement') || stepTime?.conclusion || '',
+    precisionStatement: property(recommendation, 'precision_statement'),
+    tips,
+    diagnostics: diagnosticsOf(diagnostics),
+    analysis,
+    inferenceLatency: inference && tableRows(inference).length ? inference : undefined,
+    remark: property(analysis, 'remark_text'),
+  };
+}
+
+export function diagnosticsOf(table: DataTable | undefined): Diagnostic[] {
+  if (!table) return [];
+  return rowObjects(table)
+    .map((row) => ({ severity: String(row.severity ?? ''), message: String(row.message ?? '') }))
+    .filter((d) => d.message);
+}
+
+/** Tips grouped by their heading, in first-seen order. */
+export function groupTips(tips: readonly Tip[]): [string, Tip[]][] {
+  const groups = new Map<string, Tip[]>();
+  for (const tip of tips) {
+    const list = groups.get(tip.group) ?? [];
+    list.push(tip);
+    groups.set(tip.group, list);
+  }
+  return [...groups.entries()];
+}
