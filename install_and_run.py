@@ -15,6 +15,7 @@ whole suite.
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import shutil
 import subprocess
@@ -27,6 +28,10 @@ BIN = os.path.join(VENV, "Scripts" if os.name == "nt" else "bin")
 PYTHON = os.path.join(BIN, "python")
 TEST_PACKAGES = ["pytest>=7", "hypothesis>=6", "ruff>=0.4", "grpcio-tools>=1.48", "jax[cpu]"]
 CHROMIUM = "/usr/bin/chromium"
+# The oldest runtime we claim: Python 3.9 with protobuf 4.21 (what old TensorFlow pins).
+OLDEST_VENV = os.path.join(ROOT, ".venv-oldest")
+OLDEST_PACKAGES = ["protobuf==4.21.12", "pytest>=7", "hypothesis>=6", "grpcio-tools<1.63"]
+OLDEST_SKIPPED_TESTS = ["tests/test_frontend.py", "tests/capture/test_capture_jax.py"]
 
 
 def step(message: str) -> None:
@@ -98,6 +103,37 @@ def start(logdir: str, port: int, host: str) -> int:
         return 0
 
 
+def find_python39() -> str:
+    """A Python 3.9 interpreter, or "" when this machine has none."""
+    candidates = [shutil.which("python3.9") or ""]
+    candidates += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.9*/bin/python")))
+    for candidate in candidates:
+        if (
+            candidate
+            and subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0
+        ):
+            return candidate
+    return ""
+
+
+def test_oldest(pytest_args: list) -> int:
+    """The Python suite again on Python 3.9 and protobuf 4.21 (no browser, no JAX)."""
+    python39 = find_python39()
+    if not python39:
+        print("(skipped: no Python 3.9 on this machine for the oldest-runtime run)")
+        return 0
+    step("oldest runtime: Python 3.9 with protobuf 4.21")
+    python = os.path.join(OLDEST_VENV, "bin", "python")
+    if not os.path.exists(python):
+        run([python39, "-m", "venv", OLDEST_VENV])
+    run([python, "-m", "pip", "install", "--quiet", *OLDEST_PACKAGES])
+    env = {**os.environ, "TBPROF_SKIP_FRONTEND": "1"}
+    run([python, "-m", "pip", "install", "--quiet", "-e", ROOT], env=env)
+    run([python, "-m", "pip", "install", "--quiet", *OLDEST_PACKAGES])  # keep the old protobuf
+    ignored = [f"--ignore={path}" for path in OLDEST_SKIPPED_TESTS]
+    return subprocess.call([python, "-m", "pytest", "-q", *ignored, *pytest_args], cwd=ROOT)
+
+
 def test(pytest_args: list) -> int:
     ensure_chromium()
     install(editable=True, extra=[])
@@ -106,7 +142,9 @@ def test(pytest_args: list) -> int:
     step("lint: ruff")
     run([PYTHON, "-m", "ruff", "check", ROOT])
     step("tests: pytest (Python, frontend checks, browser, TensorBoard)")
-    return subprocess.call([PYTHON, "-m", "pytest", *pytest_args], cwd=ROOT)
+    newest = subprocess.call([PYTHON, "-m", "pytest", *pytest_args], cwd=ROOT)
+    oldest = test_oldest(pytest_args)
+    return newest or oldest
 
 
 def main() -> int:
