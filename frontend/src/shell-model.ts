@@ -19,6 +19,7 @@ import {
   writeSelection,
   type Selection,
 } from './state';
+import { withoutViewParams } from './view-params';
 
 export type ShellPhase = 'loading' | 'no-runs' | 'no-tools' | 'ready' | 'error';
 export type HistoryMode = 'push' | 'replace';
@@ -162,8 +163,12 @@ export class ShellModel {
 
   private writeUrl(mode: HistoryMode): void {
     const { location, history } = this.page;
-    if (sameSelection(readSelection(location.search), this.selection)) return;
-    const url = location.pathname + writeSelection(location.search, this.selection) + location.hash;
+    const before = readSelection(location.search);
+    if (sameSelection(before, this.selection)) return;
+    // View choices (memory id, step, …) belong to one tool of one run.
+    const keepView = before.run === this.selection.run && before.tool === this.selection.tool;
+    const search = keepView ? location.search : withoutViewParams(location.search);
+    const url = location.pathname + writeSelection(search, this.selection) + location.hash;
     if (mode === 'push') history.pushState(null, '', url);
     else history.replaceState(null, '', url);
   }

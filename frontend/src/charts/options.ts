@@ -44,6 +44,17 @@ export function clipLabel(text: string, max = LABEL_CHARS): string {
   return text.length > max ? text.slice(0, max - 1) + '…' : text;
 }
 
+/**
+ * A short legend name for C++-style names: no leading return type, template arguments or
+ * parameter list (`void ns::Kernel<float>(int)` → `ns::Kernel`). Other names are only clipped.
+ */
+export function shortName(name: string, max = 28): string {
+  let text = name.replace(/^void\s+/, '');
+  const cut = text.search(/[<(]/);
+  if (cut > 0) text = text.slice(0, cut);
+  return clipLabel(text, max);
+}
+
 export function tooltipBase(theme: ChartTheme) {
   return {
     renderMode: 'richText' as const,
@@ -140,7 +151,7 @@ export function pieOption(model: PieModel, theme: ChartTheme): ChartOption {
       orient: 'vertical',
       right: 0,
       top: 'middle',
-      formatter: (name: string) => clipLabel(name, 28),
+      formatter: (name: string) => shortName(name),
     },
     tooltip: {
       ...tooltipBase(theme),

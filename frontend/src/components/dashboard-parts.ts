@@ -100,6 +100,17 @@ export const dashboardStyles = css`
     color: var(--pf-muted);
     gap: 2px;
   }
+  .toolbar label.inline {
+    flex-direction: row;
+    align-items: center;
+    gap: 6px;
+    font-size: inherit;
+    color: var(--pf-text);
+  }
+  .grid + section,
+  .pies + .card {
+    margin-top: 16px;
+  }
   .swatch {
     display: inline-block;
     width: 10px;

@@ -111,6 +111,18 @@ function registerDashboards(): void {
     matchesPayload: isList,
     load: async () => (await import('./overview-view')).OVERVIEW_VIEW_TAG,
   });
+  registerToolView({
+    id: 'op-stats',
+    matchesTool: toolIs('framework_op_stats', 'tensorflow_stats'),
+    matchesPayload: isTablePayload,
+    load: async () => (await import('./op-stats-view')).OP_STATS_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'kernel-stats',
+    matchesTool: toolIs('kernel_stats'),
+    matchesPayload: isTablePayload,
+    load: async () => (await import('./kernel-stats-view')).KERNEL_STATS_VIEW_TAG,
+  });
 }
 
 export function resetViews(): void {
