@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from . import input_ops
 from .ops import OpMetricsDb
 from .steps import StepDb
 
@@ -39,7 +40,6 @@ DETAIL_TYPES = {
 NO_STEP_STATEMENT = (
     "No step time measured. Therefore we cannot tell where the performance bottleneck is."
 )
-_DATASET_CATEGORIES = ("Dataset", "enqueue", "read", "preprocessing", "unknown")
 
 
 @dataclasses.dataclass
@@ -97,22 +97,8 @@ def summarize(values: Sequence[float]) -> Summary:
 
 
 def tf_data_in_use(host_ops: OpMetricsDb, details: pd.DataFrame) -> bool:
-    """Whether host input ops (tf.data datasets or input stages) took time.
-
-    Upstream scales the non-enqueue input time by the host-to-device share of the
-    step; with host-to-device time but no enqueue ops that share becomes zero.
-    """
-    ops = host_ops.ops
-    if ops.empty:
-        return False
-    if len(details) and details["step_time_ms"].mean() > 0:
-        ratio = min(1.0, details["host_to_device_ms"].mean() / details["step_time_ms"].mean())
-        enqueue = ops["category"].astype(str).str.lower().eq("enqueue")
-        if ratio > 0 and not (ops.loc[enqueue, "self_time_ps"] > 0).any():
-            return False
-    category = ops["category"].astype(str)
-    dataset = (category == "Dataset") | category.str.lower().isin(_DATASET_CATEGORIES[1:])
-    return bool((ops.loc[dataset, "self_time_ps"] > 0).any())
+    """Whether host input ops (tf.data datasets or input stages) took time."""
+    return input_ops.input_time_breakdown(input_ops.input_ops(host_ops), details).tf_data_in_use
 
 
 def classify(details: pd.DataFrame, tf_data: bool) -> Bottleneck:

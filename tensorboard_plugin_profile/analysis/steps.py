@@ -63,6 +63,13 @@ class StepDb:
     precision_32bit_ps: int = 0
     guessed_from: Optional[str] = None  # event name the steps were guessed from
     framework: Optional[str] = None  # "TensorFlow" / "JAX" when detectable
+    # Every well-formed step, before the first and last are dropped: upstream's
+    # pod viewer keeps them (spec §9 item 1). None means "same as ``steps``".
+    all_steps: Optional[pd.DataFrame] = None
+
+    @property
+    def with_incomplete_steps(self) -> pd.DataFrame:
+        return self.steps if self.all_steps is None else self.all_steps
 
     @property
     def guessed(self) -> bool:
@@ -218,10 +225,11 @@ def build_step_db(
     well_formed = present.reindex(steps["group"]).reindex(columns=needed).any(axis=1)
     steps = steps[well_formed.to_numpy() & (steps["duration_ps"] > 0).to_numpy()]
     steps = steps.sort_values("group").rename(columns={"group": "step_num"})
-    if drop_incomplete and len(steps) > MAX_STEPS_KEPT_WHOLE:
-        steps = steps.iloc[1:-1]
     steps = steps.reset_index(drop=True)
     steps["max_duration_ps"] = steps["duration_ps"]
+    all_steps = steps
+    if drop_incomplete and len(steps) > MAX_STEPS_KEPT_WHOLE:
+        steps = steps.iloc[1:-1].reset_index(drop=True)
     kept = pieces[pieces["group"].isin(steps["step_num"])]
     length = kept["end"] - kept["begin"]
     return StepDb(
@@ -229,6 +237,7 @@ def build_step_db(
         has_device,
         precision_16bit_ps=int(length[kept["type"] == TYPE["DEVICE_COMPUTE_16"]].sum()),
         precision_32bit_ps=int(length[kept["type"] == TYPE["DEVICE_COMPUTE_32"]].sum()),
+        all_steps=all_steps,
     )
 
 
@@ -295,36 +304,42 @@ def _breakdown(pieces: pd.DataFrame, windows: pd.DataFrame) -> tuple:
 
 # --- several hosts ---------------------------------------------------------------
 def combine_step_dbs(dbs: Sequence[StepDb]) -> StepDb:
-    """Aligns hosts' step sequences (spec §4.7); rows stay the first host's steps.
-
-    The chief is the host with the shortest step span; every other host is shifted
-    by the index offset that overlaps it most with the chief, and only the index
-    range common to all hosts is kept.
-    """
+    """Aligns hosts' step sequences (spec §4.7); rows stay the first host's steps."""
     if len(dbs) == 1:
         return dbs[0]
-    if any(db.steps.empty for db in dbs):
-        return StepDb(empty_steps(), any(db.has_device for db in dbs), empty_intersect=True)
-    chief = dbs[min(range(len(dbs)), key=lambda i: _span(dbs[i].steps))].steps
-    offsets = [_best_offset(chief, db.steps) for db in dbs]
-    lo = max(max(0, -off) for off in offsets)
-    hi = min(min(len(chief), len(db.steps) - off) for db, off in zip(dbs, offsets))
-    if hi <= lo:
-        return StepDb(empty_steps(), any(db.has_device for db in dbs), empty_intersect=True)
-    aligned = [
-        db.steps.iloc[lo + off : hi + off].reset_index(drop=True) for db, off in zip(dbs, offsets)
-    ]
+    has_device = any(db.has_device for db in dbs)
+    aligned = align_hosts([db.steps for db in dbs])
+    if aligned is None:
+        return StepDb(empty_steps(), has_device, empty_intersect=True)
     steps = aligned[0].copy()
     steps["max_duration_ps"] = np.max([a["max_duration_ps"].to_numpy() for a in aligned], axis=0)
     return StepDb(
         steps,
-        any(db.has_device for db in dbs),
-        num_steps_dropped=max(len(db.steps) for db in dbs) - (hi - lo),
+        has_device,
+        num_steps_dropped=max(len(db.steps) for db in dbs) - len(steps),
         precision_16bit_ps=sum(db.precision_16bit_ps for db in dbs),
         precision_32bit_ps=sum(db.precision_32bit_ps for db in dbs),
         guessed_from=dbs[0].guessed_from,
         framework=dbs[0].framework,
     )
+
+
+def align_hosts(frames: Sequence[pd.DataFrame]) -> Optional[list]:
+    """Each host's steps cut to the range common to all, step k beside step k.
+
+    The chief is the host with the shortest step span; every other host is shifted
+    by the index offset that overlaps it most with the chief, and only the index
+    range common to all hosts is kept. None when no step is common.
+    """
+    if any(f.empty for f in frames):
+        return None
+    chief = frames[min(range(len(frames)), key=lambda i: _span(frames[i]))]
+    offsets = [_best_offset(chief, f) for f in frames]
+    lo = max(max(0, -off) for off in offsets)
+    hi = min(min(len(chief), len(f) - off) for f, off in zip(frames, offsets))
+    if hi <= lo:
+        return None
+    return [f.iloc[lo + off : hi + off].reset_index(drop=True) for f, off in zip(frames, offsets)]
 
 
 def _span(steps: pd.DataFrame) -> int:

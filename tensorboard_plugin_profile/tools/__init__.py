@@ -57,6 +57,7 @@ def _has_gpu(space: Any) -> bool:
 
 _REGISTERED = (
     Tool("trace_viewer", "trace_viewer", HOSTS_TRACE),
+    Tool("trace_viewer@", "trace_viewer_at", HOSTS_TRACE),
     Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL),
     Tool(
         "framework_op_stats",
@@ -65,6 +66,12 @@ _REGISTERED = (
         aliases=("tensorflow_stats",),
     ),
     Tool("kernel_stats", "kernel_stats", HOSTS_EACH_OR_ALL, listed_for=_has_gpu),
+    Tool(
+        "input_pipeline_analyzer",
+        "input_pipeline_analyzer",
+        HOSTS_EACH_OR_ALL,
+        aliases=("input_pipeline",),
+    ),
 )
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}
