@@ -5,7 +5,9 @@
  */
 import { css, html, nothing, type TemplateResult } from 'lit';
 import { segments } from '../dashboards/rich-text';
-import type { Diagnostic, Metric } from '../dashboards/overview';
+import { formatMs, type Diagnostic, type Metric } from '../dashboards/overview';
+import type { ComponentStat } from '../dashboards/step-time';
+import { formatNumber } from '../table/format';
 import { toolLabel } from '../state';
 import { NAVIGATE_EVENT, type NavigateDetail } from '../views/registry';
 
@@ -15,7 +17,7 @@ export const dashboardStyles = css`
   }
   .grid {
     display: grid;
-    grid-template-columns: repeat(auto-fit, minmax(26rem, 1fr));
+    grid-template-columns: repeat(auto-fit, minmax(30rem, 1fr));
     gap: 16px;
     margin: 12px 0;
   }
@@ -189,4 +191,31 @@ export function diagnosticsCard(diagnostics: readonly Diagnostic[]) {
       ${diagnostics.map((d) => html`<li class=${d.severity}><strong>${d.severity || 'INFO'}</strong>: ${d.message}</li>`)}
     </ul>
   </section>`;
+}
+
+/** Average / σ / share of each step-time component, with its chart colour. */
+export function breakdownTable(components: readonly ComponentStat[]) {
+  return html`<table class="breakdown" aria-label="Average step time breakdown">
+    <thead>
+      <tr>
+        <th>Component</th>
+        <th class="number">Average</th>
+        <th class="number">σ</th>
+        <th class="number">Share</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${components.map(
+        (c) => html`<tr>
+          <td>
+            <svg class="swatch" width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill=${c.color}></rect></svg
+            >${c.label}
+          </td>
+          <td class="number">${formatMs(c.averageMs)}</td>
+          <td class="number">${formatMs(c.deviationMs)}</td>
+          <td class="number">${formatNumber(Math.round(c.percent * 10) / 10)}%</td>
+        </tr>`,
+      )}
+    </tbody>
+  </table>`;
 }

@@ -9,6 +9,7 @@ import '../charts/echart';
 import { stackedBarOption } from '../charts/options';
 import '../components/data-table';
 import {
+  breakdownTable,
   dashboardStyles,
   diagnosticsCard,
   metricList,
@@ -16,9 +17,8 @@ import {
   toolLink,
 } from '../components/dashboard-parts';
 import { controlStyles, tableStyles } from '../components/shared-styles';
-import { formatMs, groupTips, overviewModel, type OverviewModel, type Tip } from '../dashboards/overview';
+import { groupTips, overviewModel, type OverviewModel, type Tip } from '../dashboards/overview';
 import { opStatsTables, topOps, topOpsTable } from '../dashboards/op-stats';
-import { formatNumber } from '../table/format';
 import type { DataTable } from '../table/datatable';
 import type { ToolContext, ToolViewElement } from './registry';
 
@@ -54,7 +54,10 @@ export class OverviewView extends LitElement implements ToolViewElement {
         <section class="card summary" aria-label="Performance summary">
           <h2>Performance summary</h2>
           ${m.summary.length ? metricList(m.summary) : html`<p class="muted">No step time was measured.</p>`}
-          ${m.stepTime?.components.length ? this.renderBreakdown(m) : nothing}
+          ${m.stepTime?.components.length
+            ? html`<h3>Average step time breakdown</h3>
+                ${breakdownTable(m.stepTime.components)}`
+            : nothing}
         </section>
         <section class="card recommendation" aria-label="Recommendation for next step">
           <h2>Recommendation for next step</h2>
@@ -100,31 +103,6 @@ export class OverviewView extends LitElement implements ToolViewElement {
           : nothing}
       </div>
     `;
-  }
-
-  private renderBreakdown(m: OverviewModel) {
-    const step = m.stepTime!;
-    return html`<h3>Average step time breakdown</h3>
-      <table class="breakdown" aria-label="Average step time breakdown">
-        <thead>
-          <tr>
-            <th>Component</th>
-            <th class="number">Average</th>
-            <th class="number">σ</th>
-            <th class="number">Share</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${step.components.map(
-            (c) => html`<tr>
-              <td><svg class="swatch" width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill=${c.color}></rect></svg>${c.label}</td>
-              <td class="number">${formatMs(c.averageMs)}</td>
-              <td class="number">${formatMs(c.deviationMs)}</td>
-              <td class="number">${formatNumber(Math.round(c.percent * 10) / 10)}%</td>
-            </tr>`,
-          )}
-        </tbody>
-      </table>`;
   }
 
   private renderTip(tip: Tip) {

@@ -123,6 +123,12 @@ function registerDashboards(): void {
     matchesPayload: isTablePayload,
     load: async () => (await import('./kernel-stats-view')).KERNEL_STATS_VIEW_TAG,
   });
+  registerToolView({
+    id: 'input-pipeline',
+    matchesTool: toolIs('input_pipeline_analyzer'),
+    matchesPayload: isList,
+    load: async () => (await import('./input-pipeline-view')).INPUT_PIPELINE_VIEW_TAG,
+  });
 }
 
 export function resetViews(): void {
