@@ -174,3 +174,73 @@ export function pieOption(model: PieModel, theme: ChartTheme): ChartOption {
     ],
   };
 }
+
+export interface TimelineSeriesModel {
+  name: string;
+  color: string;
+  /** [x, y] points. */
+  data: [number, number][];
+  /** Stacked areas share one stack; lines on the right axis do not. */
+  area: boolean;
+  rightAxis?: boolean;
+  hidden?: boolean;
+}
+
+export interface TimelineChartModel {
+  xLabel: string;
+  leftLabel: string;
+  rightLabel: string;
+  series: TimelineSeriesModel[];
+  tooltip: (index: number) => string;
+}
+
+/** Stacked areas over time with an optional line on a second axis (memory timeline). */
+export function timelineOption(model: TimelineChartModel, theme: ChartTheme): ChartOption {
+  const axis = (name: string) => ({
+    type: 'value' as const,
+    name,
+    nameTextStyle: { color: theme.muted },
+    axisLabel: { color: theme.text },
+    splitLine: { lineStyle: { color: theme.border, opacity: 0.6 } },
+  });
+  return {
+    animation: false,
+    grid: { left: 12, right: 12, top: 48, bottom: 28, containLabel: true },
+    legend: {
+      ...legendBase(theme),
+      top: 0,
+      selected: Object.fromEntries(model.series.map((s) => [s.name, !s.hidden])),
+    },
+    tooltip: {
+      ...tooltipBase(theme),
+      trigger: 'axis',
+      formatter: (params: unknown) => {
+        const first = Array.isArray(params) ? params[0] : params;
+        return model.tooltip((first as { dataIndex?: number })?.dataIndex ?? 0);
+      },
+    },
+    xAxis: {
+      ...axis(model.xLabel),
+      min: 'dataMin',
+      max: 'dataMax',
+      nameLocation: 'middle',
+      nameGap: 26,
+      axisLabel: { color: theme.text, formatter: (value: number) => formatNumber(Math.round(value * 10) / 10), showMinLabel: false, showMaxLabel: false },
+      splitLine: { show: false },
+    },
+    yAxis: [axis(model.leftLabel), { ...axis(model.rightLabel), min: 0, max: 100, splitLine: { show: false } }],
+    series: model.series.map((s) => ({
+      type: 'line' as const,
+      name: s.name,
+      data: s.data,
+      yAxisIndex: s.rightAxis ? 1 : 0,
+      stack: s.area ? 'memory' : undefined,
+      areaStyle: s.area ? { color: s.color, opacity: 0.55 } : undefined,
+      lineStyle: { color: s.color, width: s.area ? 1 : 1.5 },
+      itemStyle: { color: s.color },
+      showSymbol: false,
+      step: s.area ? ('end' as const) : undefined,
+      sampling: 'lttb' as const,
+    })),
+  };
+}

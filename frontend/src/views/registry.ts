@@ -102,6 +102,7 @@ export function toolIs(...names: string[]): (tool: string) => boolean {
 }
 
 const isList = (payload: unknown) => Array.isArray(payload);
+const isObject = (payload: unknown) => !!payload && typeof payload === 'object' && !Array.isArray(payload);
 
 /** The dashboards: one view per tool; each falls back to the generic views for other shapes. */
 function registerDashboards(): void {
@@ -128,6 +129,12 @@ function registerDashboards(): void {
     matchesTool: toolIs('input_pipeline_analyzer'),
     matchesPayload: isList,
     load: async () => (await import('./input-pipeline-view')).INPUT_PIPELINE_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'memory-profile',
+    matchesTool: toolIs('memory_profile'),
+    matchesPayload: isObject,
+    load: async () => (await import('./memory-profile-view')).MEMORY_PROFILE_VIEW_TAG,
   });
 }
 

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { timelineOption } from '../charts/options';
+import { LIGHT_THEME } from '../charts/theme';
+import { memoryChartModel, memoryIds, memoryModel, timelineTooltip, type MemoryProfilePayload } from './memory-profile';
+import { haveReference, reference } from './reference-fixtures';
+
+describe.skipIf(!haveReference)('memory profile on reference payloads', () => {
+  it('summarises tf_memory and lists the live allocations at the peak', () => {
+    const payload = reference('tf_memory', 'memory_profile.json') as MemoryProfilePayload;
+    expect(memoryIds(payload)).toEqual(['bfc_cpu_allocator_for_gpu']);
+    const model = memoryModel(payload, 'bfc_cpu_allocator_for_gpu')!;
+    expect(model.summary[0]).toEqual({ label: 'Peak memory usage (profile lifetime)', value: '29.3 MiB' });
+    expect(model.breakdown.rows).toHaveLength(9);
+    expect(model.breakdown.rows[0].c[0]!.v).toBe('unused preallocated device memory');
+    expect(model.timeline.points).toHaveLength(1000);
+    expect(model.timeline.hideFree).toBe(true);
+    const points = model.timeline.points;
+    expect(points.every((p, i) => i === 0 || points[i - 1].timeMs <= p.timeMs)).toBe(true);
+  });
+
+  it('builds a two-axis chart whose tooltip names the event', () => {
+    const payload = reference('gpu_multi_worker', 'memory_profile.34.83.195.179_6003.json') as MemoryProfilePayload;
+    expect(memoryIds(payload)).toEqual(['GPU_1_bfc', 'GPU_4_bfc', 'GPU_6_bfc', 'gpu_host_bfc']);
+    const model = memoryModel(payload, 'GPU_4_bfc')!;
+    const chart = memoryChartModel(model.timeline);
+    const option = timelineOption(chart, LIGHT_THEME) as { yAxis: unknown[]; series: { yAxisIndex: number }[]; tooltip: { renderMode: string } };
+    expect(option.yAxis).toHaveLength(2);
+    expect(option.series.map((s) => s.yAxisIndex)).toEqual([0, 0, 0, 1]);
+    expect(option.tooltip.renderMode).toBe('richText');
+    expect(chart.tooltip(0)).toMatch(/ALLOCATION|DEALLOCATION/);
+  });
+
+  it('handles a profile without allocator events', () => {
+    const payload = reference('jax_cpu_train', 'memory_profile.json') as MemoryProfilePayload;
+    expect(memoryIds(payload)).toEqual([]);
+    expect(memoryModel(payload, 'x')).toBeNull();
+  });
+});
+
+describe('memory tooltip', () => {
+  it('keeps op names as text', () => {
+    const text = timelineTooltip({
+      timeMs: 1,
+      stackMiB: 0,
+      heapMiB: 1,
+      freeMiB: 2,
+      fragmentationPercent: 3,
+      event: { memoryActivity: 'ALLOCATION', tfOpName: '<img src=x onerror=alert(1)>' },
+    });
+    expect(text).toContain('ALLOCATION: <img src=x onerror=alert(1)>');
+  });
+});
