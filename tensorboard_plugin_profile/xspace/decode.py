@@ -122,12 +122,14 @@ def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
     refs = np.flatnonzero(kinds == KIND_REF)
     if len(refs):
         objects[refs] = [stat_names.get(int(v), "") for v in ints[refs].view(np.uint64)]
-    unique_mids, codes = np.unique(mids, return_inverse=True)
-    names = np.asarray([stat_names.get(int(m), "") for m in unique_mids], dtype=object)
+    codes, unique_mids = pd.factorize(mids)
+    names = _object_column([stat_names.get(int(m), "") for m in unique_mids])
     return pd.DataFrame(
         {
             owner_col: owners,
-            "stat": pd.Categorical(names[codes.reshape(-1)] if len(mids) else []),
+            "stat": pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object))
+            if len(mids)
+            else pd.Categorical([]),
             "kind": kinds,
             "int_value": ints,
             "float_value": floats,
@@ -143,100 +145,124 @@ def _build_plane(index: int, raw: dict, time_base_ns: int) -> Plane:
         raw["events"], (np.int32, np.int64, np.int64, np.int64, np.int64)
     )
     line_base_ps = (lines["timestamp_ns"].to_numpy() - time_base_ns) * 1000
-    events = pd.DataFrame(
-        {
-            "line": line_of_event,
-            "metadata_id": metadata_ids,
-            "begin_ps": line_base_ps[line_of_event] + offsets if len(offsets) else offsets,
-            "duration_ps": durations,
-            "occurrences": occurrences,
-        }
-    )
-    event_metadata = pd.DataFrame(
-        [(mid, name or "", display or "") for mid, name, display in raw["event_metadata"]],
-        columns=["id", "name", "display_name"],
-    )
-    # Sorted by id: map order on the wire is not meaningful (and differs by reader).
-    event_metadata["id"] = event_metadata["id"].astype(np.int64)
-    event_metadata = event_metadata.sort_values("id", kind="stable", ignore_index=True)
-    _add_names(events, event_metadata)
+    event_metadata = _metadata_table(raw["event_metadata"])
     stats = _long_table("event", raw["stats"], stat_names)
-    _add_well_known_columns(events, stats)
+    columns = {
+        "line": line_of_event,
+        "metadata_id": metadata_ids,
+        "begin_ps": line_base_ps[line_of_event] + offsets if len(offsets) else offsets,
+        "duration_ps": durations,
+        "occurrences": occurrences,
+    }
+    columns.update(_name_columns(metadata_ids, event_metadata))
+    columns.update(_well_known_columns(len(metadata_ids), stats))
     plane_stats = _long_table("owner", raw["plane_stats"], stat_names)
+    metadata_stats = _long_table("metadata_id", raw["metadata_stats"], stat_names)
     return Plane(
         index=index,
         id=int(raw["id"]),
         name=raw["name"] or "",
         lines=lines,
-        events=events,
+        events=pd.DataFrame(columns, copy=False),
         stats=stats,
         event_metadata=event_metadata,
-        metadata_stats=_long_table("metadata_id", raw["metadata_stats"], stat_names).sort_values(
-            "metadata_id", kind="stable", ignore_index=True
-        ),
+        metadata_stats=metadata_stats.sort_values("metadata_id", kind="stable", ignore_index=True),
         stat_names=stat_names,
         plane_stats=dict(zip(plane_stats["stat"].astype(str), stat_values(plane_stats))),
     )
 
 
+def _object_column(values: list) -> pd.Series:
+    """Strings kept as Python objects (pandas 3 would otherwise infer its str dtype)."""
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    return pd.Series(column, dtype=object, copy=False)
+
+
+def _metadata_table(rows: list) -> pd.DataFrame:
+    """Event metadata sorted by id (map order on the wire means nothing, and differs by reader)."""
+    rows = sorted(rows, key=lambda row: row[0])
+    return pd.DataFrame(
+        {
+            "id": np.asarray([r[0] for r in rows], dtype=np.int64),
+            "name": _object_column([r[1] or "" for r in rows]),
+            "display_name": _object_column([r[2] or "" for r in rows]),
+        },
+        copy=False,
+    )
+
+
 def _line_table(rows: list) -> pd.DataFrame:
-    columns = ["id", "display_id", "name", "display_name", "timestamp_ns", "duration_ps"]
-    table = pd.DataFrame(rows, columns=columns)
-    for col in ("id", "display_id", "timestamp_ns", "duration_ps"):
-        table[col] = table[col].astype(np.int64)
-    for col in ("name", "display_name"):
-        table[col] = pd.Series(table[col].fillna("").tolist(), dtype=object)
-    row_ids = np.where(table["display_id"] != 0, table["display_id"], table["id"])
-    table["tid"] = (row_ids & 0xFFFFFFFF).astype(np.int64)
-    labels = np.where(table["display_name"] != "", table["display_name"], table["name"])
-    table["label"] = pd.Series(labels, dtype=object)
-    return table
+    ids = np.asarray([r[0] for r in rows], dtype=np.int64)
+    display_ids = np.asarray([r[1] for r in rows], dtype=np.int64)
+    names = [r[2] or "" for r in rows]
+    display_names = [r[3] or "" for r in rows]
+    row_ids = np.where(display_ids != 0, display_ids, ids)
+    return pd.DataFrame(
+        {
+            "id": ids,
+            "display_id": display_ids,
+            "name": _object_column(names),
+            "display_name": _object_column(display_names),
+            "timestamp_ns": np.asarray([r[4] for r in rows], dtype=np.int64),
+            "duration_ps": np.asarray([r[5] for r in rows], dtype=np.int64),
+            "tid": row_ids & 0xFFFFFFFF,
+            "label": _object_column([d or n for n, d in zip(names, display_names)]),
+        },
+        copy=False,
+    )
 
 
-def _add_names(events: pd.DataFrame, event_metadata: pd.DataFrame) -> None:
-    """Event names via the metadata table, as categoricals (unknown id → empty name)."""
-    ids = event_metadata["id"].to_numpy(dtype=np.int64)
-    metadata_ids = events["metadata_id"].to_numpy()
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    pos = np.minimum(np.searchsorted(sorted_ids, metadata_ids), max(len(ids) - 1, 0))
-    found = sorted_ids[pos] == metadata_ids if len(ids) else np.zeros(len(events), dtype=bool)
-    codes = np.where(found, order[pos] if len(ids) else 0, len(ids))
+def _name_columns(metadata_ids: np.ndarray, event_metadata: pd.DataFrame) -> dict:
+    """Event names via the (id-sorted) metadata table, as categoricals; unknown id → ""."""
+    ids = event_metadata["id"].to_numpy()
+    pos = np.minimum(np.searchsorted(ids, metadata_ids), max(len(ids) - 1, 0))
+    found = ids[pos] == metadata_ids if len(ids) else np.zeros(len(metadata_ids), dtype=bool)
+    codes = np.where(found, pos, len(ids))
+    columns = {}
     for column in ("name", "display_name"):
-        lookup = np.asarray(event_metadata[column].tolist() + [""], dtype=object)
-        events[column] = pd.Categorical(lookup[codes])
+        lookup = _object_column(event_metadata[column].tolist() + [""]).to_numpy()
+        # Names may repeat across ids: factorise the strings once per metadata row.
+        inverse, uniques = pd.factorize(lookup)
+        columns[column] = pd.Categorical.from_codes(
+            inverse[codes], categories=pd.Index(uniques, dtype=object)
+        )
+    return columns
 
 
-def _add_well_known_columns(events: pd.DataFrame, stats: pd.DataFrame) -> None:
+def _well_known_columns(n: int, stats: pd.DataFrame) -> dict:
     """Typed columns for the well-known stats (nullable ints, str or None)."""
-    n = len(events)
     rows_by_stat = stats.groupby("stat", observed=True).indices if len(stats) else {}
-    empty = np.zeros(0, dtype=np.int64)
+    owners = stats["event"].to_numpy()
+    ints = stats["int_value"].to_numpy()
+    columns = {}
     for name in schema.WELL_KNOWN_STATS:
-        positions = rows_by_stat.get(name, empty)
-        where = stats["event"].to_numpy()[positions]
+        positions = rows_by_stat.get(name)
+        where = owners[positions] if positions is not None else owners[:0]
         if name in schema.STR_STATS:
             column = np.full(n, None, dtype=object)
-            if len(positions):
+            if positions is not None:
                 column[where] = stat_values(stats.iloc[positions])
-            events[name] = pd.Series(column, dtype=object)
+            columns[name] = pd.Series(column, dtype=object, copy=False)
             continue
         # Integers keep their 64 bits: uint64 stats are bit-cast into the column.
         values = np.zeros(n, dtype=np.int64)
         mask = np.ones(n, dtype=bool)
-        values[where] = stats["int_value"].to_numpy()[positions]
-        mask[where] = False
+        if positions is not None:
+            values[where] = ints[positions]
+            mask[where] = False
         if name in schema.UINT_STATS:
-            events[name] = pd.arrays.IntegerArray(values.view(np.uint64), mask)
+            columns[name] = pd.arrays.IntegerArray(values.view(np.uint64), mask)
         else:
-            events[name] = pd.arrays.IntegerArray(values, mask)
+            columns[name] = pd.arrays.IntegerArray(values, mask)
+    return columns
 
 
 def _estimate_nbytes(space: Space) -> int:
+    """A cheap size estimate for the cache budget: 8 bytes a cell, ~64 a string."""
     total = 0
     for plane in space.planes:
         for table in (plane.events, plane.stats, plane.metadata_stats, plane.event_metadata):
-            total += int(table.memory_usage(index=True, deep=False).sum())
-        # Object columns: count their Python strings roughly.
+            total += 8 * table.shape[0] * table.shape[1]
         total += 64 * (len(plane.stats) + len(plane.metadata_stats) + len(plane.event_metadata))
     return total
