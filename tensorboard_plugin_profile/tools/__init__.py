@@ -72,6 +72,7 @@ _REGISTERED = (
         HOSTS_EACH_OR_ALL,
         aliases=("input_pipeline",),
     ),
+    Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED),
 )
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}
