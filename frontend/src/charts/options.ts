@@ -111,7 +111,7 @@ export function stackedBarOption(model: StackedBarModel, theme: ChartTheme): Cha
     yAxis: {
       type: 'value',
       name: model.axisLabel,
-      nameTextStyle: { color: theme.muted },
+      nameTextStyle: { color: theme.muted, align: 'left' },
       axisLabel: { color: theme.text },
       splitLine: { lineStyle: { color: theme.border, opacity: 0.6 } },
     },

@@ -113,6 +113,9 @@ export const dashboardStyles = css`
   .pies + .card {
     margin-top: 16px;
   }
+  .step-slider {
+    width: min(40rem, 80vw);
+  }
   .swatch {
     display: inline-block;
     width: 10px;

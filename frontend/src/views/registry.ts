@@ -136,6 +136,12 @@ function registerDashboards(): void {
     matchesPayload: isObject,
     load: async () => (await import('./memory-profile-view')).MEMORY_PROFILE_VIEW_TAG,
   });
+  registerToolView({
+    id: 'pod-viewer',
+    matchesTool: toolIs('pod_viewer'),
+    matchesPayload: isObject,
+    load: async () => (await import('./pod-viewer-view')).POD_VIEWER_VIEW_TAG,
+  });
 }
 
 export function resetViews(): void {
