@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from . import tools as tool_registry
 from .cache import ByteBudgetCache
-from .errors import InvalidArgument, NotFound
+from .errors import InvalidArgument, NotApplicable, NotFound
 from .logdir import LogDir, Session
 from .progress import ProgressTracker
 from .tools import ALL_HOSTS, ToolOutput
@@ -129,7 +129,10 @@ class ProfileService:
                     spaces.append((f.host, self.space(f)))
                 task.stage("converting")
                 started = time.perf_counter()
-                output = tool.convert(spaces, params)
+                try:
+                    output = tool.convert(spaces, params)
+                except NotApplicable as e:
+                    output = e  # as much an answer as data: cached, raised to every caller
                 logger.info(
                     "%s on %s (%s): %.0f ms",
                     tool.name,
@@ -140,6 +143,8 @@ class ProfileService:
                 return output
 
         output = self.cache.get_or_compute(key, compute, size_of=_output_size)
+        if isinstance(output, NotApplicable):
+            raise output
         return _to_result(output)
 
     def tool_csv(
@@ -205,6 +210,10 @@ def _to_result(output: Any) -> ToolResult:
 
 
 def _output_size(output: Any) -> int:
+    if isinstance(output, NotApplicable):
+        return len(output.message) + 200
+    if isinstance(output, (bytes, bytearray)):
+        return len(output)  # already serialized (e.g. a trace window)
     if isinstance(output, ToolOutput) and output.chunks is not None:
         return 1 << 20  # streamed: only the generator's closure is kept
     try:

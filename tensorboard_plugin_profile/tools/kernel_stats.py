@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..analysis.op_stats import op_stats_of_hosts
 from ..errors import NotApplicable
+from ..xspace import schema
 from .datatable import Column, data_table, rows_from_columns, to_csv
 
 _COLUMNS = (
@@ -43,6 +44,8 @@ NO_KERNELS = (
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> dict:
+    if not any(schema.is_gpu_plane(p.name) for _, space in hosts for p in space.planes):
+        raise NotApplicable(NO_KERNELS)  # no need to analyse the whole profile to say so
     table = kernel_stats_table(hosts)
     if not table["rows"]:
         raise NotApplicable(NO_KERNELS)
