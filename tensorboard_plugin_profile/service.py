@@ -210,6 +210,8 @@ def _to_result(output: Any) -> ToolResult:
 
 
 def _output_size(output: Any) -> int:
+    if isinstance(output, (bytes, bytearray)):
+        return len(output)  # already serialized (e.g. a trace window)
     if isinstance(output, NotApplicable):
         return len(output.message) + 200
     if isinstance(output, (bytes, bytearray)):

@@ -1,0 +1,125 @@
+"""Flow arrows of a trace index: which events each flow ties, in time order.
+
+Preprocessing leaves ``flow`` stats (uint64: direction bits 0-1, id bits 2-57, category
+bits 58-63; several per event possible). Here every (event, flow) pair becomes a flow
+*end*; ends of one flow sorted by time give *arrows* between consecutive ends. Arrows
+are kept sorted by the time of their first end, plus an order by the time of their
+second end, so a window finds the arrows touching it with ``searchsorted``.
+
+Flow ids are salted per host upstream and only meaningful inside one host, so a flow is
+keyed by (host, id), the host being ``pid // 1000`` (the trace's host offset).
+
+Usage::
+
+    flows = build_flows(index, positions, event_rows_per_plane)
+    flows.arrow_from, flows.arrow_to        # positions in the index
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..xspace import schema
+
+# Flow categories by context type (spec/conversion.md §3.2); Generic/Legacy have none.
+CATEGORY_NAMES = (
+    "", "", "tf_exec", "tfrt_exec", "batch_sched", "PjRt", "as_batch_sched", "tfrt_rt",
+    "tpu_embed", "gpu_launch", "batcher", "tpu_stream", "tpu_launch", "pathways_exec",
+    "pjrt_library_call", "threadpool_event", "jax_serving", "sparsecore_offload",
+)  # fmt: skip
+DIRECTIONS = ("", "in", "out", "inout")
+_ID_MASK = np.uint64((1 << 56) - 1)
+
+
+def category_name(context_type: int) -> str:
+    return CATEGORY_NAMES[context_type] if 0 <= context_type < len(CATEGORY_NAMES) else ""
+
+
+@dataclasses.dataclass
+class FlowTable:
+    # Ends sorted by (flow, time): one row per (event, flow stat).
+    end_pos: np.ndarray  # int64 position in the index
+    end_flow: np.ndarray  # int64 dense flow number
+    end_direction: np.ndarray  # int8: 1 in, 2 out, 3 in and out
+    end_category: np.ndarray  # int16 context type
+    # Arrows between consecutive ends of a flow, sorted by their first end's time.
+    arrow_from: np.ndarray
+    arrow_to: np.ndarray
+    arrow_flow: np.ndarray
+    arrow_category: np.ndarray
+    from_ps: np.ndarray  # begin of the first end's event, sorted
+    to_order: np.ndarray  # arrows ordered by their second end's time
+    to_ps: np.ndarray  # sorted second-end times
+
+    @classmethod
+    def empty(cls) -> FlowTable:
+        z = np.zeros(0, dtype=np.int64)
+        return cls(z, z, z.astype(np.int8), z.astype(np.int16), z, z, z, z, z, z, z)
+
+    def __len__(self) -> int:
+        return len(self.arrow_from)
+
+    def ends_of(self, flow: int) -> slice:
+        lo, hi = np.searchsorted(self.end_flow, [flow, flow + 1])
+        return slice(int(lo), int(hi))
+
+
+def build_flows(index, positions: np.ndarray, event_rows: list) -> FlowTable:
+    """Flows of an index; ``positions``/``event_rows`` map plane rows to positions."""
+    pos, values, hosts = _flow_stats(index, positions, event_rows)
+    if not len(pos):
+        return FlowTable.empty()
+    ids = (values >> np.uint64(2)) & _ID_MASK
+    keyed = (hosts.astype(np.uint64) << np.uint64(56)) | ids
+    _, flow = np.unique(keyed, return_inverse=True)
+    flow = flow.reshape(-1).astype(np.int64)
+    begin = index.begin_ps[pos]
+    order = np.lexsort((pos, begin, flow))
+    pos, flow, values = pos[order], flow[order], values[order]
+    direction = (values & np.uint64(3)).astype(np.int8)
+    category = (values >> np.uint64(58)).astype(np.int16)
+    pair = np.flatnonzero((flow[1:] == flow[:-1]) & (pos[1:] != pos[:-1]))
+    a_from, a_to = pos[pair], pos[pair + 1]
+    by_from = np.argsort(index.begin_ps[a_from], kind="stable")
+    a_from, a_to = a_from[by_from], a_to[by_from]
+    to_order = np.argsort(index.begin_ps[a_to], kind="stable")
+    return FlowTable(
+        end_pos=pos,
+        end_flow=flow,
+        end_direction=direction,
+        end_category=category,
+        arrow_from=a_from,
+        arrow_to=a_to,
+        arrow_flow=flow[pair][by_from],
+        arrow_category=category[pair][by_from],
+        from_ps=index.begin_ps[a_from],
+        to_order=to_order,
+        to_ps=index.begin_ps[a_to][to_order],
+    )
+
+
+def _flow_stats(index, positions: np.ndarray, event_rows: list) -> tuple:
+    """(position, flow value, host) of every flow stat on a shown event."""
+    out_pos, out_values, out_hosts = [], [], []
+    offset = 0
+    for plane_no, rows in enumerate(event_rows):
+        shown = index.planes[plane_no]
+        plane = shown.plane
+        pos_of_row = np.full(len(plane.events), -1, dtype=np.int64)
+        pos_of_row[rows] = positions[offset : offset + len(rows)]
+        offset += len(rows)
+        stats = plane.stats
+        flows = stats[(stats["stat"] == schema.FLOW_STAT).to_numpy()]
+        if not len(flows):
+            continue
+        pos = pos_of_row[flows["event"].to_numpy()]
+        keep = pos >= 0
+        out_pos.append(pos[keep])
+        out_values.append(flows["int_value"].to_numpy().view(np.uint64)[keep])
+        out_hosts.append(np.full(int(keep.sum()), shown.pid // 1000, dtype=np.int64))
+    if not out_pos:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z.view(np.uint64), z
+    return np.concatenate(out_pos), np.concatenate(out_values), np.concatenate(out_hosts)

@@ -1,0 +1,331 @@
+"""A columnar index of a trace, built once per host set, for windowed queries.
+
+The trace viewer asks for one time window at a time; answering must cost what is
+visible, not what the trace holds. So every shown event gets a *position* in flat
+arrays sorted by (row, depth, begin), where a row is one (pid, tid) and depth is the
+nesting level inside it. Inside one (row, depth) *segment* events never overlap, so
+both ``begin_ps`` and ``end_ps`` are sorted there and two ``searchsorted`` calls find
+exactly the events overlapping a window (an event that started long before the window
+and still runs is found too: its end is what is searched).
+
+Depth of an event = how many earlier events of its row are still open at its begin,
+counted with sorted ends (no stack loop). For well-nested rows that is the stack depth
+and same-depth events are disjoint; a row where they are not (events overlapping without
+nesting) is re-laid by a first-free-level pass, the only per-event loop, run only there.
+
+``break_key`` serves merging (see ``trace_window``): at pixel size p, a run of narrow
+events is cut before position i iff ``break_key[i] >= p``. ``levels`` keep, for pixel
+sizes 1 ns·4^k, the positions where that holds, so a zoomed-out query visits the cuts
+instead of every event.
+
+Usage::
+
+    index = build_index([TracePlane(pid=1701, process="vm /host:CPU", plane=host)])
+    index.row_pid, index.seg_bounds, index.begin_ps[index.seg_bounds[0]:index.seg_bounds[1]]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from ..xspace import schema
+from ..xspace.model import Plane
+from . import trace_flows
+
+_NO_BREAK = np.iinfo(np.int64).max
+LEVEL_BASE_PS = 1000
+LEVEL_FACTOR = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class TracePlane:
+    """One plane shown as a process: its pid and process name."""
+
+    pid: int
+    process: str
+    plane: Plane
+
+
+@dataclasses.dataclass
+class TraceIndex:
+    strings: list  # interned event names; name_id indexes it
+    processes: list  # [(pid, name)] sorted by pid
+    threads: list  # [(pid, tid, name)] sorted by (pid, tid)
+    planes: list  # TracePlane per plane_no
+    row_pid: np.ndarray  # int64 per row, rows sorted by (pid, tid)
+    row_tid: np.ndarray
+    seg_row: np.ndarray  # int64 per (row, depth) segment
+    seg_depth: np.ndarray
+    seg_bounds: np.ndarray  # int64, segment s = positions [bounds[s], bounds[s+1])
+    begin_ps: np.ndarray  # int64 per position
+    end_ps: np.ndarray
+    name_id: np.ndarray  # int32
+    depth: np.ndarray  # int32
+    row: np.ndarray  # int32
+    group_id: np.ndarray  # int64, -1 = none
+    plane_no: np.ndarray  # int16: which TracePlane
+    event_row: np.ndarray  # int64: row of plane.events
+    break_key: np.ndarray  # int64
+    levels: list  # [(pixel_ps, positions with break_key >= pixel_ps)]
+    flows: trace_flows.FlowTable
+    relaid_rows: int = 0
+
+    @property
+    def num_events(self) -> int:
+        return len(self.begin_ps)
+
+    @property
+    def span_ps(self) -> tuple:
+        if not self.num_events:
+            return (0, 0)
+        return int(self.begin_ps.min()), int(self.end_ps.max())
+
+    def positions_of(self, plane_no: int) -> np.ndarray:
+        """Position of each event row of one plane (-1 where not shown)."""
+        plane = self.planes[plane_no].plane
+        out = np.full(len(plane.events), -1, dtype=np.int64)
+        mine = np.flatnonzero(self.plane_no == plane_no)
+        out[self.event_row[mine]] = mine
+        return out
+
+
+def build_index(shown: list) -> TraceIndex:
+    """The index of the events of ``shown`` planes (list of ``TracePlane``)."""
+    parts = [_plane_columns(i, tp) for i, tp in enumerate(shown)]
+    strings, parts = _intern(parts)
+    cols = {k: _concat([p[k] for p in parts], k) for k in _COLUMNS}
+    threads = sorted({t for p in parts for t in p["threads"]})
+    shown_pids = {pid for pid, _, _ in threads}  # planes without events are not shown
+    row_keys = np.array([(pid, tid) for pid, tid, _ in threads], dtype=np.int64).reshape(-1, 2)
+    row = _row_of(cols["pid"], cols["tid"], row_keys)
+    order = _time_order(row, cols["begin"], cols["end"])
+    row, begin, end = row[order], cols["begin"][order], cols["end"][order]
+    depth, relaid = _depths(row, begin, end, len(row_keys))
+    by_depth = np.lexsort((depth, row))  # stable: keeps begin order inside a segment
+    order = order[by_depth]
+    row, depth, begin, end = row[by_depth], depth[by_depth], begin[by_depth], end[by_depth]
+    seg_row, seg_depth, bounds = _segments(row, depth)
+    key = _break_keys(begin, end, bounds)
+    positions = np.empty(len(order), dtype=np.int64)
+    positions[order] = np.arange(len(order))
+    index = TraceIndex(
+        strings=strings,
+        processes=sorted({(tp.pid, tp.process) for tp in shown if tp.pid in shown_pids}),
+        threads=threads,
+        planes=list(shown),
+        row_pid=row_keys[:, 0].copy(),
+        row_tid=row_keys[:, 1].copy(),
+        seg_row=seg_row,
+        seg_depth=seg_depth,
+        seg_bounds=bounds,
+        begin_ps=begin,
+        end_ps=end,
+        name_id=cols["name"][order],
+        depth=depth.astype(np.int32),
+        row=row.astype(np.int32),
+        group_id=cols["group"][order],
+        plane_no=cols["plane"][order],
+        event_row=cols["event"][order],
+        break_key=key,
+        levels=_levels(key, begin, end),
+        flows=trace_flows.FlowTable.empty(),
+        relaid_rows=relaid,
+    )
+    index.flows = trace_flows.build_flows(index, positions, [p["event"] for p in parts])
+    return index
+
+
+_COLUMNS = ("pid", "tid", "begin", "end", "name", "group", "plane", "event")
+_DTYPES = {"name": np.int32, "plane": np.int16}
+
+
+def _concat(arrays: list, key: str) -> np.ndarray:
+    dtype = _DTYPES.get(key, np.int64)
+    return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
+
+
+def _plane_columns(plane_no: int, tp: TracePlane) -> dict:
+    """Per shown event of one plane: pid, tid, times, local name id, group, source row."""
+    plane, ev = tp.plane, tp.plane.events
+    lines = plane.lines
+    shown_lines = (lines["label"] != schema.ASYNC_XLA_OPS_LINE).to_numpy()
+    line_no = ev["line"].to_numpy()
+    keep = shown_lines[line_no] & ~ev["name"].isin(schema.INTERNAL_EVENTS).to_numpy()
+    rows = np.flatnonzero(keep)
+    tids = lines["tid"].to_numpy().astype(np.int64)
+    labels, local_name = _event_labels(plane, rows)
+    used = np.zeros(len(lines), dtype=bool)
+    used[line_no[rows]] = True
+    begin = ev["begin_ps"].to_numpy()[rows]
+    group = ev[schema.GROUP_ID] if schema.GROUP_ID in ev else None
+    return {
+        "pid": np.full(len(rows), tp.pid, dtype=np.int64),
+        "tid": tids[line_no[rows]],
+        "begin": begin,
+        "end": begin + ev["duration_ps"].to_numpy()[rows],
+        "labels": labels,
+        "name": local_name,
+        "group": _group_ids(group, rows),
+        "plane": np.full(len(rows), plane_no, dtype=np.int16),
+        "event": rows.astype(np.int64),
+        "threads": _threads(tp.pid, tids[used], lines["label"].to_numpy()[used]),
+    }
+
+
+def _threads(pid: int, tids: np.ndarray, labels: np.ndarray) -> set:
+    return {(pid, int(t), str(n) if isinstance(n, str) else "") for t, n in zip(tids, labels)}
+
+
+def _group_ids(group: Optional[pd.Series], rows: np.ndarray) -> np.ndarray:
+    if group is None:
+        return np.full(len(rows), -1, dtype=np.int64)
+    values = group.to_numpy(dtype=np.float64, na_value=np.nan)[rows]
+    return np.where(np.isnan(values), -1, values).astype(np.int64)
+
+
+def _event_labels(plane: Plane, rows: np.ndarray) -> tuple:
+    """(label strings, label id per shown event): display name, else name; step_name wins."""
+    meta = plane.event_metadata
+    ids = meta["id"].to_numpy()
+    order = np.argsort(ids, kind="stable")
+    names = meta["name"].astype(object).fillna("").to_numpy()
+    displays = meta["display_name"].astype(object).fillna("").to_numpy()
+    label = np.where(displays != "", displays, names)
+    for mid, step in plane.metadata_stat(schema.STEP_NAME).items():
+        label[ids == mid] = str(step)
+    event_mid = plane.events["metadata_id"].to_numpy()[rows]
+    meta_row = order[np.searchsorted(ids[order], event_mid)] if len(rows) else event_mid
+    labels = list(label)
+    local = meta_row.astype(np.int64)
+    if schema.STEP_NAME in plane.events:
+        steps = plane.events[schema.STEP_NAME].to_numpy(dtype=object)[rows]
+        named = np.flatnonzero(pd.notna(steps))
+        if len(named):
+            codes, uniques = pd.factorize(pd.Series(steps[named].astype(str)))
+            local[named] = len(labels) + codes
+            labels += list(uniques)
+    return labels, local
+
+
+def _intern(parts: list) -> tuple:
+    """One string table for all planes; local name ids become global ones."""
+    every = [s for p in parts for s in p["labels"]]
+    codes, uniques = pd.factorize(pd.Series(every, dtype=object))
+    start = 0
+    for p in parts:
+        mapping = codes[start : start + len(p["labels"])].astype(np.int32)
+        start += len(p["labels"])
+        p["name"] = mapping[p["name"]] if len(p["name"]) else p["name"]
+    return [str(s) for s in uniques], parts
+
+
+def _row_of(pid: np.ndarray, tid: np.ndarray, row_keys: np.ndarray) -> np.ndarray:
+    """Row number of each event, rows being sorted (pid, tid) pairs."""
+    if not len(pid):
+        return np.zeros(0, dtype=np.int64)
+    # Pairs are sorted lexicographically, so a structured view searches them at once.
+    keys = np.ascontiguousarray(row_keys).view([("p", np.int64), ("t", np.int64)]).ravel()
+    probe = np.empty(len(pid), dtype=keys.dtype)
+    probe["p"], probe["t"] = pid, tid
+    return np.searchsorted(keys, probe)
+
+
+def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Positions sorted by (row, begin, longest first): parents before children."""
+    return np.lexsort((begin - end, begin, row))
+
+
+def _depths(row: np.ndarray, begin: np.ndarray, end: np.ndarray, num_rows: int) -> tuple:
+    depth = np.zeros(len(row), dtype=np.int64)
+    bounds = np.searchsorted(row, np.arange(num_rows + 1))
+    relaid = 0
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        if hi - lo < 2:
+            continue
+        d = _nesting_depth(begin[lo:hi], end[lo:hi])
+        if not _levels_disjoint(d, begin[lo:hi], end[lo:hi]):
+            d = _first_free_level(begin[lo:hi], end[lo:hi])
+            relaid += 1
+        depth[lo:hi] = d
+    return depth, relaid
+
+
+def _nesting_depth(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Events open at each begin: i − #{earlier events ended by then} (sorted by begin)."""
+    n = len(begin)
+    ended = np.searchsorted(np.sort(end), begin, side="right")
+    # Instants at the same begin that sort after i are counted in ``ended`` but are
+    # not earlier events; they sit at the end of their tie group (longest first).
+    tie_start = np.flatnonzero(np.r_[True, begin[1:] != begin[:-1]])
+    tie_end = np.r_[tie_start[1:], n]
+    group = np.repeat(np.arange(len(tie_start)), tie_end - tie_start)
+    zero = (end == begin).astype(np.int64)
+    zeros_in_group = np.add.reduceat(zero, tie_start)
+    later_zeros = np.minimum(zeros_in_group[group], tie_end[group] - np.arange(n))
+    return np.arange(n) - (ended - later_zeros)
+
+
+def _levels_disjoint(depth: np.ndarray, begin: np.ndarray, end: np.ndarray) -> bool:
+    if depth.min() < 0:
+        return False
+    order = np.argsort(depth, kind="stable")
+    d, b, e = depth[order], begin[order], end[order]
+    same = d[1:] == d[:-1]
+    return bool(np.all(b[1:][same] >= e[:-1][same]))
+
+
+def _first_free_level(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Greedy lanes for rows whose events overlap without nesting (per-event loop)."""
+    free: list = []  # heap of free level numbers
+    busy: list = []  # heap of (end, level)
+    out = np.empty(len(begin), dtype=np.int64)
+    levels = 0
+    for i, (b, e) in enumerate(zip(begin.tolist(), end.tolist())):
+        while busy and busy[0][0] <= b:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            level = heapq.heappop(free)
+        else:
+            level, levels = levels, levels + 1
+        out[i] = level
+        heapq.heappush(busy, (e, level))
+    return out
+
+
+def _segments(row: np.ndarray, depth: np.ndarray) -> tuple:
+    starts = np.flatnonzero(np.r_[True, (row[1:] != row[:-1]) | (depth[1:] != depth[:-1])])
+    if not len(row):
+        starts = np.zeros(0, dtype=np.int64)
+    bounds = np.r_[starts, len(row)].astype(np.int64)
+    return row[starts].astype(np.int64), depth[starts].astype(np.int64), bounds
+
+
+def _break_keys(begin: np.ndarray, end: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """max(gap before, own duration, previous duration); no break across segments."""
+    dur = end - begin
+    key = np.full(len(begin), _NO_BREAK, dtype=np.int64)
+    if len(begin) > 1:
+        gap = begin[1:] - end[:-1]
+        key[1:] = np.maximum(np.maximum(gap, dur[1:]), dur[:-1])
+    key[bounds[:-1]] = _NO_BREAK
+    return key
+
+
+def _levels(key: np.ndarray, begin: np.ndarray, end: np.ndarray) -> list:
+    """Cut positions per pixel size; only sizes that skip at least half the events."""
+    if not len(key):
+        return []
+    span = int(end.max() - begin.min())
+    out = []
+    pixel = LEVEL_BASE_PS
+    while pixel <= max(span, 1) * LEVEL_FACTOR:
+        cuts = np.flatnonzero(key >= pixel)
+        if 2 * len(cuts) <= len(key):
+            out.append((pixel, cuts.astype(np.int32 if len(key) < 2**31 else np.int64)))
+        pixel *= LEVEL_FACTOR
+    return out

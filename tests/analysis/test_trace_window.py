@@ -1,0 +1,237 @@
+"""Trace index windows against a brute-force filter of the same events (hypothesis)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tensorboard_plugin_profile.analysis import trace_index as ti
+from tensorboard_plugin_profile.analysis import trace_window as tw
+from tensorboard_plugin_profile.protobuf import xplane_pb2
+from tensorboard_plugin_profile.xspace import decode_xspace
+
+NAMES = ("a", "b", "c")
+
+
+def make_index(rows: dict, flows: tuple = ()) -> ti.TraceIndex:
+    """An index of one host plane: ``rows`` = {tid: [(begin_ps, dur_ps, name), ...]}.
+
+    ``flows`` = ((tid, event number, flow stat value), ...).
+    """
+    space = xplane_pb2.XSpace()
+    plane = space.planes.add()
+    plane.id, plane.name = 1, "/host:CPU"
+    plane.stat_metadata[1].id, plane.stat_metadata[1].name = 1, "flow"
+    for k, name in enumerate(NAMES, start=1):
+        plane.event_metadata[k].id, plane.event_metadata[k].name = k, name
+    flow_at = {(tid, n): v for tid, n, v in flows}
+    for tid, events in rows.items():
+        line = plane.lines.add()
+        line.id = line.display_id = tid
+        line.name = f"t{tid}"
+        for n, (begin, dur, name) in enumerate(events):
+            ev = line.events.add()
+            ev.metadata_id = NAMES.index(name) + 1
+            ev.offset_ps, ev.duration_ps = begin, dur
+            if (tid, n) in flow_at:
+                stat = ev.stats.add()
+                stat.metadata_id, stat.uint64_value = 1, flow_at[(tid, n)]
+    decoded = decode_xspace(space.SerializeToString(), "synthetic")
+    return ti.build_index([ti.TracePlane(701, "/host:CPU", decoded.planes[0])])
+
+
+def nested_events(actions: list, scale: int) -> list:
+    """A well-nested row from open/close/instant actions with gaps (stack replay)."""
+    out, stack, t = [], [], 0
+    for action, gap, name in actions:
+        t += gap * scale
+        if action == 0:
+            stack.append(len(out))
+            out.append([t, None, name])
+        elif action == 1 and stack:
+            out[stack.pop()][1] = t
+        else:
+            out.append([t, t, name])
+    while stack:
+        t += scale
+        out[stack.pop()][1] = t
+    return [(b, e - b, n) for b, e, n in out]
+
+
+def stack_depths(events: list) -> list:
+    order = sorted(range(len(events)), key=lambda i: (events[i][0], -events[i][1]))
+    depth, open_ends = {}, []
+    for i in order:
+        begin, end = events[i][0], events[i][0] + events[i][1]
+        open_ends = [e for e in open_ends if e > begin]
+        depth[i] = len(open_ends)
+        open_ends.append(end)
+    return [depth[i] for i in range(len(events))]
+
+
+action = st.tuples(st.integers(0, 2), st.integers(0, 5), st.sampled_from(NAMES))
+nested_row = st.builds(nested_events, st.lists(action, max_size=40), st.sampled_from([1, 700]))
+messy_row = st.lists(
+    st.tuples(st.integers(0, 3000), st.integers(0, 600), st.sampled_from(NAMES)), max_size=25
+)
+rows_strategy = st.dictionaries(st.integers(1, 4), st.one_of(nested_row, messy_row), max_size=3)
+
+
+def brute_force(index: ti.TraceIndex, start: int, end: int, pixel: float, rows=None) -> list:
+    """Items by the definition: per (row, depth), runs of narrow events closer than a pixel."""
+    items = []
+    for row in range(len(index.row_pid)):
+        if rows is not None and row not in rows:
+            continue
+        for depth in sorted(set(index.depth[index.row == row].tolist())):
+            pos = np.flatnonzero((index.row == row) & (index.depth == depth))
+            b, e = index.begin_ps[pos], index.end_ps[pos]
+            pos = pos[(b <= end) & (e >= start)]
+            pos = pos[np.argsort(index.begin_ps[pos], kind="stable")]
+            run: list = []
+            for p in pos.tolist():
+                wide = pixel <= 0 or index.end_ps[p] - index.begin_ps[p] >= pixel
+                if (
+                    run
+                    and not wide
+                    and not run[-1][1]
+                    and (index.begin_ps[p] - index.end_ps[run[-1][0]] < pixel)
+                ):
+                    run.append((p, wide))
+                    continue
+                if run:
+                    items.append(run)
+                run = [(p, wide)]
+            if run:
+                items.append(run)
+    return sorted(
+        (int(index.begin_ps[r[0][0]]), int(index.end_ps[r[-1][0]]), len(r), int(row_of(index, r)))
+        for r in items
+    )
+
+
+def row_of(index, run):
+    return index.row[run[0][0]]
+
+
+def answer(items: tw.WindowItems) -> list:
+    return sorted(
+        zip(items.begin_ps.tolist(), items.end_ps_.tolist(), items.count.tolist(),
+            items.row.tolist())
+    )  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=rows_strategy,
+    start=st.integers(-100, 3500),
+    width=st.integers(0, 4000),
+    resolution=st.sampled_from([0, 1, 3, 10, 100, 5000]),
+    pick_rows=st.booleans(),
+)
+def test_window_matches_brute_force(rows, start, width, resolution, pick_rows):
+    index = make_index(rows)
+    end = start + width
+    pixel = width / resolution if resolution else 0.0
+    chosen = np.array([0]) if pick_rows and len(index.row_pid) else None
+    items = tw.query_window(index, start, end, pixel, rows=chosen)
+    expected = brute_force(index, start, end, pixel, None if chosen is None else {0})
+    assert answer(items) == expected
+    assert items.visible == sum(c for _, _, c, _ in expected)
+    # Wide events come back as themselves, names included.
+    wide = (items.count == 1) & (items.end_ps_ - items.begin_ps >= pixel)
+    assert np.all(index.name_id[items.first[wide]] == items.name_id[wide])
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.dictionaries(st.integers(1, 3), nested_row, max_size=3))
+def test_depth_is_stack_depth_on_nested_rows(rows):
+    index = make_index(rows)
+    for tid, events in rows.items():
+        row = int(np.flatnonzero(index.row_tid == tid)[0]) if events else None
+        if row is None:
+            continue
+        pos = np.flatnonzero(index.row == row)
+        dur = index.end_ps - index.begin_ps
+        got = sorted(
+            zip(index.begin_ps[pos].tolist(), dur[pos].tolist(), index.depth[pos].tolist())
+        )
+        want = sorted((b, d, depth) for (b, d, _), depth in zip(events, stack_depths(events)))
+        assert got == want
+    assert index.relaid_rows == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=rows_strategy)
+def test_same_depth_events_never_overlap(rows):
+    index = make_index(rows)
+    b = index.seg_bounds
+    for s in range(len(index.seg_row)):
+        begin, end = index.begin_ps[b[s] : b[s + 1]], index.end_ps[b[s] : b[s + 1]]
+        assert np.all(begin[1:] >= end[:-1])
+
+
+def test_levels_are_used_and_agree_with_a_full_scan():
+    rng = np.random.default_rng(0)
+    begins = np.sort(rng.integers(0, 10**9, 3000))
+    rows = {1: [(int(b), int(rng.integers(0, 2000)), "a") for b in begins]}
+    index = make_index(rows)
+    assert index.levels
+    for resolution in (10, 300, 1000):
+        pixel = 10**9 / resolution
+        assert tw._level_for(index, pixel) is not None
+        fast = tw.query_window(index, 0, 10**9, pixel)
+        levels, index.levels = index.levels, []
+        slow = tw.query_window(index, 0, 10**9, pixel)
+        index.levels = levels
+        assert answer(fast) == answer(slow) == brute_force(index, 0, 10**9, pixel)
+
+
+@pytest.mark.parametrize("cap", [0, 1, 2, 5, 17])
+def test_cap_is_fair_per_row_and_keeps_top_levels(cap):
+    rows = {
+        1: nested_events([(0, 1, "a")] + [(2, 1, "b")] * 30 + [(1, 1, "a")], 10),
+        2: [(100 * i, 50, "c") for i in range(3)],
+    }
+    index = make_index(rows)
+    items = tw.query_window(index, 0, 10**6, 0.0, max_events=cap)
+    assert items.truncated and len(items.first) <= cap
+    per_row = np.bincount(items.row, minlength=2)
+    counts = np.array([32, 3])
+    assert per_row.tolist() == tw.fair_shares(counts, cap).tolist()
+    if per_row[0]:
+        assert items.depth[items.row == 0].min() == 0
+
+
+def test_fair_shares():
+    assert tw.fair_shares(np.array([5, 1, 100]), 10).tolist() == [4, 1, 4]
+    assert tw.fair_shares(np.array([5, 1, 100]), 1000).tolist() == [5, 1, 100]
+    assert tw.fair_shares(np.array([3, 3]), 0).tolist() == [0, 0]
+
+
+def test_flow_arrows_join_consecutive_ends_and_follow_the_window():
+    out, inn = 2 | (7 << 2), 1 | (7 << 2)
+    rows = {1: [(0, 10, "a"), (100, 10, "b")], 2: [(50, 10, "c"), (500, 10, "a")]}
+    index = make_index(rows, flows=((1, 0, out), (2, 0, inn), (2, 1, inn)))
+    flows = index.flows
+    assert len(flows) == 2
+    pairs = sorted(zip(index.begin_ps[flows.arrow_from].tolist(),
+                       index.begin_ps[flows.arrow_to].tolist()))  # fmt: skip
+    assert pairs == [(0, 50), (50, 500)]
+    everything = np.ones(2, dtype=bool)
+    arrows, capped = tw.window_arrows(index, 40, 60, everything, 10)
+    assert len(arrows) == 2 and not capped
+    arrows, _ = tw.window_arrows(index, 400, 600, everything, 10)
+    assert index.begin_ps[flows.arrow_to[arrows]].tolist() == [500]
+    arrows, capped = tw.window_arrows(index, 0, 600, everything, 1)
+    assert len(arrows) == 1 and capped
+    only_first_row = np.array([True, False])
+    assert not len(tw.window_arrows(index, 0, 600, only_first_row, 10)[0])
+
+
+def test_empty_index():
+    index = ti.build_index([])
+    items = tw.query_window(index, 0, 0, 0.0)
+    assert len(items.first) == 0 and items.visible == 0 and index.span_ps == (0, 0)

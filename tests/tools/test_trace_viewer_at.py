@@ -1,0 +1,180 @@
+"""trace_viewer@: the full envelope against upstream's, windows, search, details, caching."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+import numpy as np
+import pytest
+from conftest import FIXTURES, fixture_names, host_files, load_reference
+
+from tensorboard_plugin_profile.errors import InvalidArgument
+from tensorboard_plugin_profile.service import ProfileService
+from tensorboard_plugin_profile.tools import TOOLS
+from tensorboard_plugin_profile.tools import trace_viewer_at as at
+from tensorboard_plugin_profile.tools.trace_envelope import envelope_chunks
+from tensorboard_plugin_profile.xspace import read_xspace
+
+TOOL = TOOLS["trace_viewer@"]
+
+
+def _hosts(name: str) -> list:
+    return [(f.name[: -len(".xplane.pb")], read_xspace(str(f))) for f in host_files(name)]
+
+
+@pytest.fixture(scope="module", params=fixture_names())
+def traced(request):
+    hosts = _hosts(request.param)
+    envelope = json.loads(b"".join(TOOL.convert(hosts, {}).chunks()))
+    return request.param, hosts, envelope, load_reference(request.param, "trace_viewer@.json")
+
+
+def _events(trace) -> list:
+    return [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+
+
+def _per_thread(trace) -> dict:
+    rows = collections.defaultdict(list)
+    for e in _events(trace):
+        rows[(e["pid"], e["tid"])].append((round(e["ts"], 3), e["name"], round(e["dur"], 3)))
+    return {k: sorted(v) for k, v in rows.items()}
+
+
+def _flow_partition(trace) -> list:
+    """Events grouped by flow, per host: upstream's ids of two hosts may collide."""
+    groups = collections.defaultdict(list)
+    for e in _events(trace):
+        if "bind_id" in e:
+            kind = ("in" if e.get("flow_in") else "") + ("out" if e.get("flow_out") else "")
+            groups[(e["pid"] // 1000, e["bind_id"])].append(
+                (e["pid"], e["tid"], round(e["ts"], 3), kind)
+            )
+    return sorted(tuple(sorted(v)) for v in groups.values())
+
+
+def test_envelope_has_upstreams_events_per_thread(traced):
+    _, _, ours, ref = traced
+    assert _per_thread(ours) == _per_thread(ref)
+    assert ours["returnedEventsSize"] == ref["returnedEventsSize"]
+    assert ours["fullTimespan"] == ref["fullTimespan"]
+
+
+def test_envelope_metadata_and_keys_match(traced):
+    _, _, ours, ref = traced
+    meta = [e for e in ours["traceEvents"] if e.get("ph") == "M"]
+    assert meta == [e for e in ref["traceEvents"] if e.get("ph") == "M"]
+    assert list(ours) == list(ref)
+
+
+def test_envelope_flows_match_by_structure(traced):
+    _, _, ours, ref = traced
+    assert _flow_partition(ours) == _flow_partition(ref)
+
+
+def test_envelope_tiny_chunks_give_the_same_text(traced):
+    _, hosts, _, _ = traced
+    index = at.trace_index_of(hosts)
+    assert b"".join(envelope_chunks(index, chunk_events=3)) == b"".join(envelope_chunks(index))
+
+
+def _window(hosts, **params) -> dict:
+    return json.loads(TOOL.convert(hosts, {k: str(v) for k, v in params.items()}))
+
+
+def test_full_window_without_merging_returns_every_event(traced):
+    _, hosts, envelope, _ = traced
+    answer = _window(hosts, resolution=0, format="columnar")
+    assert answer["returned"] == answer["visible"] == answer["events"] == len(_events(envelope))
+    assert answer["merged"] == 0 and not answer["truncated"]
+    got = collections.defaultdict(list)
+    for row in answer["rows"]:
+        for ts, name in zip(row["ts"], row["name"]):
+            t = (answer["origin_ns"] + ts) / 1000
+            got[(row["pid"], row["tid"])].append((round(t, 3), answer["strings"][name]))
+    want = {k: sorted((t, n) for t, n, _ in v) for k, v in _per_thread(envelope).items()}
+    assert {k: sorted(v) for k, v in got.items()} == want
+
+
+def test_zoomed_out_window_merges_and_counts_add_up(traced):
+    name, hosts, _, _ = traced
+    answer = _window(hosts, resolution=50)
+    merged = sum(m for row in answer["rows"] for m in row["merged"])
+    assert merged == answer["visible"] == answer["events"]
+    assert answer["merged"] == sum(m for row in answer["rows"] for m in row["merged"] if m > 1)
+    if answer["merged"]:
+        assert "zoom in" in answer["hint"]
+    for key in ("from_row", "to_row"):
+        assert all(0 <= r < len(answer["rows"]) for r in answer["flows"][key])
+
+
+def test_window_filters_rows_and_caps():
+    hosts = _hosts("jax_two_hosts")
+    answer = _window(hosts, pids=2701, resolution=0)
+    assert {row["pid"] for row in answer["rows"]} == {2701}
+    capped = _window(hosts, resolution=0, max_events=10, max_flows=3)
+    assert capped["truncated"] and capped["returned"] <= 10
+    assert len(capped["flows"]["from_row"]) <= 3 and capped["flows_truncated"]
+
+
+def test_window_is_clamped_and_relative_to_its_start():
+    hosts = _hosts("jax_cpu_train")
+    full = _window(hosts, format="columnar")
+    lo, hi = full["fullTimespan"]
+    mid = (lo + hi) / 2
+    answer = _window(hosts, start_time_ms=mid, end_time_ms=hi + 100, resolution=0)
+    assert answer["window"][0] == pytest.approx(mid) and answer["window"][1] <= hi + 1e-6
+    for row in answer["rows"]:
+        ends = np.array(row["ts"]) + np.array(row["dur"])
+        assert np.all(ends >= 0)  # everything returned reaches into the window
+    with pytest.raises(InvalidArgument):
+        TOOL.convert(hosts, {"start_time_ms": "soon"})
+
+
+def test_search_by_substring_and_regex():
+    hosts = _hosts("jax_cpu_train")
+    envelope = json.loads(b"".join(TOOL.convert(hosts, {}).chunks()))
+    want = sorted(e["ts"] for e in _events(envelope) if "thunk" in e["name"].lower())
+    answer = json.loads(TOOL.convert(hosts, {"search": "THUNK", "max_results": "5"}))
+    assert answer["total"] == len(want) and answer["truncated"]
+    assert answer["matches"]["ts"] == pytest.approx(want[:5])
+    names = {answer["strings"][i] for i in answer["matches"]["name"]}
+    assert all("thunk" in n.lower() for n in names)
+    regex = json.loads(TOOL.convert(hosts, {"search_regex": "^Thunk"}))
+    assert 0 < regex["total"] <= len(want)
+    with pytest.raises(InvalidArgument):
+        TOOL.convert(hosts, {"search_regex": "("})
+
+
+def test_search_finds_string_arguments():
+    hosts = _hosts("tf_keras2_fit")
+    answer = json.loads(TOOL.convert(hosts, {"search": "Iterator::", "max_results": "0"}))
+    assert answer["total"] > 0 and answer["matches"]["event"] == []
+
+
+def test_details_show_args_and_flows():
+    hosts = _hosts("jax_cpu_train")
+    index = at.trace_index_of(hosts)
+    pos = int(index.flows.arrow_from[0])
+    answer = json.loads(TOOL.convert(hosts, {"details": str(pos)}))
+    assert answer["event"] == pos and answer["name"] == index.strings[index.name_id[pos]]
+    assert "group_id" in answer["args"] or answer["args"] is not None
+    assert answer["flows"] and any(
+        e["event"] == int(index.flows.arrow_to[0]) for f in answer["flows"] for e in f["events"]
+    )
+    with pytest.raises(InvalidArgument):
+        TOOL.convert(hosts, {"details": str(index.num_events)})
+
+
+def test_service_builds_the_index_once_per_session(monkeypatch):
+    built = []
+    real = at.build_index
+    monkeypatch.setattr(at, "build_index", lambda shown: built.append(1) or real(shown))
+    service = ProfileService(str(FIXTURES / "jax_cpu_train"))
+    run = service.runs()[0]
+    assert "trace_viewer@" in service.run_tools(run)
+    for start in ("0", "10", "20"):
+        result = service.tool_data(run, "trace_viewer@", params={"start_time_ms": start})
+        assert json.loads(b"".join(result.chunks()))["version"] == 1
+    service.tool_data(run, "trace_viewer@", params={"search": "x"})
+    assert len(built) == 1
