@@ -144,7 +144,7 @@ class ProfileService:
 
         output = self.cache.get_or_compute(key, compute, size_of=_output_size)
         if isinstance(output, NotApplicable):
-            raise output
+            raise NotApplicable(output.message)  # a fresh error: no shared traceback
         return _to_result(output)
 
     def tool_csv(
@@ -210,8 +210,6 @@ def _to_result(output: Any) -> ToolResult:
 
 
 def _output_size(output: Any) -> int:
-    if isinstance(output, (bytes, bytearray)):
-        return len(output)  # already serialized (e.g. a trace window)
     if isinstance(output, NotApplicable):
         return len(output.message) + 200
     if isinstance(output, (bytes, bytearray)):
