@@ -30,6 +30,23 @@ def conflicting_distributions() -> list:
     return sorted(set(found))
 
 
+_CACHED: list = []
+
+
+def conflict_warnings() -> list:
+    """Messages for the page, computed once per process (installs don't change under us)."""
+    if not _CACHED:
+        found = conflicting_distributions()
+        _CACHED.append(
+            [
+                f"{name} is installed too and also registers TensorBoard's 'profile' plugin; "
+                f"TensorBoard may refuse to start. Remove it: pip uninstall {name}"
+                for name in found
+            ]
+        )
+    return _CACHED[0]
+
+
 def warn_if_conflicting() -> list:
     found = conflicting_distributions()
     if found:

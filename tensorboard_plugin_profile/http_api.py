@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 from werkzeug import Request, Response
 from werkzeug.security import safe_join
 
-from . import __version__
+from . import __version__, conflicts
 from .errors import InvalidArgument, NotFound, ProfileError
 from .service import ProfileService
 
@@ -192,6 +192,7 @@ class Routes:
                 "enableTabNameLabel": False,
                 "hideCaptureProfileButton": self.hide_capture or self.capture is None,
                 "srcPathPrefix": "",
+                "warnings": conflicts.conflict_warnings(),
             },
         )
 

@@ -109,7 +109,13 @@ def test_empty_logdir_has_no_runs_and_a_diagnosis(tmp_path):
 
 def test_config_and_version(client):
     config = get_json(client, f"{PREFIX}/config")
-    assert set(config) == {"enableTabNameLabel", "hideCaptureProfileButton", "srcPathPrefix"}
+    assert set(config) == {
+        "enableTabNameLabel",
+        "hideCaptureProfileButton",
+        "srcPathPrefix",
+        "warnings",
+    }
+    assert config["warnings"] == []  # no other 'profile' plugin is installed here
     response = client.get(f"{PREFIX}/version")
     assert response.get_data(as_text=True) == __version__
 
@@ -179,3 +185,12 @@ def test_progress_lists_a_conversion_while_it_runs(monkeypatch):
     release.set()
     worker.join(30)
     assert get_json(client, f"{PREFIX}/progress") == {"tasks": []}
+
+
+def test_a_conflicting_upstream_install_is_named(monkeypatch):
+    from tensorboard_plugin_profile import conflicts
+
+    monkeypatch.setattr(conflicts, "_CACHED", [])
+    monkeypatch.setattr(conflicts, "conflicting_distributions", lambda: ["xprof"])
+    assert "pip uninstall xprof" in conflicts.conflict_warnings()[0]
+    assert conflicts.warn_if_conflicting() == ["xprof"]
