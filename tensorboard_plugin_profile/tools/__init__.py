@@ -55,6 +55,18 @@ def _has_gpu(space: Any) -> bool:
     return any(schema.is_gpu_plane(p.name) for p in space.planes)
 
 
+def _has_allocator_events(space: Any) -> bool:
+    from ..analysis.memory import has_allocator_events
+
+    return has_allocator_events(space)
+
+
+def _has_tf_data(space: Any) -> bool:
+    from ..analysis.tf_data import has_tf_data
+
+    return has_tf_data(space)
+
+
 _REGISTERED = (
     Tool("trace_viewer", "trace_viewer", HOSTS_TRACE),
     Tool("trace_viewer@", "trace_viewer_at", HOSTS_TRACE),
@@ -66,6 +78,13 @@ _REGISTERED = (
         aliases=("tensorflow_stats",),
     ),
     Tool("kernel_stats", "kernel_stats", HOSTS_EACH_OR_ALL, listed_for=_has_gpu),
+    Tool("memory_profile", "memory_profile", HOSTS_SINGLE, listed_for=_has_allocator_events),
+    Tool(
+        "tf_data_bottleneck_analysis",
+        "tf_data_bottleneck_analysis",
+        HOSTS_COMBINED,
+        listed_for=_has_tf_data,
+    ),
     Tool(
         "input_pipeline_analyzer",
         "input_pipeline_analyzer",

@@ -137,12 +137,43 @@ PROCESS_ID = "process_id"
 KERNEL_DETAILS = "kernel_details"
 MEMCPY_DETAILS = "memcpy_details"
 
+# Memory allocator events (spec §2.3, §5.8).
+ALLOCATOR_NAME = "allocator_name"
+INDEX_ON_HOST = "index_on_host"
+DEVICE_ORDINAL = "device_ordinal"
+BYTES_RESERVED = "bytes_reserved"
+BYTES_ALLOCATED = "bytes_allocated"
+BYTES_AVAILABLE = "bytes_available"
+FRAGMENTATION = "fragmentation"
+PEAK_BYTES_IN_USE = "peak_bytes_in_use"
+REQUESTED_BYTES = "requested_bytes"
+ALLOCATION_BYTES = "allocation_bytes"
+ADDRESS = "addr"
+REGION_TYPE = "region_type"
+DATA_TYPE = "data_type"
+TENSOR_SHAPE = "shape"
+
+# tf.data iterator events (spec §5.9).
+ELEMENT_ID = "element_id"
+PARENT_ID = "parent_id"
+
 # Stats hidden from the trace viewer.
 INTERNAL_STATS = frozenset({"_pt", "_p", "_ct", "_c", "_r", "flops", "program_id", "symbol_id"})
 
 # --- event names ------------------------------------------------------------
 MEMORY_ALLOCATION = "MemoryAllocation"
 MEMORY_DEALLOCATION = "MemoryDeallocation"
+ITERATOR_PREFIX = "Iterator::"
+DEVICE_INPUT_PIPELINE_SECOND_ITERATOR = "Iterator::Prefetch::Generator"
+# tf.data stages whose producer/consumer events tie an iterator to its async input.
+TF_DATA_ASYNC_STAGES = (
+    "Prefetch",
+    "ParallelInterleave",
+    "ParallelMap",
+    "MapAndBatch",
+    "ParseExample",
+    "ParallelBatch",
+)
 # Events never shown in traces (spec §2.4).
 INTERNAL_EVENTS = frozenset(
     {
@@ -150,18 +181,7 @@ INTERNAL_EVENTS = frozenset(
         MEMORY_DEALLOCATION,
         "ParallelInterleaveInitializeInput",
     }
-    | {
-        f"{stage}{side}"
-        for stage in (
-            "Prefetch",
-            "ParallelInterleave",
-            "ParallelMap",
-            "MapAndBatch",
-            "ParseExample",
-            "ParallelBatch",
-        )
-        for side in ("Produce", "Consume")
-    }
+    | {f"{stage}{side}" for stage in TF_DATA_ASYNC_STAGES for side in ("Produce", "Consume")}
 )
 
 # --- host event types used by preprocessing (spec §2.4, §3) -----------------
