@@ -49,7 +49,7 @@ function decimalsFor(stepInUnit: number): number {
  * `valueMs` in the unit that suits `scaleMs` (the largest offset shown), with just enough
  * decimals to tell ticks `stepMs` apart.
  */
-export function formatTickLabel(valueMs: number, stepMs: number, scaleMs = stepMs): string {
+export function formatTickLabel(valueMs: number, stepMs: number, scaleMs = valueMs): string {
   if (valueMs === 0) return '0';
   const unit = unitFor(Math.max(Math.abs(scaleMs), stepMs));
   const decimals = decimalsFor(stepMs / unit.ms);

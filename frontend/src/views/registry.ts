@@ -142,6 +142,12 @@ function registerDashboards(): void {
     matchesPayload: isObject,
     load: async () => (await import('./pod-viewer-view')).POD_VIEWER_VIEW_TAG,
   });
+  registerToolView({
+    id: 'tf-data',
+    matchesTool: toolIs('tf_data_bottleneck_analysis'),
+    matchesPayload: isTablePayload,
+    load: async () => (await import('./tf-data-view')).TF_DATA_VIEW_TAG,
+  });
 }
 
 export function resetViews(): void {

@@ -1,0 +1,59 @@
+/**
+ * The timeline's place in the page URL, beside run/tool/host (state.ts): the visible window
+ * (`start_ms`, `end_ms` on the trace clock) and the selected event (`event`), so a shared link
+ * opens the same view. Other parameters are kept as they are. Times are written to the
+ * nanosecond, which is as fine as the timeline zooms.
+ *
+ *   const state = readTraceUrl(location.search);
+ *   history.replaceState(history.state, '', location.pathname + writeTraceUrl(location.search, next));
+ */
+
+export interface TraceUrlState {
+  startMs?: number;
+  endMs?: number;
+  event?: number;
+  /** 'summary' when the Summary tab is open. */
+  tab?: string;
+}
+
+export const TRACE_URL_KEYS = ['start_ms', 'end_ms', 'event', 'trace_tab'] as const;
+
+function finite(text: string | null): number | undefined {
+  if (text === null || text.trim() === '') return undefined;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+export function readTraceUrl(search: string): TraceUrlState {
+  const params = new URLSearchParams(search);
+  const state: TraceUrlState = {};
+  const start = finite(params.get('start_ms'));
+  const end = finite(params.get('end_ms'));
+  if (start !== undefined && end !== undefined && end > start) {
+    state.startMs = start;
+    state.endMs = end;
+  }
+  const event = finite(params.get('event'));
+  if (event !== undefined && Number.isInteger(event) && event >= 0) state.event = event;
+  const tab = params.get('trace_tab');
+  if (tab) state.tab = tab;
+  return state;
+}
+
+/** `ms` rounded to the nanosecond, without float noise ("12.5", not "12.500000000001"). */
+export function formatMs(ms: number): string {
+  const rounded = Math.round(ms * 1e6) / 1e6;
+  return String(Object.is(rounded, -0) ? 0 : rounded);
+}
+
+export function writeTraceUrl(search: string, state: TraceUrlState): string {
+  const params = new URLSearchParams(search);
+  const set = (key: string, value: string | undefined) => (value ? params.set(key, value) : params.delete(key));
+  const hasWindow = state.startMs !== undefined && state.endMs !== undefined;
+  set('start_ms', hasWindow ? formatMs(state.startMs!) : undefined);
+  set('end_ms', hasWindow ? formatMs(state.endMs!) : undefined);
+  set('event', state.event !== undefined ? String(state.event) : undefined);
+  set('trace_tab', state.tab);
+  const text = params.toString();
+  return text ? '?' + text : '';
+}
