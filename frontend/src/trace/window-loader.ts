@@ -47,7 +47,7 @@ export function coverage(win: TraceWindow, span: TimeSpan): number {
 
 /**
  * The window to draw `span` from: coverage counts, and so does being at the same zoom (a window
- * ten times wider or narrower loses as much as a third of coverage). The renderer fills what
+ * ten times wider or narrower loses as much as half the coverage). The renderer fills what
  * the pick does not cover from the overview.
  */
 export function pickWindow(windows: readonly TraceWindow[], span: TimeSpan, filter: string): TraceWindow | undefined {
@@ -59,7 +59,7 @@ export function pickWindow(windows: readonly TraceWindow[], span: TimeSpan, filt
     if (cover <= 0) continue;
     const zoomRatio = spanOf(win) / Math.max(spanOf(span), 1e-12);
     // Coverage dominates; among full covers the one closest in zoom (log scale) wins.
-    const score = cover * 3 - Math.abs(Math.log10(Math.max(zoomRatio, 1e-12)));
+    const score = cover * 2 - Math.abs(Math.log10(Math.max(zoomRatio, 1e-12)));
     if (score > bestScore) {
       best = win;
       bestScore = score;
