@@ -74,8 +74,8 @@ export class ShellModel {
     return this.resolve({ ...this.selection, host }, 'push', false);
   }
 
-  /** After a capture: reload the runs and select the one that appeared. */
-  async reloadRunsAndSelectNewest(): Promise<void> {
+  /** After a capture: reload the runs and select the one that appeared (the named session if given). */
+  async reloadRunsAndSelectNewest(session?: string): Promise<void> {
     const before = this.runs ?? [];
     let after: string[];
     try {
@@ -83,7 +83,7 @@ export class ShellModel {
     } catch {
       return this.resolve(this.selection, 'push', true);
     }
-    const run = pickNewestRun(before, after, this.selection.run);
+    const run = pickNewestRun(before, after, this.selection.run, session);
     this.runs = after;
     return this.resolve({ run, tool: run === this.selection.run ? this.selection.tool : '', host: '' }, 'push', false);
   }

@@ -46,10 +46,16 @@ export function pickOrFirst(options: readonly string[], wanted: string): string 
 }
 
 /**
- * The run to select after a capture: a run that appeared since `before`, the newest by name
- * (session names are timestamps), else the current one.
+ * The run to select after a capture: the run of the captured `session` when the server named it,
+ * else a run that appeared since `before`, the newest by name (session names are timestamps),
+ * else the current one.
  */
-export function pickNewestRun(before: readonly string[], after: readonly string[], current: string): string {
+export function pickNewestRun(before: readonly string[], after: readonly string[], current: string, session?: string): string {
+  if (session) {
+    const named = after.filter((run) => run === session || run.endsWith('/' + session));
+    const fresh = named.find((run) => !before.includes(run));
+    if (fresh ?? named[0]) return (fresh ?? named[0])!;
+  }
   const known = new Set(before);
   const added = after.filter((run) => !known.has(run)).sort();
   if (added.length) return added[added.length - 1];

@@ -10,14 +10,13 @@ import { ShellModel } from '../shell-model';
 import { toolLabel } from '../state';
 import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext } from '../views/registry';
 import './capture-dialog';
+import './diagnosis-card';
 import type { CaptureDialog } from './capture-dialog';
 import './loading-skeleton';
 import './message-card';
 import './select-field';
 import { controlStyles } from './shared-styles';
 import './tool-view';
-
-export const NO_RUNS_MESSAGE = 'No profile runs found under the log directory';
 
 @customElement('pf-app')
 export class AppShell extends LitElement {
@@ -60,12 +59,6 @@ export class AppShell extends LitElement {
       }
       main {
         padding: 8px 16px 32px;
-      }
-      .hint code {
-        font-family: var(--pf-mono);
-        background: var(--pf-surface-2);
-        padding: 1px 4px;
-        border-radius: 3px;
       }
     `,
   ];
@@ -124,7 +117,7 @@ export class AppShell extends LitElement {
       ${showCapture
         ? html`<pf-capture-dialog
             .api=${this.api}
-            @pf-captured=${() => void m.reloadRunsAndSelectNewest()}
+            @pf-captured=${(e: CustomEvent<{ session?: string }>) => void m.reloadRunsAndSelectNewest(e.detail?.session)}
           ></pf-capture-dialog>`
         : nothing}
     `;
@@ -143,14 +136,11 @@ export class AppShell extends LitElement {
           .message=${m.error?.message ?? ''}
         ></pf-message>`;
       case 'no-runs':
-        return html`<pf-message kind="empty" heading=${NO_RUNS_MESSAGE}>
-          <p class="hint">
-            Record a profile into the log directory, e.g. with <code>jax.profiler.trace(logdir)</code>,
-            <code>tf.profiler.experimental.start(logdir)</code> or the Keras TensorBoard callback
-            (<code>profile_batch</code>), or use <strong>Capture Profile</strong> to capture one from a
-            running profiler server. Runs appear under <code>plugins/profile/</code>.
-          </p>
-        </pf-message>`;
+        return html`<pf-diagnosis
+          .api=${this.api}
+          ?can-capture=${!m.config.hideCaptureProfileButton}
+          @pf-open-capture=${() => this.captureDialog?.open()}
+        ></pf-diagnosis>`;
       case 'no-tools':
         return html`<pf-message
           kind="info"

@@ -1,11 +1,14 @@
 /**
  * The Capture Profile dialog (spec §5.1), a native modal <dialog> (focus trap and Esc for free).
- * While the request runs it counts down from delay + duration, then says "Collecting…".
- * Fires `pf-captured` after a successful capture so the shell can reload the runs.
+ * It starts the capture with `async=1` and polls `capture_status`: a countdown to the server's
+ * expected end, then the phase (collecting, writing). A backend without async capture answers
+ * the first request when done; the dialog then only counts down from delay + duration.
+ * Fires `pf-captured` (detail: the new session's name, if known) so the shell selects it.
  */
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
-import type { ProfileApi } from '../api';
+import type { CaptureStatus, ProfileApi } from '../api';
+import { clockOffset, progressText } from '../capture/progress';
 import {
   HOST_TRACER_LEVELS,
   captureQuery,
@@ -19,7 +22,7 @@ import { controlStyles } from './shared-styles';
 
 type Status =
   | { kind: 'idle' }
-  | { kind: 'running'; remainingMs: number }
+  | { kind: 'running'; text: string }
   | { kind: 'done'; message: string }
   | { kind: 'failed'; message: string };
 
@@ -31,6 +34,8 @@ export class CaptureDialog extends LitElement {
   @state() private errors: Partial<Record<keyof CaptureForm, string>> = {};
   @query('dialog') private dialog!: HTMLDialogElement;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private lastStatus: CaptureStatus | null = null;
+  private clockOffsetS = 0;
 
   static override styles = [
     controlStyles,
@@ -208,11 +213,7 @@ export class CaptureDialog extends LitElement {
       case 'idle':
         return nothing;
       case 'running':
-        return html`<div class="status" role="status">
-          ${status.remainingMs > 0
-            ? `Capturing… ${Math.ceil(status.remainingMs / 1000)} s left`
-            : 'Collecting…'}
-        </div>`;
+        return html`<div class="status" role="status">${status.text}</div>`;
       case 'done':
         return html`<div class="status done" role="status">${status.message}</div>`;
       case 'failed':
@@ -248,32 +249,66 @@ export class CaptureDialog extends LitElement {
     this.errors = validateCapture(form);
     if (Object.keys(this.errors).length) return;
     saveCaptureForm(safeStorage(), form);
-    this.startCountdown(expectedCaptureMs(form));
+    // Until the server reports, count down from the form's own delay + duration.
+    const requestedAtS = Date.now() / 1000;
+    this.lastStatus = { state: 'running', phase: 'waiting', expected_end: requestedAtS + expectedCaptureMs(form) / 1000 };
+    this.clockOffsetS = 0;
+    this.status = { kind: 'running', text: 'Starting the capture…' };
+    this.startTicker();
     try {
-      const reply = await this.api.capture(captureQuery(form));
-      if (reply.error !== undefined || reply.result === undefined) {
-        this.status = { kind: 'failed', message: String(reply.error ?? 'The server sent no result.') };
-      } else {
-        this.status = { kind: 'done', message: String(reply.result) };
-        this.dispatchEvent(new CustomEvent('pf-captured', { bubbles: true, composed: true }));
-      }
+      const reply = await this.api.captureAsync(captureQuery(form));
+      if (reply.job) await this.follow(reply.job, requestedAtS);
+      else if (reply.error !== undefined || reply.result === undefined) this.fail(String(reply.error ?? 'The server sent no result.'));
+      else this.succeed(String(reply.result));
     } catch {
-      this.status = { kind: 'failed', message: 'Could not reach the server.' };
+      this.fail('Could not reach the server.');
     } finally {
       clearInterval(this.timer);
     }
   }
 
-  private startCountdown(totalMs: number): void {
-    const end = Date.now() + totalMs;
-    this.status = { kind: 'running', remainingMs: totalMs };
+  /** Polls `capture_status` until the job is done or failed. */
+  private async follow(job: string, requestedAtS: number): Promise<void> {
+    let first = true;
+    for (;;) {
+      const status = await this.api.captureStatus(job);
+      if (first && status.started_at !== undefined) this.clockOffsetS = clockOffset(status, requestedAtS);
+      first = false;
+      if (status.state === 'done') return this.succeed(String(status.result ?? 'Capture done.'), status.session);
+      if (status.state === 'failed' || (status.error !== undefined && status.state === undefined)) {
+        return this.fail(String(status.error ?? 'The capture failed.'));
+      }
+      this.lastStatus = status;
+      this.tick();
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      if (!this.isConnected) return;
+    }
+  }
+
+  private succeed(message: string, session?: string): void {
+    this.status = { kind: 'done', message };
+    this.dispatchEvent(new CustomEvent('pf-captured', { detail: { session }, bubbles: true, composed: true }));
+  }
+
+  private fail(message: string): void {
+    this.status = { kind: 'failed', message };
+  }
+
+  private tick(): void {
+    if (this.status.kind !== 'running' || !this.lastStatus) return;
+    this.status = { kind: 'running', text: progressText(this.lastStatus, Date.now() / 1000, this.clockOffsetS) };
+  }
+
+  private startTicker(): void {
     clearInterval(this.timer);
     this.timer = setInterval(() => {
       if (this.status.kind !== 'running') return clearInterval(this.timer);
-      this.status = { kind: 'running', remainingMs: Math.max(0, end - Date.now()) };
+      this.tick();
     }, 250);
   }
 }
+
+const POLL_MS = 500;
 
 function safeStorage(): Storage | undefined {
   try {
