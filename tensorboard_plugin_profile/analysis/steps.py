@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Plane, Space
-from . import op_names
+from . import op_names, step_sweep
 
 EVENT_TYPES = (
     "UNKNOWN_TIME",
@@ -267,24 +267,7 @@ def non_overlapping(spans: pd.DataFrame) -> pd.DataFrame:
     """Per group, cuts typed spans into pieces each owned by the highest active type."""
     if spans.empty:
         return _no_spans()
-    n = len(spans)
-    group = np.repeat(spans["group"].to_numpy(), 2)
-    time = np.column_stack([spans["begin"], spans["end"]]).ravel()
-    kind = np.repeat(spans["type"].to_numpy(), 2)
-    start = np.tile([1, 0], n)
-    # Time order; at equal times ends before starts, then higher types first.
-    order = np.lexsort((-kind, start, time, group))
-    group, time, kind, start = group[order], time[order], kind[order], start[order]
-    delta = np.zeros((2 * n, len(EVENT_TYPES)), dtype=np.int32)
-    delta[np.arange(2 * n), kind] = np.where(start == 1, 1, -1)
-    active = np.cumsum(delta, axis=0) > 0  # groups are balanced, so counts reset per group
-    top = len(EVENT_TYPES) - 1 - np.argmax(active[:, ::-1], axis=1)
-    top = np.where(active.any(axis=1), top, TYPE["UNKNOWN_TIME"])
-    same_group = group[:-1] == group[1:]
-    pieces = pd.DataFrame(
-        {"group": group[:-1], "begin": time[:-1], "end": time[1:], "type": top[:-1]}
-    )[same_group]
-    return pieces[pieces["end"] > pieces["begin"]].reset_index(drop=True)
+    return step_sweep.non_overlapping(spans, len(EVENT_TYPES))
 
 
 def _breakdown(pieces: pd.DataFrame, windows: pd.DataFrame) -> tuple:

@@ -15,7 +15,7 @@ from tensorboard_plugin_profile.tools.datatable import dumps
 from tensorboard_plugin_profile.xspace.model import Space
 
 from .compare_tables import fixture_hosts, table_differences
-from .test_overview_page import GUESSED, REGION_GROUPING, _is_breakdown
+from .test_overview_page import GUESSED
 
 
 def _problems(name):
@@ -31,8 +31,6 @@ def _problems(name):
 @pytest.mark.parametrize("name", sorted(set(fixture_names()) - GUESSED))
 def test_matches_reference(name):
     problems = _problems(name)
-    if name in REGION_GROUPING:
-        problems = [p for p in problems if not _is_breakdown(p)]
     assert not problems, "\n".join(problems[:20])
 
 

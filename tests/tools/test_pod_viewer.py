@@ -15,7 +15,7 @@ from tensorboard_plugin_profile.xspace.model import Space
 
 from .compare_tables import fixture_hosts, same_value
 from .synthetic import _PlaneBuilder
-from .test_overview_page import GUESSED, REGION_GROUPING
+from .test_overview_page import GUESSED
 
 
 def _differences(ours, ref, path="", out=None) -> list:
@@ -46,8 +46,6 @@ def _convert(hosts):
 def test_matches_reference(name):
     _, ours = _convert(fixture_hosts(name))
     problems = _differences(ours, load_reference(name, "pod_viewer.json"))
-    if name in REGION_GROUPING:  # host compute vs all others (docs/differences.md)
-        problems = [p for p in problems if not p.split(":")[0].endswith(("bottleneck", ".4", ".9"))]
     assert not problems, "\n".join(problems[:20])
 
 

@@ -1,0 +1,107 @@
+"""Typed spans → non-overlapping pieces, as upstream's priority tracker cuts them (spec §4.4).
+
+Per step group, span boundaries are sorted by time (ends before starts at equal
+times, then higher types first) and every interval between two boundaries goes
+to the highest type still open.
+
+Upstream's tracker has one quirk that matters on real profiles: it keeps the
+current type as state and only lowers it when an *end* of that type brings its
+count to zero. An instant span (zero duration, e.g. a ``ThreadpoolListener``
+``Record``/``StartRegion`` marker) at a moment when nothing of its type or
+higher is open therefore leaves its type "stuck" on until the next start of
+that type or a higher one — its end was sorted before its start, so the
+lowering already happened. On JAX CPU profiles this makes the time a host
+thread waits for asynchronously dispatched XLA work count as host compute. We
+reproduce it by stretching such instants to that next start, then sweeping
+exactly.
+
+Usage::
+
+    pieces = non_overlapping(spans)   # spans: group, begin, end, type → same columns
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+UNKNOWN_TIME = 0
+
+
+def non_overlapping(spans: pd.DataFrame, num_types: int) -> pd.DataFrame:
+    """Per group, cuts typed spans into pieces each owned by the highest active type."""
+    if spans.empty:
+        return spans.iloc[:0][["group", "begin", "end", "type"]]
+    sweep = _Sweep(spans, num_types)
+    stretched = sweep.stretched_instants()
+    if stretched is not None:
+        sweep = _Sweep(stretched, num_types)
+    return sweep.pieces()
+
+
+class _Sweep:
+    """Sorted boundaries of one set of spans and the highest open type after each."""
+
+    def __init__(self, spans: pd.DataFrame, num_types: int):
+        self.spans = spans
+        n = len(spans)
+        group = np.repeat(spans["group"].to_numpy(), 2)
+        time = np.column_stack([spans["begin"], spans["end"]]).ravel()
+        kind = np.repeat(spans["type"].to_numpy(), 2)
+        start = np.tile([1, 0], n)
+        # Time order; at equal times ends before starts, then higher types first.
+        self.order = np.lexsort((-kind, start, time, group))
+        self.group, self.time = group[self.order], time[self.order]
+        self.kind, self.start = kind[self.order], start[self.order]
+        delta = np.zeros((2 * n, num_types), dtype=np.int32)
+        delta[np.arange(2 * n), self.kind] = np.where(self.start == 1, 1, -1)
+        active = np.cumsum(delta, axis=0) > 0  # groups are balanced: counts reset per group
+        top = num_types - 1 - np.argmax(active[:, ::-1], axis=1)
+        self.top = np.where(active.any(axis=1), top, UNKNOWN_TIME)
+
+    def pieces(self) -> pd.DataFrame:
+        group, time, top = self.group, self.time, self.top
+        same_group = group[:-1] == group[1:]
+        pieces = pd.DataFrame(
+            {"group": group[:-1], "begin": time[:-1], "end": time[1:], "type": top[:-1]}
+        )[same_group]
+        return pieces[pieces["end"] > pieces["begin"]].reset_index(drop=True)
+
+    def stretched_instants(self):
+        """The spans with stuck instants stretched (see module docstring), or None."""
+        spans = self.spans
+        instant = np.flatnonzero((spans["end"] == spans["begin"]).to_numpy())
+        if not len(instant):
+            return None
+        # Sorted position of each instant's start boundary (span i has boundaries 2i, 2i+1).
+        position = np.empty(len(self.order), dtype=np.int64)
+        position[self.order] = np.arange(len(self.order))
+        rows = _last_row_of_moment(self.group, self.time)[position[2 * instant]]
+        kinds = spans["type"].to_numpy()[instant]
+        stuck = kinds > self.top[rows]
+        if not stuck.any():
+            return None
+        ends = spans["end"].to_numpy().copy()
+        for kind in np.unique(kinds[stuck]):  # a handful of event types
+            chosen = stuck & (kinds == kind)
+            ends[instant[chosen]] = self._next_start_time(rows[chosen], kind)
+        return spans.assign(end=ends)
+
+    def _next_start_time(self, rows: np.ndarray, kind: int) -> np.ndarray:
+        """Time of the first start of ``kind`` or higher after each row, in its group
+        (the group's last boundary when there is none)."""
+        starts = np.flatnonzero((self.start == 1) & (self.kind >= kind))
+        group_last = np.r_[np.flatnonzero(self.group[1:] != self.group[:-1]), len(self.group) - 1]
+        fallback = group_last[np.searchsorted(group_last, rows)]
+        i = np.searchsorted(starts, rows, side="right")
+        found = np.where(i < len(starts), starts[np.minimum(i, len(starts) - 1)], fallback)
+        found = np.where(found <= fallback, found, fallback)  # stay in the row's group
+        return self.time[found]
+
+
+def _last_row_of_moment(group: np.ndarray, time: np.ndarray) -> np.ndarray:
+    """Per sorted boundary, the last row with the same group and time."""
+    same_as_next = (group[1:] == group[:-1]) & (time[1:] == time[:-1])
+    run_last = np.r_[np.flatnonzero(~same_as_next), len(group) - 1]
+    run_id = np.cumsum(np.r_[True, ~same_as_next]) - 1
+    return run_last[run_id]
