@@ -177,7 +177,9 @@ def _last_stats(host: Plane, rows: np.ndarray) -> pd.DataFrame:
     st = host.stats
     names = list(_INT_STATS.values()) + list(_STR_STATS.values())
     names += [schema.FRAGMENTATION, *_MEMORY_ID_STATS]
-    keep = st["stat"].isin(names).to_numpy() & np.isin(st["event"].to_numpy(), rows)
+    wanted = np.zeros(len(host.events), dtype=bool)
+    wanted[rows] = True
+    keep = st["stat"].isin(names).to_numpy() & wanted[st["event"].to_numpy()]
     sel = st[keep].drop_duplicates(["event", "stat"], keep="last")
     return sel.assign(position=np.searchsorted(rows, sel["event"].to_numpy()))
 

@@ -96,22 +96,25 @@ def has_tf_data(space: Space) -> bool:
     plane = space.plane(schema.HOST_PLANE)
     if plane is None:
         return False
-    return bool(plane.event_metadata["name"].str.startswith(schema.ITERATOR_PREFIX).any())
+    names = plane.event_metadata["name"].astype(str)
+    return bool(names.str.startswith(schema.ITERATOR_PREFIX).any())
 
 
 # --- one host plane -------------------------------------------------------------------------
 def _space_pipelines(plane: Plane, legacy_ids: bool) -> tuple:
     """(iterator metadata, device pipeline ids, root calls, visits) of one host plane."""
     ev = plane.events
-    names = ev["name"].astype(str).to_numpy()
-    is_iterator = np.char.startswith(names.astype(str), schema.ITERATOR_PREFIX)
+    kinds = _name_kinds(ev["name"])
+    is_iterator = kinds["iterator"]
     ids, has_id = _int_stat(plane, schema.STEP_ID, legacy_ids)
     parent_ids, has_parent_id = _int_stat(plane, schema.PARENT_ID, legacy_ids)
-    metadata = _metadata(names, is_iterator & has_id, ids, parent_ids, has_parent_id)
-    generator = (names == schema.DEVICE_INPUT_PIPELINE_SECOND_ITERATOR) & has_parent_id
-    device_ids = set(parent_ids[generator].tolist())
-    is_root = is_iterator & has_id & (np.char.count(names.astype(str), "::") == 1)
-    root_rows = np.flatnonzero(is_root)
+    rows = np.flatnonzero(is_iterator & has_id)
+    metadata = _metadata(
+        ev["name"].to_numpy()[rows], kinds["second"][rows], ids[rows], parent_ids[rows],
+        has_parent_id[rows],
+    )  # fmt: skip
+    device_ids = set(parent_ids[kinds["second"] & has_parent_id].tolist())
+    root_rows = np.flatnonzero(kinds["root"] & has_id)
     begin = ev["begin_ps"].to_numpy()
     duration = ev["duration_ps"].to_numpy()
     roots = pd.DataFrame(
@@ -121,9 +124,28 @@ def _space_pipelines(plane: Plane, legacy_ids: bool) -> tuple:
             "duration_ps": duration[root_rows],
         }
     )
-    edges = _children(plane, names, is_iterator, legacy_ids)
+    edges = _children(plane, kinds, legacy_ids)
     visits = _walk(root_rows, edges, begin, begin + duration, ids, has_id)
     return metadata, device_ids, roots, visits
+
+
+def _name_kinds(names: pd.Series) -> dict:
+    """Per-event flags from the event names, computed once per distinct name."""
+    categories = pd.Series(names.cat.categories.astype(str))
+    codes = names.cat.codes.to_numpy()
+    produce = categories.str.removesuffix("Produce").map(_STAGE_RANK)
+    consume = categories.str.removesuffix("Consume").map(_STAGE_RANK)
+    per_name = {
+        "iterator": categories.str.startswith(schema.ITERATOR_PREFIX),
+        # Any "Iterator:…" name is tf.data to ParseTfOpFullname.
+        "tf_data": categories.str.startswith("Iterator:"),
+        "root": categories.str.startswith(schema.ITERATOR_PREFIX)
+        & (categories.str.count("::") == 1),
+        "second": categories == schema.DEVICE_INPUT_PIPELINE_SECOND_ITERATOR,
+        "produce": produce.where(categories.str.endswith("Produce"), -1).fillna(-1),
+        "consume": consume.where(categories.str.endswith("Consume"), -1).fillna(-1),
+    }
+    return {k: v.to_numpy()[codes] for k, v in per_name.items()}
 
 
 def _int_stat(plane: Plane, name: str, legacy_ids: bool) -> tuple:
@@ -137,21 +159,19 @@ def _int_stat(plane: Plane, name: str, legacy_ids: bool) -> tuple:
     return values, present
 
 
-def _metadata(names, rows_mask, ids, parent_ids, has_parent_id) -> pd.DataFrame:
-    rows = np.flatnonzero(rows_mask)
+def _metadata(long_names, second, ids, parent_ids, has_parent_id) -> pd.DataFrame:
     # Iterator events first, then the device pipelines' second iterators (upstream order).
-    second = names[rows] == schema.DEVICE_INPUT_PIPELINE_SECOND_ITERATOR
-    rows = np.concatenate([rows[~second], rows[second]])
-    long_names = names[rows]
-    short = pd.Series(long_names).str.rsplit("::", n=1).str[-1].to_numpy()
+    order = np.concatenate([np.flatnonzero(~second), np.flatnonzero(second)])
+    long_names = np.asarray(long_names, dtype=object)[order]
+    short = pd.Series(long_names, dtype=object).str.rsplit("::", n=1).str[-1].to_numpy()
     frame = pd.DataFrame(
         {
             "name": short,
             "long_name": long_names,
-            "parent_id": np.where(has_parent_id[rows], parent_ids[rows], 0),
+            "parent_id": np.where(has_parent_id[order], parent_ids[order], 0),
             "is_async": np.isin(short, list(ASYNC_ITERATORS)),
         },
-        index=pd.Index(ids[rows], name="iterator_id"),
+        index=pd.Index(ids[order], name="iterator_id"),
     )
     return _first_per_index(frame)
 
@@ -206,15 +226,15 @@ def _point_keys(line, begin, end, pos) -> tuple:
     return tie, kind, time, point_line
 
 
-def _children(plane: Plane, names, is_iterator, legacy_ids: bool) -> pd.DataFrame:
+def _children(plane: Plane, kinds: dict, legacy_ids: bool) -> pd.DataFrame:
     """Edges (parent row → tf.data child row) in the order the walk visits them."""
-    is_tf_data = np.char.startswith(names.astype(str), "Iterator:")
+    is_tf_data = kinds["tf_data"]
     # Only threads that run tf.data (iterators, producers, consumers) matter here.
-    relevant = is_tf_data | pd.Series(names).str.endswith(("Produce", "Consume")).to_numpy()
+    relevant = is_tf_data | (kinds["produce"] >= 0) | (kinds["consume"] >= 0)
     parent = event_parents(plane, np.unique(plane.events["line"].to_numpy()[relevant]))
     nested_rows = np.flatnonzero(is_tf_data & (parent >= 0))
     nested = pd.DataFrame({"parent": parent[nested_rows], "child": nested_rows})
-    linked = _producer_links(plane, names, is_iterator, parent, legacy_ids)
+    linked = _producer_links(plane, kinds, parent, legacy_ids)
     edges = pd.concat([nested.assign(kind=0), linked.assign(kind=1)], ignore_index=True)
     edges = edges[is_tf_data[edges["parent"].to_numpy()]]
     # Nested children in thread order first, then linked producers (upstream order).
@@ -222,16 +242,15 @@ def _children(plane: Plane, names, is_iterator, legacy_ids: bool) -> pd.DataFram
     return edges.sort_values(["parent", "kind", "order"], kind="stable")[["parent", "child"]]
 
 
-def _producer_links(plane, names, is_iterator, parent, legacy_ids) -> pd.DataFrame:
+def _producer_links(plane, kinds: dict, parent, legacy_ids) -> pd.DataFrame:
     """Consumer iterator → the producer iterator call that made the consumed element."""
     element, has_element = _int_stat(plane, schema.ELEMENT_ID, legacy_ids)
     ids, has_id = _int_stat(plane, schema.STEP_ID, legacy_ids)
     parent_ids, has_parent_id = _int_stat(plane, schema.PARENT_ID, legacy_ids)
-    stage = pd.Series(names)
-    produce = stage.str.removesuffix("Produce").map(_STAGE_RANK).to_numpy()
-    consume = stage.str.removesuffix("Consume").map(_STAGE_RANK).to_numpy()
-    produce_rows = np.flatnonzero(~np.isnan(produce) & has_element & stage.str.endswith("Produce"))
-    children = np.flatnonzero(is_iterator & np.isin(parent, produce_rows))
+    is_iterator, produce, consume = kinds["iterator"], kinds["produce"], kinds["consume"]
+    is_producer = np.zeros(len(parent) + 1, dtype=bool)
+    is_producer[np.flatnonzero((produce >= 0) & has_element)] = True
+    children = np.flatnonzero(is_iterator & is_producer[parent])
     # The first iterator nested in each producer event (stop there if it has no parent id).
     first = pd.DataFrame({"producer": parent[children], "child": children})
     first = first.drop_duplicates("producer", keep="first")
@@ -244,9 +263,7 @@ def _producer_links(plane, names, is_iterator, parent, legacy_ids) -> pd.DataFra
             "stage": produce[first["producer"].to_numpy()],
         }
     ).sort_values(["stage", "child"], kind="stable")
-    consume_rows = np.flatnonzero(
-        ~np.isnan(consume) & has_element & stage.str.endswith("Consume").to_numpy() & (parent >= 0)
-    )
+    consume_rows = np.flatnonzero((consume >= 0) & has_element & (parent >= 0))
     owner = parent[consume_rows]
     ok = is_iterator[owner] & has_id[owner]
     consumers = pd.DataFrame(

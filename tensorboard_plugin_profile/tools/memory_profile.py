@@ -102,7 +102,9 @@ def _allocator_json(profile: memory.AllocatorProfile) -> dict:
         "memoryProfileSnapshots": _snapshots(profile.timeline.iloc[kept]),
         "profileSummary": {
             "peakBytesUsageLifetime": str(summary.peak_bytes_usage_lifetime),
-            "peakStats": _aggregation(summary.peak_stats),
+            "peakStats": _aggregation(
+                {k: v if k == "fragmentation" else str(v) for k, v in summary.peak_stats.items()}
+            ),
             "peakStatsTimePs": str(summary.peak_time_ps),
             "memoryCapacity": str(summary.capacity_bytes),
         },
@@ -118,14 +120,32 @@ def _allocator_json(profile: memory.AllocatorProfile) -> dict:
 
 
 def _records(frame: pd.DataFrame) -> list:
-    columns = {c: frame[c].tolist() for c in frame.columns}
-    return [dict(zip(columns, values)) for values in zip(*columns.values())]
+    """Rows as dicts of JSON-ready values: int64 columns as strings, built per column."""
+    columns = {}
+    for name in frame.columns:
+        values = frame[name].to_numpy()
+        if name in _INT64_FIELDS:
+            values = values.astype(np.int64)
+            if name == "address":  # a uint64 field
+                values = values.view(np.uint64)
+            columns[name] = values.astype(str).tolist()
+        else:
+            columns[name] = values.tolist()
+    return [dict(zip(columns, row)) for row in zip(*columns.values())]
+
+
+_INT64_FIELDS = frozenset(
+    (
+        "time_offset_ps stack_bytes heap_bytes free_bytes peak_bytes_in_use requested_bytes "
+        "allocation_bytes address step_id"
+    ).split()
+)
 
 
 def _snapshots(frame: pd.DataFrame) -> list:
     return [
         {
-            "timeOffsetPs": str(int(row["time_offset_ps"])),
+            "timeOffsetPs": row["time_offset_ps"],
             "aggregationStats": _aggregation(row),
             "activityMetadata": _metadata(row),
         }
@@ -135,22 +155,22 @@ def _snapshots(frame: pd.DataFrame) -> list:
 
 def _aggregation(row: Mapping) -> dict:
     return {
-        "stackReservedBytes": str(int(row["stack_bytes"])),
-        "heapAllocatedBytes": str(int(row["heap_bytes"])),
-        "freeMemoryBytes": str(int(row["free_bytes"])),
+        "stackReservedBytes": row["stack_bytes"],
+        "heapAllocatedBytes": row["heap_bytes"],
+        "freeMemoryBytes": row["free_bytes"],
         "fragmentation": _double(row["fragmentation"]),
-        "peakBytesInUse": str(int(row["peak_bytes_in_use"])),
+        "peakBytesInUse": row["peak_bytes_in_use"],
     }
 
 
 def _metadata(row: Mapping) -> dict:
     return {
-        "memoryActivity": memory.ACTIVITY_NAMES.get(int(row["activity"]), "UNKNOWN_ACTIVITY"),
-        "requestedBytes": str(int(row["requested_bytes"])),
-        "allocationBytes": str(int(row["allocation_bytes"])),
-        "address": str(int(row["address"]) & 0xFFFFFFFFFFFFFFFF),  # uint64 field
+        "memoryActivity": memory.ACTIVITY_NAMES.get(row["activity"], "UNKNOWN_ACTIVITY"),
+        "requestedBytes": row["requested_bytes"],
+        "allocationBytes": row["allocation_bytes"],
+        "address": row["address"],
         "tfOpName": row["tf_op"],
-        "stepId": str(int(row["step_id"])),
+        "stepId": row["step_id"],
         "regionType": row["region_type"],
         "dataType": row["data_type"],
         "tensorShape": row["shape"],
