@@ -70,6 +70,7 @@ function appUrl(run, tool, host, extra = {}) {
 }
 
 async function shot(name) {
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(ARTIFACTS, `dash-${name}.png`), fullPage: true });
 }
 

@@ -185,6 +185,13 @@ export function memoryModel(payload: MemoryProfilePayload, id: string): MemoryMo
   };
 }
 
+/** Bytes in the largest unit that keeps a leading digit: `512 B`, `3.00 KiB`, `1.50 MiB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${Math.round(bytes)} B`;
+  if (bytes < MIB) return `${(bytes / 1024).toFixed(2)} KiB`;
+  return formatMiB(bytes / MIB);
+}
+
 /** Tooltip text of one timeline point: the values and the event that produced it. */
 export function timelineTooltip(point: TimelinePoint): string {
   const e = point.event;
@@ -196,7 +203,7 @@ export function timelineTooltip(point: TimelinePoint): string {
   if (e.memoryActivity) {
     lines.push(
       `${e.memoryActivity}: ${e.tfOpName || '(unknown op)'}`,
-      `Requested ${formatMiB(mib(e.requestedBytes))}, allocated ${formatMiB(mib(e.allocationBytes))}`,
+      `Requested ${formatBytes(toNumber(e.requestedBytes))}, allocated ${formatBytes(toNumber(e.allocationBytes))}`,
       `Region: ${e.regionType || '—'} · ${e.dataType || '—'} ${e.tensorShape || ''}`.trim(),
       `Step: ${e.stepId ?? '—'}`,
     );

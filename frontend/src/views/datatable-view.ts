@@ -2,7 +2,7 @@
  * Generic view for any DataTable payload, or a list of them (e.g. overview_page, op stats).
  * Each non-empty table gets a heading (from `p` or its position), its `p` properties in a
  * key/value panel, and a sortable, filterable table. Export as CSV links to the server's
- * `data_csv` route, which exports the first table of the payload, so only that table has it.
+ * `data_csv` route with `table=<position>` for tables of a list.
  */
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
@@ -87,7 +87,7 @@ export class DataTableView extends LitElement implements ToolViewElement {
     return tables.map(({ table, index }) => {
       const title = multiple ? tableTitle(table, index) : '';
       const properties = tableProperties(table);
-      const exportable = index === 0 && table.cols.length > 0;
+      const exportable = table.cols.length > 0;
       return html`<section aria-label=${title || 'Table'}>
         ${title ? html`<h2>${title}</h2>` : nothing}
         ${properties.length
@@ -100,16 +100,16 @@ export class DataTableView extends LitElement implements ToolViewElement {
           ? html`<pf-data-table
               .table=${table}
               caption=${title || this.context?.tool || 'Table'}
-              csv-href=${exportable && this.context ? this.csvUrl() : ''}
+              csv-href=${exportable && this.context ? this.csvUrl(multiple ? index : undefined) : ''}
             ></pf-data-table>`
           : nothing}
       </section>`;
     });
   }
 
-  private csvUrl(): string {
+  private csvUrl(table?: number): string {
     const { api, run, tool, host } = this.context;
-    return api.csvUrl(run, tool, host);
+    return api.csvUrl(run, tool, host, table);
   }
 }
 

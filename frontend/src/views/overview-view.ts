@@ -16,7 +16,7 @@ import {
   richText,
   toolLink,
 } from '../components/dashboard-parts';
-import { controlStyles, tableStyles } from '../components/shared-styles';
+import { controlStyles } from '../components/shared-styles';
 import { groupTips, overviewModel, type OverviewModel, type Tip } from '../dashboards/overview';
 import { opStatsTables, topOps, topOpsTable } from '../dashboards/op-stats';
 import type { DataTable } from '../table/datatable';
@@ -32,7 +32,7 @@ export class OverviewView extends LitElement implements ToolViewElement {
   @state() private topOpsNote = '';
   private model: OverviewModel | null = null;
 
-  static override styles = [controlStyles, tableStyles, dashboardStyles];
+  static override styles = [controlStyles, dashboardStyles];
 
   override willUpdate(changed: Map<PropertyKey, unknown>): void {
     if (changed.has('data') || changed.has('context')) {
