@@ -39,7 +39,12 @@ describe('decodeWindow', () => {
   });
   it('maps flow rows to track keys and categories to strings', () => {
     expect(win.flows).toHaveLength(1);
-    expect(win.flows[0]).toMatchObject({ fromTrack: '1002:1', toTrack: '1701:10', fromEvent: 14, toEvent: 1, cat: 'flow' });
+    expect(win.flows[0]).toMatchObject({ fromTrack: '1002:1', toTrack: '1701:10', fromEvent: 14, toEvent: 1, flow: 3, cat: 'flow' });
+    // An early draft sent categories as indices into strings.
+    const answer = stubWindow(request);
+    answer.strings.push('threadpool');
+    answer.flows!.cat = [answer.strings.length - 1];
+    expect(decodeWindow(answer, request).flows[0].cat).toBe('threadpool');
     expect(win.flows[0].fromMs).toBeCloseTo(0.02);
   });
   it('accepts a window answer and rejects other shapes', () => {

@@ -37,7 +37,10 @@ export interface FlowsAnswer {
   to_ts: number[];
   from_event: number[];
   to_event: number[];
-  cat: number[];
+  /** Flow number (same number = same flow). */
+  flow?: number[];
+  /** Category: a string (an index into `strings` in early drafts of the contract). */
+  cat: (string | number)[];
 }
 
 export interface WindowAnswer {
@@ -76,6 +79,8 @@ export interface FlowEventRef {
   tid: number;
   /** µs */
   ts: number;
+  /** µs */
+  dur?: number;
   name: string;
 }
 
@@ -91,7 +96,8 @@ export interface DetailsAnswer {
   /** µs */
   dur: number;
   args: Record<string, unknown>;
-  flows: { flow: number; direction: string; cat: string; events: FlowEventRef[] }[];
+  /** `num_events` counts the flow's events; at most 100 are listed. */
+  flows: { flow: number; direction: string; cat: string; num_events?: number; events: FlowEventRef[] }[];
 }
 
 /** What the timeline asked for; `pids`/`tids` absent = every row. */
@@ -127,6 +133,7 @@ export interface FlowArrow {
   toMs: number;
   fromEvent: number;
   toEvent: number;
+  flow: number;
   cat: string;
 }
 
@@ -296,10 +303,16 @@ function decodeFlows(flows: FlowsAnswer | undefined, origin: number, rowKeys: st
       toMs: nsToMs(origin, flows.to_ts[i]),
       fromEvent: flows.from_event?.[i] ?? -1,
       toEvent: flows.to_event?.[i] ?? -1,
-      cat: strings[flows.cat?.[i]] ?? '',
+      flow: flows.flow?.[i] ?? -1,
+      cat: flowCategory(flows.cat?.[i], strings),
     });
   }
   return out;
+}
+
+function flowCategory(cat: string | number | undefined, strings: string[]): string {
+  if (typeof cat === 'string') return cat;
+  return typeof cat === 'number' ? (strings[cat] ?? '') : '';
 }
 
 /** One search hit with times in ms. */

@@ -89,7 +89,7 @@ export function stubWindow(request: Partial<WindowRequest> = {}, events: StubEve
       { pid: 1701, tid: 11, name: 'worker' },
     ],
     rows,
-    flows: stubFlows(rows, startNs, intern),
+    flows: stubFlows(rows, startNs),
     events: events.length,
     visible: 0,
     returned: rows.reduce((n, r) => n + r.ts.length, 0),
@@ -101,11 +101,11 @@ export function stubWindow(request: Partial<WindowRequest> = {}, events: StubEve
 }
 
 /** One arrow fusion.1 (1002:1) → MatMul (1701:10) when both rows are in the answer. */
-function stubFlows(rows: WindowAnswer['rows'], startNs: number, intern: (s: string) => number): WindowAnswer['flows'] {
+function stubFlows(rows: WindowAnswer['rows'], startNs: number): WindowAnswer['flows'] {
   const from = rows.findIndex((r) => r.pid === 1002 && r.tid === 1);
   const to = rows.findIndex((r) => r.pid === 1701 && r.tid === 10);
   if (from < 0 || to < 0) return { from_row: [], from_ts: [], to_row: [], to_ts: [], from_event: [], to_event: [], cat: [] };
-  return { from_row: [from], from_ts: [20_000 - startNs], to_row: [to], to_ts: [10_000 - startNs], from_event: [14], to_event: [1], cat: [intern('flow')] };
+  return { from_row: [from], from_ts: [20_000 - startNs], to_row: [to], to_ts: [10_000 - startNs], from_event: [14], to_event: [1], flow: [3], cat: ['flow'] };
 }
 
 export function stubSearch(query: string, events: StubEvent[] = STUB_EVENTS): SearchAnswer {

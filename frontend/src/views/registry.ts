@@ -86,12 +86,12 @@ export function registerBuiltinViews(): void {
     id: 'json',
     load: async () => (await import('./json-view')).JSON_VIEW_TAG,
   });
+  // The canvas timeline asks for windows itself; its Summary tab shows the whole-trace summary.
   registerToolView({
-    id: 'trace-summary',
+    id: 'trace-timeline',
     matchesTool: isTraceTool,
-    matchesPayload: (payload) =>
-      !!payload && typeof payload === 'object' && Array.isArray((payload as { traceEvents?: unknown }).traceEvents),
-    load: async () => (await import('./trace-summary-view')).TRACE_SUMMARY_VIEW_TAG,
+    ownData: true,
+    load: async () => (await import('./trace-view')).TRACE_VIEW_TAG,
   });
   registerDashboards();
 }

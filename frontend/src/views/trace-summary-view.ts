@@ -1,7 +1,7 @@
 /**
- * Stand-in view for `trace_viewer` / `trace_viewer@` until the canvas timeline exists: counts,
+ * The Summary tab of the trace viewer (trace-view.ts) for `trace_viewer` / `trace_viewer@`: counts,
  * a table of processes and threads, and the event names with the largest total duration.
- * The timeline will register its own view for these tools (see registry.ts) and replace this.
+ * Loaded only when the tab is opened, since it reads the whole Chrome trace.
  */
 import { LitElement, css, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
@@ -96,7 +96,7 @@ export class TraceSummaryView extends LitElement implements ToolViewElement {
     const { api, run, tool, host } = this.context;
     return html`
       <p class="note">
-        A timeline view is coming; for now, a summary of the trace.
+        A summary of the whole trace.
         <a href=${api.dataUrl(run, tool, host)} target="_blank" rel="noopener">Open raw JSON</a>
       </p>
       <ul class="stats" aria-label="Trace summary">
