@@ -103,5 +103,23 @@ def _preprocess_function() -> Optional[object]:
 
 
 def op_stats_of_hosts(hosts: Sequence[tuple]) -> OpStats:
-    """Analyses each (name, Space) host independently, then combines them."""
-    return combine([host_op_stats(space) for _, space in hosts])
+    """Analyses each (name, Space) host independently, then combines them.
+
+    The combination is cached too (for as long as every Space lives): several
+    tools of a multi-host session ask for the same one.
+    """
+    per_host = [host_op_stats(space) for _, space in hosts]
+    if len(per_host) == 1:
+        return per_host[0]
+    key = tuple(id(space) for _, space in hosts)
+    with _LOCK:
+        cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    result = combine(per_host)
+    with _LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = result
+            for _, space in hosts:
+                weakref.finalize(space, _CACHE.pop, key, None)
+    return result

@@ -332,17 +332,33 @@ def _span(steps: pd.DataFrame) -> int:
 
 
 def _best_offset(chief: pd.DataFrame, other: pd.DataFrame) -> int:
-    """Index offset of ``other`` against the chief that maximises total overlap."""
+    """Index offset of ``other`` against the chief that maximises total overlap.
+
+    Ties go to the smallest offset. Only overlapping step pairs contribute, so
+    each chief step is paired with the other host's steps that overlap it
+    (found by ``searchsorted``; steps of one host are in time order).
+    """
     if chief.empty or other.empty:
         return 0
     cb = chief["begin_ps"].to_numpy()
     ce = cb + chief["duration_ps"].to_numpy()
     ob = other["begin_ps"].to_numpy()
     oe = ob + other["duration_ps"].to_numpy()
-    best, best_overlap = 0, -1
-    for off in range(-len(cb) + 1, len(ob)):  # one iteration per candidate offset
-        i = np.arange(max(0, -off), min(len(cb), len(ob) - off))
-        overlap = np.maximum(np.minimum(ce[i], oe[i + off]) - np.maximum(cb[i], ob[i + off]), 0)
-        if overlap.sum() > best_overlap:
-            best, best_overlap = off, overlap.sum()
-    return best
+    if np.any(np.diff(ob) < 0) or np.any(np.diff(oe) < 0):
+        order = np.argsort(ob, kind="stable")  # rare: steps not in time order
+        ob, oe, index = ob[order], oe[order], order
+    else:
+        index = np.arange(len(ob))
+    first = np.searchsorted(np.maximum.accumulate(oe), cb, side="right")
+    last = np.searchsorted(ob, ce, side="left")
+    count = np.maximum(last - first, 0)
+    i = np.repeat(np.arange(len(cb)), count)
+    j = (
+        np.arange(count.sum())
+        - np.repeat(np.cumsum(count) - count, count)
+        + np.repeat(first, count)
+    )
+    overlap = np.maximum(np.minimum(ce[i], oe[j]) - np.maximum(cb[i], ob[j]), 0)
+    offsets = index[j] - i + len(cb) - 1  # offset -(len(cb) - 1) is bin 0
+    totals = np.bincount(offsets, weights=overlap, minlength=len(cb) + len(ob) - 1)
+    return int(np.argmax(totals)) - (len(cb) - 1)

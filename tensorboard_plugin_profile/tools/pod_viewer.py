@@ -24,7 +24,7 @@ import pandas as pd
 
 from .. import errors
 from ..analysis import steps as steps_module
-from ..analysis.op_stats import combine, host_op_stats
+from ..analysis.op_stats import host_op_stats, op_stats_of_hosts
 from . import ToolOutput
 from .overview_page import overview_diagnostics
 
@@ -56,7 +56,7 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
 
 def pod_viewer_database(hosts: Sequence[tuple]) -> dict:
     per_host = [host_op_stats(space) for _, space in hosts]
-    stats = combine(per_host)
+    stats = op_stats_of_hosts(hosts)  # cached combination
     info, warnings, errors_ = overview_diagnostics(stats)
     return {
         "podStatsSequence": {"podStatsMap": pod_stats_maps(hosts, per_host)},
@@ -98,27 +98,41 @@ def pod_stats_maps(hosts: Sequence[tuple], per_host: Sequence) -> list:
 
 def _records(steps: pd.DataFrame, step_nums: np.ndarray, host_name: str) -> list:
     """``PodStatsRecord`` dicts of one host's aligned steps."""
-    us = pd.DataFrame(
-        {
-            str(i): sum(steps[t].to_numpy(dtype=np.float64) for t in types) / 1e6
-            for i, _, types in STEP_BREAKDOWN
-        }
+    us = (
+        np.column_stack(
+            [
+                sum(steps[t].to_numpy(dtype=np.float64) for t in types)
+                for _, _, types in STEP_BREAKDOWN
+            ]
+        ).reshape(len(steps), len(STEP_BREAKDOWN))
+        / 1e6
     )
-    bottleneck = _bottlenecks(us.to_numpy())
-    total_us = steps["duration_ps"].to_numpy(dtype=np.float64) / 1e6
-    rows = us.to_dict("records")
+    bottleneck = _bottlenecks(us)
+    total_us = _proto_numbers(steps["duration_ps"].to_numpy(dtype=np.float64) / 1e6)
+    keys = [str(i) for i, _, _ in STEP_BREAKDOWN]
+    rows = [dict(zip(keys, row)) for row in _proto_numbers(us).tolist()]
     return [
         {
             "hostName": host_name,
             "chipId": 0,
             "nodeId": 0,
             "stepNum": int(num),
-            "totalDurationUs": float(total),
+            "totalDurationUs": total,
             "bottleneck": label,
             "stepBreakdownUs": breakdown,
         }
-        for num, total, label, breakdown in zip(step_nums.tolist(), total_us, bottleneck, rows)
+        for num, total, label, breakdown in zip(
+            step_nums.tolist(), total_us.tolist(), bottleneck, rows
+        )
     ]
+
+
+def _proto_numbers(values: np.ndarray) -> np.ndarray:
+    """Doubles as protobuf's JSON prints them: integral values as integers (``470``)."""
+    out = values.astype(object)
+    integral = np.isfinite(values) & (values == np.floor(values))
+    out[integral] = values[integral].astype(np.int64).astype(object)
+    return out
 
 
 def _bottlenecks(us: np.ndarray) -> list:
@@ -140,15 +154,5 @@ def _device_type(device_type: str) -> str:
 
 
 def proto_json(db: dict) -> str:
-    """Compact JSON with protobuf's number style: integral doubles print without ``.0``."""
-    return json.dumps(_integral_floats(db), separators=(",", ":"), ensure_ascii=False)
-
-
-def _integral_floats(obj):
-    if isinstance(obj, float):
-        return int(obj) if obj.is_integer() else obj
-    if isinstance(obj, dict):
-        return {k: _integral_floats(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_integral_floats(v) for v in obj]
-    return obj
+    """Compact JSON; numbers are already in protobuf's style (see ``_proto_numbers``)."""
+    return json.dumps(db, separators=(",", ":"), ensure_ascii=False)

@@ -79,3 +79,23 @@ def test_random_spans_match_the_tracker(seed):
         {"group": rng.integers(0, 3, n), "begin": begin, "end": end, "type": types}
     )
     assert _ours(spans) == _tracker(spans)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_best_host_offset_matches_trying_every_offset(seed):
+    rng = np.random.default_rng(seed)
+
+    def host(n, shift):
+        begin = np.cumsum(rng.integers(50, 150, n)) + shift
+        return pd.DataFrame({"begin_ps": begin, "duration_ps": rng.integers(1, 120, n)})
+
+    chief, other = host(rng.integers(1, 30), 0), host(rng.integers(1, 30), rng.integers(-500, 500))
+    cb, ce = chief["begin_ps"].to_numpy(), (chief["begin_ps"] + chief["duration_ps"]).to_numpy()
+    ob, oe = other["begin_ps"].to_numpy(), (other["begin_ps"] + other["duration_ps"]).to_numpy()
+    best, best_total = 0, -1
+    for off in range(-len(cb) + 1, len(ob)):
+        i = np.arange(max(0, -off), min(len(cb), len(ob) - off))
+        total = np.maximum(np.minimum(ce[i], oe[i + off]) - np.maximum(cb[i], ob[i + off]), 0).sum()
+        if total > best_total:
+            best, best_total = off, total
+    assert steps._best_offset(chief, other) == best
