@@ -23,6 +23,9 @@ import numpy as np
 
 from ..xspace import schema
 
+LEVEL_BASE_PS = 1000
+LEVEL_FACTOR = 4
+
 # Flow categories by context type (spec/conversion.md §3.2); Generic/Legacy have none.
 CATEGORY_NAMES = (
     "", "", "tf_exec", "tfrt_exec", "batch_sched", "PjRt", "as_batch_sched", "tfrt_rt",
@@ -52,11 +55,33 @@ class FlowTable:
     from_ps: np.ndarray  # begin of the first end's event, sorted
     to_order: np.ndarray  # arrows ordered by their second end's time
     to_ps: np.ndarray  # sorted second-end times
+    # Level of detail: an arrow is drawn at pixel size p when one of its events is at
+    # least p long (``arrow_key``). Per pixel size 1 ns·4^k, the arrows that qualify, as
+    # (pixel, from-side arrows, their from times, to-side arrows, their to times).
+    arrow_key: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    levels: list = dataclasses.field(default_factory=list)
 
     @classmethod
     def empty(cls) -> FlowTable:
         z = np.zeros(0, dtype=np.int64)
-        return cls(z, z, z.astype(np.int8), z.astype(np.int16), z, z, z, z, z, z, z)
+        return cls(z, z, z.astype(np.int8), z.astype(np.int16), z, z, z, z, z, z, z, z, [])
+
+    @property
+    def begin_of_to(self) -> np.ndarray:
+        """Time of each arrow's second end, by arrow."""
+        out = np.empty(len(self.to_order), dtype=np.int64)
+        out[self.to_order] = self.to_ps
+        return out
+
+    def arrows_at(self, pixel_ps: float) -> tuple:
+        """(from-side arrows, from times, to-side arrows, to times) that may show at a pixel."""
+        chosen = None
+        for level in self.levels:
+            if level[0] <= pixel_ps:
+                chosen = level
+        if chosen is not None:
+            return chosen[1:]
+        return np.arange(len(self.from_ps)), self.from_ps, self.to_order, self.to_ps
 
     def __len__(self) -> int:
         return len(self.arrow_from)
@@ -85,7 +110,9 @@ def build_flows(index, positions: np.ndarray, event_rows: list) -> FlowTable:
     by_from = np.argsort(index.begin_ps[a_from], kind="stable")
     a_from, a_to = a_from[by_from], a_to[by_from]
     to_order = np.argsort(index.begin_ps[a_to], kind="stable")
-    return FlowTable(
+    duration = index.end_ps - index.begin_ps
+    key = np.maximum(duration[a_from], duration[a_to])
+    table = FlowTable(
         end_pos=pos,
         end_flow=flow,
         end_direction=direction,
@@ -97,7 +124,24 @@ def build_flows(index, positions: np.ndarray, event_rows: list) -> FlowTable:
         from_ps=index.begin_ps[a_from],
         to_order=to_order,
         to_ps=index.begin_ps[a_to][to_order],
+        arrow_key=key,
     )
+    table.levels = _levels(table, int(key.max(initial=0)))
+    return table
+
+
+def _levels(table: FlowTable, longest: int) -> list:
+    out = []
+    pixel = LEVEL_BASE_PS
+    while pixel <= longest:
+        starting = np.flatnonzero(table.arrow_key >= pixel)
+        if 2 * len(starting) <= len(table.arrow_key):
+            ending = table.to_order[table.arrow_key[table.to_order] >= pixel]
+            out.append(
+                (pixel, starting, table.from_ps[starting], ending, table.begin_of_to[ending])
+            )
+        pixel *= LEVEL_FACTOR
+    return out
 
 
 def _flow_stats(index, positions: np.ndarray, event_rows: list) -> tuple:

@@ -226,13 +226,9 @@ def _intern(parts: list) -> tuple:
 
 def _row_of(pid: np.ndarray, tid: np.ndarray, row_keys: np.ndarray) -> np.ndarray:
     """Row number of each event, rows being sorted (pid, tid) pairs."""
-    if not len(pid):
-        return np.zeros(0, dtype=np.int64)
-    # Pairs are sorted lexicographically, so a structured view searches them at once.
-    keys = np.ascontiguousarray(row_keys).view([("p", np.int64), ("t", np.int64)]).ravel()
-    probe = np.empty(len(pid), dtype=keys.dtype)
-    probe["p"], probe["t"] = pid, tid
-    return np.searchsorted(keys, probe)
+    # tids are taken mod 2**32 and pids are small, so one int64 orders pairs the same way.
+    keys = (row_keys[:, 0] << 32) | row_keys[:, 1]
+    return np.searchsorted(keys, (pid << 32) | tid)
 
 
 def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:

@@ -73,7 +73,9 @@ def query_window(
         first, last, count = first[keep], last[keep], count[keep]
     bounds = index.seg_bounds
     row_selected = _row_mask(index, rows)
-    arrows, flows_truncated = window_arrows(index, start_ps, end_ps, row_selected, max_flows)
+    arrows, flows_truncated = window_arrows(
+        index, start_ps, end_ps, row_selected, max_flows, pixel_ps
+    )
     return WindowItems(
         start_ps=start_ps,
         end_ps=end_ps,
@@ -201,24 +203,33 @@ def _fair_cap(index: TraceIndex, first: np.ndarray, last: np.ndarray, cap: int) 
 
 
 def window_arrows(
-    index: TraceIndex, start_ps: int, end_ps: int, row_selected: np.ndarray, max_flows: int
+    index: TraceIndex,
+    start_ps: int,
+    end_ps: int,
+    row_selected: np.ndarray,
+    max_flows: int,
+    pixel_ps: float = 0.0,
 ) -> tuple:
-    """Arrows with an end in the window and both rows selected; evenly sampled over cap."""
+    """Arrows with an end in the window, both rows selected, and one event at least a
+    pixel long; evenly sampled in time when more than ``max_flows``."""
     flows = index.flows
     if not len(flows):
         return np.zeros(0, dtype=np.int64), False
-    a, b = np.searchsorted(flows.from_ps, [start_ps, end_ps], side="left")
-    b = np.searchsorted(flows.from_ps, end_ps, side="right")
-    c = np.searchsorted(flows.to_ps, start_ps, side="left")
-    d = np.searchsorted(flows.to_ps, end_ps, side="right")
-    total = (b - a) + (d - c)
-    step = max(1, -(-int(total) // max(max_flows, 1)))
-    starting = np.arange(a, b, step)
-    ending = flows.to_order[c:d:step]
-    # Arrows already counted by their first end are those that start inside the window.
+    from_ids, from_ps, to_ids, to_ps = flows.arrows_at(pixel_ps)
+    a = np.searchsorted(from_ps, start_ps, side="left")
+    b = np.searchsorted(from_ps, end_ps, side="right")
+    c = np.searchsorted(to_ps, start_ps, side="left")
+    d = np.searchsorted(to_ps, end_ps, side="right")
+    starting = from_ids[a:b]
+    ending = to_ids[c:d]
+    # Arrows counted by their first end are those that start inside the window.
     ending = ending[flows.from_ps[ending] < start_ps]
     arrows = np.concatenate([starting, ending])
-    both = row_selected[index.row[flows.arrow_from[arrows]]]
-    both &= row_selected[index.row[flows.arrow_to[arrows]]]
-    arrows = arrows[both][:max_flows]
-    return arrows, step > 1 or bool(len(arrows) == max_flows and total > max_flows)
+    if pixel_ps > 0:
+        arrows = arrows[flows.arrow_key[arrows] >= pixel_ps]
+    arrows = arrows[row_selected[index.row[flows.arrow_from[arrows]]]]
+    arrows = arrows[row_selected[index.row[flows.arrow_to[arrows]]]]
+    if len(arrows) <= max_flows:
+        return arrows, False
+    step = -(-len(arrows) // max(max_flows, 1))
+    return np.sort(arrows)[::step][:max_flows], True

@@ -235,3 +235,15 @@ def test_empty_index():
     index = ti.build_index([])
     items = tw.query_window(index, 0, 0, 0.0)
     assert len(items.first) == 0 and items.visible == 0 and index.span_ps == (0, 0)
+
+
+def test_flow_arrows_need_an_event_at_least_a_pixel_long():
+    out, inn = 2 | (9 << 2), 1 | (9 << 2)
+    rows = {1: [(0, 10, "a"), (1000, 3000, "b")], 2: [(50, 20, "c"), (2000, 10, "a")]}
+    other = 10 << 2
+    flows = ((1, 0, out), (2, 0, inn), (1, 1, 2 | other), (2, 1, 1 | other))
+    index = make_index(rows, flows=flows)
+    everything = np.ones(2, dtype=bool)
+    for pixel, expected in ((0, 2), (20, 2), (21, 1), (3000, 1), (3001, 0)):
+        arrows, _ = tw.window_arrows(index, 0, 5000, everything, 10, pixel)
+        assert len(arrows) == expected, pixel
