@@ -53,13 +53,14 @@ export class TraceTimeline extends LitElement {
   private cssHeight = 0;
   private dpr = 1;
   private resizeObserver: ResizeObserver | null = null;
+  private dprQuery: MediaQueryList | null = null;
   private readonly darkQuery = window.matchMedia('(prefers-color-scheme: dark)');
 
   static override styles = css`
     :host {
       display: block;
       position: relative;
-      height: max(320px, calc(100vh - 260px));
+      height: max(320px, calc(100vh - 330px));
       border: 1px solid var(--pf-border);
       border-radius: var(--pf-radius);
       overflow: hidden;
@@ -98,6 +99,7 @@ export class TraceTimeline extends LitElement {
     window.addEventListener('keydown', this.onKeyDown);
     window.addEventListener('keyup', this.onKeyUp);
     window.addEventListener('blur', this.onBlur);
+    window.addEventListener('resize', this.onDprChange);
     this.darkQuery.addEventListener('change', this.onThemeChange);
   }
 
@@ -106,8 +108,10 @@ export class TraceTimeline extends LitElement {
     window.removeEventListener('keydown', this.onKeyDown);
     window.removeEventListener('keyup', this.onKeyUp);
     window.removeEventListener('blur', this.onBlur);
+    window.removeEventListener('resize', this.onDprChange);
     this.darkQuery.removeEventListener('change', this.onThemeChange);
     this.resizeObserver?.disconnect();
+    this.dprQuery?.removeEventListener('change', this.onDprChange);
     cancelAnimationFrame(this.frame);
     cancelAnimationFrame(this.heldFrame);
   }
@@ -160,12 +164,22 @@ export class TraceTimeline extends LitElement {
     if (width === this.cssWidth && height === this.cssHeight && dpr === this.dpr) return;
     this.cssWidth = width;
     this.cssHeight = height;
+    if (dpr !== this.dpr || !this.dprQuery) this.watchDpr(dpr);
     this.dpr = dpr;
     this.canvas.width = Math.round(width * dpr);
     this.canvas.height = Math.round(height * dpr);
     this.model.setSize(width - GUTTER_PX, height - RULER_PX);
     this.draw();
   }
+
+  /** Moving the window to a screen with another pixel ratio (or browser zoom) re-sizes the canvas. */
+  private watchDpr(dpr: number): void {
+    this.dprQuery?.removeEventListener('change', this.onDprChange);
+    this.dprQuery = window.matchMedia(`(resolution: ${dpr}dppx)`);
+    this.dprQuery.addEventListener('change', this.onDprChange);
+  }
+
+  private readonly onDprChange = () => this.measure();
 
   private draw(): void {
     if (!this.renderer || !this.model) return;
