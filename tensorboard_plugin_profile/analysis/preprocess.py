@@ -34,6 +34,7 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 
@@ -48,10 +49,28 @@ def is_grouped(space: Space) -> bool:
     return any(schema.GROUP_ID in plane.stat_names.values() for plane in space.planes)
 
 
+_MEMO_LOCK = threading.Lock()
+
+
 def preprocess(space: Space) -> Space:
-    """The preprocessed copy of one host's space (see the module docstring)."""
+    """The preprocessed copy of one host's space (see the module docstring).
+
+    Computed once per decoded Space and kept on it (the service caches Spaces, so
+    every tool of a session shares one preprocessing); concurrent callers wait.
+    """
     if space.preprocessed:
         return space
+    memo = space.__dict__
+    if "_preprocessed" not in memo:
+        with _MEMO_LOCK:
+            lock = memo.setdefault("_preprocess_lock", threading.Lock())
+        with lock:
+            if "_preprocessed" not in memo:
+                memo["_preprocessed"] = _preprocess(space)
+    return memo["_preprocessed"]
+
+
+def _preprocess(space: Space) -> Space:
     if is_grouped(space):
         return dataclasses.replace(space, preprocessed=True, group_names=_step_names(space))
     planes = [_mutated(p) for p in space.planes]
