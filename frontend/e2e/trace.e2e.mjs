@@ -500,6 +500,25 @@ async function run() {
       await page.waitForFunction((t) => new URLSearchParams(location.search).get('tool') === t, TOOL, { timeout: TIMEOUT_MS });
     });
 
+    await check('trace_viewer opens on the Summary tab; its Timeline tab draws', async () => {
+      if (!target.tools.includes('trace_viewer')) {
+        console.log('     (no trace_viewer tool in this run; skipped)');
+        return;
+      }
+      const qs = new URLSearchParams({ run: target.run, tool: 'trace_viewer', ...(target.host ? { host: target.host } : {}) });
+      await page.goto(`${base.href}?${qs}`);
+      await page.locator('pf-trace-summary-view ul.stats').waitFor({ timeout: TIMEOUT_MS * 2 });
+      await page.locator('pf-trace-view .tabs button', { hasText: 'Timeline' }).click();
+      await page.waitForFunction(() => new URLSearchParams(location.search).get('trace_tab') === 'timeline', null, { timeout: 5000 });
+      await page.waitForFunction(() => {
+        const el = document.querySelector('pf-app')?.shadowRoot?.querySelector('pf-tool-view')?.shadowRoot?.querySelector('pf-trace-view')?.shadowRoot?.querySelector('pf-trace-timeline');
+        return el?.model?.phase === 'ready';
+      }, null, { timeout: TIMEOUT_MS });
+      await page.waitForTimeout(300);
+      assert((await sampleCanvas()).nonBackground > 0.02, 'the Timeline tab of trace_viewer draws nothing');
+      await shot('08-trace-viewer-timeline-tab');
+    });
+
     await check('page health: same-origin requests only, clean console', async () => {
       assert(problems.length === 0, problems.join('\n'));
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatMs, readTraceUrl, writeTraceUrl } from './url-state';
+import { defaultTab, formatMs, initialTab, readTraceUrl, writeTraceUrl } from './url-state';
 
 describe('trace URL state', () => {
   it('round-trips the window, the event and the tab, keeping other parameters', () => {
@@ -25,5 +25,14 @@ describe('trace URL state', () => {
     expect(formatMs(3600000.0000004)).toBe('3600000');
     expect(formatMs(3600000.000123)).toBe('3600000.000123');
     expect(formatMs(-0.0000001)).toBe('0');
+  });
+});
+
+describe('tabs', () => {
+  it('opens trace_viewer@ on the timeline and trace_viewer on the summary unless the URL says otherwise', () => {
+    expect(defaultTab('trace_viewer@')).toBe('timeline');
+    expect(defaultTab('trace_viewer')).toBe('summary');
+    expect(initialTab('trace_viewer', 'timeline')).toBe('timeline');
+    expect(initialTab('trace_viewer@', 'bogus')).toBe('timeline');
   });
 });

@@ -12,7 +12,7 @@ export interface TraceUrlState {
   startMs?: number;
   endMs?: number;
   event?: number;
-  /** 'summary' when the Summary tab is open. */
+  /** The open tab when it is not the tool's default (see `initialTab`). */
   tab?: string;
 }
 
@@ -56,4 +56,16 @@ export function writeTraceUrl(search: string, state: TraceUrlState): string {
   set('trace_tab', state.tab);
   const text = params.toString();
   return text ? '?' + text : '';
+}
+
+export type TraceTab = 'timeline' | 'summary';
+
+/** The tab a tool opens on: the complete trace (`trace_viewer`) on its summary, `trace_viewer@` on the timeline. */
+export function defaultTab(tool: string): TraceTab {
+  return tool === 'trace_viewer' ? 'summary' : 'timeline';
+}
+
+/** The tab from the URL when it names one, else the tool's default. */
+export function initialTab(tool: string, urlTab: string | undefined): TraceTab {
+  return urlTab === 'summary' || urlTab === 'timeline' ? urlTab : defaultTab(tool);
 }

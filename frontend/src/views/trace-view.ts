@@ -1,9 +1,11 @@
 /**
  * `<pf-trace-view>`: the trace viewer for `trace_viewer` and `trace_viewer@`. A Timeline tab
  * (the canvas timeline over the backend's window/search/details answers, with search, event
- * details, range statistics and a keyboard help overlay) and a Summary tab (the older summary
- * of the whole Chrome trace, loaded only when opened). The window and the selected event live
- * in the URL (`start_ms`, `end_ms`, `event`), rewritten in place while the view moves.
+ * details, range statistics and a keyboard help overlay) and a Summary tab (the summary of the
+ * whole Chrome trace). `trace_viewer@` opens on the timeline, `trace_viewer` (the complete
+ * trace) on the summary; each tab loads its data only when first opened. The window, the
+ * selected event and a non-default tab live in the URL (`start_ms`, `end_ms`, `event`,
+ * `trace_tab`), rewritten in place while the view moves.
  */
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
@@ -16,7 +18,7 @@ import { KEY_HELP } from '../trace/keys';
 import { apiTraceSource } from '../trace/source';
 import { formatDuration } from '../trace/ticks';
 import { TimelineModel } from '../trace/timeline-model';
-import { readTraceUrl, writeTraceUrl } from '../trace/url-state';
+import { defaultTab, initialTab, readTraceUrl, writeTraceUrl, type TraceTab as Tab } from '../trace/url-state';
 import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext, type ToolViewElement } from './registry';
 import './trace-details';
 import './trace-timeline';
@@ -27,7 +29,6 @@ export const TRACE_VIEW_TAG = 'pf-trace-view';
 export const OP_FILTER_PARAM = 'op_filter';
 const URL_WRITE_DELAY_MS = 150;
 
-type Tab = 'timeline' | 'summary';
 
 @customElement(TRACE_VIEW_TAG)
 export class TraceView extends LitElement implements ToolViewElement {
@@ -124,8 +125,7 @@ export class TraceView extends LitElement implements ToolViewElement {
   override connectedCallback(): void {
     super.connectedCallback();
     this.addEventListener('pf-trace-key', this.onTimelineKey as EventListener);
-    if (readTraceUrl(window.location.search).tab === 'summary') this.tab = 'summary';
-    this.startModel();
+    this.tab = initialTab(this.context.tool, readTraceUrl(window.location.search).tab);
   }
 
   override disconnectedCallback(): void {
@@ -139,6 +139,7 @@ export class TraceView extends LitElement implements ToolViewElement {
 
   override updated(): void {
     if (this.tab === 'summary' && !this.summary) void this.loadSummary();
+    if (this.tab === 'timeline' && !this.model && !this.unavailable && !this.startError) this.startModel();
   }
 
   override render() {
@@ -360,7 +361,7 @@ export class TraceView extends LitElement implements ToolViewElement {
     const next = writeTraceUrl(search, {
       ...(m?.full ? { startMs: m.span.startMs, endMs: m.span.endMs } : readTraceUrl(search)),
       event: m?.selection?.event,
-      tab: this.tab === 'summary' ? 'summary' : undefined,
+      tab: this.tab !== defaultTab(this.context.tool) ? this.tab : undefined,
     });
     if (next !== search) window.history.replaceState(window.history.state, '', pathname + next + hash);
   }
