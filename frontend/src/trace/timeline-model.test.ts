@@ -20,6 +20,7 @@ function stubSource() {
     },
     details: async (event): Promise<DetailsAnswer> => {
       const e = STUB_EVENTS[event];
+      if (!e) throw new Error('Unknown event.');
       return { version: 1, event, pid: e.pid, tid: e.tid, depth: e.depth, name: e.name, ts: e.begin / 1000, dur: e.dur / 1000, args: { k: 'v' }, flows: [] };
     },
   };
@@ -96,6 +97,13 @@ describe('TimelineModel', () => {
     expect(model.selection?.details?.args).toEqual({ k: 'v' });
     model.click(x, track.y + LANE_PX * 3 + 200);
     expect(model.selection).toBeNull();
+  });
+
+  it('drops an unknown event of a shared link quietly, but reports one the user picked', async () => {
+    const { model } = await started({ event: 999 });
+    expect(model.selection).toBeNull();
+    await model.selectEvent(999, { reveal: false });
+    expect(model.selection?.error).toBeTruthy();
   });
 
   it('toggles a process from its header', async () => {

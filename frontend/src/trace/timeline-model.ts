@@ -122,7 +122,7 @@ export class TimelineModel {
     this.requestWindow();
     this.onRedraw();
     this.onChange();
-    if (initial.event !== undefined) await this.selectEvent(initial.event, { reveal: initial.startMs === undefined });
+    if (initial.event !== undefined) await this.selectEvent(initial.event, { reveal: initial.startMs === undefined, quiet: true });
   }
 
   dispose(): void {
@@ -291,8 +291,13 @@ export class TimelineModel {
   /**
    * Selects an event and loads its details. With `reveal`, expands its process, centres and
    * zooms on it and scrolls its row into view (search results, flow links, shared links).
+   * With `quiet` (an event from the URL, perhaps of another run), an unknown event is dropped
+   * instead of shown as an error.
    */
-  async selectEvent(event: number, options: { reveal: boolean; known?: Omit<EventSelection, 'event' | 'details' | 'error'> }): Promise<void> {
+  async selectEvent(
+    event: number,
+    options: { reveal: boolean; quiet?: boolean; known?: Omit<EventSelection, 'event' | 'details' | 'error'> },
+  ): Promise<void> {
     this.detailsAbort?.abort();
     const abort = new AbortController();
     this.detailsAbort = abort;
@@ -318,7 +323,10 @@ export class TimelineModel {
       if (options.reveal) this.reveal(this.selection);
     } catch (error) {
       if (abort.signal.aborted || isAbortError(error)) return;
-      if (this.selection?.event === event) {
+      if (this.selection?.event === event && options.quiet) {
+        this.selection = null;
+        this.onViewChange();
+      } else if (this.selection?.event === event) {
         this.selection = { ...this.selection, error: error instanceof Error ? error.message : 'Could not load the event.' };
       }
     }
