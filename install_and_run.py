@@ -126,10 +126,9 @@ def test_oldest(pytest_args: list) -> int:
     python = os.path.join(OLDEST_VENV, "bin", "python")
     if not os.path.exists(python):
         run([python39, "-m", "venv", OLDEST_VENV])
-    run([python, "-m", "pip", "install", "--quiet", *OLDEST_PACKAGES])
     env = {**os.environ, "TBPROF_SKIP_FRONTEND": "1"}
-    run([python, "-m", "pip", "install", "--quiet", "-e", ROOT], env=env)
-    run([python, "-m", "pip", "install", "--quiet", *OLDEST_PACKAGES])  # keep the old protobuf
+    # One resolution for everything, so pip picks a tensorboard that works with the old protobuf.
+    run([python, "-m", "pip", "install", "--quiet", "-e", ROOT, *OLDEST_PACKAGES], env=env)
     ignored = [f"--ignore={path}" for path in OLDEST_SKIPPED_TESTS]
     return subprocess.call([python, "-m", "pytest", "-q", *ignored, *pytest_args], cwd=ROOT)
 
