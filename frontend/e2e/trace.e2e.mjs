@@ -414,6 +414,29 @@ async function run() {
       await shot('04-details');
     });
 
+    await check('a flow link in the details jumps to the other event; arrows are drawn', async () => {
+      const flows = target.overview.flows;
+      if (!flows || !flows.from_event?.length) {
+        console.log('     (no flows in this trace; skipped)');
+        return;
+      }
+      const from = flows.from_event[0];
+      const to = flows.to_event[0];
+      await timeline().evaluate((el, e) => el.model.selectEvent(e, { reveal: true }), from);
+      const link = page.locator('pf-trace-details button.flow-link').first();
+      await link.waitFor({ timeout: TIMEOUT_MS });
+      await page.waitForTimeout(300);
+      const arrows = await timeline().evaluate((el) => el.model.windows().primary?.flows.length ?? 0);
+      assert(arrows > 0, 'the window around a flow event lists no arrows');
+      await shot('04b-flow');
+      await link.click();
+      await page.waitForFunction((e) => new URLSearchParams(location.search).get('event') !== String(e), from, { timeout: 5000 });
+      const now = Number((await urlWindow()).event);
+      const details = await getJson('data', { run: target.run, tag: TOOL, ...(target.host ? { host: target.host } : {}), details: from });
+      const linked = details.flows.flatMap((f) => f.events.map((e) => e.event));
+      assert(linked.includes(now), `jumped to event ${now}, not one of the flow's events ${linked.slice(0, 10)} (arrow to ${to})`);
+    });
+
     await check('M marks the selection as a range; shift+drag selects a range with statistics', async () => {
       await page.locator('pf-trace-timeline canvas').focus();
       await page.keyboard.press('m');

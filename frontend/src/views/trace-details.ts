@@ -96,7 +96,10 @@ export class TraceDetails extends LitElement {
       ${s.error ? html`<p class="error">${s.error}</p>` : nothing}
       ${!d && !s.error ? html`<p class="muted">Loading details…</p>` : nothing}
       <table class="facts">
-        <tr><th scope="row">Start</th><td>${formatDuration(s.startMs - this.originMs)} <span class="muted">(${(s.startMs * 1000).toFixed(3)} µs)</span></td></tr>
+        <tr>
+          <th scope="row">Start</th>
+          <td>${(s.startMs - this.originMs).toFixed(6)} ms <span class="muted">from the trace start (ts ${(s.startMs * 1000).toFixed(3)} µs)</span></td>
+        </tr>
         <tr><th scope="row">Duration</th><td>${formatDuration(s.endMs - s.startMs)}</td></tr>
         ${d ? html`<tr><th scope="row">Row</th><td>pid ${d.pid}, tid ${d.tid}, depth ${d.depth}</td></tr>` : nothing}
       </table>
