@@ -83,13 +83,13 @@ async function pickTarget() {
   return best;
 }
 
-/** A name with at least two matches, from the strings of real items (not boxes). */
+/** A name with at least two matches, preferring names of real items (not boxes). */
 async function searchableName(target) {
   const { overview } = target;
   const counts = new Map();
   for (const row of overview.rows) {
     row.name.forEach((n, i) => {
-      if (row.merged[i] === 1) counts.set(n, (counts.get(n) ?? 0) + 1);
+      counts.set(n, (counts.get(n) ?? 0) + (row.merged[i] === 1 ? 1000 : 1));
     });
   }
   const names = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([n]) => overview.strings[n]).filter((s) => s && s.length >= 4);
@@ -137,9 +137,10 @@ async function sampleCanvas() {
       }
     }
     const total = [...colours.values()].reduce((a, b) => a + b, 0);
-    const [bgKey, bgCount] = [...colours.entries()].sort((a, b) => b[1] - a[1])[0];
-    const bg = [bgKey >> 16, (bgKey >> 8) & 255, bgKey & 255];
-    return { distinct: colours.size, nonBackground: 1 - bgCount / total, background: bg };
+    const [, bgCount] = [...colours.entries()].sort((a, b) => b[1] - a[1])[0];
+    // The ruler's top-left corner is always bare surface: the theme's colour.
+    const corner = ctx.getImageData(4, 4, 1, 1).data;
+    return { distinct: colours.size, nonBackground: 1 - bgCount / total, background: [corner[0], corner[1], corner[2]] };
   });
 }
 
