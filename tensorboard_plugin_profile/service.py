@@ -73,6 +73,9 @@ class ProfileService:
             return []
         first = self.space(session.host_files[0])
         names = [t.name for t in tool_registry.TOOLS.values() if t.listed_for(first)]
+        if "trace_viewer@" in names:
+            # As upstream: the page opens the windowed viewer; the complete JSON stays at /data.
+            names.remove("trace_viewer")
         return tool_registry.sort_tools(names)
 
     def hosts(self, run: str, tag: str) -> list:

@@ -50,7 +50,7 @@ def test_runs_at_prefix_and_root(client):
 
 def test_run_tools_and_hosts(client):
     tools = get_json(client, f"{PREFIX}/run_tools?run={JAX_RUN}")
-    assert "trace_viewer" in tools
+    assert "trace_viewer@" in tools and "trace_viewer" not in tools  # still served by /data
     assert get_json(client, f"{PREFIX}/hosts?run={JAX_RUN}&tag=trace_viewer") == [
         {"hostname": "vm"}
     ]

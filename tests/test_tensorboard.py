@@ -92,7 +92,7 @@ def test_routes_answer_through_tensorboard(tensorboard_url):
     assert RUN in json.loads(body)
     _, _, body = _fetch(f"{base}/run_tools?run={RUN}")
     tools = json.loads(body)
-    assert "trace_viewer" in tools
+    assert "trace_viewer@" in tools
     status, headers, body = _fetch(f"{base}/data?run={RUN}&tag=trace_viewer&host=vm")
     assert status == 200 and headers["Content-Type"].startswith("application/json")
     assert json.loads(body)["traceEvents"]

@@ -342,6 +342,8 @@ async function run() {
       await page.waitForFunction((t) => new URLSearchParams(location.search).get('tool') === t, traceTool);
       await waitForView();
       await checkNoErrorBanner();
+      const summaryTab = page.locator('pf-trace-view [role="tab"]', { hasText: 'Summary' });
+      if (await summaryTab.count()) await summaryTab.click();
       const stats = page.locator('pf-trace-summary-view ul.stats');
       await stats.waitFor({ timeout: TIMEOUT_MS * 2 });
       check(/\d+ processes/.test((await stats.textContent()).replace(/\s+/g, ' ')), 'trace summary shows no process count');

@@ -19,6 +19,8 @@ export interface ProfileConfig {
   hideCaptureProfileButton?: boolean;
   enableTabNameLabel?: boolean;
   srcPathPrefix?: string | null;
+  /** Problems the server found with its installation (e.g. a conflicting plugin). */
+  warnings?: string[];
 }
 
 /** Reply of `capture_profile`: HTTP 200 with either key. */

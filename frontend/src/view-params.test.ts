@@ -28,3 +28,10 @@ describe('client-side CSV', () => {
     expect(csvFileName(['memory breakdown', 'GPU:0'])).toBe('memory_breakdown_GPU_0.csv');
   });
 });
+
+describe('switching run or tool', () => {
+  it('drops the trace window and event but keeps the TF stats filter handed over', () => {
+    const search = '?run=r&tool=t&start_ms=1&end_ms=2&event=7&trace_tab=summary&op_filter=MatMul&step=3';
+    expect(withoutViewParams(search)).toBe('?run=r&tool=t&op_filter=MatMul');
+  });
+});

@@ -113,7 +113,12 @@ export class AppShell extends LitElement {
             </button>`
           : nothing}
       </header>
-      <main>${this.renderMain()}</main>
+      <main>
+        ${(m.config.warnings ?? []).map(
+          (warning) => html`<pf-message kind="error" heading="Installation problem" .message=${warning}></pf-message>`,
+        )}
+        ${this.renderMain()}
+      </main>
       ${showCapture
         ? html`<pf-capture-dialog
             .api=${this.api}

@@ -23,7 +23,11 @@ export class OpStatsView extends LitElement implements ToolViewElement {
   @property({ attribute: false }) context!: ToolContext;
   @property({ attribute: false }) data: unknown;
   @state() private includeIdle = readViewParam('idle') === '1';
-  @state() private filter: OpFilter = NO_OP_FILTER;
+  // "Show in TF stats" from the trace viewer arrives as `op_filter` in the URL.
+  @state() private filter: OpFilter = {
+    ...NO_OP_FILTER,
+    name: new URLSearchParams(window.location.search).get('op_filter') ?? '',
+  };
   private tables: OpStatsTables = { withIdle: undefined, withoutIdle: undefined };
   private pies: PieModel[] = [];
   private piesFor: unknown = null;
