@@ -102,9 +102,8 @@ def _grouped(index: int, plane, result: grouping.Grouping, host_id: int):
     step_names = result.step_names[index]
     if step_names:
         edit.set_stat(list(step_names), schema.STEP_NAME, list(step_names.values()), KIND_STR)
-    eager = result.is_eager[index]
-    if eager:
-        edit.set_stat(list(eager), schema.IS_EAGER, list(eager.values()), KIND_INT64)
+    eager_rows, eager_flags = result.is_eager[index]
+    edit.set_stat(eager_rows, schema.IS_EAGER, eager_flags, KIND_INT64)
     flows.add_flows(edit, host_id, is_host_plane=not schema.is_device_plane(plane.name))
     mutators.add_threadpool_regions(edit)
     return edit.build()

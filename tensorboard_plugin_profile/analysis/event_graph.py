@@ -1,0 +1,234 @@
+"""The event graph of step grouping (spec/conversion.md §3.4) as integer arrays.
+
+Upstream builds one node object per event and walks pointers; here a node is an
+index (planes in order, each plane's events in table order) and the edges are
+``(parent, child)`` arrays built with sorts and joins:
+
+* **intra-thread**: upstream pops a per-line stack until the top contains the
+  event. When begins never decrease along a line (the decoder's order, and every
+  fixture's), the popped entries never contain a later event, so the parent is
+  simply the latest earlier event whose end is not before ours — a "previous
+  greater-or-equal" search done by pointer jumping (O(log n) rounds of gathers).
+  Lines whose begins go backwards replay the stack, on those lines only.
+* **inter-thread** and **producer/consumer** links are joins on stat keys.
+
+Order matters in one place: ancestor searches are breadth first over each node's
+parent list, whose upstream order is intra-thread parent, inter-thread parent,
+context producers (by node), loop root. ``Graph`` keeps parents in that order.
+
+Everything else (group floods, reachability) is a label propagation over the
+child adjacency: ``propagate_min`` relaxes edges out of the nodes that changed
+until nothing changes; the number of rounds is the depth of the graph.
+
+Usage::
+
+    parent = intra_thread_parents(run, begin, end, skip)
+    graph = Graph.from_edges(n, [(parent_idx, child_idx, rank), ...])
+    owner = propagate_min(graph, init)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+
+import numpy as np
+import pandas as pd
+
+NO_LABEL = np.iinfo(np.int64).max
+# Producer/consumer contexts are connected unless both sides are this large.
+MAX_CONTEXT_FANOUT = 64
+
+
+def intra_thread_parents(run, begin, end, skip) -> np.ndarray:
+    """Parent of each event on its line run (-1 for none; ``skip`` rows take no part)."""
+    n = len(run)
+    parent = np.full(n, -1, dtype=np.int64)
+    rows = np.flatnonzero(~skip)
+    if not len(rows):
+        return parent
+    r, b, e = run[rows], begin[rows], end[rows]
+    backwards = (b[1:] < b[:-1]) & (r[1:] == r[:-1])
+    bad_runs = np.unique(r[1:][backwards])
+    sorted_rows = ~np.isin(r, bad_runs) if len(bad_runs) else np.ones(len(r), dtype=bool)
+    found = _previous_enclosing(r, e)
+    parent[rows[sorted_rows]] = np.where(found >= 0, rows[np.maximum(found, 0)], -1)[sorted_rows]
+    for bad in bad_runs.tolist():  # one iteration per out-of-order line, not per event
+        on_run = np.flatnonzero(r == bad)
+        local = _stack_parents(b[on_run].tolist(), e[on_run].tolist())
+        parent[rows[on_run]] = np.where(local >= 0, rows[on_run][np.maximum(local, 0)], -1)
+    return parent
+
+
+def _previous_enclosing(run: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per position: the latest earlier position of its run with end >= its end, else -1.
+
+    Invariant: every position strictly between ``cand[i]`` and ``i`` ends before
+    ``i``; a candidate that also ends before ``i`` can be skipped to its own
+    candidate. Jumps double like list ranking, so rounds stay logarithmic.
+    """
+    m = len(run)
+    positions = np.arange(m, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
+    run_start = np.repeat(starts, np.diff(np.r_[starts, m]))
+    cand = positions - 1
+    active = positions[cand >= run_start]
+    while len(active):
+        c = cand[active]
+        jump = end[c] < end[active]
+        active, c = active[jump], c[jump]
+        cand[active] = cand[c]
+        active = active[cand[active] >= run_start[active]]
+    return np.where(cand >= run_start, cand, -1)
+
+
+def _stack_parents(begin: list, end: list) -> np.ndarray:
+    """Upstream's stack pass over one line (events in table order)."""
+    parent = np.full(len(begin), -1, dtype=np.int64)
+    stack: list = []
+    for i, (b, e) in enumerate(zip(begin, end)):
+        while stack:
+            top = stack[-1]
+            if begin[top] <= b and e <= end[top]:
+                parent[i] = top
+                break
+            stack.pop()
+        stack.append(i)
+    return parent
+
+
+def link_by_keys(parents: pd.DataFrame, children: pd.DataFrame, keys: list) -> tuple:
+    """(parent, child) node pairs with equal keys; the last parent of a key wins."""
+    if not len(parents) or not len(children):
+        return _no_edges()
+    last = parents.drop_duplicates(subset=keys, keep="last")
+    joined = children.merge(last, on=keys, how="inner", suffixes=("_child", "_parent"))
+    return (
+        joined["node_parent"].to_numpy(dtype=np.int64),
+        joined["node_child"].to_numpy(dtype=np.int64),
+    )
+
+
+def context_links(node, is_consumer, key_code) -> tuple:
+    """Every producer → every consumer of a context, unless both sides reach the fan-out cap.
+
+    ``node`` must be increasing within each side, so each consumer lists its
+    producers in node order (the upstream parent order).
+    """
+    num_keys = int(key_code.max()) + 1 if len(key_code) else 0
+    producers = ~is_consumer
+    p_count = np.bincount(key_code[producers], minlength=num_keys)
+    c_count = np.bincount(key_code[is_consumer], minlength=num_keys)
+    linked = ~((p_count >= MAX_CONTEXT_FANOUT) & (c_count >= MAX_CONTEXT_FANOUT))
+    order = np.lexsort((node[producers], key_code[producers]))
+    prod_nodes = node[producers][order]
+    prod_start = np.r_[0, np.cumsum(p_count)][:-1]
+    consumers = is_consumer & linked[key_code]
+    c_nodes, c_keys = node[consumers], key_code[consumers]
+    fan = p_count[c_keys]
+    child = np.repeat(c_nodes, fan)
+    first = np.repeat(prod_start[c_keys], fan)
+    offset = np.arange(len(child), dtype=np.int64) - np.repeat(np.cumsum(fan) - fan, fan)
+    return prod_nodes[first + offset].astype(np.int64), child.astype(np.int64)
+
+
+def _no_edges() -> tuple:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+
+
+@dataclasses.dataclass
+class Graph:
+    """Parent lists (in upstream order) and child lists as CSR arrays."""
+
+    n: int
+    parent_ptr: np.ndarray
+    parent_idx: np.ndarray
+    child_ptr: np.ndarray
+    child_idx: np.ndarray
+
+    @classmethod
+    def from_edges(cls, n: int, edge_sets: list) -> Graph:
+        """``edge_sets``: (parents, children) pairs, listed in parent-order rank."""
+        parents = np.concatenate([p for p, _ in edge_sets] + [_no_edges()[0]])
+        children = np.concatenate([c for _, c in edge_sets] + [_no_edges()[0]])
+        rank = np.concatenate(
+            [np.full(len(p), k, dtype=np.int8) for k, (p, _) in enumerate(edge_sets)]
+            + [np.zeros(0, dtype=np.int8)]
+        )
+        # Stable within a rank: context producers arrive in node order per consumer.
+        by_child = np.lexsort((rank, children))
+        by_parent = np.argsort(parents, kind="stable")
+        return cls(
+            n=n,
+            parent_ptr=_pointers(children, n),
+            parent_idx=parents[by_child],
+            child_ptr=_pointers(parents, n),
+            child_idx=children[by_parent],
+        )
+
+    def parents_of(self, node: int) -> np.ndarray:
+        return self.parent_idx[self.parent_ptr[node] : self.parent_ptr[node + 1]]
+
+    def edges_from(self, nodes: np.ndarray) -> tuple:
+        """(source, child) for every child edge out of ``nodes``."""
+        start, stop = self.child_ptr[nodes], self.child_ptr[nodes + 1]
+        fan = stop - start
+        total = int(fan.sum())
+        source = np.repeat(nodes, fan)
+        offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(fan) - fan, fan)
+        return source, self.child_idx[np.repeat(start, fan) + offset]
+
+    def all_edges(self) -> tuple:
+        """(parent, child) of every edge."""
+        counts = np.diff(self.child_ptr)
+        return np.repeat(np.arange(self.n, dtype=np.int64), counts), self.child_idx
+
+    def first_ancestor(self, node: int, matches: np.ndarray, include_self: bool = True):
+        """Upstream's breadth-first search over parents; the first match or None."""
+        queue = deque([node] if include_self else self.parents_of(node).tolist())
+        seen = {node, *queue}
+        while queue:
+            current = queue.popleft()
+            if matches[current]:
+                return current
+            for parent in self.parents_of(current).tolist():
+                if parent not in seen:
+                    seen.add(parent)
+                    queue.append(parent)
+        return None
+
+
+def _pointers(keys: np.ndarray, n: int) -> np.ndarray:
+    return np.r_[0, np.cumsum(np.bincount(keys, minlength=n))].astype(np.int64)
+
+
+def propagate_min(graph: Graph, label: np.ndarray) -> np.ndarray:
+    """Least fixed point of ``label[x] = min(label[x], label[parent])`` over child edges."""
+    label = label.copy()
+    frontier = np.flatnonzero(label != NO_LABEL)
+    while len(frontier):
+        source, child = graph.edges_from(frontier)
+        offered = label[source]
+        better = offered < label[child]
+        source, child, offered = source[better], child[better], offered[better]
+        if not len(child):
+            break
+        np.minimum.at(label, child, offered)
+        frontier = np.unique(child)
+    return label
+
+
+def reached_from(graph: Graph, sources: np.ndarray, proper: bool) -> np.ndarray:
+    """Per node, the smallest source node with a path to it (NO_LABEL if none).
+
+    ``proper``: paths of at least one edge (a source does not reach itself unless
+    through a cycle).
+    """
+    label = np.full(graph.n, NO_LABEL, dtype=np.int64)
+    nodes = np.flatnonzero(sources)
+    if not proper:
+        label[nodes] = nodes
+        return propagate_min(graph, label)
+    source, child = graph.edges_from(nodes)
+    np.minimum.at(label, child, source)
+    return propagate_min(graph, label)

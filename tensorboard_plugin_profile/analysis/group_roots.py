@@ -1,0 +1,257 @@
+"""The nodes, edges and roots of step grouping (spec/conversion.md §3.4), in columns.
+
+``Nodes`` holds what grouping reads of every event of a space as flat arrays
+(planes concatenated); ``edges`` returns the graph's edge sets in upstream parent
+order (intra-thread, inter-thread, contexts); ``loop_roots`` and ``sorted_roots``
+pick the roots. See ``grouping`` for how groups are made from them.
+
+Usage::
+
+    nodes = Nodes.of(space)
+    graph = event_graph.Graph.from_edges(nodes.n, edges(nodes))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from ..xspace import schema
+from ..xspace.model import Space
+from . import event_graph, op_names
+
+# Node types the grouping cares about (anything else is 0).
+OTHER, TRACE_CONTEXT, IMPLICIT_ROOT, EXECUTOR, EAGER = 0, 1, 2, 3, 4
+ITERATOR_GET_NEXT, TF_DATA_FUNCTION, TF_OP, KERNEL_LAUNCH, KERNEL_EXECUTE = 5, 6, 7, 8, 9
+_NAMED_TYPES = {
+    schema.TRACE_CONTEXT: TRACE_CONTEXT,
+    schema.EAGER_EXECUTE: EAGER,
+    schema.ITERATOR_GET_NEXT_OP: ITERATOR_GET_NEXT,
+    schema.ITERATOR_GET_NEXT_AS_OPTIONAL_OP: ITERATOR_GET_NEXT,
+    "TfOpRun": TF_OP,
+    **{name: IMPLICIT_ROOT for name in schema.IMPLICIT_ROOT_EVENTS},
+    schema.EXECUTOR_STATE_PROCESS: EXECUTOR,
+    **{name: TF_DATA_FUNCTION for name in schema.TF_DATA_CAPTURED_FUNCTION_RUNS},
+}
+_COLUMNS = (
+    schema.ROOT_LEVEL,
+    schema.PRODUCER_TYPE,
+    schema.PRODUCER_ID,
+    schema.CONSUMER_TYPE,
+    schema.CONSUMER_ID,
+    schema.CONSUMER_PID,
+    schema.IS_ASYNC,
+    schema.STEP_ID,
+    schema.ITER_NUM,
+    schema.STEP_NUM,
+    schema.CORRELATION_ID,
+    schema.IS_FUNC,
+)
+
+
+@dataclasses.dataclass
+class Nodes:
+    """Per-node arrays over all planes (node = plane offset + event row)."""
+
+    planes: list
+    offsets: np.ndarray
+    begin: np.ndarray
+    end: np.ndarray
+    run: np.ndarray  # id of the run of equal lines in node order (a stack resets between)
+    types: np.ndarray
+    cols: dict  # stat name -> int64 values (0 where absent; uint64 viewed as int64)
+    present: dict  # stat name -> bool
+    root_level: np.ndarray
+    graph_type_present: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.offsets[-1])
+
+    @classmethod
+    def of(cls, space: Space) -> Nodes:
+        planes = list(space.planes)
+        offsets = np.cumsum([0] + [len(p.events) for p in planes]).astype(np.int64)
+
+        def cat(fn, dtype):
+            parts = [np.asarray(fn(p), dtype=dtype) for p in planes]
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+        begin = cat(lambda p: p.events["begin_ps"].to_numpy(), np.int64)
+        end = begin + cat(lambda p: p.events["duration_ps"].to_numpy(), np.int64)
+        bases = np.cumsum([0] + [len(p.lines) + 1 for p in planes])
+        line = cat(lambda p: p.events["line"].to_numpy().astype(np.int64), np.int64)
+        line += np.repeat(bases[:-1], np.diff(offsets))
+        run = np.cumsum(np.r_[0, line[1:] != line[:-1]]) if len(line) else line
+        cols, present = {}, {}
+        for key in _COLUMNS:
+            pairs = [_int_values(p.events, key) for p in planes]
+            cols[key] = np.concatenate([v for v, _ in pairs] + [np.zeros(0, dtype=np.int64)])
+            present[key] = np.concatenate([m for _, m in pairs] + [np.zeros(0, dtype=bool)])
+        types = cat(_node_types, np.int8)
+        root_level = np.where(present[schema.ROOT_LEVEL], cols[schema.ROOT_LEVEL], 0)
+        root_level[(types == TRACE_CONTEXT) & ~present[schema.ROOT_LEVEL]] = 1
+        graph_type = cat(lambda p: _notnone(p.events, schema.GRAPH_TYPE), bool)
+        return cls(planes, offsets, begin, end, run, types, cols, present, root_level, graph_type)
+
+    def locate(self, node: int) -> tuple:
+        plane = int(np.searchsorted(self.offsets, node, side="right")) - 1
+        return plane, node - int(self.offsets[plane])
+
+    def graph_type(self, node: int):
+        plane, row = self.locate(node)
+        return self.planes[plane].events[schema.GRAPH_TYPE].iat[row]
+
+    def name(self, node: int) -> str:
+        plane, row = self.locate(node)
+        return str(self.planes[plane].events["name"].iat[row])
+
+    def pids(self) -> np.ndarray:
+        """Per node, the plane's ``process_id`` (object: None when unknown)."""
+        values = [p.plane_stats.get(schema.PROCESS_ID) for p in self.planes]
+        return np.repeat(np.array(values + [None], dtype=object)[:-1], np.diff(self.offsets))
+
+    def tf_data_step_ids(self) -> np.ndarray:
+        has = (self.types == TF_DATA_FUNCTION) & self.present[schema.STEP_ID]
+        return np.unique(self.cols[schema.STEP_ID][has])
+
+
+def _int_values(events, name: str) -> tuple:
+    """(int64 values with 0 where absent, present mask) of a nullable int column."""
+    if name not in events.columns:
+        return np.zeros(len(events), dtype=np.int64), np.zeros(len(events), dtype=bool)
+    col = events[name]
+    present = ~col.isna().to_numpy()
+    dtype = np.uint64 if str(col.dtype).startswith("UInt") else np.int64
+    return col.to_numpy(dtype=dtype, na_value=0).view(np.int64), present
+
+
+def _notnone(events, name: str) -> np.ndarray:
+    if name not in events.columns:
+        return np.zeros(len(events), dtype=bool)
+    return events[name].notna().to_numpy()
+
+
+def _node_types(plane) -> np.ndarray:
+    names = plane.events["name"]
+    categories = [str(c) for c in names.cat.categories]
+    # Any name parsing as a TensorFlow op ("name:Type") is a TfOpRun.
+    is_tf_op = (op_names.parse_op_names(categories)["category"] == op_names.TENSORFLOW).tolist()
+    by_category = np.array(
+        [_NAMED_TYPES.get(c, TF_OP if tf else OTHER) for c, tf in zip(categories, is_tf_op)]
+        + [OTHER],
+        dtype=np.int8,
+    )
+    types = by_category[names.cat.codes.to_numpy()]
+    # Events with a correlation id are kernel launches (host) or kernels (device).
+    if "correlation_id" in plane.events.columns:
+        kernel = (types == OTHER) & ~plane.events["correlation_id"].isna().to_numpy()
+        types[kernel] = KERNEL_LAUNCH if plane.name == schema.HOST_PLANE else KERNEL_EXECUTE
+    return types
+
+
+# --- edges -----------------------------------------------------------------------------
+def edges(nodes: Nodes) -> list:
+    """Edge sets in upstream parent order: intra-thread, inter-thread, contexts."""
+    is_async = nodes.present[schema.IS_ASYNC] & (nodes.cols[schema.IS_ASYNC] != 0)
+    parent = event_graph.intra_thread_parents(nodes.run, nodes.begin, nodes.end, is_async)
+    child = np.flatnonzero(parent >= 0)
+    inter = [
+        _link(nodes, EXECUTOR, ITERATOR_GET_NEXT, (schema.STEP_ID, schema.ITER_NUM)),
+        _link(nodes, KERNEL_LAUNCH, KERNEL_EXECUTE, (schema.CORRELATION_ID,)),
+    ]
+    inter_edges = tuple(np.concatenate(side) for side in zip(*inter))
+    return [(parent[child], child), inter_edges, _contexts(nodes)]
+
+
+def _link(nodes: Nodes, parent_type: int, child_type: int, keys: tuple) -> tuple:
+    def table(node_type):
+        rows = nodes.types == node_type
+        for key in keys:
+            rows &= nodes.present[key]
+        rows = np.flatnonzero(rows)
+        return pd.DataFrame({"node": rows, **{k: nodes.cols[k][rows] for k in keys}})
+
+    return event_graph.link_by_keys(table(parent_type), table(child_type), list(keys))
+
+
+def _contexts(nodes: Nodes) -> tuple:
+    """Producer → consumer edges of every (type, id, pid) context."""
+    sides = []
+    pids = None
+    for type_key, id_key, is_consumer in (
+        (schema.PRODUCER_TYPE, schema.PRODUCER_ID, False),
+        (schema.CONSUMER_TYPE, schema.CONSUMER_ID, True),
+    ):
+        rows = np.flatnonzero(nodes.present[type_key] & nodes.present[id_key])
+        if pids is None and len(rows):
+            pids = nodes.pids()
+        pid = pids[rows] if len(rows) else np.zeros(0, dtype=object)
+        # Any event naming a process (``_pid``) is keyed by it, producer or consumer.
+        override = nodes.present[schema.CONSUMER_PID][rows]
+        pid[override] = nodes.cols[schema.CONSUMER_PID][rows][override].astype(object)
+        sides.append(
+            pd.DataFrame(
+                {
+                    "node": rows,
+                    "type": nodes.cols[type_key][rows],
+                    "id": nodes.cols[id_key][rows],
+                    "pid": pd.Series(pid, dtype=object),
+                    "consumer": is_consumer,
+                }
+            )
+        )
+    members = pd.concat(sides, ignore_index=True)
+    if not len(members):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    code = members.groupby(["type", "id", "pid"], sort=False, dropna=False).ngroup()
+    return event_graph.context_links(
+        members["node"].to_numpy(dtype=np.int64),
+        members["consumer"].to_numpy(dtype=bool),
+        code.to_numpy(dtype=np.int64),
+    )
+
+
+# --- roots -----------------------------------------------------------------------------
+def loop_roots(nodes: Nodes, tf_data_ids: np.ndarray) -> tuple:
+    """TF while-loop iterations: (roots in time order, edges root → rest of iteration)."""
+    step, iters = nodes.cols[schema.STEP_ID], nodes.cols[schema.ITER_NUM]
+    rows = np.flatnonzero(
+        (nodes.types == EXECUTOR)
+        & nodes.present[schema.STEP_ID]
+        & nodes.present[schema.ITER_NUM]
+        & ~np.isin(step, tf_data_ids)
+    )
+    none = np.zeros(0, dtype=np.int64)
+    if not len(rows):
+        return none, (none, none)
+    table = pd.DataFrame({"node": rows, "step": step[rows], "iter": iters[rows]})
+    table["loop"] = pd.factorize(table["step"])[0]  # first-seen order, like dict keys
+    table["iteration"] = table.groupby(["step", "iter"], sort=False).ngroup()
+    per_loop = table.groupby("loop").agg(n=("iteration", "nunique"), first=("iter", "first"))
+    # A loop with only iteration 0 is a function or session run, not a loop.
+    single = per_loop.index[(per_loop["n"] == 1) & (per_loop["first"] == 0)]
+    table = table[~table["loop"].isin(single)]
+    if not len(table):
+        return none, (none, none)
+    table["begin"] = nodes.begin[table["node"].to_numpy()]
+    # The earliest event of each iteration (first in node order on ties) is its root.
+    by_time = table.sort_values(["iteration", "begin", "node"], kind="stable")
+    firsts = by_time.drop_duplicates("iteration")
+    firsts = firsts.sort_values(["begin", "loop", "iteration"], kind="stable")
+    roots = firsts["node"].to_numpy(dtype=np.int64)
+    first_of = dict(zip(firsts["iteration"].tolist(), roots.tolist()))
+    root = table["iteration"].map(first_of).to_numpy(dtype=np.int64)
+    others = table["node"].to_numpy(dtype=np.int64) != root
+    return roots, (root[others], table["node"].to_numpy(dtype=np.int64)[others])
+
+
+def sorted_roots(nodes: Nodes, tf_data_ids: np.ndarray) -> np.ndarray:
+    """Nodes with a root level (not tf.data ones), by level desc, begin, longest first."""
+    level = nodes.root_level
+    tf_data = nodes.present[schema.STEP_ID] & np.isin(nodes.cols[schema.STEP_ID], tf_data_ids)
+    roots = np.flatnonzero((level > 0) & ~tf_data)
+    begin, end = nodes.begin[roots], nodes.end[roots]
+    return roots[np.lexsort((roots, begin - end, begin, -level[roots]))]
