@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, ProfileApi, apiBaseFromPath, parseErrorBody, routeUrl } from './api';
+import { ApiError, ProfileApi, apiBaseFromPath, parseErrorBody, progressLine, routeUrl } from './api';
 
 describe('apiBaseFromPath', () => {
   it('keeps any path prefix before the plugin path', () => {
@@ -86,5 +86,19 @@ describe('ProfileApi', () => {
       '/tb/data/plugin/profile/data_csv?run=run+1&tag=framework_op_stats&host=h1',
     );
     expect(api.dataUrl('r', 'trace_viewer@', '')).toBe('/tb/data/plugin/profile/data?run=r&tag=trace_viewer%40');
+  });
+});
+
+describe('progress while loading', () => {
+  it('shows the server stage of this run and tool only', () => {
+    const reply = {
+      tasks: [
+        { run: 'other', tool: 'overview_page', stage: 'converting', elapsed_s: 3 },
+        { run: 'r/s', tool: 'overview_page', stage: 'decoding vm (1/2)', elapsed_s: 1.25 },
+      ],
+    };
+    expect(progressLine(reply, 'r/s', 'overview_page')).toBe('decoding vm (1/2) · 1.3 s');
+    expect(progressLine(reply, 'r/s', 'kernel_stats')).toBe('');
+    expect(progressLine(null, 'r/s', 'overview_page')).toBe('');
   });
 });

@@ -23,6 +23,24 @@ export interface ProfileConfig {
   warnings?: string[];
 }
 
+/** One conversion in flight on the server. */
+export interface ProgressTask {
+  run: string;
+  tool: string;
+  stage: string;
+  elapsed_s: number;
+}
+
+export interface ProgressReply {
+  tasks: ProgressTask[];
+}
+
+/** The line shown while a tool loads: the server's stage for this run and tool, if any. */
+export function progressLine(reply: ProgressReply | null, run: string, tool: string): string {
+  const task = reply?.tasks?.find((t) => t.run === run && t.tool === tool);
+  return task ? `${task.stage} · ${task.elapsed_s.toFixed(1)} s` : '';
+}
+
 /** Reply of `capture_profile`: HTTP 200 with either key. */
 export interface CaptureReply {
   result?: string;
@@ -186,6 +204,11 @@ export class ProfileApi {
   /** CSV of table `table` of a multi-table payload (the server's default is the first non-empty). */
   csvUrl(run: string, tool: string, host: string, table?: number): string {
     return this.url('data_csv', { ...dataParams(run, tool, host), table });
+  }
+
+  /** Conversions the server is working on (`progress` route), for the loading display. */
+  progress(signal?: AbortSignal): Promise<ProgressReply> {
+    return this.getJson<ProgressReply>('progress', {}, signal);
   }
 
   diagnose(signal?: AbortSignal): Promise<Diagnosis> {

@@ -5,11 +5,13 @@
  */
 import { LitElement, css, html } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import { ApiError, isAbortError } from '../api';
+import { ApiError, isAbortError, progressLine } from '../api';
 import { toolLabel } from '../state';
 import { viewForPayload, viewForTool, type ToolContext, type ToolViewElement } from '../views/registry';
 import './loading-skeleton';
 import './message-card';
+
+const PROGRESS_POLL_MS = 500;
 
 type Phase =
   | { kind: 'loading' }
@@ -21,11 +23,18 @@ type Phase =
 export class ToolView extends LitElement {
   @property({ attribute: false }) context: ToolContext | null = null;
   @state() private phase: Phase = { kind: 'loading' };
+  /** What the server says it is doing while a large profile loads (decoding, converting). */
+  @state() private progress = '';
   private abort: AbortController | null = null;
+  private progressTimer: ReturnType<typeof setInterval> | null = null;
 
   static override styles = css`
     :host {
       display: block;
+    }
+    .progress {
+      margin: 12px 0 0;
+      color: var(--pf-muted, #666);
     }
   `;
 
@@ -36,13 +45,36 @@ export class ToolView extends LitElement {
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this.abort?.abort();
+    this.stopProgress();
+  }
+
+  /** Polls the server's progress while a request is slow (a large profile being decoded). */
+  private startProgress(context: ToolContext, signal: AbortSignal): void {
+    this.stopProgress();
+    this.progress = '';
+    const poll = async () => {
+      try {
+        const reply = await context.api.progress(signal);
+        if (!signal.aborted) this.progress = progressLine(reply, context.run, context.tool);
+      } catch {
+        // Progress is a nicety: an older server without the route just shows the skeleton.
+      }
+    };
+    this.progressTimer = setInterval(() => void poll(), PROGRESS_POLL_MS);
+  }
+
+  private stopProgress(): void {
+    if (this.progressTimer) clearInterval(this.progressTimer);
+    this.progressTimer = null;
+    this.progress = '';
   }
 
   override render() {
     const phase = this.phase;
     switch (phase.kind) {
       case 'loading':
-        return html`<pf-skeleton label="Loading ${toolLabel(this.context?.tool ?? '')}"></pf-skeleton>`;
+        return html`${this.progress ? html`<p class="progress" role="status">${this.progress}</p>` : ''}
+          <pf-skeleton label="Loading ${toolLabel(this.context?.tool ?? '')}"></pf-skeleton>`;
       case 'not-applicable':
         return html`<pf-message kind="info" heading="Nothing to show" .message=${phase.message}></pf-message>`;
       case 'error':
@@ -64,12 +96,15 @@ export class ToolView extends LitElement {
     const abort = new AbortController();
     this.abort = abort;
     this.phase = { kind: 'loading' };
+    this.startProgress(context, abort.signal);
     try {
       const element = await createView(context, abort.signal);
       if (!abort.signal.aborted) this.phase = { kind: 'ready', element };
     } catch (error) {
       if (abort.signal.aborted || isAbortError(error)) return;
       this.phase = toErrorPhase(error);
+    } finally {
+      if (this.abort === abort) this.stopProgress();
     }
   }
 }
