@@ -106,7 +106,16 @@ class Nodes:
 
     def name(self, node: int) -> str:
         plane, row = self.locate(node)
-        return str(self.planes[plane].events["name"].iat[row])
+        codes, categories = self._names(plane)
+        return str(categories[codes[row]])
+
+    def _names(self, plane: int) -> tuple:
+        """(codes, categories) of a plane's event names, read once (names are per group)."""
+        cache = self.__dict__.setdefault("_name_cache", {})
+        if plane not in cache:
+            names = self.planes[plane].events["name"]
+            cache[plane] = (names.cat.codes.to_numpy(), names.cat.categories)
+        return cache[plane]
 
     def pids(self) -> np.ndarray:
         """Per node, the plane's ``process_id`` (object: None when unknown)."""
@@ -137,8 +146,13 @@ def _notnone(events, name: str) -> np.ndarray:
 def _node_types(plane) -> np.ndarray:
     names = plane.events["name"]
     categories = [str(c) for c in names.cat.categories]
-    # Any name parsing as a TensorFlow op ("name:Type") is a TfOpRun.
-    is_tf_op = (op_names.parse_op_names(categories)["category"] == op_names.TENSORFLOW).tolist()
+    # Any name parsing as a TensorFlow op ("name:Type") is a TfOpRun; only names
+    # with a colon can, so only those are parsed.
+    is_tf_op = [False] * len(categories)
+    with_colon = [i for i, c in enumerate(categories) if ":" in c]
+    parsed = op_names.parse_op_names([categories[i] for i in with_colon])["category"]
+    for i, category in zip(with_colon, parsed.tolist()):
+        is_tf_op[i] = category == op_names.TENSORFLOW
     by_category = np.array(
         [_NAMED_TYPES.get(c, TF_OP if tf else OTHER) for c, tf in zip(categories, is_tf_op)]
         + [OTHER],

@@ -44,7 +44,7 @@ class PlaneEdit:
         self._next_meta_id = (
             int(plane.event_metadata["id"].max()) + 1 if len(plane.event_metadata) else 1
         )
-        self._stat_rows: list = []  # DataFrames of long rows to append
+        self._stat_rows: list = []  # (events, name, kind, ints, floats, strs) to append
         self._replaced: dict = {}  # stat name -> events whose old rows are dropped
         self.num_lines = len(plane.lines)
         self._display_ids = None
@@ -117,23 +117,15 @@ class PlaneEdit:
             ints[:] = np.asarray(values, dtype=np.uint64).view(np.int64)
         else:
             ints[:] = np.asarray(values, dtype=np.int64)
-        self._stat_rows.append(
-            pd.DataFrame(
-                {
-                    "event": events,
-                    "stat": np.full(n, name, dtype=object),
-                    "kind": np.full(n, kind, dtype=np.int8),
-                    "int_value": ints,
-                    "float_value": floats,
-                    "str_value": pd.Series(strs, dtype=object),
-                }
-            )
-        )
+        self._stat_rows.append((events, name, kind, ints, floats, strs))
 
     # --- build --------------------------------------------------------------------
     def build(self) -> Plane:
-        """The edited plane (the original is left untouched)."""
+        """The edited plane (the original is left untouched; returned as is if unedited)."""
         plane = self.plane
+        if not (self._stat_rows or self._new_events or self._new_lines or self._new_metadata):
+            if self._display_ids is None:
+                return plane
         metadata = _append_rows(
             plane.event_metadata, self._new_metadata, ["id", "name", "display_name"]
         )
@@ -144,87 +136,148 @@ class PlaneEdit:
             row_id = lines["display_id"].where(lines["display_id"] != 0, lines["id"])
             lines["tid"] = (row_id & 0xFFFFFFFF).astype(np.int64)
         stats = self._build_stats()
-        events = self._build_events(metadata)
-        order = None
         if self._new_events:
-            # New events go to their place in their line: by begin, longer first.
-            order = np.lexsort(
-                (
-                    -events["duration_ps"].to_numpy(),
-                    events["begin_ps"].to_numpy(),
-                    events["line"].to_numpy(),
-                )
-            )
-            events = events.iloc[order].reset_index(drop=True)
-            new_row = np.empty(len(order), dtype=np.int64)
-            new_row[order] = np.arange(len(order))
-            stats["event"] = new_row[stats["event"].to_numpy()]
-            stats = stats.sort_values("event", kind="stable").reset_index(drop=True)
-        # Row order changed: every typed column is rebuilt, else only edited ones.
-        refresh = set(schema.WELL_KNOWN_STATS) if order is not None else self._touched_names()
-        _refresh_well_known(events, stats, refresh)
-        names = dict(plane.stat_names)
-        known = set(names.values())
-        next_id = max(names, default=0) + 1
-        for name in self._touched_names():
-            if name not in known:
-                names[next_id] = name
-                next_id += 1
+            columns, new_row = self._reordered_base_columns(metadata)
+            stats = _renumber_events(stats, new_row)
+            # Row order changed: every typed column is rebuilt from the stats.
+            refresh = list(schema.WELL_KNOWN_STATS)
+        else:
+            columns = {name: plane.events[name] for name in plane.events.columns}
+            refresh = [n for n in schema.WELL_KNOWN_STATS if n in self._touched_names()]
+        columns.update(_well_known_columns(len(columns["begin_ps"]), stats, refresh))
+        order = list(plane.events.columns) + [c for c in columns if c not in plane.events]
+        events = pd.DataFrame({c: columns[c] for c in order}, copy=False)
         return dataclasses.replace(
             plane,
             lines=lines,
             events=events,
             stats=stats,
             event_metadata=metadata,
-            stat_names=names,
+            stat_names=self._stat_names(),
         )
 
-    def _touched_names(self) -> set:
-        return {str(rows["stat"].iloc[0]) for rows in self._stat_rows}
+    def _touched_names(self) -> dict:
+        """Edited stat names in first-edit order (a dict used as an ordered set)."""
+        return dict.fromkeys(name for _, name, *_ in self._stat_rows)
+
+    def _stat_names(self) -> dict:
+        names = dict(self.plane.stat_names)
+        known = set(names.values())
+        next_id = max(names, default=0) + 1
+        for name in self._touched_names():
+            if name not in known:
+                names[next_id] = name
+                next_id += 1
+        return names
 
     def _build_stats(self) -> pd.DataFrame:
+        """Old rows (minus replaced ones) and new rows, stably sorted by event."""
         old = self.plane.stats
+        categories = [str(c) for c in old["stat"].cat.categories]
+        code_of = {name: i for i, name in enumerate(categories)}
+        codes = old["stat"].cat.codes.to_numpy().astype(np.int64)
+        keep = np.ones(len(old), dtype=bool)
         if self._replaced:
-            drop = np.zeros(len(old), dtype=bool)
-            stat_col = old["stat"].astype(object).to_numpy()
             event_col = old["event"].to_numpy()
             for name, events in self._replaced.items():
-                drop |= (stat_col == name) & np.isin(event_col, events)
-            old = old[~drop]
-        parts = [old.assign(stat=old["stat"].astype(object))] + self._stat_rows
-        parts = [p for p in parts if len(p)]
-        if not parts:
-            return self.plane.stats.copy()
-        stats = pd.concat(parts, ignore_index=True)
-        stats = stats.sort_values("event", kind="stable").reset_index(drop=True)
-        stats["stat"] = pd.Categorical(stats["stat"])
-        return stats[list(_STAT_COLUMNS)]
-
-    def _build_events(self, metadata: pd.DataFrame) -> pd.DataFrame:
-        events = self._events
-        if not self._new_events:
-            return events.copy()
-        line, meta, begin, dur = (np.concatenate(c) for c in zip(*self._new_events))
-        names = dict(zip(metadata["id"].tolist(), metadata["name"].tolist()))
-        displays = dict(zip(metadata["id"].tolist(), metadata["display_name"].tolist()))
-        added = pd.DataFrame(
+                rows = np.flatnonzero(codes == code_of.get(name, -2))
+                keep[rows[np.isin(event_col[rows], events)]] = False
+        if not keep.any() and not self._stat_rows:
+            return old.copy()
+        for _, name, *_ in self._stat_rows:
+            code_of.setdefault(name, len(code_of))
+        parts = [
+            (
+                old["event"].to_numpy()[keep],
+                codes[keep],
+                old["kind"].to_numpy()[keep],
+                old["int_value"].to_numpy()[keep],
+                old["float_value"].to_numpy()[keep],
+                old["str_value"].to_numpy()[keep],
+            )
+        ]
+        for events, name, kind, ints, floats, strs in self._stat_rows:
+            code = np.full(len(events), code_of[name], dtype=np.int64)
+            parts.append(
+                (events, code, np.full(len(events), kind, dtype=np.int8), ints, floats, strs)
+            )
+        event, code, kind, ints, floats, strs = (np.concatenate(c) for c in zip(*parts))
+        order = np.argsort(event, kind="stable")
+        return pd.DataFrame(
             {
-                "line": line,
-                "metadata_id": meta,
-                "begin_ps": begin,
-                "duration_ps": dur,
-                "occurrences": np.zeros(len(line), dtype=np.int64),
-                "name": [names.get(m, "") for m in meta.tolist()],
-                "display_name": [displays.get(m, "") for m in meta.tolist()],
-            }
+                "event": event[order],
+                "stat": _sorted_categorical(code[order], list(code_of)),
+                "kind": kind[order].astype(np.int8),
+                "int_value": ints[order].astype(np.int64),
+                "float_value": floats[order].astype(np.float64),
+                "str_value": pd.Series(strs[order], dtype=object),
+            },
+            copy=False,
         )
-        base = events.assign(
-            name=events["name"].astype(object), display_name=events["display_name"].astype(object)
-        )
-        out = pd.concat([base, added], ignore_index=True)
+
+    def _reordered_base_columns(self, metadata: pd.DataFrame) -> tuple:
+        """Base event columns with the new events in place; old row -> new row."""
+        events = self._events
+        line, meta, begin, dur = (np.concatenate(c) for c in zip(*self._new_events))
+        columns = {
+            "line": np.concatenate([events["line"].to_numpy(), line.astype(events["line"].dtype)]),
+            "metadata_id": np.concatenate([events["metadata_id"].to_numpy(), meta]),
+            "begin_ps": np.concatenate([events["begin_ps"].to_numpy(), begin]),
+            "duration_ps": np.concatenate([events["duration_ps"].to_numpy(), dur]),
+            "occurrences": np.concatenate(
+                [events["occurrences"].to_numpy(), np.zeros(len(line), dtype=np.int64)]
+            ),
+        }
+        # New events go to their place in their line: by begin, longer first.
+        order = np.lexsort((-columns["duration_ps"], columns["begin_ps"], columns["line"]))
+        out = {name: values[order] for name, values in columns.items()}
+        ids = metadata["id"].to_numpy()
         for col in ("name", "display_name"):
-            out[col] = pd.Categorical(out[col].astype(object))
-        return out
+            new_names = dict(zip(ids.tolist(), metadata[col].tolist()))
+            out[col] = _categorical_with_new(
+                events[col], [new_names.get(m, "") for m in meta.tolist()]
+            )[order]
+        new_row = np.empty(len(order), dtype=np.int64)
+        new_row[order] = np.arange(len(order))
+        for name in events.columns:
+            if name not in out and name not in schema.WELL_KNOWN_STATS:
+                # An extra column: new events have no value in it.
+                padded = pd.concat([events[name], pd.Series([None] * len(line))], ignore_index=True)
+                out[name] = padded.take(order).reset_index(drop=True)
+        return out, new_row
+
+
+def _sorted_categorical(codes: np.ndarray, names: list) -> pd.Categorical:
+    """Like ``pd.Categorical(object values)``: only used names, sorted, object dtype."""
+    used = np.flatnonzero(np.bincount(codes, minlength=len(names)))
+    ordered = sorted(used.tolist(), key=lambda c: names[c])
+    remap = np.full(len(names), -1, dtype=np.int64)
+    remap[ordered] = np.arange(len(ordered))
+    categories = pd.Index([names[c] for c in ordered], dtype=object)
+    return pd.Categorical.from_codes(remap[codes], categories=categories)
+
+
+def _categorical_with_new(column: pd.Series, added: list) -> pd.Categorical:
+    """Old categorical values followed by new strings, re-categorised like object values."""
+    names = [str(c) for c in column.cat.categories]
+    code_of = {name: i for i, name in enumerate(names)}
+    for name in added:
+        code_of.setdefault(name, len(code_of))
+    codes = np.concatenate(
+        [
+            column.cat.codes.to_numpy().astype(np.int64),
+            np.array([code_of[a] for a in added], dtype=np.int64),
+        ]
+    )
+    return _sorted_categorical(codes, list(code_of))
+
+
+def _renumber_events(stats: pd.DataFrame, new_row: np.ndarray) -> pd.DataFrame:
+    event = new_row[stats["event"].to_numpy()]
+    order = np.argsort(event, kind="stable")
+    out = stats.take(order).reset_index(drop=True)
+    out["event"] = event[order]
+    return out
 
 
 def _append_rows(table: pd.DataFrame, rows: list, columns: list) -> pd.DataFrame:
@@ -248,25 +301,34 @@ def _append_lines(lines: pd.DataFrame, rows: list) -> pd.DataFrame:
     return out
 
 
-def _refresh_well_known(events: pd.DataFrame, stats: pd.DataFrame, names: set) -> None:
-    """Rebuilds the typed columns of the stats that were edited."""
-    n = len(events)
-    stat_col = stats["stat"].astype(object).to_numpy()
-    for name in schema.WELL_KNOWN_STATS:
-        if name not in names:
-            continue
-        rows = stats[stat_col == name]
-        where = rows["event"].to_numpy()
-        if name in schema.STR_STATS:
-            column = np.full(n, None, dtype=object)
-            column[where] = rows["str_value"].to_numpy(dtype=object)
-            events[name] = pd.Series(column, dtype=object)
-            continue
-        values = np.zeros(n, dtype=np.int64)
-        mask = np.ones(n, dtype=bool)
-        values[where] = rows["int_value"].to_numpy()
-        mask[where] = False
-        if name in schema.UINT_STATS:
-            events[name] = pd.arrays.IntegerArray(values.view(np.uint64), mask)
-        else:
-            events[name] = pd.arrays.IntegerArray(values, mask)
+def _well_known_columns(n: int, stats: pd.DataFrame, names: list) -> dict:
+    """Typed event columns of these stats from the long table (last value wins)."""
+    categories = [str(c) for c in stats["stat"].cat.categories]
+    codes = stats["stat"].cat.codes.to_numpy()
+    wanted = {categories.index(name): name for name in names if name in categories}
+    # One stable sort groups the rows of every wanted stat, each in table order.
+    rows = np.flatnonzero(np.isin(codes, list(wanted)))
+    rows = rows[np.argsort(codes[rows], kind="stable")]
+    bounds = np.searchsorted(codes[rows], sorted(wanted), side="left")
+    slices = dict(zip(sorted(wanted), zip(bounds, list(bounds[1:]) + [len(rows)])))
+    event = stats["event"].to_numpy()
+    out = {}
+    for name in names:
+        code = next((c for c, n_ in wanted.items() if n_ == name), None)
+        where = rows[slice(*slices[code])] if code is not None else rows[:0]
+        out[name] = _typed_column(n, name, event[where], stats, where)
+    return out
+
+
+def _typed_column(n: int, name: str, where: np.ndarray, stats: pd.DataFrame, rows) -> object:
+    if name in schema.STR_STATS:
+        column = np.full(n, None, dtype=object)
+        column[where] = stats["str_value"].to_numpy(dtype=object)[rows]
+        return pd.Series(column, dtype=object)
+    values = np.zeros(n, dtype=np.int64)
+    mask = np.ones(n, dtype=bool)
+    values[where] = stats["int_value"].to_numpy()[rows]
+    mask[where] = False
+    if name in schema.UINT_STATS:
+        return pd.arrays.IntegerArray(values.view(np.uint64), mask)
+    return pd.arrays.IntegerArray(values, mask)
