@@ -14,6 +14,7 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pandas as pd
@@ -143,16 +144,27 @@ def _notnone(events, name: str) -> np.ndarray:
     return events[name].notna().to_numpy()
 
 
+_TF_TYPE_OR_EMPTY = re.compile(r"(?:[A-Z_][a-zA-Z0-9_]*)?")
+
+
+def _may_be_tf_op(name: str) -> bool:
+    """A necessary condition for ``parse_op_names`` to say TensorFlow (spec §2.5):
+    a colon, then a TF type or nothing. Parsing is costly; most names fail this."""
+    head, colon, tail = name.partition(":")
+    return bool(colon) and _TF_TYPE_OR_EMPTY.fullmatch(tail) is not None
+
+
 def _node_types(plane) -> np.ndarray:
     names = plane.events["name"]
     categories = [str(c) for c in names.cat.categories]
     # Any name parsing as a TensorFlow op ("name:Type") is a TfOpRun; only names
     # with a colon can, so only those are parsed.
     is_tf_op = [False] * len(categories)
-    with_colon = [i for i, c in enumerate(categories) if ":" in c]
-    parsed = op_names.parse_op_names([categories[i] for i in with_colon])["category"]
-    for i, category in zip(with_colon, parsed.tolist()):
-        is_tf_op[i] = category == op_names.TENSORFLOW
+    candidates = [i for i, c in enumerate(categories) if _may_be_tf_op(c)]
+    if candidates:
+        parsed = op_names.parse_op_names([categories[i] for i in candidates])["category"]
+        for i, category in zip(candidates, parsed.tolist()):
+            is_tf_op[i] = category == op_names.TENSORFLOW
     by_category = np.array(
         [_NAMED_TYPES.get(c, TF_OP if tf else OTHER) for c, tf in zip(categories, is_tf_op)]
         + [OTHER],

@@ -151,16 +151,18 @@ def add_threadpool_regions(edit: PlaneEdit) -> None:
     if not len(stop_rows):
         return
     meta = edit.metadata_id(schema.THREADPOOL_REGION)
-    for line_index in np.unique(line[is_stop][valid]):
-        on_line = line[is_stop][valid] == line_index
-        new = edit.add_events(
-            int(line_index),
-            np.full(int(on_line.sum()), meta),
-            begin[start_rows[on_line]],
-            begin[stop_rows[on_line]] - begin[start_rows[on_line]],
-        )
-        region_ids = consumer.to_numpy(dtype=np.int64, na_value=0)[start_rows[on_line]]
-        edit.set_stat(new, schema.CONSUMER_ID, region_ids)
-        edit.set_stat(
-            new, schema.CONSUMER_TYPE, np.full(len(new), schema.CONTEXT_TYPE_THREADPOOL_EVENT)
-        )
+    # Regions are numbered line by line (then by stop row), as one add per line would.
+    region_line = line[is_stop][valid]
+    by_line = np.argsort(region_line, kind="stable")
+    start_rows, stop_rows = start_rows[by_line], stop_rows[by_line]
+    new = edit.add_events(
+        region_line[by_line],
+        np.full(len(by_line), meta),
+        begin[start_rows],
+        begin[stop_rows] - begin[start_rows],
+    )
+    region_ids = consumer.to_numpy(dtype=np.int64, na_value=0)[start_rows]
+    edit.set_stat(new, schema.CONSUMER_ID, region_ids)
+    edit.set_stat(
+        new, schema.CONSUMER_TYPE, np.full(len(new), schema.CONTEXT_TYPE_THREADPOOL_EVENT)
+    )

@@ -75,14 +75,14 @@ class PlaneEdit:
         self._display_ids = np.asarray(display_ids, dtype=np.int64)
 
     # --- events ---------------------------------------------------------------
-    def add_events(self, line: int, metadata_ids, begin_ps, duration_ps) -> np.ndarray:
-        """Appends events to a line; returns their future rows in ``events``."""
+    def add_events(self, line, metadata_ids, begin_ps, duration_ps) -> np.ndarray:
+        """Appends events to a line (or one line per event); returns their future rows."""
         begin = np.asarray(begin_ps, dtype=np.int64)
         first = self.num_events
         self.num_events += len(begin)
         self._new_events.append(
             (
-                np.full(len(begin), line, dtype=np.int32),
+                np.broadcast_to(np.asarray(line, dtype=np.int32), begin.shape).copy(),
                 np.asarray(metadata_ids, dtype=np.int64),
                 begin,
                 np.asarray(duration_ps, dtype=np.int64),
@@ -312,22 +312,24 @@ def _well_known_columns(n: int, stats: pd.DataFrame, names: list) -> dict:
     bounds = np.searchsorted(codes[rows], sorted(wanted), side="left")
     slices = dict(zip(sorted(wanted), zip(bounds, list(bounds[1:]) + [len(rows)])))
     event = stats["event"].to_numpy()
+    code_of = {name: code for code, name in wanted.items()}
     out = {}
     for name in names:
-        code = next((c for c, n_ in wanted.items() if n_ == name), None)
+        code = code_of.get(name)
         where = rows[slice(*slices[code])] if code is not None else rows[:0]
-        out[name] = _typed_column(n, name, event[where], stats, where)
+        source = stats["str_value" if name in schema.STR_STATS else "int_value"]
+        out[name] = _typed_column(n, name, event[where], source.to_numpy()[where])
     return out
 
 
-def _typed_column(n: int, name: str, where: np.ndarray, stats: pd.DataFrame, rows) -> object:
+def _typed_column(n: int, name: str, where: np.ndarray, values_at: np.ndarray) -> object:
     if name in schema.STR_STATS:
         column = np.full(n, None, dtype=object)
-        column[where] = stats["str_value"].to_numpy(dtype=object)[rows]
+        column[where] = values_at
         return pd.Series(column, dtype=object)
     values = np.zeros(n, dtype=np.int64)
     mask = np.ones(n, dtype=bool)
-    values[where] = stats["int_value"].to_numpy()[rows]
+    values[where] = values_at
     mask[where] = False
     if name in schema.UINT_STATS:
         return pd.arrays.IntegerArray(values.view(np.uint64), mask)
