@@ -33,7 +33,6 @@ import dataclasses
 from collections import deque
 
 import numpy as np
-import pandas as pd
 
 NO_LABEL = np.iinfo(np.int64).max
 # Producer/consumer contexts are connected unless both sides are this large.
@@ -97,16 +96,43 @@ def _stack_parents(begin: list, end: list) -> np.ndarray:
     return parent
 
 
-def link_by_keys(parents: pd.DataFrame, children: pd.DataFrame, keys: list) -> tuple:
-    """(parent, child) node pairs with equal keys; the last parent of a key wins."""
-    if not len(parents) or not len(children):
+def key_codes(columns: list) -> np.ndarray:
+    """Dense codes of the rows of int64 key columns (equal rows, equal codes)."""
+    if not len(columns[0]):
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort(columns[::-1])
+    differs = np.zeros(len(order), dtype=bool)
+    for col in columns:
+        ordered = col[order]
+        differs[1:] |= ordered[1:] != ordered[:-1]
+    codes = np.empty(len(order), dtype=np.int64)
+    codes[order] = np.cumsum(differs)
+    return codes
+
+
+def first_seen(codes: np.ndarray) -> np.ndarray:
+    """Codes renumbered in order of first appearance (like dict insertion order)."""
+    first = np.full(int(codes.max()) + 1, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
+    remap = np.empty(len(first), dtype=np.int64)
+    remap[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return remap[codes]
+
+
+def link_by_keys(parents: tuple, children: tuple) -> tuple:
+    """(parent, child) node pairs with equal keys; the last parent of a key wins.
+
+    Each side is (nodes in increasing order, list of int64 key columns).
+    """
+    (p_nodes, p_keys), (c_nodes, c_keys) = parents, children
+    if not len(p_nodes) or not len(c_nodes):
         return _no_edges()
-    last = parents.drop_duplicates(subset=keys, keep="last")
-    joined = children.merge(last, on=keys, how="inner", suffixes=("_child", "_parent"))
-    return (
-        joined["node_parent"].to_numpy(dtype=np.int64),
-        joined["node_child"].to_numpy(dtype=np.int64),
-    )
+    codes = key_codes([np.concatenate(pair) for pair in zip(p_keys, c_keys)])
+    last = np.full(int(codes.max()) + 1, -1, dtype=np.int64)
+    np.maximum.at(last, codes[: len(p_nodes)], p_nodes)
+    parent = last[codes[len(p_nodes) :]]
+    linked = parent >= 0
+    return parent[linked], c_nodes[linked].astype(np.int64)
 
 
 def context_links(node, is_consumer, key_code) -> tuple:
@@ -215,8 +241,17 @@ def propagate_min(graph: Graph, label: np.ndarray) -> np.ndarray:
         if not len(child):
             break
         np.minimum.at(label, child, offered)
-        frontier = np.unique(child)
+        frontier = _distinct(child, graph.n)
     return label
+
+
+def _distinct(nodes: np.ndarray, n: int) -> np.ndarray:
+    """The distinct nodes, sorted (a mask beats a hash on big frontiers)."""
+    if len(nodes) * 32 < n:
+        return np.unique(nodes)
+    changed = np.zeros(n, dtype=bool)
+    changed[nodes] = True
+    return np.flatnonzero(changed)
 
 
 def reached_from(graph: Graph, sources: np.ndarray, proper: bool) -> np.ndarray:

@@ -17,7 +17,6 @@ import dataclasses
 import re
 
 import numpy as np
-import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Space
@@ -193,51 +192,55 @@ def edges(nodes: Nodes) -> list:
 
 
 def _link(nodes: Nodes, parent_type: int, child_type: int, keys: tuple) -> tuple:
-    def table(node_type):
+    def side(node_type):
         rows = nodes.types == node_type
         for key in keys:
             rows &= nodes.present[key]
         rows = np.flatnonzero(rows)
-        return pd.DataFrame({"node": rows, **{k: nodes.cols[k][rows] for k in keys}})
+        return rows, [nodes.cols[k][rows] for k in keys]
 
-    return event_graph.link_by_keys(table(parent_type), table(child_type), list(keys))
+    return event_graph.link_by_keys(side(parent_type), side(child_type))
 
 
 def _contexts(nodes: Nodes) -> tuple:
     """Producer → consumer edges of every (type, id, pid) context."""
-    sides = []
-    pids = None
+    members = []
     for type_key, id_key, is_consumer in (
         (schema.PRODUCER_TYPE, schema.PRODUCER_ID, False),
         (schema.CONSUMER_TYPE, schema.CONSUMER_ID, True),
     ):
         rows = np.flatnonzero(nodes.present[type_key] & nodes.present[id_key])
-        if pids is None and len(rows):
-            pids = nodes.pids()
-        pid = pids[rows] if len(rows) else np.zeros(0, dtype=object)
-        # Any event naming a process (``_pid``) is keyed by it, producer or consumer.
-        override = nodes.present[schema.CONSUMER_PID][rows]
-        pid[override] = nodes.cols[schema.CONSUMER_PID][rows][override].astype(object)
-        sides.append(
-            pd.DataFrame(
-                {
-                    "node": rows,
-                    "type": nodes.cols[type_key][rows],
-                    "id": nodes.cols[id_key][rows],
-                    "pid": pd.Series(pid, dtype=object),
-                    "consumer": is_consumer,
-                }
-            )
-        )
-    members = pd.concat(sides, ignore_index=True)
-    if not len(members):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    code = members.groupby(["type", "id", "pid"], sort=False, dropna=False).ngroup()
-    return event_graph.context_links(
-        members["node"].to_numpy(dtype=np.int64),
-        members["consumer"].to_numpy(dtype=bool),
-        code.to_numpy(dtype=np.int64),
+        pid_kind, pid_value = _pids(nodes, rows)
+        columns = [nodes.cols[type_key][rows], nodes.cols[id_key][rows], pid_kind, pid_value]
+        members.append((rows, np.full(len(rows), is_consumer), columns))
+    node, is_consumer, columns = (
+        np.concatenate([m[0] for m in members]),
+        np.concatenate([m[1] for m in members]),
+        [np.concatenate(c) for c in zip(*(m[2] for m in members))],
     )
+    if not len(node):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return event_graph.context_links(node, is_consumer, event_graph.key_codes(columns))
+
+
+def _pids(nodes: Nodes, rows: np.ndarray) -> tuple:
+    """(kind, value) of each row's process: 0 unknown, 1 an int, 2 another plane value."""
+    kinds, values, others = [], [], {}
+    for pid in [p.plane_stats.get(schema.PROCESS_ID) for p in nodes.planes]:
+        if pid is None:
+            kinds.append(0), values.append(0)
+        elif isinstance(pid, int) and -(2**63) <= pid < 2**63:
+            kinds.append(1), values.append(pid)
+        else:  # compared by equality with other planes' values only
+            kinds.append(2), values.append(others.setdefault(pid, len(others)))
+    plane = np.searchsorted(nodes.offsets, rows, side="right") - 1
+    kind = np.asarray(kinds, dtype=np.int64)[plane] if len(rows) else np.zeros(0, np.int64)
+    value = np.asarray(values, dtype=np.int64)[plane] if len(rows) else np.zeros(0, np.int64)
+    # Any event naming a process (``_pid``) is keyed by it, producer or consumer.
+    override = nodes.present[schema.CONSUMER_PID][rows]
+    kind[override] = 1
+    value[override] = nodes.cols[schema.CONSUMER_PID][rows][override]
+    return kind, value
 
 
 # --- roots -----------------------------------------------------------------------------
@@ -253,25 +256,26 @@ def loop_roots(nodes: Nodes, tf_data_ids: np.ndarray) -> tuple:
     none = np.zeros(0, dtype=np.int64)
     if not len(rows):
         return none, (none, none)
-    table = pd.DataFrame({"node": rows, "step": step[rows], "iter": iters[rows]})
-    table["loop"] = pd.factorize(table["step"])[0]  # first-seen order, like dict keys
-    table["iteration"] = table.groupby(["step", "iter"], sort=False).ngroup()
-    per_loop = table.groupby("loop").agg(n=("iteration", "nunique"), first=("iter", "first"))
+    step, iters = step[rows], iters[rows]
+    loop = event_graph.first_seen(event_graph.key_codes([step]))  # like dict keys
+    iteration = event_graph.first_seen(event_graph.key_codes([step, iters]))
     # A loop with only iteration 0 is a function or session run, not a loop.
-    single = per_loop.index[(per_loop["n"] == 1) & (per_loop["first"] == 0)]
-    table = table[~table["loop"].isin(single)]
-    if not len(table):
+    iterations_per_loop = np.bincount(loop[np.unique(iteration, return_index=True)[1]])
+    single = (iterations_per_loop[loop] == 1) & (iters == 0)
+    rows, loop, iteration = rows[~single], loop[~single], iteration[~single]
+    if not len(rows):
         return none, (none, none)
-    table["begin"] = nodes.begin[table["node"].to_numpy()]
+    begin = nodes.begin[rows]
     # The earliest event of each iteration (first in node order on ties) is its root.
-    by_time = table.sort_values(["iteration", "begin", "node"], kind="stable")
-    firsts = by_time.drop_duplicates("iteration")
-    firsts = firsts.sort_values(["begin", "loop", "iteration"], kind="stable")
-    roots = firsts["node"].to_numpy(dtype=np.int64)
-    first_of = dict(zip(firsts["iteration"].tolist(), roots.tolist()))
-    root = table["iteration"].map(first_of).to_numpy(dtype=np.int64)
-    others = table["node"].to_numpy(dtype=np.int64) != root
-    return roots, (root[others], table["node"].to_numpy(dtype=np.int64)[others])
+    by_time = np.lexsort((rows, begin, iteration))
+    is_first = np.r_[True, iteration[by_time][1:] != iteration[by_time][:-1]]
+    firsts = by_time[is_first]
+    firsts = firsts[np.lexsort((iteration[firsts], loop[firsts], begin[firsts]))]
+    root_of = np.zeros(int(iteration.max()) + 1, dtype=np.int64)
+    root_of[iteration[firsts]] = rows[firsts]
+    root = root_of[iteration]
+    others = rows != root
+    return rows[firsts], (root[others], rows[others])
 
 
 def sorted_roots(nodes: Nodes, tf_data_ids: np.ndarray) -> np.ndarray:

@@ -135,14 +135,14 @@ class PlaneEdit:
             lines.loc[: old - 1, "display_id"] = self._display_ids
             row_id = lines["display_id"].where(lines["display_id"] != 0, lines["id"])
             lines["tid"] = (row_id & 0xFFFFFFFF).astype(np.int64)
-        stats = self._build_stats()
         if self._new_events:
             columns, new_row = self._reordered_base_columns(metadata)
-            stats = _renumber_events(stats, new_row)
+            stats = self._build_stats(new_row)
             # Row order changed: every typed column is rebuilt from the stats.
             refresh = list(schema.WELL_KNOWN_STATS)
         else:
             columns = {name: plane.events[name] for name in plane.events.columns}
+            stats = self._build_stats(None)
             refresh = [n for n in schema.WELL_KNOWN_STATS if n in self._touched_names()]
         columns.update(_well_known_columns(len(columns["begin_ps"]), stats, refresh))
         order = list(plane.events.columns) + [c for c in columns if c not in plane.events]
@@ -170,8 +170,11 @@ class PlaneEdit:
                 next_id += 1
         return names
 
-    def _build_stats(self) -> pd.DataFrame:
-        """Old rows (minus replaced ones) and new rows, stably sorted by event."""
+    def _build_stats(self, new_row) -> pd.DataFrame:
+        """Old rows (minus replaced ones) and new rows, stably sorted by event.
+
+        ``new_row``: old event row -> row after new events were put in place.
+        """
         old = self.plane.stats
         categories = [str(c) for c in old["stat"].cat.categories]
         code_of = {name: i for i, name in enumerate(categories)}
@@ -184,6 +187,8 @@ class PlaneEdit:
                 keep[rows[np.isin(event_col[rows], events)]] = False
         if not keep.any() and not self._stat_rows:
             return old.copy()
+        if keep.all():  # nothing replaced: skip copying every column through a mask
+            keep = slice(None)
         for _, name, *_ in self._stat_rows:
             code_of.setdefault(name, len(code_of))
         parts = [
@@ -202,14 +207,16 @@ class PlaneEdit:
                 (events, code, np.full(len(events), kind, dtype=np.int8), ints, floats, strs)
             )
         event, code, kind, ints, floats, strs = (np.concatenate(c) for c in zip(*parts))
+        if new_row is not None:
+            event = new_row[event]
         order = np.argsort(event, kind="stable")
         return pd.DataFrame(
             {
                 "event": event[order],
                 "stat": _sorted_categorical(code[order], list(code_of)),
-                "kind": kind[order].astype(np.int8),
-                "int_value": ints[order].astype(np.int64),
-                "float_value": floats[order].astype(np.float64),
+                "kind": kind[order].astype(np.int8, copy=False),
+                "int_value": ints[order].astype(np.int64, copy=False),
+                "float_value": floats[order].astype(np.float64, copy=False),
                 "str_value": pd.Series(strs[order], dtype=object),
             },
             copy=False,
@@ -270,14 +277,6 @@ def _categorical_with_new(column: pd.Series, added: list) -> pd.Categorical:
         ]
     )
     return _sorted_categorical(codes, list(code_of))
-
-
-def _renumber_events(stats: pd.DataFrame, new_row: np.ndarray) -> pd.DataFrame:
-    event = new_row[stats["event"].to_numpy()]
-    order = np.argsort(event, kind="stable")
-    out = stats.take(order).reset_index(drop=True)
-    out["event"] = event[order]
-    return out
 
 
 def _append_rows(table: pd.DataFrame, rows: list, columns: list) -> pd.DataFrame:
