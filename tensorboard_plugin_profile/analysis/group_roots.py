@@ -14,7 +14,6 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import numpy as np
 
@@ -131,8 +130,9 @@ def _int_values(events, name: str) -> tuple:
     """(int64 values with 0 where absent, present mask) of a nullable int column."""
     if name not in events.columns:
         return np.zeros(len(events), dtype=np.int64), np.zeros(len(events), dtype=bool)
-    col = events[name]
-    present = ~col.isna().to_numpy()
+    # The array, not the Series: a fifth of the per-call cost on small planes.
+    col = events[name].array
+    present = ~np.asarray(col.isna(), dtype=bool)
     dtype = np.uint64 if str(col.dtype).startswith("UInt") else np.int64
     return col.to_numpy(dtype=dtype, na_value=0).view(np.int64), present
 
@@ -143,27 +143,11 @@ def _notnone(events, name: str) -> np.ndarray:
     return events[name].notna().to_numpy()
 
 
-_TF_TYPE_OR_EMPTY = re.compile(r"(?:[A-Z_][a-zA-Z0-9_]*)?")
-
-
-def _may_be_tf_op(name: str) -> bool:
-    """A necessary condition for ``parse_op_names`` to say TensorFlow (spec §2.5):
-    a colon, then a TF type or nothing. Parsing is costly; most names fail this."""
-    head, colon, tail = name.partition(":")
-    return bool(colon) and _TF_TYPE_OR_EMPTY.fullmatch(tail) is not None
-
-
 def _node_types(plane) -> np.ndarray:
     names = plane.events["name"]
     categories = [str(c) for c in names.cat.categories]
-    # Any name parsing as a TensorFlow op ("name:Type") is a TfOpRun; only names
-    # with a colon can, so only those are parsed.
-    is_tf_op = [False] * len(categories)
-    candidates = [i for i, c in enumerate(categories) if _may_be_tf_op(c)]
-    if candidates:
-        parsed = op_names.parse_op_names([categories[i] for i in candidates])["category"]
-        for i, category in zip(candidates, parsed.tolist()):
-            is_tf_op[i] = category == op_names.TENSORFLOW
+    # Any name parsing as a TensorFlow op ("name:Type") is a TfOpRun.
+    is_tf_op = [op_names.is_tensorflow_op(c) for c in categories]
     by_category = np.array(
         [_NAMED_TYPES.get(c, TF_OP if tf else OTHER) for c, tf in zip(categories, is_tf_op)]
         + [OTHER],

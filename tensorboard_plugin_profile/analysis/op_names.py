@@ -12,6 +12,7 @@ Usage::
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -83,6 +84,29 @@ def parse_column(values: pd.Series) -> pd.DataFrame:
     extra = pd.DataFrame({"category": [UNKNOWN], "name": [""], "type": [""]})
     table = pd.concat([parsed, extra], ignore_index=True)
     return table.iloc[np.where(codes < 0, len(parsed), codes)].reset_index(drop=True)
+
+
+_TF_NAME_RE = re.compile(_TF_NAME)
+_TF_TYPE_RE = re.compile(_TF_TYPE)
+_JAX_TYPE_RE = re.compile(_JAX_TYPE)
+_NUMBER_SUFFIX_RE = re.compile(r"_\d+$")
+
+
+def is_tensorflow_op(name: str) -> bool:
+    """``parse_op_names([name]).category == TENSORFLOW``, without the table.
+
+    For callers that test many distinct names one by one (grouping's TfOpRun):
+    rules 2, 3 and 5 of ``parse_op_names``, where rule 5 needs rule 4 (JAX) to fail.
+    """
+    head, colon, tail = name.partition(":")
+    if not colon or head == "Iterator":
+        return False
+    if _TF_NAME_RE.fullmatch(head) and _TF_TYPE_RE.fullmatch(tail):
+        return True
+    if tail:
+        return False
+    last_scope = _NUMBER_SUFFIX_RE.sub("", head.rsplit("/", 1)[-1])
+    return _JAX_TYPE_RE.fullmatch(last_scope) is None
 
 
 def is_gradient_name(names: pd.Series) -> pd.Series:

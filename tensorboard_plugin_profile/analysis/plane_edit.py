@@ -282,8 +282,19 @@ def _categorical_with_new(column: pd.Series, added: list) -> pd.Categorical:
 def _append_rows(table: pd.DataFrame, rows: list, columns: list) -> pd.DataFrame:
     if not rows:
         return table.copy()
-    added = pd.DataFrame(rows, columns=columns)
-    return pd.concat([table, added], ignore_index=True).astype(table.dtypes.to_dict())
+    # Column by column in the table's dtypes (object stays object on pandas 3).
+    out = {}
+    for k, col in enumerate(columns):
+        values = [row[k] for row in rows]
+        dtype = table[col].dtype
+        if pd.api.types.is_object_dtype(dtype):
+            out[col] = pd.Series(
+                np.concatenate([table[col].to_numpy(dtype=object), np.array(values, dtype=object)]),
+                dtype=object,
+            )
+        else:
+            out[col] = np.concatenate([table[col].to_numpy(), np.asarray(values, dtype=dtype)])
+    return pd.DataFrame(out, columns=list(table.columns))
 
 
 def _append_lines(lines: pd.DataFrame, rows: list) -> pd.DataFrame:

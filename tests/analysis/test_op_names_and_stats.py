@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from tensorboard_plugin_profile.analysis import input_analysis, steps
+from tensorboard_plugin_profile.analysis import input_analysis, op_names, steps
 from tensorboard_plugin_profile.analysis.op_names import parse_op_names
 
 
@@ -81,3 +81,28 @@ def test_more_than_five_steps_drop_first_and_last():
     db = steps.build_step_db(markers, spans, has_device=False)
     assert db.steps["step_name"].tolist() == [f"train {i}" for i in range(1, 6)]
     assert db.steps["HOST_COMPUTE"].tolist() == [9] * 5
+
+
+def test_is_tensorflow_op_agrees_with_the_parser():
+    names = [
+        "dense/MatMul:MatMul",
+        "dense/MatMul_1:",
+        "a_1:",
+        "a:",
+        "_1:",
+        ":A",
+        ":",
+        "Iterator::Batch",
+        "x:Y:Z",
+        "jit(f)/dot_general:",
+        "x/abc[1]:",
+        "a.b/c>d-e:Type_1",
+        " :A",
+        "end: multiply_subtract_fusion.3",
+        "train",
+        "foo/bar:",
+    ]
+    parsed = op_names.parse_op_names(names)["category"].tolist()
+    assert [op_names.is_tensorflow_op(n) for n in names] == [
+        c == op_names.TENSORFLOW for c in parsed
+    ]
