@@ -33,6 +33,7 @@ import dataclasses
 from collections import deque
 
 import numpy as np
+import pandas as pd
 
 NO_LABEL = np.iinfo(np.int64).max
 # Producer/consumer contexts are connected unless both sides are this large.
@@ -71,7 +72,11 @@ def _previous_enclosing(run: np.ndarray, end: np.ndarray) -> np.ndarray:
     starts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
     run_start = np.repeat(starts, np.diff(np.r_[starts, m]))
     cand = positions - 1
-    active = positions[cand >= run_start]
+    # Nothing earlier in the run ends at or after us: a top-level event, no search.
+    latest_end = pd.Series(end).groupby(run, sort=False).cummax().to_numpy()
+    top = np.r_[True, latest_end[:-1] < end[1:]] | (cand < run_start)
+    cand[top] = run_start[top] - 1
+    active = positions[~top]
     while len(active):
         c = cand[active]
         jump = end[c] < end[active]

@@ -176,7 +176,7 @@ class PlaneEdit:
         ``new_row``: old event row -> row after new events were put in place.
         """
         old = self.plane.stats
-        categories = [str(c) for c in old["stat"].cat.categories]
+        categories = [str(c) for c in old["stat"].cat.categories.tolist()]
         code_of = {name: i for i, name in enumerate(categories)}
         codes = old["stat"].cat.codes.to_numpy().astype(np.int64)
         keep = np.ones(len(old), dtype=bool)
@@ -266,7 +266,7 @@ def _sorted_categorical(codes: np.ndarray, names: list) -> pd.Categorical:
 
 def _categorical_with_new(column: pd.Series, added: list) -> pd.Categorical:
     """Old categorical values followed by new strings, re-categorised like object values."""
-    names = [str(c) for c in column.cat.categories]
+    names = [str(c) for c in column.cat.categories.tolist()]
     code_of = {name: i for i, name in enumerate(names)}
     for name in added:
         code_of.setdefault(name, len(code_of))
@@ -313,7 +313,7 @@ def _append_lines(lines: pd.DataFrame, rows: list) -> pd.DataFrame:
 
 def _well_known_columns(n: int, stats: pd.DataFrame, names: list) -> dict:
     """Typed event columns of these stats from the long table (last value wins)."""
-    categories = [str(c) for c in stats["stat"].cat.categories]
+    categories = [str(c) for c in stats["stat"].cat.categories.tolist()]
     codes = stats["stat"].cat.codes.to_numpy()
     wanted = {categories.index(name): name for name in names if name in categories}
     # One stable sort groups the rows of every wanted stat, each in table order.
@@ -322,13 +322,14 @@ def _well_known_columns(n: int, stats: pd.DataFrame, names: list) -> dict:
     bounds = np.searchsorted(codes[rows], sorted(wanted), side="left")
     slices = dict(zip(sorted(wanted), zip(bounds, list(bounds[1:]) + [len(rows)])))
     event = stats["event"].to_numpy()
+    sources = {True: stats["str_value"].to_numpy(), False: stats["int_value"].to_numpy()}
     code_of = {name: code for code, name in wanted.items()}
     out = {}
     for name in names:
         code = code_of.get(name)
         where = rows[slice(*slices[code])] if code is not None else rows[:0]
-        source = stats["str_value" if name in schema.STR_STATS else "int_value"]
-        out[name] = _typed_column(n, name, event[where], source.to_numpy()[where])
+        values = sources[name in schema.STR_STATS][where]
+        out[name] = _typed_column(n, name, event[where], values)
     return out
 
 
