@@ -7,8 +7,22 @@ for the HTTP routes; ``cli`` adds ``tbprof capture`` and ``tbprof monitor``.
 
 from __future__ import annotations
 
-from tensorboard_plugin_profile.capture.client import monitor, trace
-from tensorboard_plugin_profile.capture.options import ProfilerOptions
-from tensorboard_plugin_profile.capture.outcomes import CaptureResult
+import importlib
+from typing import Any
+
+# Loaded on first use: importing grpc costs ~80 ms that `tbprof convert` and the
+# plugin's start-up should not pay just because the package is imported.
+_EXPORTS = {
+    "trace": "client",
+    "monitor": "client",
+    "ProfilerOptions": "options",
+    "CaptureResult": "outcomes",
+}
 
 __all__ = ["CaptureResult", "ProfilerOptions", "monitor", "trace"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

@@ -19,8 +19,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-from tensorboard_plugin_profile.capture.client import DEFAULT_CONNECT_TIMEOUT_S, monitor, trace
-from tensorboard_plugin_profile.capture.options import ProfilerOptions
+from tensorboard_plugin_profile.capture.options import DEFAULT_CONNECT_TIMEOUT_S, ProfilerOptions
 from tensorboard_plugin_profile.errors import ProfileError
 
 
@@ -73,6 +72,8 @@ def run_capture(
             python_tracer_level=args.python_tracer_level,
             delay_ms=args.delay_ms,
         )
+        from tensorboard_plugin_profile.capture.client import trace  # grpc: only when used
+
         result = trace(
             args.service_addr,
             args.logdir,
@@ -99,6 +100,8 @@ def run_monitor(
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     print(f"Monitoring {args.service_addr} for {args.duration_ms} ms ...", file=stderr)
     try:
+        from tensorboard_plugin_profile.capture.client import monitor  # grpc: only when used
+
         text = monitor(
             args.service_addr,
             args.duration_ms,

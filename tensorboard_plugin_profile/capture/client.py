@@ -49,7 +49,7 @@ from tensorboard_plugin_profile.protobuf import profiler_service_pb2, profiler_s
 logger = logging.getLogger("tensorboard_plugin_profile.capture")
 
 ProgressCallback = Callable[[str, dict], None]
-DEFAULT_CONNECT_TIMEOUT_S = 3.0
+DEFAULT_CONNECT_TIMEOUT_S = opt_lib.DEFAULT_CONNECT_TIMEOUT_S
 MAX_ATTEMPTS = 100
 _MAX_MESSAGE_BYTES = 2**31 - 1
 

@@ -23,6 +23,8 @@ from tensorboard_plugin_profile.protobuf import (
     profiler_service_pb2,
 )
 
+# How long the pre-flight check waits for a profiler server to answer.
+DEFAULT_CONNECT_TIMEOUT_S = 3.0
 MIN_MULTI_HOST_DELAY_MS = 1000
 _MAX_UINT32 = 2**32 - 1
 MIN_DEADLINE_S = 60.0
