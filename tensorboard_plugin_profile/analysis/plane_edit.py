@@ -179,12 +179,7 @@ class PlaneEdit:
         categories = [str(c) for c in old["stat"].cat.categories.tolist()]
         code_of = {name: i for i, name in enumerate(categories)}
         codes = old["stat"].cat.codes.to_numpy().astype(np.int64)
-        keep = np.ones(len(old), dtype=bool)
-        if self._replaced:
-            event_col = old["event"].to_numpy()
-            for name, events in self._replaced.items():
-                rows = np.flatnonzero(codes == code_of.get(name, -2))
-                keep[rows[np.isin(event_col[rows], events)]] = False
+        keep = self._kept_rows(old["event"].to_numpy(), codes, code_of)
         if not keep.any() and not self._stat_rows:
             return old.copy()
         if keep.all():  # nothing replaced: skip copying every column through a mask
@@ -221,6 +216,14 @@ class PlaneEdit:
             },
             copy=False,
         )
+
+    def _kept_rows(self, event_col: np.ndarray, codes: np.ndarray, code_of: dict) -> np.ndarray:
+        """Old stat rows that no ``set_stat`` replaced."""
+        keep = np.ones(len(event_col), dtype=bool)
+        for name, events in self._replaced.items():
+            rows = np.flatnonzero(codes == code_of.get(name, -2))
+            keep[rows[np.isin(event_col[rows], events)]] = False
+        return keep
 
     def _reordered_base_columns(self, metadata: pd.DataFrame) -> tuple:
         """Base event columns with the new events in place; old row -> new row."""
