@@ -105,9 +105,7 @@ class ProfileService:
             )
             return space
 
-        return self.cache.get_or_compute(
-            ("space",) + host_file.key, decode, size_of=_space_size
-        )
+        return self.cache.get_or_compute(("space",) + host_file.key, decode, size_of=_space_size)
 
     def tool_data(
         self,
@@ -135,7 +133,7 @@ class ProfileService:
                 try:
                     output = tool.convert(spaces, params)
                 except NotApplicable as e:
-                    output = e  # as much an answer as data: cached, raised to every caller
+                    return e  # as much an answer as data: cached, raised to every caller
                 logger.info(
                     "%s on %s (%s): %.0f ms",
                     tool.name,
@@ -143,12 +141,12 @@ class ProfileService:
                     ",".join(f.host for f in selected),
                     (time.perf_counter() - started) * 1e3,
                 )
-                return output
+                return _to_result(output)  # serialised once; warm requests send the bytes
 
-        output = self.cache.get_or_compute(key, compute, size_of=_output_size)
-        if isinstance(output, NotApplicable):
-            raise NotApplicable(output.message)  # a fresh error: no shared traceback
-        return _to_result(output)
+        result = self.cache.get_or_compute(key, compute, size_of=_result_size)
+        if isinstance(result, NotApplicable):
+            raise NotApplicable(result.message)  # a fresh error: no shared traceback
+        return result
 
     def tool_csv(
         self,
@@ -206,6 +204,16 @@ def _space_size(space: Any) -> int:
     return 3 * space.nbytes
 
 
+@dataclasses.dataclass(frozen=True)
+class _Body:
+    """Serialised tool data, replayed by every request that hits the cache."""
+
+    data: bytes
+
+    def __call__(self) -> list:
+        return [self.data]
+
+
 def _to_result(output: Any) -> ToolResult:
     if isinstance(output, ToolOutput):
         if output.chunks is not None:
@@ -215,20 +223,16 @@ def _to_result(output: Any) -> ToolResult:
         body = output
     else:
         body = json.dumps(output, separators=(",", ":"), ensure_ascii=False).encode()
-    return ToolResult("application/json", lambda: [body], output)
+    return ToolResult("application/json", _Body(body), output)
 
 
-def _output_size(output: Any) -> int:
-    if isinstance(output, NotApplicable):
-        return len(output.message) + 200
-    if isinstance(output, (bytes, bytearray)):
-        return len(output)  # already serialized (e.g. a trace window)
-    if isinstance(output, ToolOutput) and output.chunks is not None:
-        return 1 << 20  # streamed: only the generator's closure is kept
-    try:
-        return 2 * len(json.dumps(output, separators=(",", ":")))
-    except (TypeError, ValueError):
-        return 1 << 20
+def _result_size(result: Any) -> int:
+    if isinstance(result, NotApplicable):
+        return len(result.message) + 200
+    if isinstance(result.chunks, _Body):
+        # The bytes, plus the parsed object kept for CSV export (a few times larger).
+        return 4 * len(result.chunks.data)
+    return 1 << 20  # streamed: only the generator's closure is kept
 
 
 def _tables_of(obj: Any) -> list:
