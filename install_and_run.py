@@ -26,12 +26,24 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(ROOT, ".venv")
 BIN = os.path.join(VENV, "Scripts" if os.name == "nt" else "bin")
 PYTHON = os.path.join(BIN, "python")
-TEST_PACKAGES = ["pytest>=7", "hypothesis>=6", "ruff>=0.4", "grpcio-tools>=1.48", "jax[cpu]"]
+TEST_PACKAGES = [
+    "pytest>=7",
+    "hypothesis>=6",
+    "ruff>=0.4",
+    "mypy>=1.8",
+    "grpcio-tools>=1.48",
+    "jax[cpu]",
+]
 CHROMIUM = "/usr/bin/chromium"
 # The oldest runtime we claim: Python 3.9 with protobuf 4.21 (what old TensorFlow pins).
 OLDEST_VENV = os.path.join(ROOT, ".venv-oldest")
 OLDEST_PACKAGES = ["protobuf==4.21.12", "pytest>=7", "hypothesis>=6", "grpcio-tools<1.63"]
-OLDEST_SKIPPED_TESTS = ["tests/test_frontend.py", "tests/capture/test_capture_jax.py"]
+# mypy is checked on the main interpreter only (mypy 2 cannot run on or target 3.9).
+OLDEST_SKIPPED_TESTS = [
+    "tests/test_frontend.py",
+    "tests/capture/test_capture_jax.py",
+    "tests/test_typecheck.py",
+]
 
 
 def step(message: str) -> None:

@@ -72,7 +72,14 @@ setup(
         "gviz-api>=1.10",
     ],
     extras_require={
-        "test": ["pytest>=7", "hypothesis>=6", "ruff>=0.4", "grpcio-tools>=1.48", "jax[cpu]"],
+        "test": [
+            "pytest>=7",
+            "hypothesis>=6",
+            "ruff>=0.4",
+            "mypy>=1.8",
+            "grpcio-tools>=1.48",
+            "jax[cpu]",
+        ],
     },
     entry_points={
         "tensorboard_plugins": [

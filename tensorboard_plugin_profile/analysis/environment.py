@@ -110,6 +110,7 @@ def gpu_model(plane: Plane) -> str:
     if str(stats.get("device_vendor", "")).lower() != "nvidia":
         return "GPU"
     major, minor = int(stats.get("compute_cap_major", 0)), int(stats.get("compute_cap_minor", 0))
+    arch: Optional[str]
     if major == 7:
         arch = "Volta" if minor < 5 else "Turing"
     elif major == 8:

@@ -189,14 +189,14 @@ def _link(nodes: Nodes, parent_type: int, child_type: int, keys: tuple) -> tuple
 def _contexts(nodes: Nodes) -> tuple:
     """Producer → consumer edges of every (type, id, pid) context."""
     members = []
-    for type_key, id_key, is_consumer in (
+    for type_key, id_key, consumer_side in (
         (schema.PRODUCER_TYPE, schema.PRODUCER_ID, False),
         (schema.CONSUMER_TYPE, schema.CONSUMER_ID, True),
     ):
         rows = np.flatnonzero(nodes.present[type_key] & nodes.present[id_key])
         pid_kind, pid_value = _pids(nodes, rows)
         columns = [nodes.cols[type_key][rows], nodes.cols[id_key][rows], pid_kind, pid_value]
-        members.append((rows, np.full(len(rows), is_consumer), columns))
+        members.append((rows, np.full(len(rows), consumer_side), columns))
     node, is_consumer, columns = (
         np.concatenate([m[0] for m in members]),
         np.concatenate([m[1] for m in members]),
@@ -209,14 +209,19 @@ def _contexts(nodes: Nodes) -> tuple:
 
 def _pids(nodes: Nodes, rows: np.ndarray) -> tuple:
     """(kind, value) of each row's process: 0 unknown, 1 an int, 2 another plane value."""
-    kinds, values, others = [], [], {}
+    kinds: list[int] = []
+    values: list[int] = []
+    others: dict = {}
     for pid in [p.plane_stats.get(schema.PROCESS_ID) for p in nodes.planes]:
         if pid is None:
-            kinds.append(0), values.append(0)
+            kinds.append(0)
+            values.append(0)
         elif isinstance(pid, int) and -(2**63) <= pid < 2**63:
-            kinds.append(1), values.append(pid)
+            kinds.append(1)
+            values.append(pid)
         else:  # compared by equality with other planes' values only
-            kinds.append(2), values.append(others.setdefault(pid, len(others)))
+            kinds.append(2)
+            values.append(others.setdefault(pid, len(others)))
     plane = np.searchsorted(nodes.offsets, rows, side="right") - 1
     kind = np.asarray(kinds, dtype=np.int64)[plane] if len(rows) else np.zeros(0, np.int64)
     value = np.asarray(values, dtype=np.int64)[plane] if len(rows) else np.zeros(0, np.int64)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from . import input_ops
@@ -75,18 +75,18 @@ def step_details(db: StepDb) -> pd.DataFrame:
     return out
 
 
-def summarize(values: Sequence[float]) -> Summary:
+def summarize(values: npt.ArrayLike) -> Summary:
     """avg, sample sdv, min, max — with upstream's ``tsl::Stat`` quirk.
 
     That class starts its maximum at the smallest positive double, so a sample of
     zeros is "not all the same" and a single zero gives 0/0 = NaN ("-nan").
     """
-    values = np.asarray(values, dtype=np.float64)
-    n = len(values)
+    samples = np.asarray(values, dtype=np.float64)
+    n = len(samples)
     if n == 0:
         return Summary()
-    total, squares = float(values.sum()), float((values * values).sum())
-    low, high = float(values.min()), max(float(values.max()), sys.float_info.min)
+    total, squares = float(samples.sum()), float((samples * samples).sum())
+    low, high = float(samples.min()), max(float(samples.max()), sys.float_info.min)
     if low == high:
         sdv = 0.0
     else:

@@ -46,7 +46,7 @@ _TPU_REQUESTS = (
     "PjrtAsyncWait",
 )
 # (producer, consumers, stats hashed into the context id, defaults, context type)
-_CONNECTED = (
+_CONNECTED: tuple[tuple[str, tuple[str, ...], tuple[str, ...], dict[str, int], int], ...] = (
     (
         schema.EXECUTOR_STATE_PROCESS,
         ("TpuExecuteOp",),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import weakref
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import pandas as pd
 
@@ -55,14 +55,16 @@ def analyse_host(space: Space) -> OpStats:
 def combine(per_host: Sequence[OpStats]) -> OpStats:
     if len(per_host) == 1:
         return per_host[0]
-    envs = [s.run_environment for s in per_host]
+    run_environment = environment.combine_environments(s.run_environment for s in per_host)
+    if run_environment is None:  # no hosts: fail as before, with a clearer message
+        raise ValueError("combine() needs at least one host's OpStats.")
     perf = next((s.perf_env for s in per_host if s.perf_env.peak_tera_flops_per_second), None)
     return OpStats(
         host_ops=ops.combine(s.host_ops for s in per_host),
         device_ops=ops.combine(s.device_ops for s in per_host),
         kernels=kernels.combine_kernel_reports(s.kernels for s in per_host),
         steps=steps.combine_step_dbs([s.steps for s in per_host]),
-        run_environment=environment.combine_environments(envs),
+        run_environment=run_environment,
         perf_env=perf or per_host[0].perf_env,
         errors=list(dict.fromkeys(e for s in per_host for e in s.errors)),
         warnings=list(dict.fromkeys(w for s in per_host for w in s.warnings)),
@@ -94,7 +96,7 @@ def _preprocessed(space: Space) -> Space:
     return preprocess(space) if preprocess is not None else space
 
 
-def _preprocess_function() -> Optional[object]:
+def _preprocess_function() -> Optional[Callable[[Space], Space]]:
     try:
         from .preprocess import preprocess
     except ImportError:  # preprocessing not available: analyse the file as written

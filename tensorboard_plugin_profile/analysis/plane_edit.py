@@ -18,6 +18,7 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional, Union
 
 import numpy as np
 import pandas as pd
@@ -47,7 +48,7 @@ class PlaneEdit:
         self._stat_rows: list = []  # (events, name, kind, ints, floats, strs) to append
         self._replaced: dict = {}  # stat name -> events whose old rows are dropped
         self.num_lines = len(plane.lines)
-        self._display_ids = None
+        self._display_ids: Optional[np.ndarray] = None
 
     # --- metadata and lines --------------------------------------------------
     def metadata_id(self, name: str, display_name: str = "") -> int:
@@ -179,11 +180,11 @@ class PlaneEdit:
         categories = [str(c) for c in old["stat"].cat.categories.tolist()]
         code_of = {name: i for i, name in enumerate(categories)}
         codes = old["stat"].cat.codes.to_numpy().astype(np.int64)
-        keep = self._kept_rows(old["event"].to_numpy(), codes, code_of)
-        if not keep.any() and not self._stat_rows:
+        kept = self._kept_rows(old["event"].to_numpy(), codes, code_of)
+        if not kept.any() and not self._stat_rows:
             return old.copy()
-        if keep.all():  # nothing replaced: skip copying every column through a mask
-            keep = slice(None)
+        # Nothing replaced: skip copying every column through a mask.
+        keep: Union[np.ndarray, slice] = slice(None) if kept.all() else kept
         for _, name, *_ in self._stat_rows:
             code_of.setdefault(name, len(code_of))
         parts = [

@@ -120,7 +120,8 @@ def _span_frame(ev: pd.DataFrame, types: np.ndarray) -> pd.DataFrame:
 def _host_step_events(plane: Optional[Plane]) -> tuple:
     """(markers, typed spans) of grouped host events (CPU-only profiles)."""
     if plane is None or plane.events.empty:
-        return _no_markers(), _span_frame(plane.events.iloc[:0], []) if plane else _no_spans()
+        no_types = np.zeros(0, dtype=np.int64)
+        return _no_markers(), _span_frame(plane.events.iloc[:0], no_types) if plane else _no_spans()
     ev = _real_events(plane)
     ev = ev[ev["group_id"].notna().to_numpy()]
     names = ev["name"].astype(str)

@@ -112,7 +112,7 @@ def monitor(
     with _channel(address) as channel:
         _, unreachable = _preflight({address: channel}, connect_timeout_s)
         if unreachable:
-            raise unreachable[address].error
+            raise unreachable[address.target].error
         request = profiler_service_pb2.MonitorRequest(
             duration_ms=duration_ms,
             monitoring_level=monitoring_level,

@@ -21,7 +21,7 @@ import json
 import math
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
-EMPTY_TABLE = {"cols": [], "rows": []}
+EMPTY_TABLE: dict[str, list] = {"cols": [], "rows": []}
 
 
 class Column(NamedTuple):
@@ -53,14 +53,14 @@ def data_table(
     return out
 
 
-def rows_from_columns(*columns: Sequence[Any]) -> list:
+def rows_from_columns(*columns: Iterable[Any]) -> list:
     """Rows from column sequences (numpy arrays become Python scalars once)."""
     lists = [c.tolist() if hasattr(c, "tolist") else list(c) for c in columns]
     return [list(r) for r in zip(*lists)]
 
 
 def _column_json(column: Column) -> dict:
-    out = {"id": column.id, "label": column.label}
+    out: dict[str, Any] = {"id": column.id, "label": column.label}
     if column.p:
         out["p"] = dict(sorted(column.p.items()))
     out["type"] = column.type

@@ -24,7 +24,7 @@ Usage::
 from __future__ import annotations
 
 import html
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -139,7 +139,9 @@ def tf_data_tables(hosts: Sequence[tuple], legacy_ids: bool = False) -> list:
     ]
 
 
-def _table(columns: Sequence[tuple], rows: list, properties: Mapping[str, str] = None) -> dict:
+def _table(
+    columns: Sequence[tuple], rows: list, properties: Optional[Mapping[str, str]] = None
+) -> dict:
     """A DataTable as gviz_api wrote it: ``cols, rows, p``; a cell is a value or (v, f)."""
     out: dict = {
         "cols": [{"id": c, "label": label, "type": kind} for c, kind, label in columns],

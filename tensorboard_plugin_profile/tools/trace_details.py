@@ -12,6 +12,7 @@ Usage::
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ..analysis.trace_flows import CATEGORY_NAMES, DIRECTIONS
 from ..analysis.trace_index import TraceIndex
@@ -23,7 +24,7 @@ MAX_FLOW_EVENTS = 100
 _CATEGORIES = np.array(CATEGORY_NAMES + ("",), dtype=object)
 
 
-def category_names(context_types: np.ndarray) -> list:
+def category_names(context_types: npt.ArrayLike) -> list:
     """Flow category strings of context types (unknown types have none)."""
     types = np.asarray(context_types, dtype=np.int64)
     types = np.where((types < 0) | (types >= len(CATEGORY_NAMES)), len(CATEGORY_NAMES), types)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
+from types import ModuleType
 from typing import Optional
 
 import numpy as np
@@ -27,6 +28,7 @@ from ..errors import CorruptProfile, NotFound
 from . import schema, wire
 from .model import KIND_REF, Plane, Space, stat_values
 
+_fastdecode: Optional[ModuleType]
 try:
     from . import _fastdecode
 except ImportError:  # built without a C compiler: the pure-Python reader is used

@@ -40,7 +40,8 @@ def read(data: bytes) -> dict:
 
 
 def _plane(plane: Any) -> dict:
-    lines, columns = [], ([], [], [], [], [])
+    lines: list[tuple] = []
+    columns: tuple = ([], [], [], [], [])
     stats: tuple = ([], [], [], [])
     row = 0
     line_col, meta_col, offset_col, dur_col, occ_col = columns
@@ -64,7 +65,8 @@ def _plane(plane: Any) -> dict:
             if ev.stats:
                 _stats(ev.stats, row, stats)
             row += 1
-    meta_rows, meta_stats = [], ([], [], [], [])
+    meta_rows: list[tuple] = []
+    meta_stats: tuple = ([], [], [], [])
     for mid, md in plane.event_metadata.items():
         meta_rows.append((mid, md.name, md.display_name))
         if md.stats:

@@ -251,6 +251,12 @@ def test_monitor_errors(fake_servers):
         monitor(server.address, 100, monitoring_level=3)
 
 
+def test_monitor_of_an_unreachable_host_says_nothing_listens():
+    # Unreachable hosts are keyed by target: this used to raise KeyError instead.
+    with pytest.raises(Unavailable, match="Nothing listens at"):
+        monitor(f"127.0.0.1:{unused_port()}", 100, connect_timeout_s=0.2)
+
+
 def test_progress_reports_phases_in_order(fake_servers, tmp_path):
     server = fake_servers(FakeProfiler(_slow_answer(0.3)))
     phases: list[str] = []
