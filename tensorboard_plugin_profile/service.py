@@ -29,6 +29,7 @@ from . import tools as tool_registry
 from .cache import ByteBudgetCache
 from .errors import InvalidArgument, NotApplicable, NotFound
 from .logdir import LogDir, Session
+from .params import int_param
 from .progress import ProgressTracker
 from .tools import ALL_HOSTS, ToolOutput
 from .xspace import read_xspace
@@ -161,7 +162,7 @@ class ProfileService:
         tables = _tables_of(result.json_obj)
         if not tables:
             raise InvalidArgument(f"Tool {tag} has no table to export as CSV.")
-        index = _int_param(params, "table", _first_non_empty(tables))
+        index = int_param(params, "table", _first_non_empty(tables))
         if not 0 <= index < len(tables):
             raise InvalidArgument(f"Table {index} does not exist; tool {tag} has {len(tables)}.")
         name_parts = [tag, run, (host or "").rsplit("-", 1)[-1]]
@@ -245,16 +246,6 @@ def _tables_of(obj: Any) -> list:
 
 def _first_non_empty(tables: list) -> int:
     return next((i for i, t in enumerate(tables) if t.get("cols")), 0)
-
-
-def _int_param(params: Mapping[str, str], name: str, default: int) -> int:
-    value = params.get(name)
-    if value in (None, ""):
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise InvalidArgument(f"Parameter {name!r} must be an integer, not {value!r}.") from None
 
 
 def datatable_to_csv(table: Mapping[str, Any]) -> str:

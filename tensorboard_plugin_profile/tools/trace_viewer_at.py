@@ -26,6 +26,7 @@ from ..analysis import trace_search, trace_window
 from ..analysis.preprocess import preprocess
 from ..analysis.trace_index import TraceIndex, TracePlane, build_index
 from ..errors import InvalidArgument
+from ..params import float_param, int_list_param, int_param
 from . import ToolOutput, trace_details, trace_envelope
 from .trace_viewer import trace_planes
 
@@ -37,7 +38,7 @@ WINDOW_PARAMS = ("start_time_ms", "end_time_ms", "resolution", "pids", "tids", "
 def convert(hosts: list, params: Mapping[str, str]):
     index = trace_index_of(hosts)
     if params.get("details"):
-        return _json(trace_details.details(index, _int(params, "details", -1)))
+        return _json(trace_details.details(index, int_param(params, "details", -1)))
     if params.get("search") or params.get("search_regex"):
         return _json(search_json(index, params))
     if params.get("format") == "columnar" or any(params.get(k) for k in WINDOW_PARAMS):
@@ -77,39 +78,8 @@ def shown_planes(hosts: list) -> list:
     return shown
 
 
-# --- parameters --------------------------------------------------------------------
-def _float(params: Mapping[str, str], name: str) -> Optional[float]:
-    value = params.get(name)
-    if value in (None, ""):
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        raise InvalidArgument(f"Parameter {name!r} must be a number, not {value!r}.") from None
-
-
-def _int(params: Mapping[str, str], name: str, default: int) -> int:
-    value = params.get(name)
-    if value in (None, ""):
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise InvalidArgument(f"Parameter {name!r} must be an integer, not {value!r}.") from None
-
-
-def _int_list(params: Mapping[str, str], name: str) -> Optional[list]:
-    value = params.get(name)
-    if not value:
-        return None
-    try:
-        return [int(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise InvalidArgument(f"Parameter {name!r} must be a comma list of integers.") from None
-
-
 def selected_rows(index: TraceIndex, params: Mapping[str, str]) -> Optional[np.ndarray]:
-    pids, tids = _int_list(params, "pids"), _int_list(params, "tids")
+    pids, tids = int_list_param(params, "pids"), int_list_param(params, "tids")
     if pids is None and tids is None:
         return None
     mask = np.ones(len(index.row_pid), dtype=bool)
@@ -123,7 +93,7 @@ def selected_rows(index: TraceIndex, params: Mapping[str, str]) -> Optional[np.n
 def window_of(index: TraceIndex, params: Mapping[str, str]) -> tuple:
     """(start_ps, end_ps) clamped to the trace; end 0 or absent = end of trace."""
     lo, hi = index.span_ps
-    start, end = _float(params, "start_time_ms"), _float(params, "end_time_ms")
+    start, end = float_param(params, "start_time_ms"), float_param(params, "end_time_ms")
     start_ps = lo if start is None else min(max(int(round(start * 1e9)), lo), hi)
     end_ps = hi if not end else min(max(int(round(end * 1e9)), lo), hi)
     return start_ps, max(start_ps, end_ps)
@@ -140,7 +110,7 @@ def _ms(ps: int) -> float:
 
 def window_json(index: TraceIndex, params: Mapping[str, str]) -> dict:
     start_ps, end_ps = window_of(index, params)
-    resolution = max(_int(params, "resolution", DEFAULT_RESOLUTION), 0)
+    resolution = max(int_param(params, "resolution", DEFAULT_RESOLUTION), 0)
     pixel_ps = (end_ps - start_ps) / resolution if resolution else 0.0
     items = trace_window.query_window(
         index,
@@ -148,8 +118,8 @@ def window_json(index: TraceIndex, params: Mapping[str, str]) -> dict:
         end_ps,
         pixel_ps,
         rows=selected_rows(index, params),
-        max_events=max(_int(params, "max_events", trace_window.DEFAULT_MAX_EVENTS), 0),
-        max_flows=max(_int(params, "max_flows", trace_window.DEFAULT_MAX_FLOWS), 0),
+        max_events=max(int_param(params, "max_events", trace_window.DEFAULT_MAX_EVENTS), 0),
+        max_flows=max(int_param(params, "max_flows", trace_window.DEFAULT_MAX_FLOWS), 0),
     )
     origin_ns = start_ps // 1000
     rows, flows = _rows_and_flows(index, items, origin_ns * 1000)
@@ -238,7 +208,7 @@ def search_json(index: TraceIndex, params: Mapping[str, str]) -> dict:
     else:
         matcher = trace_search.substring_matcher(text)
     found = trace_search.search_positions(index, matcher, selected_rows(index, params))
-    limit = max(_int(params, "max_results", DEFAULT_MAX_RESULTS), 0)
+    limit = max(int_param(params, "max_results", DEFAULT_MAX_RESULTS), 0)
     shown = found[:limit]
     names, local = np.unique(index.name_id[shown], return_inverse=True)
     row = index.row[shown]
