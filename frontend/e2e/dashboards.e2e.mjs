@@ -15,12 +15,10 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { enforceStrictCsp, guardOrigin, launchChromium, parseCsv } from './browser.mjs';
 
 const BASE = process.env.PROFILE_E2E_URL;
 const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const STRICT_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'";
 const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
 const FIRST_PAINT_BUDGET_MS = Number(process.env.PROFILE_E2E_FIRST_PAINT_MS || 1000);
 const XSS = '<img src=x onerror=alert(1)>';
@@ -88,34 +86,6 @@ const text = async (locator) => (await locator.first().textContent()).replace(/\
 
 function formatMs(value) {
   return `${value.toFixed(value >= 100 ? 1 : value >= 1 ? 2 : 3)} ms`;
-}
-
-function parseCsv(body) {
-  return body
-    .replace(/\n$/, '')
-    .split('\n')
-    .map((line) => {
-      const cells = [];
-      let cell = '';
-      let quoted = false;
-      for (let i = 0; i < line.length; i++) {
-        const ch = line[i];
-        if (quoted) {
-          if (ch === '"' && line[i + 1] === '"') {
-            cell += '"';
-            i++;
-          } else if (ch === '"') quoted = false;
-          else cell += ch;
-        } else if (ch === '"') quoted = true;
-        else if (ch === ',') {
-          cells.push(cell);
-          cell = '';
-        }
-        else cell += ch;
-      }
-      cells.push(cell);
-      return cells;
-    });
 }
 
 /** Clicks a table's Export as CSV and returns the downloaded text. */
@@ -539,32 +509,13 @@ async function captureProgress() {
 // --- main ---------------------------------------------------------------------------------------
 
 async function main() {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  const browser = await launchChromium();
   let failed = 0;
   try {
     const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
-    await context.route('**/*', async (route) => {
-      const request = route.request();
-      if (request.resourceType() !== 'document' || new URL(request.url()).origin !== base.origin) return route.fallback();
-      const response = await route.fetch();
-      const headers = response.headers();
-      if (!headers['content-security-policy']) headers['content-security-policy'] = STRICT_CSP;
-      return route.fulfill({ response, headers });
-    });
-    await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI}`));
-    });
+    await enforceStrictCsp(context, base.origin);
     page = await context.newPage();
-    page.on('request', (request) => {
-      const url = new URL(request.url());
-      if (['data:', 'blob:', 'about:'].includes(url.protocol)) return;
-      requests++;
-      if (url.origin !== base.origin) problems.push(`request to another origin: ${request.url()}`);
-    });
+    guardOrigin(page, base.origin, problems, () => requests++);
     page.on('console', (message) => {
       if (message.type() !== 'error') return;
       const from = message.location()?.url ?? '';

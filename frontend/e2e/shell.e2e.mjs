@@ -13,12 +13,10 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { enforceStrictCsp, guardOrigin, launchChromium, parseCsvLine } from './browser.mjs';
 
 const BASE = process.env.PROFILE_E2E_URL;
 const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const STRICT_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'";
 const TABLE_TOOLS = ['framework_op_stats', 'hlo_stats', 'kernel_stats', 'roofline_model', 'input_pipeline_analyzer', 'overview_page'];
 const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
 
@@ -146,28 +144,6 @@ async function waitForSelection(run, tool, host) {
   );
 }
 
-function parseCsvLine(line) {
-  const cells = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i];
-    if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') {
-      cells.push(cell);
-      cell = '';
-    } else cell += ch;
-  }
-  cells.push(cell);
-  return cells;
-}
-
 async function tableChecks() {
   step = 'sort by a column';
   const labels = await headerLabels();
@@ -232,33 +208,12 @@ async function run() {
   target = await pickTarget();
   console.log(`target: run=${target.run} tool=${target.tool} host=${target.host || '(none)'}`);
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  const browser = await launchChromium();
   try {
     const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
-    // Enforce the strict CSP even if the server sends none, so a violation shows up here.
-    await context.route('**/*', async (route) => {
-      const request = route.request();
-      if (request.resourceType() !== 'document' || new URL(request.url()).origin !== base.origin) return route.continue();
-      const response = await route.fetch();
-      const headers = response.headers();
-      if (!headers['content-security-policy']) headers['content-security-policy'] = STRICT_CSP;
-      return route.fulfill({ response, headers });
-    });
-    await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) =>
-        console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI}`),
-      );
-    });
+    await enforceStrictCsp(context, base.origin);
     page = await context.newPage();
-    page.on('request', (request) => {
-      const url = new URL(request.url());
-      if (['data:', 'blob:', 'about:'].includes(url.protocol)) return;
-      if (url.origin !== base.origin) problems.push(`request to another origin: ${request.url()}`);
-    });
+    guardOrigin(page, base.origin, problems);
     page.on('console', (message) => {
       if (message.type() !== 'error') return;
       // Chromium logs every 4xx of a fetch; a tool answering 404 NOT_APPLICABLE is shown by the page.

@@ -15,12 +15,10 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { enforceStrictCsp, guardOrigin, launchChromium } from './browser.mjs';
 
 const BASE = process.env.PROFILE_E2E_URL;
 const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const STRICT_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'";
 const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
 const TOOL = 'trace_viewer@';
 
@@ -191,31 +189,14 @@ async function run() {
   console.log(`target: run=${target.run} host=${target.host || '(none)'} events=${target.events}`);
   const found = await searchableName(target);
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  const browser = await launchChromium();
   try {
     // Device pixel ratio 1: without a GPU, compositing a 2× canvas dominates frame times; the
     // HiDPI check switches to 2× through the DevTools protocol.
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, deviceScaleFactor: 1 });
-    await context.route('**/*', async (route) => {
-      const request = route.request();
-      if (request.resourceType() !== 'document' || new URL(request.url()).origin !== base.origin) return route.continue();
-      const response = await route.fetch();
-      const headers = response.headers();
-      if (!headers['content-security-policy']) headers['content-security-policy'] = STRICT_CSP;
-      return route.fulfill({ response, headers });
-    });
-    await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI}`));
-    });
+    await enforceStrictCsp(context, base.origin);
     page = await context.newPage();
-    page.on('request', (request) => {
-      const url = new URL(request.url());
-      if (['data:', 'blob:', 'about:'].includes(url.protocol)) return;
-      if (url.origin !== base.origin) problems.push(`request to another origin: ${request.url()}`);
+    guardOrigin(page, base.origin, problems, (url) => {
       const q = url.searchParams;
       if (url.pathname.endsWith('/data') && q.get('tag') === TOOL && q.has('resolution')) {
         windowRequests.push({

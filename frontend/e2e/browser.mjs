@@ -1,0 +1,67 @@
+// What every browser test shares: Debian's Chromium launched headless, the strict CSP enforced on
+// the app's pages, a guard that records any request leaving the server's origin, and a parser for
+// the CSV files the page downloads.
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+export const STRICT_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'";
+
+export function launchChromium() {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+}
+
+/** Adds the strict CSP to the app's HTML when the server sends none, and logs violations as console errors. */
+export async function enforceStrictCsp(context, origin) {
+  await context.route('**/*', async (route) => {
+    const request = route.request();
+    if (request.resourceType() !== 'document' || new URL(request.url()).origin !== origin) return route.fallback();
+    const response = await route.fetch();
+    const headers = response.headers();
+    if (!headers['content-security-policy']) headers['content-security-policy'] = STRICT_CSP;
+    return route.fulfill({ response, headers });
+  });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI}`));
+  });
+}
+
+/** Records every network request of `page` to another origin in `problems`; `onRequest(url)` sees the others. */
+export function guardOrigin(page, origin, problems, onRequest = () => {}) {
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (['data:', 'blob:', 'about:'].includes(url.protocol)) return;
+    if (url.origin !== origin) problems.push(`request to another origin: ${request.url()}`);
+    else onRequest(url);
+  });
+}
+
+/** Rows of cells of a CSV text as the server and the page write it (quoted fields, "" escapes). */
+export function parseCsv(text) {
+  return text.replace(/\n$/, '').split('\n').map(parseCsvLine);
+}
+
+export function parseCsvLine(line) {
+  const cells = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cell += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') {
+      cells.push(cell);
+      cell = '';
+    } else cell += ch;
+  }
+  cells.push(cell);
+  return cells;
+}
