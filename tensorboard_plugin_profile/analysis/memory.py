@@ -22,8 +22,6 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-import threading
-import weakref
 
 import numpy as np
 import pandas as pd
@@ -385,22 +383,10 @@ def _merged(active: pd.DataFrame) -> pd.DataFrame:
     return first.assign(occurrences=np.bincount(run)[1:])
 
 
-# --- preprocessing -------------------------------------------------------------------------
-# Step ids come from step grouping; the grouped host plane is kept as long as its Space.
-_GROUPED: dict = {}
-_LOCK = threading.Lock()
-
-
 def _grouped_host_plane(space: Space):
-    key = id(space)
-    with _LOCK:
-        if key in _GROUPED:
-            return _GROUPED[key]
+    """The host plane after step grouping (for step ids); preprocessing is memoised per Space."""
+    if not has_allocator_events(space):
+        return None
     from .preprocess import preprocess
 
-    plane = preprocess(space).plane(schema.HOST_PLANE) if has_allocator_events(space) else None
-    with _LOCK:
-        if key not in _GROUPED:
-            _GROUPED[key] = plane
-            weakref.finalize(space, _GROUPED.pop, key, None)
-    return plane
+    return preprocess(space).plane(schema.HOST_PLANE)

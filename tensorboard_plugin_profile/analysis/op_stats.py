@@ -13,15 +13,15 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-import threading
-import weakref
-from typing import Callable, Optional, Sequence
+from typing import Sequence
 
 import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Space
 from . import environment, kernels, ops, steps
+from .memo import memoized
+from .preprocess import preprocess
 
 
 @dataclasses.dataclass
@@ -73,35 +73,9 @@ def combine(per_host: Sequence[OpStats]) -> OpStats:
 
 # Per-host results live as long as their decoded Space: every tool of a session
 # reuses them, and the service's cache decides how long Spaces live.
-_CACHE: dict = {}
-_LOCK = threading.Lock()
-
-
 def host_op_stats(space: Space) -> OpStats:
-    key = id(space)
-    with _LOCK:
-        cached = _CACHE.get(key)
-    if cached is not None:
-        return cached
-    result = analyse_host(_preprocessed(space))
-    with _LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = result
-            weakref.finalize(space, _CACHE.pop, key, None)
-    return result
-
-
-def _preprocessed(space: Space) -> Space:
-    preprocess = _preprocess_function()
-    return preprocess(space) if preprocess is not None else space
-
-
-def _preprocess_function() -> Optional[Callable[[Space], Space]]:
-    try:
-        from .preprocess import preprocess
-    except ImportError:  # preprocessing not available: analyse the file as written
-        return None
-    return preprocess
+    """The op statistics of one host, computed once per decoded Space."""
+    return memoized([space], "host_op_stats", lambda: analyse_host(preprocess(space)))
 
 
 def op_stats_of_hosts(hosts: Sequence[tuple]) -> OpStats:
@@ -113,15 +87,4 @@ def op_stats_of_hosts(hosts: Sequence[tuple]) -> OpStats:
     per_host = [host_op_stats(space) for _, space in hosts]
     if len(per_host) == 1:
         return per_host[0]
-    key = tuple(id(space) for _, space in hosts)
-    with _LOCK:
-        cached = _CACHE.get(key)
-    if cached is not None:
-        return cached
-    result = combine(per_host)
-    with _LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = result
-            for _, space in hosts:
-                weakref.finalize(space, _CACHE.pop, key, None)
-    return result
+    return memoized([space for _, space in hosts], "combined_op_stats", lambda: combine(per_host))

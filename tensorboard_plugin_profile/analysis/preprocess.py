@@ -34,22 +34,19 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-import threading
 
 import numpy as np
 
 from ..xspace import schema
 from ..xspace.model import KIND_INT64, KIND_STR, Space
 from . import derived_lines, flows, grouping, mutators
+from .memo import memoized
 from .plane_edit import PlaneEdit
 
 
 def is_grouped(space: Space) -> bool:
     """Whether the profiler already grouped this space (any plane knows group_id)."""
     return any(schema.GROUP_ID in plane.stat_names.values() for plane in space.planes)
-
-
-_MEMO_LOCK = threading.Lock()
 
 
 def preprocess(space: Space) -> Space:
@@ -60,14 +57,7 @@ def preprocess(space: Space) -> Space:
     """
     if space.preprocessed:
         return space
-    memo = space.__dict__
-    if "_preprocessed" not in memo:
-        with _MEMO_LOCK:
-            lock = memo.setdefault("_preprocess_lock", threading.Lock())
-        with lock:
-            if "_preprocessed" not in memo:
-                memo["_preprocessed"] = _preprocess(space)
-    return memo["_preprocessed"]
+    return memoized([space], "preprocess", lambda: _preprocess(space))
 
 
 def _preprocess(space: Space) -> Space:

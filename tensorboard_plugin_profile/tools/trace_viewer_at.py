@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import weakref
 from typing import Mapping, Optional
 
 import numpy as np
 
 from ..analysis import trace_search, trace_window
+from ..analysis.memo import memoized
 from ..analysis.preprocess import preprocess
 from ..analysis.trace_index import TraceIndex, TracePlane, build_index
 from ..errors import InvalidArgument
@@ -49,24 +48,14 @@ def convert(hosts: list, params: Mapping[str, str]):
 
 
 # --- the index, once per host set ----------------------------------------------------
-_CACHE: dict = {}
-_LOCK = threading.Lock()
-
-
 def trace_index_of(hosts: list) -> TraceIndex:
     """The index of (host name, Space) pairs, reused while those Spaces live."""
-    key = tuple((name, id(space)) for name, space in hosts)
-    with _LOCK:
-        cached = _CACHE.get(key)
-    if cached is not None:
-        return cached
-    index = build_index(shown_planes(hosts))
-    with _LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = index
-            for _, space in hosts:
-                weakref.finalize(space, _CACHE.pop, key, None)
-    return _CACHE[key]
+    names = ",".join(name for name, _ in hosts)
+    return memoized(
+        [space for _, space in hosts],
+        f"trace_index:{names}",
+        lambda: build_index(shown_planes(hosts)),
+    )
 
 
 def shown_planes(hosts: list) -> list:
