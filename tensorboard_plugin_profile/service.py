@@ -16,9 +16,7 @@ Usage::
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
 import json
 import logging
 import re
@@ -32,6 +30,7 @@ from .logdir import LogDir, Session
 from .params import int_param
 from .progress import ProgressTracker
 from .tools import ALL_HOSTS, ToolOutput
+from .tools.datatable import to_csv
 from .xspace import read_xspace
 
 logger = logging.getLogger(__name__)
@@ -169,7 +168,7 @@ class ProfileService:
         if index:
             name_parts.append(f"table{index}")
         filename = "_".join(_UNSAFE_FILENAME_CHARS.sub("_", p) for p in name_parts if p)
-        return filename + ".csv", datatable_to_csv(tables[index])
+        return filename + ".csv", to_csv(tables[index])
 
     # --- helpers -----------------------------------------------------------
     @staticmethod
@@ -246,18 +245,3 @@ def _tables_of(obj: Any) -> list:
 
 def _first_non_empty(tables: list) -> int:
     return next((i for i, t in enumerate(tables) if t.get("cols")), 0)
-
-
-def datatable_to_csv(table: Mapping[str, Any]) -> str:
-    """One gviz DataTable as CSV: labels as header, ``str(v)`` cells, all quoted."""
-    out = io.StringIO()
-    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
-    cols = table.get("cols", [])
-    writer.writerow([c.get("label") or c.get("id", "") for c in cols])
-    for row in table.get("rows", []):
-        cells = row.get("c", []) if isinstance(row, dict) else []
-        writer.writerow(
-            ["" if not c or c.get("v") is None else str(c["v"]) for c in cells]
-            + [""] * (len(cols) - len(cells))
-        )
-    return out.getvalue()

@@ -79,8 +79,9 @@ def to_csv(table: Mapping[str, Any]) -> str:
     cols = table.get("cols", [])
     writer.writerow([c.get("label") or c.get("id", "") for c in cols])
     for row in table.get("rows", []):
-        cells = row.get("c", [])
-        writer.writerow(["" if not c or c.get("v") is None else str(c["v"]) for c in cells])
+        cells = row.get("c", []) if isinstance(row, dict) else []
+        values = ["" if not c or c.get("v") is None else str(c["v"]) for c in cells]
+        writer.writerow(values + [""] * (len(cols) - len(values)))  # short rows padded
     return out.getvalue()
 
 

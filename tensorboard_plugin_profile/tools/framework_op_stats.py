@@ -6,7 +6,6 @@ by the framework op that launched them) then host ops, ranked by self time.
 Usage::
 
     tables = convert([("host", space)], {})
-    csv_tables(tables)   # [CSV text of the with-idle table]
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import pandas as pd
 from ..analysis import op_names, ops
 from ..analysis.environment import PerfEnv
 from ..analysis.op_stats import OpStats, op_stats_of_hosts
-from .datatable import Column, data_table, rows_from_columns, to_csv
+from .datatable import Column, data_table, rows_from_columns
 
 MAX_ROWS = 500
 GIB = 1 << 30
@@ -56,11 +55,6 @@ _TAIL = (Column("bound_by", "Bound by", "string"), Column("eager", "Execution mo
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
     return framework_op_tables(op_stats_of_hosts(hosts))
-
-
-def csv_tables(tables: list) -> list:
-    """CSV of the exported table (the with-idle one, as upstream)."""
-    return [to_csv(tables[0])]
 
 
 def framework_op_tables(stats: OpStats) -> list:

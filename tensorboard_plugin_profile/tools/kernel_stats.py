@@ -18,7 +18,7 @@ import pandas as pd
 from ..analysis.op_stats import op_stats_of_hosts
 from ..errors import NotApplicable
 from ..xspace import schema
-from .datatable import Column, data_table, rows_from_columns, to_csv
+from .datatable import Column, data_table, rows_from_columns
 
 _COLUMNS = (
     Column("rank", "Rank", "number"),
@@ -50,10 +50,6 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> dict:
     if not table["rows"]:
         raise NotApplicable(NO_KERNELS)
     return table
-
-
-def csv_tables(table: dict) -> list:
-    return [to_csv(table)]
 
 
 def kernel_stats_table(hosts: Sequence[tuple]) -> dict:

@@ -23,7 +23,7 @@ from ..analysis.environment import hardware_type_of
 from ..analysis.guess import ANNOTATION_HINT
 from ..analysis.op_stats import OpStats, op_stats_of_hosts
 from . import ToolOutput
-from .datatable import Column, data_table, dumps, percent, to_csv
+from .datatable import Column, data_table, dumps, percent
 from .overview_tables import (
     diagnostics_table,
     inference_latency_table,
@@ -58,10 +58,6 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
     body = "[" + ",".join(dumps(t) for t in tables[:5]) + ", {},"
     body += dumps(tables[6]) + "]"
     return ToolOutput(json_obj=tables, chunks=lambda: [body.encode()])
-
-
-def csv_tables(tables: list) -> list:
-    return [to_csv(t) for t in tables if t.get("cols")]
 
 
 def overview_tables(stats: OpStats) -> list:
