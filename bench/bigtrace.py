@@ -18,7 +18,7 @@ import sys
 
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures"
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data"
 DEFAULT_SOURCE = "jax_remote_capture"
 
 

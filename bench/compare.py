@@ -19,7 +19,7 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
-FIXTURES = (REPO / ".." / "shared" / "fixtures").resolve()
+FIXTURES = REPO / "tests" / "data"
 UPSTREAM_PYTHON = HERE / ".venv-upstream" / "bin" / "python"
 
 # Our tool names where they differ from upstream's.

@@ -14,7 +14,7 @@ import time
 from tensorboard_plugin_profile.xspace import decode_xspace
 
 HERE = pathlib.Path(__file__).resolve().parent
-FIXTURES = (HERE.parent / ".." / "shared" / "fixtures").resolve()
+FIXTURES = HERE.parent / "tests" / "data"
 UPSTREAM_PYTHON = HERE / ".venv-upstream" / "bin" / "python"
 
 

@@ -16,7 +16,7 @@ import time
 from tensorboard_plugin_profile.errors import ProfileError
 from tensorboard_plugin_profile.service import ProfileService
 
-FIXTURES = (pathlib.Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures").resolve()
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data"
 
 
 def request(service: ProfileService, run: str, tool: str) -> float:

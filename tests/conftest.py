@@ -9,7 +9,7 @@ import pathlib
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-FIXTURES = (REPO / ".." / "shared" / "fixtures").resolve()
+FIXTURES = REPO / "tests" / "data"
 REFERENCE = FIXTURES / "reference"
 
 
@@ -39,5 +39,5 @@ def load_reference(name: str, filename: str):
 @pytest.fixture(scope="session")
 def fixtures_dir() -> pathlib.Path:
     if not FIXTURES.is_dir():
-        pytest.fail(f"shared fixtures not found at {FIXTURES}")
+        pytest.fail(f"test fixtures not found at {FIXTURES}")
     return FIXTURES

@@ -1,6 +1,6 @@
 """The frontend's own checks (tsc --noEmit, eslint, Vitest) and the browser test.
 
-The browser test starts the real standalone server on the shared fixtures and
+The browser test starts the real standalone server on the fixtures in tests/data and
 runs ``frontend/e2e/*.e2e.mjs`` in headless Debian Chromium (playwright-core);
 screenshots land in ``tests/artifacts/``.
 """

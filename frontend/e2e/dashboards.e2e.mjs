@@ -2,7 +2,7 @@
 //
 //   PROFILE_E2E_URL=http://127.0.0.1:8791/ PROFILE_E2E_ARTIFACTS=/tmp/shots node e2e/dashboards.e2e.mjs
 //
-// Runs against the real server on the shared fixtures. Every dashboard is opened through a deep
+// Runs against the real server on the fixtures in tests/data. Every dashboard is opened through a deep
 // link and its key numbers are compared with the same data fetched from the server (average step
 // time, top operation, kernel count, memory peak, pipeline graph, ...); tables' Export as CSV
 // downloads are compared with `data_csv` (or with the table shown, for tables the page derives).

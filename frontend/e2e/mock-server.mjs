@@ -4,7 +4,7 @@
 //   npm run build && node e2e/mock-server.mjs [port]      # serves on 127.0.0.1:<port> (default 8792)
 //   PROFILE_E2E_URL=http://127.0.0.1:8792/ npm run e2e
 //
-// Runs are the fixture names under ../../shared/fixtures/reference (read at run time, never copied),
+// Runs are the fixture names under tests/data/reference (read at run time),
 // plus `xss_run`, whose op names contain markup. Static files are served at /, /data/plugin/profile/
 // and /tb/data/plugin/profile/ (a TensorBoard --path_prefix stand-in), with a strict CSP header.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { gunzipSync } from 'node:zlib';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const staticDir = join(here, '../../tensorboard_plugin_profile/static');
-const referenceDir = process.env.PROFILE_FIXTURES ?? join(here, '../../../shared/fixtures/reference');
+const referenceDir = process.env.PROFILE_FIXTURES ?? join(here, '../../tests/data/reference');
 const port = Number(process.argv[2] ?? 8792);
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'";
 const XSS = '<img src=x onerror=alert(1)>';

@@ -1,15 +1,14 @@
 /// <reference types="node" />
 /**
- * Test helper: reads upstream reference payloads from the shared fixtures at test time
- * (`../../shared/fixtures/reference/<fixture>/<tool>.json[.gz]` from `frontend/`, or
- * $PROFILE_REFERENCE_DIR). They are never copied into the repository.
+ * Test helper: reads upstream reference payloads from the repository's fixtures at test time
+ * (`tests/data/reference/<fixture>/<tool>.json[.gz]`, or $PROFILE_REFERENCE_DIR).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 
 export const REFERENCE_DIR =
-  process.env.PROFILE_REFERENCE_DIR ?? fileURLToPath(new URL('../../../../shared/fixtures/reference/', import.meta.url));
+  process.env.PROFILE_REFERENCE_DIR ?? fileURLToPath(new URL('../../../tests/data/reference/', import.meta.url));
 
 export const haveReference = existsSync(REFERENCE_DIR);
 
