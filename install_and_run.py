@@ -154,8 +154,11 @@ def test(pytest_args: list) -> int:
     run([PYTHON, "-m", "ruff", "check", ROOT])
     step("tests: pytest (Python, frontend checks, browser, TensorBoard)")
     newest = subprocess.call([PYTHON, "-m", "pytest", *pytest_args], cwd=ROOT)
-    oldest = test_oldest(pytest_args)
-    return newest or oldest
+    if newest:
+        # Stop at the first failing stage: a second run on the oldest runtime would only bury it.
+        print(f"pytest failed (exit {newest}); skipping the oldest-runtime run", flush=True)
+        return newest
+    return test_oldest(pytest_args)
 
 
 def main() -> int:
