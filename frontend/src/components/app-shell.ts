@@ -8,7 +8,7 @@ import { customElement, property, query } from 'lit/decorators.js';
 import type { ProfileApi } from '../api';
 import { ShellModel } from '../shell-model';
 import { toolLabel } from '../state';
-import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext } from '../views/registry';
+import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext } from '../views/contract';
 import './capture-dialog';
 import './diagnosis-card';
 import type { CaptureDialog } from './capture-dialog';

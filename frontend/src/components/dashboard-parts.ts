@@ -9,7 +9,7 @@ import { formatMs, type Diagnostic, type Metric } from '../dashboards/overview';
 import type { ComponentStat } from '../dashboards/step-time';
 import { formatNumber } from '../table/format';
 import { toolLabel } from '../state';
-import { NAVIGATE_EVENT, type NavigateDetail } from '../views/registry';
+import { NAVIGATE_EVENT, type NavigateDetail } from '../views/contract';
 
 export const dashboardStyles = css`
   :host {

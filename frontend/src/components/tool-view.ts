@@ -7,7 +7,8 @@ import { LitElement, css, html } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { ApiError, isAbortError, progressLine } from '../api';
 import { toolLabel } from '../state';
-import { viewForPayload, viewForTool, type ToolContext, type ToolViewElement } from '../views/registry';
+import type { ToolContext, ToolViewElement } from '../views/contract';
+import { viewForPayload, viewForTool } from '../views/registry';
 import './loading-skeleton';
 import './message-card';
 

@@ -15,7 +15,7 @@ import {
   tableTitle,
   type DataTable,
 } from '../table/datatable';
-import type { ToolContext, ToolViewElement } from './registry';
+import type { ToolContext, ToolViewElement } from './contract';
 
 export const DATATABLE_VIEW_TAG = 'pf-datatable-view';
 

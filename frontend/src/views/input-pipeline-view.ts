@@ -14,7 +14,7 @@ import { inputPipelineModel, type InputPipelineModel } from '../dashboards/input
 import { formatMs } from '../dashboards/overview';
 import { formatNumber } from '../table/format';
 import { tableRows } from '../table/datatable';
-import type { ToolContext, ToolViewElement } from './registry';
+import type { ToolContext, ToolViewElement } from './contract';
 
 export const INPUT_PIPELINE_VIEW_TAG = 'pf-input-pipeline-view';
 

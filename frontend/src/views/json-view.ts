@@ -6,7 +6,7 @@
 import { LitElement, css, html, nothing, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { controlStyles } from '../components/shared-styles';
-import type { ToolContext, ToolViewElement } from './registry';
+import type { ToolContext, ToolViewElement } from './contract';
 
 export const JSON_VIEW_TAG = 'pf-json-view';
 const MAX_CHILDREN = 200;

@@ -21,7 +21,7 @@ import {
 } from '../dashboards/kernel-stats';
 import { formatNumber } from '../table/format';
 import { tableRows, type DataTable } from '../table/datatable';
-import type { ToolContext, ToolViewElement } from './registry';
+import type { ToolContext, ToolViewElement } from './contract';
 
 export const KERNEL_STATS_VIEW_TAG = 'pf-kernel-stats-view';
 

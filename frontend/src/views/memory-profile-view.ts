@@ -13,7 +13,7 @@ import { dashboardStyles, metricList } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
 import { isMemoryProfile, memoryChartModel, memoryIds, memoryModel, type MemoryModel } from '../dashboards/memory-profile';
 import { readViewParam, writeViewParam } from '../view-params';
-import type { ToolContext, ToolViewElement } from './registry';
+import type { ToolContext, ToolViewElement } from './contract';
 
 export const MEMORY_PROFILE_VIEW_TAG = 'pf-memory-profile-view';
 

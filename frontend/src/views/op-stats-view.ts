@@ -14,7 +14,7 @@ import { controlStyles } from '../components/shared-styles';
 import { filterOps, NO_OP_FILTER, opStatsPies, opStatsTables, type OpFilter, type OpStatsTables } from '../dashboards/op-stats';
 import { tableRows } from '../table/datatable';
 import { readViewParam, writeViewParam } from '../view-params';
-import type { ToolContext, ToolViewElement } from './registry';
+import type { ToolContext, ToolViewElement } from './contract';
 
 export const OP_STATS_VIEW_TAG = 'pf-op-stats-view';
 

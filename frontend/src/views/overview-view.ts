@@ -20,7 +20,7 @@ import { controlStyles } from '../components/shared-styles';
 import { groupTips, overviewModel, type OverviewModel, type Tip } from '../dashboards/overview';
 import { opStatsTables, topOps, topOpsTable } from '../dashboards/op-stats';
 import type { DataTable } from '../table/datatable';
-import type { ToolContext, ToolViewElement } from './registry';
+import type { ToolContext, ToolViewElement } from './contract';
 
 export const OVERVIEW_VIEW_TAG = 'pf-overview-view';
 

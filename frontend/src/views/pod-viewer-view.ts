@@ -12,7 +12,7 @@ import { dashboardStyles, diagnosticsCard } from '../components/dashboard-parts'
 import { controlStyles } from '../components/shared-styles';
 import { isPodViewer, podDiagnostics, podStepModel, podSteps, type CoreDetail, type PodStepModel } from '../dashboards/pod-viewer';
 import { readViewParam, writeViewParam } from '../view-params';
-import type { ToolContext, ToolViewElement } from './registry';
+import type { ToolContext, ToolViewElement } from './contract';
 
 export const POD_VIEWER_VIEW_TAG = 'pf-pod-viewer-view';
 

@@ -9,31 +9,7 @@
  *   registerToolView({ id: 'trace-canvas', matchesTool: isTraceTool, ownData: true,
  *                      load: async () => (await import('./trace-canvas-view')).TAG });
  */
-import type { ProfileApi } from '../api';
 import { isDataTable, isDataTableList } from '../table/datatable';
-
-/** What a view gets from the shell. */
-export interface ToolContext {
-  api: ProfileApi;
-  run: string;
-  tool: string;
-  host: string;
-  /** The run's tools (for links between dashboards). */
-  tools?: readonly string[];
-}
-
-/** Event a view fires to switch the tool selector (the shell handles it). */
-export const NAVIGATE_EVENT = 'pf-navigate';
-
-export interface NavigateDetail {
-  tool: string;
-}
-
-/** The element a view defines: the shell sets `context` and, unless `ownData`, `data`. */
-export interface ToolViewElement extends HTMLElement {
-  context: ToolContext;
-  data?: unknown;
-}
 
 export interface ViewEntry {
   id: string;

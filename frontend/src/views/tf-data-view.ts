@@ -22,7 +22,7 @@ import {
 } from '../dashboards/tf-data';
 import { plainText } from '../dashboards/rich-text';
 import { readViewParam, writeViewParam } from '../view-params';
-import type { ToolContext, ToolViewElement } from './registry';
+import type { ToolContext, ToolViewElement } from './contract';
 
 export const TF_DATA_VIEW_TAG = 'pf-tf-data-view';
 

@@ -11,7 +11,7 @@ import { controlStyles } from '../components/shared-styles';
 import type { DataTable } from '../table/datatable';
 import { formatNumber } from '../table/format';
 import { isTracePayload, summarizeTrace, type TraceSummary } from '../trace/summary';
-import type { ToolContext, ToolViewElement } from './registry';
+import type { ToolContext, ToolViewElement } from './contract';
 
 export const TRACE_SUMMARY_VIEW_TAG = 'pf-trace-summary-view';
 

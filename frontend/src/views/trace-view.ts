@@ -19,7 +19,7 @@ import { apiTraceSource } from '../trace/source';
 import { formatDuration } from '../trace/ticks';
 import { TimelineModel } from '../trace/timeline-model';
 import { defaultTab, initialTab, readTraceUrl, writeTraceUrl, type TraceTab as Tab } from '../trace/url-state';
-import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext, type ToolViewElement } from './registry';
+import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext, type ToolViewElement } from './contract';
 import './trace-details';
 import './trace-timeline';
 import type { TimelineKeyDetail, TraceTimeline } from './trace-timeline';
