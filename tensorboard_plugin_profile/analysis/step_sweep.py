@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-UNKNOWN_TIME = 0
+from . import passes
 
 
 def non_overlapping(spans: pd.DataFrame, num_types: int) -> pd.DataFrame:
@@ -53,11 +53,9 @@ class _Sweep:
         self.order = np.lexsort((-kind, start, time, group))
         self.group, self.time = group[self.order], time[self.order]
         self.kind, self.start = kind[self.order], start[self.order]
-        delta = np.zeros((2 * n, num_types), dtype=np.int32)
-        delta[np.arange(2 * n), self.kind] = np.where(self.start == 1, 1, -1)
-        active = np.cumsum(delta, axis=0) > 0  # groups are balanced: counts reset per group
-        top = num_types - 1 - np.argmax(active[:, ::-1], axis=1)
-        self.top = np.where(active.any(axis=1), top, UNKNOWN_TIME)
+        # One pass with a running count per type (groups are balanced, so counts
+        # are back at zero where a group ends).
+        self.top = passes.sweep_top(self.group, self.kind, self.start, num_types)
 
     def pieces(self) -> pd.DataFrame:
         group, time, top = self.group, self.time, self.top

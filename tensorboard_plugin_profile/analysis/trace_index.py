@@ -27,7 +27,6 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-import heapq
 from typing import Optional
 
 import numpy as np
@@ -35,7 +34,7 @@ import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Plane
-from . import trace_flows
+from . import passes, trace_flows
 
 _NO_BREAK = np.iinfo(np.int64).max
 LEVEL_BASE_PS = 1000
@@ -245,7 +244,7 @@ def _depths(row: np.ndarray, begin: np.ndarray, end: np.ndarray, num_rows: int) 
             continue
         d = _nesting_depth(begin[lo:hi], end[lo:hi])
         if not _levels_disjoint(d, begin[lo:hi], end[lo:hi]):
-            d = _first_free_level(begin[lo:hi], end[lo:hi])
+            d = passes.first_free_levels(begin[lo:hi], end[lo:hi])
             relaid += 1
         depth[lo:hi] = d
     return depth, relaid
@@ -273,24 +272,6 @@ def _levels_disjoint(depth: np.ndarray, begin: np.ndarray, end: np.ndarray) -> b
     d, b, e = depth[order], begin[order], end[order]
     same = d[1:] == d[:-1]
     return bool(np.all(b[1:][same] >= e[:-1][same]))
-
-
-def _first_free_level(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Greedy lanes for rows whose events overlap without nesting (per-event loop)."""
-    free: list = []  # heap of free level numbers
-    busy: list = []  # heap of (end, level)
-    out = np.empty(len(begin), dtype=np.int64)
-    levels = 0
-    for i, (b, e) in enumerate(zip(begin.tolist(), end.tolist())):
-        while busy and busy[0][0] <= b:
-            heapq.heappush(free, heapq.heappop(busy)[1])
-        if free:
-            level = heapq.heappop(free)
-        else:
-            level, levels = levels, levels + 1
-        out[i] = level
-        heapq.heappush(busy, (e, level))
-    return out
 
 
 def _segments(row: np.ndarray, depth: np.ndarray) -> tuple:
