@@ -14,6 +14,10 @@
  *     boundaries sorted per group; kind in [0, num_types); start 1 = a span starts,
  *     0 = it ends. out[i] = the highest type with a positive running count after
  *     boundary i (counts run over the whole array: each group is balanced), else 0.
+ * tracker_top(group, kind, start, num_types, out)
+ *     the same input; out[i] = upstream's tracked type after boundary i, which keeps
+ *     an instant's type on until a later start (see step_sweep.py). The fallback
+ *     gets the same pieces by stretching such instants and running sweep_top.
  * previous_enclosing(run, end, out)
  *     out[i] = the latest j < i with run[j] == run[i] and end[j] >= end[i], else -1.
  * first_free_levels(begin, end, out)
@@ -94,6 +98,76 @@ static PyObject *sweep_top(PyObject *self, PyObject *py_args) {
     PyMem_Free(count);
     if (bad) {
         PyErr_SetString(PyExc_ValueError, "sweep_top: kind out of range");
+        goto fail;
+    }
+    release(a, 4);
+    Py_RETURN_NONE;
+fail:
+    release(a, 4);
+    return NULL;
+}
+
+/* --- tracker_top ------------------------------------------------------------------ */
+/* Upstream's priority tracker, literally: the current type rises with every start
+ * and, at the end that empties the current type, falls to the highest type still
+ * open. Counts and the current type start afresh in each group. */
+static PyObject *tracker_top(PyObject *self, PyObject *py_args) {
+    PyObject *o_group, *o_kind, *o_start, *o_out;
+    Py_ssize_t num_types;
+    if (!PyArg_ParseTuple(py_args, "OOOnO", &o_group, &o_kind, &o_start, &num_types, &o_out))
+        return NULL;
+    Arg a[4];
+    memset(a, 0, sizeof(a));
+    if (num_types <= 0 || num_types > 1024) {
+        PyErr_SetString(PyExc_ValueError, "tracker_top: num_types out of range");
+        return NULL;
+    }
+    if (as_int64(o_kind, &a[1], 0, -1, "kind") < 0) goto fail;
+    Py_ssize_t n = a[1].view.len / 8;
+    if (as_int64(o_group, &a[0], 0, n, "group") < 0 || as_int64(o_start, &a[2], 0, n, "start") < 0 ||
+        as_int64(o_out, &a[3], 1, n, "out") < 0)
+        goto fail;
+    const int64_t *group = a[0].view.buf, *kind = a[1].view.buf, *start = a[2].view.buf;
+    int64_t *out = a[3].view.buf;
+    int64_t *count = PyMem_Calloc((size_t)num_types, sizeof(int64_t));
+    if (!count) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t current = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t k = kind[i];
+        if (k < 0 || k >= num_types) {
+            bad = 1;
+            break;
+        }
+        if (i > 0 && group[i] != group[i - 1]) {
+            memset(count, 0, (size_t)num_types * sizeof(int64_t));
+            current = 0;
+        }
+        if (start[i]) {
+            count[k]++;
+            if (k > current) current = k;
+        } else {
+            count[k]--;
+            if (k == current && count[k] == 0) {
+                current = 0;
+                for (int64_t t = k - 1; t >= 0; t--) {
+                    if (count[t] > 0) {
+                        current = t;
+                        break;
+                    }
+                }
+            }
+        }
+        out[i] = current;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(count);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "tracker_top: kind out of range");
         goto fail;
     }
     release(a, 4);
@@ -228,6 +302,7 @@ fail:
 
 static PyMethodDef methods[] = {
     {"sweep_top", sweep_top, METH_VARARGS, "Highest open type after each sorted boundary."},
+    {"tracker_top", tracker_top, METH_VARARGS, "Upstream's priority tracker per boundary."},
     {"previous_enclosing", previous_enclosing, METH_VARARGS,
      "Latest earlier event of the run ending at or after each event."},
     {"first_free_levels", first_free_levels, METH_VARARGS, "Greedy lanes of sorted events."},

@@ -1,6 +1,6 @@
 """Sequential passes over events: compiled (``_passes.c``) when built, else numpy/Python.
 
-Three passes carry state from one event to the next, which numpy cannot express
+These passes carry state from one event to the next, which numpy cannot express
 in one vectorised step:
 
 - ``sweep_top``: the highest step-time type still open after each sorted span
@@ -76,6 +76,24 @@ def sweep_top(group, kind, start, num_types: int, pure_python: Optional[bool] = 
             continue
         open_count = np.cumsum(np.where(kind == t, step, 0), dtype=np.int64)
         out[open_count > 0] = t
+    return out
+
+
+def tracker_top(
+    group, kind, start, num_types: int, pure_python: Optional[bool] = None
+) -> Optional[np.ndarray]:
+    """Upstream's priority tracker after each sorted boundary, compiled only.
+
+    None when the extension is not built (or is switched off): ``step_sweep`` then
+    reaches the same pieces with numpy (stretched instants + ``sweep_top``).
+    """
+    if not _use_compiled(pure_python):
+        return None
+    assert _compiled is not None
+    kind = _int64(kind)
+    out = np.zeros(len(kind), dtype=np.int64)
+    if len(kind):
+        _compiled.tracker_top(_int64(group), kind, _int64(start), int(num_types), out)
     return out
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_profile.analysis import passes
+from tensorboard_plugin_profile.analysis import passes, step_sweep
 
 needs_compiled = pytest.mark.skipif(
     not passes.compiled_available(), reason="built without a C compiler"
@@ -85,3 +86,25 @@ def test_the_environment_variable_forces_the_fallback(monkeypatch):
     assert not passes._use_compiled(None)
     monkeypatch.delenv("TBPROF_PURE_PYTHON_PASSES")
     assert passes._use_compiled(None) == passes.compiled_available()
+
+
+@needs_compiled
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),
+            st.integers(0, 60),
+            st.one_of(st.just(0), st.integers(1, 25)),  # many instants
+            st.sampled_from([0, 1, 7, 8, 11, 14]),
+        ),
+        min_size=1,
+    )
+)
+def test_the_compiled_tracker_cuts_the_same_pieces_as_the_numpy_sweep(spans):
+    frame = pd.DataFrame(
+        [(g, b, b + d, k) for g, b, d, k in spans], columns=["group", "begin", "end", "type"]
+    )
+    compiled = step_sweep.non_overlapping(frame, 18, pure_python=False)
+    fallback = step_sweep.non_overlapping(frame, 18, pure_python=True)
+    assert compiled.values.tolist() == fallback.values.tolist()
