@@ -231,7 +231,20 @@ def _row_of(pid: np.ndarray, tid: np.ndarray, row_keys: np.ndarray) -> np.ndarra
 
 
 def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Positions sorted by (row, begin, longest first): parents before children."""
+    """Positions sorted by (row, begin, longest first): parents before children.
+
+    Each line's events already come in that order (preprocessing keeps it), so a
+    stable sort by row alone usually suffices; it is checked, else a full lexsort
+    (both keep equal keys in input order, so the result is the same).
+    """
+    small = row.astype(np.int16) if len(row) and row.max() < 2**15 else row
+    order = np.argsort(small, kind="stable")  # radix sort for 16-bit keys
+    r, b = row[order], begin[order]
+    minus = b - end[order]
+    same_row, same_begin = r[1:] == r[:-1], b[1:] == b[:-1]
+    ordered = ~same_row | (b[1:] > b[:-1]) | (same_begin & (minus[1:] >= minus[:-1]))
+    if ordered.all():
+        return order
     return np.lexsort((begin - end, begin, row))
 
 
