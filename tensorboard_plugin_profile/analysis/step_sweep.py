@@ -79,11 +79,12 @@ class _Sweep:
 
     def pieces(self) -> pd.DataFrame:
         group, time, top = self.group, self.time, self.top
-        same_group = group[:-1] == group[1:]
-        pieces = pd.DataFrame(
-            {"group": group[:-1], "begin": time[:-1], "end": time[1:], "type": top[:-1]}
-        )[same_group]
-        return pieces[pieces["end"] > pieces["begin"]].reset_index(drop=True)
+        # Non-empty gaps between consecutive boundaries of one group, selected
+        # before any table is built (one frame, no filtered copies).
+        at = np.flatnonzero((group[:-1] == group[1:]) & (time[1:] > time[:-1]))
+        return pd.DataFrame(
+            {"group": group[at], "begin": time[at], "end": time[at + 1], "type": top[at]}
+        )
 
     def stretched_instants(self):
         """The spans with stuck instants stretched (see module docstring), or None."""

@@ -159,14 +159,18 @@ def _breakdown(pieces: pd.DataFrame, windows: pd.DataFrame) -> tuple:
     present = np.zeros(len(groups) * num_types, dtype=bool)
     g = pieces["group"].to_numpy(dtype=np.int64)
     slot = np.minimum(np.searchsorted(groups, g), max(len(groups) - 1, 0))
-    mine = np.flatnonzero(groups[slot] == g) if len(groups) else slot[:0]
-    slot = slot[mine]
+    piece_begin = pieces["begin"].to_numpy(dtype=np.int64)
+    piece_end = pieces["end"].to_numpy(dtype=np.int64)
+    piece_type = pieces["type"].to_numpy(dtype=np.int64)
+    mine = groups[slot] == g if len(groups) else np.zeros(len(g), dtype=bool)
+    if not mine.all():  # pieces of groups without a window: leave them out
+        keep = np.flatnonzero(mine)
+        slot, piece_begin, piece_end = slot[keep], piece_begin[keep], piece_end[keep]
+        piece_type = piece_type[keep]
     begin = windows["begin_ps"].to_numpy(dtype=np.int64)[slot]
     end = begin + windows["duration_ps"].to_numpy(dtype=np.int64)[slot]
-    piece_end = pieces["end"].to_numpy(dtype=np.int64)[mine]
-    piece_begin = pieces["begin"].to_numpy(dtype=np.int64)[mine]
     overlap = np.maximum(np.minimum(piece_end, end) - np.maximum(piece_begin, begin), 0)
-    key = slot * num_types + pieces["type"].to_numpy(dtype=np.int64)[mine]
+    key = slot * num_types + piece_type
     np.add.at(per_type, key, overlap)
     present[key] = True
     return per_type.reshape(-1, num_types), present.reshape(-1, num_types)
