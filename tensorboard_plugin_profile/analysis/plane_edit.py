@@ -137,15 +137,12 @@ class PlaneEdit:
             row_id = lines["display_id"].where(lines["display_id"] != 0, lines["id"])
             lines["tid"] = (row_id & 0xFFFFFFFF).astype(np.int64)
         if self._new_events:
-            columns, new_row, old_row = self._reordered_base_columns(metadata)
+            columns, new_row = self._reordered_base_columns(metadata)
             stats = self._build_stats(new_row)
-            # Row order changed: edited typed columns are rebuilt from the stats, the
-            # others move with their rows (new events have no value in them).
-            touched = self._touched_names()
-            refresh = [n for n in schema.WELL_KNOWN_STATS if n in touched or n not in plane.events]
-            for name in schema.WELL_KNOWN_STATS:
-                if name not in refresh:
-                    columns[name] = _moved(plane.events[name], old_row)
+            # Row order changed: every typed column is rebuilt from the stats. (Taking the
+            # untouched ones into the new order instead measured no faster and kept
+            # ~280 MB more resident on a 2.8 M-event profile.)
+            refresh = list(schema.WELL_KNOWN_STATS)
         else:
             columns = {name: plane.events[name] for name in plane.events.columns}
             stats = self._build_stats(None)
@@ -257,13 +254,12 @@ class PlaneEdit:
             )[order]
         new_row = np.empty(len(order), dtype=np.int64)
         new_row[order] = np.arange(len(order))
-        old_row = np.where(order < len(events), order, -1)
         for name in events.columns:
             if name not in out and name not in schema.WELL_KNOWN_STATS:
                 # An extra column: new events have no value in it.
                 padded = pd.concat([events[name], pd.Series([None] * len(line))], ignore_index=True)
                 out[name] = padded.take(order).reset_index(drop=True)
-        return out, new_row, old_row
+        return out, new_row
 
 
 def _sorted_categorical(codes: np.ndarray, names: list) -> pd.Categorical:
@@ -361,14 +357,6 @@ def _merged_order(line, begin, minus, num_old: int):
         probe = np.minimum(first + k, num_old - 1)
         at += (k < ties) & (old_minus[probe] <= minus[new])
     return np.insert(np.arange(num_old, dtype=np.int64), at, new)
-
-
-def _moved(column: pd.Series, old_row: np.ndarray) -> pd.Series:
-    """A typed column in the new row order; -1 (a new event) is missing there."""
-    if column.dtype == object:  # missing string stats are None, as _typed_column makes them
-        values = np.append(column.to_numpy(dtype=object), np.array([None], dtype=object))
-        return pd.Series(values[old_row], dtype=object)
-    return pd.Series(column.array.take(old_row, allow_fill=True))
 
 
 def _well_known_columns(n: int, stats: pd.DataFrame, names: list) -> dict:
