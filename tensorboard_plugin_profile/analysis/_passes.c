@@ -52,129 +52,111 @@ static void release(Arg *args, int count) {
     }
 }
 
-/* --- sweep_top ------------------------------------------------------------------ */
-static PyObject *sweep_top(PyObject *self, PyObject *py_args) {
-    PyObject *o_group, *o_kind, *o_start, *o_out;
-    Py_ssize_t num_types;
-    if (!PyArg_ParseTuple(py_args, "OOOnO", &o_group, &o_kind, &o_start, &num_types, &o_out))
-        return NULL;
+/* --- sweep_top, tracker_top -------------------------------------------------------- */
+/* Both take (group, kind, start, num_types, out); parsed and range-checked here. */
+typedef struct {
     Arg a[4];
-    memset(a, 0, sizeof(a));
-    if (num_types <= 0 || num_types > 1024) {
-        PyErr_SetString(PyExc_ValueError, "sweep_top: num_types out of range");
+    const int64_t *group, *kind, *start;
+    int64_t *out, *count; /* count: one running count per type */
+    Py_ssize_t n, num_types;
+} Sweep;
+
+static void sweep_release(Sweep *s) {
+    release(s->a, 4);
+    PyMem_Free(s->count);
+    s->count = NULL;
+}
+
+static int sweep_parse(PyObject *py_args, Sweep *s, const char *name) {
+    PyObject *o_group, *o_kind, *o_start, *o_out;
+    memset(s, 0, sizeof(*s));
+    if (!PyArg_ParseTuple(py_args, "OOOnO", &o_group, &o_kind, &o_start, &s->num_types, &o_out))
+        return -1;
+    if (s->num_types <= 0 || s->num_types > 1024) {
+        PyErr_Format(PyExc_ValueError, "%s: num_types out of range", name);
+        return -1;
+    }
+    if (as_int64(o_kind, &s->a[1], 0, -1, "kind") < 0) return -1;
+    s->n = s->a[1].view.len / 8;
+    if (as_int64(o_group, &s->a[0], 0, s->n, "group") < 0 ||
+        as_int64(o_start, &s->a[2], 0, s->n, "start") < 0 ||
+        as_int64(o_out, &s->a[3], 1, s->n, "out") < 0)
+        return -1;
+    s->group = s->a[0].view.buf;
+    s->kind = s->a[1].view.buf;
+    s->start = s->a[2].view.buf;
+    s->out = s->a[3].view.buf;
+    for (Py_ssize_t i = 0; i < s->n; i++) {
+        if (s->kind[i] < 0 || s->kind[i] >= s->num_types) {
+            PyErr_Format(PyExc_ValueError, "%s: kind out of range", name);
+            return -1;
+        }
+    }
+    s->count = PyMem_Calloc((size_t)s->num_types, sizeof(int64_t));
+    if (!s->count) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *sweep_top(PyObject *self, PyObject *py_args) {
+    Sweep s;
+    if (sweep_parse(py_args, &s, "sweep_top") < 0) {
+        sweep_release(&s);
         return NULL;
     }
-    if (as_int64(o_kind, &a[1], 0, -1, "kind") < 0) goto fail;
-    Py_ssize_t n = a[1].view.len / 8;
-    if (as_int64(o_group, &a[0], 0, n, "group") < 0 || as_int64(o_start, &a[2], 0, n, "start") < 0 ||
-        as_int64(o_out, &a[3], 1, n, "out") < 0)
-        goto fail;
-    const int64_t *kind = a[1].view.buf, *start = a[2].view.buf;
-    int64_t *out = a[3].view.buf;
-    int64_t *count = PyMem_Calloc((size_t)num_types, sizeof(int64_t));
-    if (!count) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    int bad = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t k = kind[i];
-        if (k < 0 || k >= num_types) {
-            bad = 1;
-            break;
-        }
-        count[k] += start[i] ? 1 : -1;
+    for (Py_ssize_t i = 0; i < s.n; i++) {
+        s.count[s.kind[i]] += s.start[i] ? 1 : -1;
         int64_t top = 0;
-        for (int64_t t = num_types - 1; t > 0; t--) {
-            if (count[t] > 0) {
+        for (int64_t t = s.num_types - 1; t > 0; t--) {
+            if (s.count[t] > 0) {
                 top = t;
                 break;
             }
         }
-        out[i] = top;
+        s.out[i] = top;
     }
     Py_END_ALLOW_THREADS
-    PyMem_Free(count);
-    if (bad) {
-        PyErr_SetString(PyExc_ValueError, "sweep_top: kind out of range");
-        goto fail;
-    }
-    release(a, 4);
+    sweep_release(&s);
     Py_RETURN_NONE;
-fail:
-    release(a, 4);
-    return NULL;
 }
 
-/* --- tracker_top ------------------------------------------------------------------ */
 /* Upstream's priority tracker, literally: the current type rises with every start
  * and, at the end that empties the current type, falls to the highest type still
  * open. Counts and the current type start afresh in each group. */
 static PyObject *tracker_top(PyObject *self, PyObject *py_args) {
-    PyObject *o_group, *o_kind, *o_start, *o_out;
-    Py_ssize_t num_types;
-    if (!PyArg_ParseTuple(py_args, "OOOnO", &o_group, &o_kind, &o_start, &num_types, &o_out))
-        return NULL;
-    Arg a[4];
-    memset(a, 0, sizeof(a));
-    if (num_types <= 0 || num_types > 1024) {
-        PyErr_SetString(PyExc_ValueError, "tracker_top: num_types out of range");
+    Sweep s;
+    if (sweep_parse(py_args, &s, "tracker_top") < 0) {
+        sweep_release(&s);
         return NULL;
     }
-    if (as_int64(o_kind, &a[1], 0, -1, "kind") < 0) goto fail;
-    Py_ssize_t n = a[1].view.len / 8;
-    if (as_int64(o_group, &a[0], 0, n, "group") < 0 || as_int64(o_start, &a[2], 0, n, "start") < 0 ||
-        as_int64(o_out, &a[3], 1, n, "out") < 0)
-        goto fail;
-    const int64_t *group = a[0].view.buf, *kind = a[1].view.buf, *start = a[2].view.buf;
-    int64_t *out = a[3].view.buf;
-    int64_t *count = PyMem_Calloc((size_t)num_types, sizeof(int64_t));
-    if (!count) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    int bad = 0;
     Py_BEGIN_ALLOW_THREADS
     int64_t current = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t k = kind[i];
-        if (k < 0 || k >= num_types) {
-            bad = 1;
-            break;
-        }
-        if (i > 0 && group[i] != group[i - 1]) {
-            memset(count, 0, (size_t)num_types * sizeof(int64_t));
+    for (Py_ssize_t i = 0; i < s.n; i++) {
+        int64_t k = s.kind[i];
+        if (i > 0 && s.group[i] != s.group[i - 1]) {
+            memset(s.count, 0, (size_t)s.num_types * sizeof(int64_t));
             current = 0;
         }
-        if (start[i]) {
-            count[k]++;
+        if (s.start[i]) {
+            s.count[k]++;
             if (k > current) current = k;
-        } else {
-            count[k]--;
-            if (k == current && count[k] == 0) {
-                current = 0;
-                for (int64_t t = k - 1; t >= 0; t--) {
-                    if (count[t] > 0) {
-                        current = t;
-                        break;
-                    }
+        } else if (--s.count[k] == 0 && k == current) {
+            current = 0;
+            for (int64_t t = k - 1; t >= 0; t--) {
+                if (s.count[t] > 0) {
+                    current = t;
+                    break;
                 }
             }
         }
-        out[i] = current;
+        s.out[i] = current;
     }
     Py_END_ALLOW_THREADS
-    PyMem_Free(count);
-    if (bad) {
-        PyErr_SetString(PyExc_ValueError, "tracker_top: kind out of range");
-        goto fail;
-    }
-    release(a, 4);
+    sweep_release(&s);
     Py_RETURN_NONE;
-fail:
-    release(a, 4);
-    return NULL;
 }
 
 /* --- previous_enclosing ----------------------------------------------------------- */

@@ -32,21 +32,21 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-_compiled: Optional[ModuleType]
+_passes: Optional[ModuleType]
 try:
-    from . import _passes as _compiled
+    from . import _passes
 except ImportError:  # built without a C compiler: the fallbacks below are used
-    _compiled = None
+    _passes = None
 
 
 def compiled_available() -> bool:
-    return _compiled is not None
+    return _passes is not None
 
 
 def _use_compiled(pure_python: Optional[bool]) -> bool:
     if pure_python is None:
         pure_python = os.environ.get("TBPROF_PURE_PYTHON_PASSES") == "1"
-    return _compiled is not None and not pure_python
+    return _passes is not None and not pure_python
 
 
 def _int64(values) -> np.ndarray:
@@ -65,8 +65,8 @@ def sweep_top(group, kind, start, num_types: int, pure_python: Optional[bool] = 
     if not len(kind):
         return out
     if _use_compiled(pure_python):
-        assert _compiled is not None
-        _compiled.sweep_top(_int64(group), kind, start, int(num_types), out)
+        assert _passes is not None
+        _passes.sweep_top(_int64(group), kind, start, int(num_types), out)
         return out
     if kind.min() < 0 or kind.max() >= num_types:
         raise ValueError("sweep_top: kind out of range")
@@ -89,11 +89,11 @@ def tracker_top(
     """
     if not _use_compiled(pure_python):
         return None
-    assert _compiled is not None
+    assert _passes is not None
     kind = _int64(kind)
     out = np.zeros(len(kind), dtype=np.int64)
     if len(kind):
-        _compiled.tracker_top(_int64(group), kind, _int64(start), int(num_types), out)
+        _passes.tracker_top(_int64(group), kind, _int64(start), int(num_types), out)
     return out
 
 
@@ -102,9 +102,9 @@ def previous_enclosing(run, end, pure_python: Optional[bool] = None) -> np.ndarr
     """Per position: the latest earlier position of its run with end >= its end, else -1."""
     run, end = _int64(run), _int64(end)
     if _use_compiled(pure_python):
-        assert _compiled is not None
+        assert _passes is not None
         out = np.empty(len(run), dtype=np.int64)
-        _compiled.previous_enclosing(run, end, out)
+        _passes.previous_enclosing(run, end, out)
         return out
     return _previous_enclosing_jumps(run, end)
 
@@ -141,8 +141,8 @@ def first_free_levels(begin, end, pure_python: Optional[bool] = None) -> np.ndar
     begin, end = _int64(begin), _int64(end)
     out = np.empty(len(begin), dtype=np.int64)
     if _use_compiled(pure_python):
-        assert _compiled is not None
-        _compiled.first_free_levels(begin, end, out)
+        assert _passes is not None
+        _passes.first_free_levels(begin, end, out)
         return out
     free: list = []  # heap of free level numbers
     busy: list = []  # heap of (end, level)

@@ -215,7 +215,7 @@ class PlaneEdit:
                 "kind": kind[order].astype(np.int8, copy=False),
                 "int_value": ints[order].astype(np.int64, copy=False),
                 "float_value": floats[order].astype(np.float64, copy=False),
-                "str_value": pd.Series(strs[order], dtype=object),
+                "str_value": pd.Series(strs[order], dtype=object, copy=False),
             },
             copy=False,
         )
@@ -385,7 +385,7 @@ def _typed_column(n: int, name: str, where: np.ndarray, values_at: np.ndarray) -
     if name in schema.STR_STATS:
         column = np.full(n, None, dtype=object)
         column[where] = values_at
-        return pd.Series(column, dtype=object)
+        return pd.Series(column, dtype=object, copy=False)  # the array is ours: no copy
     values = np.zeros(n, dtype=np.int64)
     mask = np.ones(n, dtype=bool)
     values[where] = values_at
