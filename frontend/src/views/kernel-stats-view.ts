@@ -18,7 +18,7 @@ import {
   kernelTable,
   NO_KERNEL_FILTER,
   type KernelFilter,
-} from '../dashboards/kernel-stats';
+} from '../models/kernel-stats';
 import { formatNumber } from '../table/format';
 import { tableRows, type DataTable } from '../table/datatable';
 import type { ToolContext, ToolViewElement } from './contract';

@@ -11,7 +11,7 @@ import type { ChartTheme } from '../charts/theme';
 import '../components/data-table';
 import { dashboardStyles } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
-import { filterOps, NO_OP_FILTER, opStatsPies, opStatsTables, type OpFilter, type OpStatsTables } from '../dashboards/op-stats';
+import { filterOps, NO_OP_FILTER, opStatsPies, opStatsTables, type OpFilter, type OpStatsTables } from '../models/op-stats';
 import { tableRows } from '../table/datatable';
 import { readViewParam, writeViewParam } from '../view-params';
 import type { ToolContext, ToolViewElement } from './contract';

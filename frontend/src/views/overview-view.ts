@@ -17,8 +17,8 @@ import {
   toolLink,
 } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
-import { groupTips, overviewModel, type OverviewModel, type Tip } from '../dashboards/overview';
-import { opStatsTables, topOps, topOpsTable } from '../dashboards/op-stats';
+import { groupTips, overviewModel, type OverviewModel, type Tip } from '../models/overview';
+import { opStatsTables, topOps, topOpsTable } from '../models/op-stats';
 import type { DataTable } from '../table/datatable';
 import type { ToolContext, ToolViewElement } from './contract';
 
