@@ -315,6 +315,12 @@ async function memoryPage() {
     const expected = lifetimeMiB >= 1024 ? `${(lifetimeMiB / 1024).toFixed(2)} GiB` : `${lifetimeMiB.toFixed(lifetimeMiB >= 10 ? 1 : 2)} MiB`;
     const shown = await text(view.locator('.summary .metric dd'));
     check(shown === expected, `peak usage shows ${shown}, data says ${expected}`);
+    // The counts are over every event (the server's), not the 1000 sampled snapshots.
+    const counts = data.allocatorEventCounts?.[id];
+    check(counts, `no allocatorEventCounts for ${id}`);
+    const summaryText = await text(view.locator('.summary'));
+    const countText = `Allocations / deallocations ${counts.allocations} / ${counts.deallocations}`;
+    check(summaryText.includes(countText), `summary "${summaryText}" lacks "${countText}"`);
     const breakdown = view.locator('section[aria-label="Memory breakdown at the peak"] pf-data-table');
     const count = Number((await text(breakdown.locator('.count'))).split(' ')[0]);
     check(count === allocator.activeAllocations.length, `breakdown has ${count} rows, data ${allocator.activeAllocations.length}`);

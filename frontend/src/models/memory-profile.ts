@@ -51,6 +51,8 @@ export interface MemoryProfilePayload {
   memoryProfilePerAllocator?: Record<string, PerAllocator>;
   memoryIds?: string[];
   numHosts?: number;
+  /** Ours: allocation and deallocation counts over every event (the snapshots are a sample). */
+  allocatorEventCounts?: Record<string, { allocations?: number; deallocations?: number }>;
 }
 
 export const MIB = 1024 * 1024;
@@ -164,8 +166,6 @@ export function memoryModel(payload: MemoryProfilePayload, id: string): MemoryMo
   if (!allocator) return null;
   const summary = allocator.profileSummary ?? {};
   const peak = summary.peakStats ?? {};
-  const snapshots = allocator.memoryProfileSnapshots ?? [];
-  const count = (activity: string) => snapshots.filter((s) => s.activityMetadata?.memoryActivity === activity).length;
   const peakMiB = mib(peak.peakBytesInUse ?? toNumber(peak.heapAllocatedBytes) + toNumber(peak.stackReservedBytes));
   return {
     id,
@@ -178,10 +178,25 @@ export function memoryModel(payload: MemoryProfilePayload, id: string): MemoryMo
       { label: 'Fragmentation at peak', value: `${(100 * toNumber(peak.fragmentation)).toFixed(1)}%` },
       { label: 'Time of peak', value: `${(toNumber(summary.peakStatsTimePs) / 1e9).toFixed(3)} ms` },
       { label: 'Memory capacity', value: formatMiB(mib(summary.memoryCapacity)) },
-      { label: 'Allocations / deallocations', value: `${count('ALLOCATION')} / ${count('DEALLOCATION')}` },
+      allocationCounts(payload, id, allocator),
     ],
     timeline: timelineModel(allocator),
     breakdown: peakBreakdown(allocator),
+  };
+}
+
+/**
+ * Allocation / deallocation events: the server's counts over the whole profile, else (an
+ * upstream payload) a count over the sampled timeline, labelled as such.
+ */
+function allocationCounts(payload: MemoryProfilePayload, id: string, allocator: PerAllocator): Metric {
+  const counts = payload.allocatorEventCounts?.[id];
+  if (counts) return { label: 'Allocations / deallocations', value: `${toNumber(counts.allocations)} / ${toNumber(counts.deallocations)}` };
+  const snapshots = allocator.sampledTimelineSnapshots?.length ? allocator.sampledTimelineSnapshots : allocator.memoryProfileSnapshots ?? [];
+  const count = (activity: string) => snapshots.filter((s) => s.activityMetadata?.memoryActivity === activity).length;
+  return {
+    label: `Allocations / deallocations in the ${snapshots.length} sampled events`,
+    value: `${count('ALLOCATION')} / ${count('DEALLOCATION')}`,
   };
 }
 
