@@ -501,6 +501,19 @@ async function run() {
         const p = new URLSearchParams(location.search);
         return p.get('tool') === t && p.get('op_filter') === n && !p.has('start_ms');
       }, [opTool, name], { timeout: TIMEOUT_MS });
+      // The filter that applies is in the filter boxes, and the table is not emptied silently.
+      const view = page.locator('pf-op-stats-view');
+      await view.locator('pf-data-table').waitFor({ timeout: TIMEOUT_MS * 2 });
+      const boxes = await view.locator('.filters input[type="search"]').evaluateAll((inputs) => inputs.map((i) => i.value));
+      assert(boxes.some((v) => v && name.includes(v)), `filter boxes ${JSON.stringify(boxes)} do not show the filter for "${name}"`);
+      const count = await view.locator('.filters .muted').textContent();
+      const [shown, total] = count.match(/\d+/g).map(Number);
+      if (shown === 0) {
+        await view.locator('button.clear-filters').click();
+        const after = (await view.locator('.filters .muted').textContent()).match(/\d+/g).map(Number);
+        assert(after[0] === total, `Clear filters shows ${after[0]} of ${total}`);
+      }
+      console.log(`     "${name}" → filter ${JSON.stringify(boxes)}, ${shown} of ${total} operations`);
       await page.goBack();
       await page.waitForFunction((t) => new URLSearchParams(location.search).get('tool') === t, TOOL, { timeout: TIMEOUT_MS });
     });
