@@ -592,6 +592,28 @@ async function captureProgress() {
   try {
     await page.goto(base.href);
     await page.locator('pf-app header button.primary').click();
+    // The form's labels and controls do not run into each other (1366x768 and a narrow window).
+    for (const width of [1366, 800]) {
+      await page.setViewportSize({ width, height: 768 });
+      const overlaps = await page.locator('pf-capture-dialog').evaluate((el) => {
+        const boxes = [...el.shadowRoot.querySelectorAll('form .row .field > label, form .row input, form .row select')]
+          .filter((e) => e.getClientRects().length)
+          .map((e) => ({ name: e.id || e.textContent.trim(), r: e.getBoundingClientRect() }));
+        const out = [];
+        for (let i = 0; i < boxes.length; i++) {
+          for (let j = i + 1; j < boxes.length; j++) {
+            const a = boxes[i].r;
+            const b = boxes[j].r;
+            const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+            const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+            if (w > 1 && h > 1) out.push(`${boxes[i].name} × ${boxes[j].name}`);
+          }
+        }
+        return out;
+      });
+      check(overlaps.length === 0, `capture dialog at ${width} px: overlapping ${overlaps.join('; ')}`);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
     await page.locator('pf-capture-dialog #service-addr').fill('localhost:9999');
     await page.locator('pf-capture-dialog button[type="submit"]').click();
     const status = page.locator('pf-capture-dialog .status');
@@ -599,6 +621,8 @@ async function captureProgress() {
     await shot('capture-progress');
     await page.waitForFunction((el) => /Collecting/.test(el.textContent), await status.elementHandle(), { timeout: TIMEOUT_MS });
     await page.locator('pf-capture-dialog .status.done').waitFor({ timeout: TIMEOUT_MS });
+    const done = await text(page.locator('pf-capture-dialog .status.done'));
+    check(!/refresh/i.test(done) && /selected/.test(done), `after the capture the dialog says "${done}"`);
     await page.waitForFunction((r) => new URLSearchParams(location.search).get('run') === r, runs[runs.length - 1], { timeout: TIMEOUT_MS });
   } finally {
     await page.unroute('**/capture_profile?*');
