@@ -5,7 +5,7 @@
  */
 import type { EChartsOption } from 'echarts';
 import { distinctShortNames } from '../models/names';
-import { formatNumber } from '../table/format';
+import { formatNumber } from '../format';
 import { PALETTE, type ChartTheme } from './theme';
 
 export type ChartOption = EChartsOption;

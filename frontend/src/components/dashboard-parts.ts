@@ -5,9 +5,10 @@
  */
 import { css, html, nothing, type TemplateResult } from 'lit';
 import { segments } from '../models/rich-text';
-import { formatMs, type Diagnostic, type Metric } from '../models/overview';
+import { formatMs } from '../format';
+import type { Diagnostic, Metric } from '../models/overview';
 import type { ComponentStat } from '../models/step-time';
-import { formatNumber } from '../table/format';
+import { formatNumber } from '../format';
 import { toolLabel } from '../state';
 import { NAVIGATE_EVENT, type NavigateDetail } from '../views/contract';
 

@@ -5,6 +5,7 @@
  * int64 fields arrive as strings in proto-JSON; they are read with `toNumber`.
  */
 import type { TimelineChartModel } from '../charts/options';
+import { formatBytes, formatMiB, MIB } from '../format';
 import type { DataTable } from '../table/datatable';
 import type { Metric } from './overview';
 
@@ -55,7 +56,6 @@ export interface MemoryProfilePayload {
   allocatorEventCounts?: Record<string, { allocations?: number; deallocations?: number }>;
 }
 
-export const MIB = 1024 * 1024;
 
 export function toNumber(value: unknown): number {
   const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
@@ -100,10 +100,6 @@ function mib(bytes: unknown): number {
   return toNumber(bytes) / MIB;
 }
 
-export function formatMiB(value: number): string {
-  if (value >= 1024) return `${(value / 1024).toFixed(2)} GiB`;
-  return `${value.toFixed(value >= 10 ? 1 : 2)} MiB`;
-}
 
 export function timelineModel(allocator: PerAllocator): MemoryTimelineModel {
   const sampled = allocator.sampledTimelineSnapshots ?? [];
@@ -200,12 +196,6 @@ function allocationCounts(payload: MemoryProfilePayload, id: string, allocator: 
   };
 }
 
-/** Bytes in the largest unit that keeps a leading digit: `512 B`, `3.00 KiB`, `1.50 MiB`. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${Math.round(bytes)} B`;
-  if (bytes < MIB) return `${(bytes / 1024).toFixed(2)} KiB`;
-  return formatMiB(bytes / MIB);
-}
 
 /** Tooltip text of one timeline point: the values and the event that produced it. */
 export function timelineTooltip(point: TimelinePoint): string {

@@ -4,6 +4,8 @@
  * (upstream's positions: 0 analysis, 1 step time, 2 environment, 3 recommendation, 4 inference
  * latency, 6 diagnostics).
  */
+import { formatMs } from '../format';
+import { runToolFor } from '../tools';
 import { tableRows, type DataTable } from '../table/datatable';
 import { findTable, property, propertyNumber, rowObjects } from './gviz';
 import { stepTimeModel, type StepTimeModel } from './step-time';
@@ -52,29 +54,9 @@ const RECOMMENDATION = ['tip_type', 'link'];
 const INFERENCE = ['percentile', 'totalTimeMs'];
 const DIAGNOSTICS = ['severity', 'message'];
 
-/** Tool names a recommendation may start with, and the tools they mean. */
-export const TOOL_ALIASES: Record<string, string[]> = {
-  input_pipeline_analyzer: ['input_pipeline_analyzer'],
-  trace_viewer: ['trace_viewer@', 'trace_viewer'],
-  framework_op_stats: ['framework_op_stats', 'tensorflow_stats'],
-  tensorflow_stats: ['framework_op_stats', 'tensorflow_stats'],
-  kernel_stats: ['kernel_stats'],
-  memory_profile: ['memory_profile'],
-  pod_viewer: ['pod_viewer'],
-  op_profile: ['op_profile'],
-  tf_data_bottleneck_analysis: ['tf_data_bottleneck_analysis'],
-};
-
-/** The run's tool a tip's text starts with (`trace_viewer (look at…)` → `trace_viewer@`). */
 export function toolOfTip(text: string, tools: readonly string[]): string | undefined {
   const word = /^\s*([a-z_]+)/.exec(text)?.[1];
-  const candidates = word ? TOOL_ALIASES[word] : undefined;
-  return candidates?.find((tool) => tools.includes(tool));
-}
-
-export function formatMs(value: number): string {
-  if (!Number.isFinite(value)) return '—';
-  return `${value.toFixed(value >= 100 ? 1 : value >= 1 ? 2 : 3)} ms`;
+  return word ? runToolFor(word, tools) : undefined;
 }
 
 /** Shown instead of a number for a metric the profile's hardware does not have. */

@@ -13,7 +13,8 @@ import { fitLabel, colorIndex, HUES, isMergedBox, type Palette, type ThemeName }
 import type { FlowArrow, TraceWindow, TrackData } from './contract';
 import { laneRange } from './hit-test';
 import { GROUP_HEADER_PX, LANE_PX, laneCentre, visibleSlice, type Layout, type LayoutTrack } from './layout';
-import { formatDuration, ticks } from './ticks';
+import { formatDuration } from '../format';
+import { ticks } from './ticks';
 import { timeToX, type TimeSpan, type Viewport } from './viewport';
 
 export const GUTTER_PX = 200;

@@ -11,8 +11,8 @@ import '../components/data-table';
 import { breakdownTable, dashboardStyles, diagnosticsCard, metricList, richText } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
 import { inputPipelineModel, type InputPipelineModel } from '../models/input-pipeline';
-import { formatMs } from '../models/overview';
-import { formatNumber } from '../table/format';
+import { formatMs } from '../format';
+import { formatNumber } from '../format';
 import { tableRows } from '../table/datatable';
 import type { ToolContext, ToolViewElement } from './contract';
 

@@ -19,7 +19,7 @@ import {
   NO_KERNEL_FILTER,
   type KernelFilter,
 } from '../models/kernel-stats';
-import { formatNumber } from '../table/format';
+import { formatNumber } from '../format';
 import { tableRows, type DataTable } from '../table/datatable';
 import type { ToolContext, ToolViewElement } from './contract';
 

@@ -11,7 +11,7 @@ import { findEvent } from '../trace/hit-test';
 import { heldStep, isHeld, keyAction, wheelZoomFactor, type HeldAction } from '../trace/keys';
 import { LANE_PX } from '../trace/layout';
 import { GUTTER_PX, RULER_PX, TimelineRenderer, type Scene, type Theme } from '../trace/renderer';
-import { formatDuration } from '../trace/ticks';
+import { formatDuration } from '../format';
 import type { TimelineModel } from '../trace/timeline-model';
 import { timeToX } from '../trace/viewport';
 

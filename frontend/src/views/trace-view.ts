@@ -16,10 +16,11 @@ import { controlStyles } from '../components/shared-styles';
 import { toolLabel } from '../state';
 import { KEY_HELP } from '../trace/keys';
 import { apiTraceSource } from '../trace/source';
-import { formatDuration } from '../trace/ticks';
+import { formatDuration } from '../format';
 import { TimelineModel } from '../trace/timeline-model';
 import { defaultTab, initialTab, readTraceUrl, writeTraceUrl, type TraceTab as Tab } from '../trace/url-state';
 import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext, type ToolViewElement } from './contract';
+import { runToolFor } from '../tools';
 import './trace-details';
 import './trace-timeline';
 import type { TimelineKeyDetail, TraceTimeline } from './trace-timeline';
@@ -344,7 +345,7 @@ export class TraceView extends LitElement implements ToolViewElement {
   };
 
   private opStatsTool(): string {
-    return (this.context.tools ?? []).find((t) => /^(framework_op_stats|tensorflow_stats)[@^]*$/.test(t)) ?? '';
+    return runToolFor('framework_op_stats', this.context.tools ?? []) ?? '';
   }
 
   /** Switches to the op statistics tool with the op name as its filter (kept in the URL). */
