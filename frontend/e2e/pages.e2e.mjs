@@ -92,9 +92,12 @@ async function main() {
         const label = `${run} ${tool}`;
         try {
           await page.goto(new URL(`?${new URLSearchParams({ run, tool })}`, base).href);
-          await page.locator('pf-tool-view > *:not(pf-loading-skeleton)').first().waitFor({ timeout: TIMEOUT_MS });
-          await page.waitForFunction(() => !document.querySelector('pf-app')?.shadowRoot?.querySelector('pf-tool-view pf-loading-skeleton'), null, { timeout: TIMEOUT_MS }).catch(() => {});
-          await page.waitForTimeout(300); // charts draw on the next frames
+          // The tool's view (or the card saying why there is none), not the loading skeleton.
+          await page.waitForFunction(() => {
+            const root = document.querySelector('pf-app')?.shadowRoot?.querySelector('pf-tool-view')?.shadowRoot;
+            return !!root && [...root.children].some((el) => /^pf-.*-view$/.test(el.localName) || el.localName === 'pf-message');
+          }, null, { timeout: TIMEOUT_MS });
+          await page.waitForTimeout(500); // charts and tables draw on the next frames
           const shown = await page.evaluate(visibleText, await page.evaluateHandle(() => document.body));
           const markup = MARKUP.exec(shown);
           const broken = BROKEN.exec(shown);

@@ -112,7 +112,16 @@ function summaryMetrics(analysis: DataTable | undefined, step: StepTimeModel | n
     onDevice(percentMetric(analysis, 'flop_rate_utilization_relative_to_roofline', 'FLOP rate vs roofline')),
     onDevice(percentMetric(analysis, 'memory_bw_utilization_relative_to_hw_limit', 'Memory bandwidth vs limit')),
   );
-  return metrics.filter((m): m is Metric => m !== null);
+  // One "why n/a" is enough: later metrics n/a for the same reason go without the hint.
+  const said = new Set<string>();
+  return metrics
+    .filter((m): m is Metric => m !== null)
+    .map((m) => {
+      if (m.value !== NOT_APPLICABLE || !m.hint) return m;
+      if (said.has(m.hint)) return { label: m.label, value: m.value };
+      said.add(m.hint);
+      return m;
+    });
 }
 
 function environmentMetrics(environment: DataTable | undefined): Metric[] {
@@ -179,10 +188,7 @@ const FRAMEWORK_DOCS: Record<string, { faq: string; resources: string[] }> = {
   },
   JAX: {
     faq: link('https://docs.jax.dev/en/latest/profiling.html', 'Profiling JAX programs'),
-    resources: [
-      link('https://docs.jax.dev/en/latest/profiling.html', 'Profiling computation in JAX'),
-      link('https://docs.jax.dev/en/latest/device_memory_profiling.html', 'Profiling device memory in JAX'),
-    ],
+    resources: [link('https://docs.jax.dev/en/latest/device_memory_profiling.html', 'Profiling device memory in JAX')],
   },
 };
 
