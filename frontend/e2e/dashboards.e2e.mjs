@@ -12,24 +12,15 @@
 // the overview with a warm cache is timed (navigationStart → overview rendered, must be < 1 s).
 // Fails on any request to another origin, console error (a NOT_APPLICABLE 404 excepted), page
 // error or CSP violation. Screenshots of every page land in PROFILE_E2E_ARTIFACTS.
-import { mkdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { enforceStrictCsp, guardOrigin, launchChromium, parseCsv } from './browser.mjs';
+import { e2eTarget, enforceStrictCsp, guardOrigin, launchChromium, parseCsv } from './browser.mjs';
 
-const BASE = process.env.PROFILE_E2E_URL;
-const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
 const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
 const FIRST_PAINT_BUDGET_MS = Number(process.env.PROFILE_E2E_FIRST_PAINT_MS || 1000);
 const XSS = '<img src=x onerror=alert(1)>';
 
-if (!BASE) {
-  console.error('Set PROFILE_E2E_URL to the server root, e.g. http://127.0.0.1:8791/');
-  process.exit(1);
-}
-const base = new URL(BASE);
-const pluginBase = new URL('data/plugin/profile/', base);
-mkdirSync(ARTIFACTS, { recursive: true });
+const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
 
 const problems = [];
 const results = [];

@@ -7,13 +7,9 @@
 // no HTML markup shown as text, no "Section 3" (the page has no numbered sections), no "NaN" / "undefined" / "[object Object]", and data tables
 // whose shown columns fit the window (the Columns menu has the others). A screenshot of each page lands in PROFILE_E2E_ARTIFACTS as
 // `page-<run>-<tool>.png`. Fails on requests to another origin, page errors and CSP violations.
-import { mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { enforceStrictCsp, guardOrigin, launchChromium } from './browser.mjs';
+import { e2eTarget, enforceStrictCsp, guardOrigin, launchChromium } from './browser.mjs';
 
-const BASE = process.env.PROFILE_E2E_URL;
-const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
 const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 120000);
 // HTML a converter may put into a string; C++ template arguments (`vector<float>`) are not markup.
 const MARKUP = /<\/?(a|b|br|div|p|span|li|ul|ol|i|em|strong|img|script|table|tr|td|code|pre|font|u|h[1-6])(\s[^<>]*)?\/?>/i;
@@ -21,13 +17,7 @@ const BROKEN = /\bNaN\b|\bundefined\b|\[object Object\]/;
 // Converters refer to numbered sections the page does not have.
 const NO_SUCH_PART = /\bSection \d\b/;
 
-if (!BASE) {
-  console.error('Set PROFILE_E2E_URL to the server root, e.g. http://127.0.0.1:8791/');
-  process.exit(1);
-}
-const base = new URL(BASE);
-const pluginBase = new URL('data/plugin/profile/', base);
-mkdirSync(ARTIFACTS, { recursive: true });
+const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
 
 async function api(route, params = {}) {
   const response = await fetch(new URL(`${route}?${new URLSearchParams(params)}`, pluginBase));
