@@ -89,6 +89,14 @@ export class CaptureDialog extends LitElement {
         display: flex;
         gap: 16px;
       }
+      .radios label {
+        display: inline-flex;
+        align-items: center;
+        gap: 6px;
+      }
+      .radios input {
+        margin: 0;
+      }
       .row {
         display: grid;
         grid-template-columns: repeat(2, minmax(0, 1fr));
