@@ -10,8 +10,8 @@ import threading
 
 import pandas as pd
 import pytest
-
 from conftest import FIXTURES, all_host_files, host_files
+
 from tensorboard_plugin_profile import frames_codec
 from tensorboard_plugin_profile.cache_config import CacheConfig
 from tensorboard_plugin_profile.disk_cache import MAGIC, DiskCache
@@ -248,7 +248,8 @@ def test_flags_override_the_environment_which_overrides_defaults(monkeypatch, tm
     assert config.disk_dir == str(tmp_path / "flag") and config.memory_bytes == 2 << 30
     monkeypatch.delenv("TBPROF_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert CacheConfig.from_flags(None).disk_dir == str(tmp_path / "xdg" / "tensorboard-plugin-profile")
+    expected = str(tmp_path / "xdg" / "tensorboard-plugin-profile")
+    assert CacheConfig.from_flags(None).disk_dir == expected
     monkeypatch.setenv("TBPROF_NO_CACHE", "1")
     assert CacheConfig.from_flags(None).disk_dir is None
 
