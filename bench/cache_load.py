@@ -57,7 +57,7 @@ class Server:
             except OSError:
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     self.stop()
-                    raise RuntimeError("the server did not start")
+                    raise RuntimeError("the server did not start") from None
                 time.sleep(0.1)
         self.idle_rss = self.rss()
         threading.Thread(target=self._sample, daemon=True).start()

@@ -54,12 +54,17 @@ class CacheConfig:
 
     @classmethod
     def from_flags(cls, flags: Any = None) -> CacheConfig:
-        """Flags first (None/absent = unset), then the environment, then defaults."""
+        """Flags first (None/absent = unset), then the environment, then defaults.
+
+        An explicit ``--cache_dir`` turns the disk cache on even if ``TBPROF_NO_CACHE`` is set.
+        """
 
         def flag(name: str) -> Any:
             return getattr(flags, name, None) if flags is not None else None
 
-        no_cache = bool(flag("no_cache")) or os.environ.get("TBPROF_NO_CACHE", "") not in ("", "0")
+        no_cache = bool(flag("no_cache")) or (
+            not flag("cache_dir") and os.environ.get("TBPROF_NO_CACHE", "") not in ("", "0")
+        )
         cache_dir = flag("cache_dir") or default_cache_dir()
         memory = flag("cache_bytes") or os.environ.get("TBPROF_CACHE_BYTES")
         disk = flag("disk_cache_bytes") or os.environ.get("TBPROF_DISK_CACHE_BYTES")

@@ -90,11 +90,12 @@ class _Sizer:
         if known is not None and known[0]() is array:
             return known[1]
         size = self._distinct_objects(array)
+        key = id(array)
         try:
-            ref = weakref.ref(array, lambda _, key=id(array): _OBJECT_BYTES.pop(key, None))
+            ref = weakref.ref(array, lambda _: _OBJECT_BYTES.pop(key, None))
         except TypeError:
             return size
-        _OBJECT_BYTES[id(array)] = (ref, size)
+        _OBJECT_BYTES[key] = (ref, size)
         return size
 
     def _distinct_objects(self, array: np.ndarray) -> int:

@@ -140,7 +140,7 @@ class ProfileService:
         session = self.logdir.session(run)
         selected = self._select_hosts(session, tool, host, hosts)
         relevant = tool.relevant_params(params or {})
-        key = ("tool", code_fingerprint(), tool.name, tuple(sorted(relevant.items())))
+        key: tuple = ("tool", code_fingerprint(), tool.name, tuple(sorted(relevant.items())))
         key += tuple(f.key for f in selected)
         return self._cached_result(key, lambda: self._convert(run, tool, selected, relevant))
 
