@@ -38,15 +38,14 @@ WINDOW = {"format": "columnar", "resolution": "2000"}
 class Server:
     """``tbprof serve`` in a subprocess, with an RSS sampler."""
 
-    def __init__(self, logdir: str, flags: list):
+    def __init__(self, logdir: str, flags: list, log_path: str = os.devnull):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         command = [sys.executable, "-m", "tensorboard_plugin_profile", "serve", "--logdir", logdir]
         command += ["--port", str(self.port), *flags]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        with open(log_path, "wb") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         self.peak_rss = 0
         self._stop = threading.Event()
         deadline = time.monotonic() + 60
@@ -175,7 +174,8 @@ def sessions(args: argparse.Namespace) -> dict:
         for name in names:
             _session(logdir, name, args.profile, link=True)
         flags = ["--no_cache", "--cache_bytes", args.cache_bytes]
-        server = Server(logdir, flags)
+        log_path = os.path.join(tmp, "server.log")
+        server = Server(logdir, flags, log_path)
         try:
             started = time.perf_counter()
             with concurrent.futures.ThreadPoolExecutor(len(names)) as pool:
@@ -191,9 +191,15 @@ def sessions(args: argparse.Namespace) -> dict:
                 "wall_s": round(elapsed, 1),
                 "idle_rss_mb": server.idle_rss / 1e6,
                 "peak_rss_above_idle_mb": (server.peak_rss - server.idle_rss) / 1e6,
+                "admission_waits": _count(log_path, "waiting for memory"),
             }
         finally:
             server.stop()
+
+
+def _count(path: str, text: str) -> int:
+    with open(path, errors="replace") as f:
+        return sum(text in line for line in f)
 
 
 def _size(text: str) -> int:

@@ -25,11 +25,15 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import logging
 import threading
 import time
 from typing import Any, Callable, Hashable, Iterator, Optional
 
 from .errors import Overloaded
+from .memsize import release_free_memory
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_ADMISSION_TIMEOUT_S = 120.0
 
@@ -54,6 +58,7 @@ class ByteBudgetCache:
         self.peak_bytes = 0  # max of used + reserved, for load tests
         self.hits = 0
         self.misses = 0
+        self.evictions = 0
 
     def get(self, key: Hashable) -> Any:
         """The stored value, or None (counts as neither hit nor miss)."""
@@ -128,6 +133,8 @@ class ByteBudgetCache:
         finally:
             with self._lock:
                 self._release(reserved)
+            if reserved:
+                release_free_memory()  # the work's transient memory, before others start
 
     def recharge(self, key: Hashable, size: int) -> None:
         """Updates a stored entry's charge (it grew), evicting others to the budget."""
@@ -145,7 +152,15 @@ class ByteBudgetCache:
     def _admit(self, reserve: int, on_wait: Optional[Callable[[str], None]]) -> int:
         if reserve <= 0:
             return 0
+        evictions = self.evictions
+        reserved = self._wait_for_room(reserve, on_wait)
+        if self.evictions != evictions:
+            release_free_memory()  # what was evicted for this work, before it allocates
+        return reserved
+
+    def _wait_for_room(self, reserve: int, on_wait: Optional[Callable[[str], None]]) -> int:
         deadline = time.monotonic() + self.admission_timeout_s
+        waited = False
         with self._lock:
             while True:
                 self._evict_to(self.budget_bytes - self.reserved_bytes - reserve)
@@ -161,8 +176,12 @@ class ByteBudgetCache:
                         f"work in progress); this profile needs about {_gb(reserve)}. Retry "
                         "in a minute, or raise the budget (--cache_bytes / TBPROF_CACHE_BYTES)."
                     )
+                message = f"waiting for memory ({_gb(self.reserved_bytes)} in use by others)"
+                if not waited:
+                    logger.info("%s; this needs %s", message, _gb(reserve))
+                    waited = True
                 if on_wait is not None:
-                    on_wait(f"waiting for memory ({_gb(self.reserved_bytes)} in use by others)")
+                    on_wait(message)
                 self._room.wait(min(left, 1.0))
             self.reserved_bytes += reserve
             self._note_peak()
@@ -194,6 +213,7 @@ class ByteBudgetCache:
                 continue
             _, (_, size) = self._entries.popitem(last=False)
             self.used_bytes -= size
+            self.evictions += 1
             evicted = True
         if evicted:
             self._room.notify_all()

@@ -14,6 +14,7 @@ Usage::
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import sys
 import weakref
@@ -26,6 +27,29 @@ import pandas as pd
 _OBJECT_BYTES: dict = {}
 # Per-object overhead of a pandas container, roughly (block manager, index, names).
 _FRAME_OVERHEAD = 1024
+
+
+def release_free_memory() -> None:
+    """Hands freed heap pages back to the OS (glibc only; elsewhere a no-op).
+
+    Each server thread allocates from its own malloc arena, and glibc keeps an arena's
+    freed pages: a profile evicted by one request's thread would otherwise still count
+    in the RSS while another thread decodes the next one.
+    """
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
+def _malloc_trim() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, …)
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
 
 
 def deep_size(value: Any, seen: Optional[set] = None) -> int:
