@@ -7,8 +7,9 @@ and then read the result (or its exception).
 The budget counts stored values *and* computations in flight: a caller that is
 about to build something large (a decode) passes ``reserve=`` its estimated
 size; the reservation is admitted only when stored entries (evicted LRU first)
-and other reservations leave room for it, else the caller waits, and after
-``admission_timeout_s`` gets ``Overloaded``. A reservation alone larger than
+and other reservations leave room for it, else the caller waits in line (first
+come, first admitted), and gets ``Overloaded`` when no work in flight finished
+for ``admission_timeout_s``. A reservation alone larger than
 the budget is admitted once nothing else is in flight, so memory exceeds the
 budget by at most one value's working set. The newest value is kept even when
 it alone is over budget (every other entry is evicted for it): dropping it would
@@ -59,6 +60,8 @@ class ByteBudgetCache:
         self.hits = 0
         self.misses = 0
         self.evictions = 0
+        self._queue: collections.deque = collections.deque()  # tickets of callers waiting for room
+        self._releases = 0  # reservations ended so far: a waiting caller's sign of progress
 
     def get(self, key: Hashable) -> Any:
         """The stored value, or None (counts as neither hit nor miss)."""
@@ -159,37 +162,50 @@ class ByteBudgetCache:
         return reserved
 
     def _wait_for_room(self, reserve: int, on_wait: Optional[Callable[[str], None]]) -> int:
-        deadline = time.monotonic() + self.admission_timeout_s
-        waited = False
+        """Admits callers in arrival order; refuses when the queue stood still for the timeout."""
+        ticket, logged = object(), False
         with self._lock:
-            while True:
-                self._evict_to(self.budget_bytes - self.reserved_bytes - reserve)
-                if self.used_bytes + self.reserved_bytes + reserve <= self.budget_bytes:
-                    break
-                if self.reserved_bytes == 0:
-                    break  # alone and still too big: admitted, nothing else is in flight
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise Overloaded(
-                        f"The server is busy opening other profiles and its memory budget "
-                        f"({_gb(self.budget_bytes)}) is taken ({_gb(self.reserved_bytes)} by "
-                        f"work in progress); this profile needs about {_gb(reserve)}. Retry "
-                        "in a minute, or raise the budget (--cache_bytes / TBPROF_CACHE_BYTES)."
-                    )
-                message = f"waiting for memory ({_gb(self.reserved_bytes)} in use by others)"
-                if not waited:
-                    logger.info("%s; this needs %s", message, _gb(reserve))
-                    waited = True
-                if on_wait is not None:
-                    on_wait(message)
-                self._room.wait(min(left, 1.0))
+            self._queue.append(ticket)
+            deadline, releases = time.monotonic() + self.admission_timeout_s, self._releases
+            try:
+                while not (self._queue[0] is ticket and self._fits(reserve)):
+                    if self._releases != releases:  # others finished: the queue moves
+                        deadline, releases = (
+                            time.monotonic() + self.admission_timeout_s,
+                            self._releases,
+                        )
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise Overloaded(
+                            f"The server is busy opening other profiles and its memory budget "
+                            f"({_gb(self.budget_bytes)}) is taken ({_gb(self.reserved_bytes)} by "
+                            f"work in progress); this profile needs about {_gb(reserve)}. Retry "
+                            "later, or raise the budget (--cache_bytes / TBPROF_CACHE_BYTES)."
+                        )
+                    message = f"waiting for memory ({_gb(self.reserved_bytes)} in use by others)"
+                    if on_wait is not None:
+                        on_wait(message)
+                    if not logged:
+                        logger.info("%s; this needs %s", message, _gb(reserve))
+                        logged = True
+                    self._room.wait(min(left, 1.0))
+            finally:
+                self._queue.remove(ticket)
+                self._room.notify_all()  # the next in line may fit now
             self.reserved_bytes += reserve
             self._note_peak()
         return reserve
 
+    def _fits(self, reserve: int) -> bool:
+        """Evicts stored entries for ``reserve``; True when it fits or nothing else is in flight."""
+        self._evict_to(self.budget_bytes - self.reserved_bytes - reserve)
+        fits = self.used_bytes + self.reserved_bytes + reserve <= self.budget_bytes
+        return fits or self.reserved_bytes == 0  # alone and still too big: admitted
+
     def _release(self, reserved: int) -> None:
         if reserved:
             self.reserved_bytes -= reserved
+            self._releases += 1
             self._room.notify_all()
 
     # --- storage -----------------------------------------------------------

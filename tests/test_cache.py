@@ -140,3 +140,32 @@ def test_a_caller_waiting_for_memory_does_not_block_the_key_it_needs():
         assert cache.get_or_compute("k", lambda: "from A", size_of=len) == "from A"
     waiter.join()
     assert got == ["from A"]
+
+
+def test_waiting_callers_are_admitted_in_arrival_order_while_the_queue_moves():
+    cache = ByteBudgetCache(100, admission_timeout_s=0.5)
+    admitted = []
+    holder_release = threading.Event()
+
+    def holder():
+        with cache.reservation(100):
+            holder_release.wait()
+
+    def waiter(name, delay):
+        time.sleep(delay)
+        with cache.reservation(60):
+            admitted.append(name)
+            time.sleep(0.3)  # each holds the budget for a while: the queue still moves
+
+    threads = [threading.Thread(target=holder)]
+    threads += [
+        threading.Thread(target=waiter, args=(n, 0.05 * (i + 1))) for i, n in enumerate("abc")
+    ]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    holder_release.set()
+    for t in threads:
+        t.join()
+    # c waited longer than the 0.5 s timeout in total, but never 0.5 s without progress.
+    assert admitted == ["a", "b", "c"]
