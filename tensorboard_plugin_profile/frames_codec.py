@@ -133,7 +133,7 @@ class _Encoder:
         if isinstance(values.dtype, pd.StringDtype):
             objects = np.asarray(values, dtype=object)
             return {"$str": [str(values.dtype), self.objects(objects)]}
-        if isinstance(values, pd.arrays.NumpyExtensionArray):
+        if isinstance(values, _NUMPY_WRAPPER):
             return self.column(values.to_numpy())
         if isinstance(values, _MASKED):
             mask = np.asarray(values.isna())
@@ -276,6 +276,8 @@ class _Decoder:
 
 
 _MASKED = (pd.arrays.IntegerArray, pd.arrays.FloatingArray, pd.arrays.BooleanArray)
+# pandas < 2.1 calls it PandasArray.
+_NUMPY_WRAPPER = getattr(pd.arrays, "NumpyExtensionArray", None) or pd.arrays.PandasArray
 
 
 def _masked_array(dtype: Any, data: np.ndarray, mask: np.ndarray) -> Any:

@@ -199,3 +199,19 @@ def test_hosts_decoded_in_worker_processes_give_the_same_answers(fixture, tmp_pa
         assert pooled.spaces.decodes == 2  # in the workers, counted by the parent
     finally:
         pooled.close()
+
+
+def test_when_the_worker_pool_cannot_start_hosts_are_decoded_in_process(tmp_path, monkeypatch):
+    from tensorboard_plugin_profile import host_pool
+
+    def no_processes():
+        raise OSError("no process may be started here")
+
+    monkeypatch.setattr(host_pool, "_context", no_processes)
+    logdir = FIXTURES / "tf_two_hosts"
+    service = ProfileService(str(logdir), config=CacheConfig(disk_dir=str(tmp_path)))
+    run = service.runs()[0]
+    expected = _body(_memory_only(logdir).tool_data(run, "overview_page"))
+    assert _body(service.tool_data(run, "overview_page")) == expected
+    assert service.spaces.decodes == 2 and service.spaces.pool._broken
+    service.close()
