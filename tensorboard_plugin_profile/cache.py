@@ -36,7 +36,8 @@ from .memsize import release_free_memory
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_ADMISSION_TIMEOUT_S = 120.0
+# A large profile on a busy machine takes minutes: refuse only when the line stood still this long.
+DEFAULT_ADMISSION_TIMEOUT_S = 600.0
 
 
 class _Pending:

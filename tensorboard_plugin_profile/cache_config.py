@@ -11,6 +11,8 @@ flag                        environment                 meaning
 ``--no_cache``              ``TBPROF_NO_CACHE=1``       no disk cache (memory only)
 ``--cache_bytes SIZE``      ``TBPROF_CACHE_BYTES``      memory budget (default 4G)
 ``--disk_cache_bytes SIZE`` ``TBPROF_DISK_CACHE_BYTES`` disk cache cap (default 10G)
+(no flag)                   ``TBPROF_ADMISSION_TIMEOUT_S`` refuse (503) a request that waited
+                                                        this long for memory with no progress
 ==========================  ==========================  =================================
 
 SIZE is a number of bytes with an optional K, M, G or T suffix (powers of 1024).
@@ -30,6 +32,7 @@ import os
 import re
 from typing import Any, Optional
 
+from .cache import DEFAULT_ADMISSION_TIMEOUT_S
 from .disk_cache import DEFAULT_MAX_BYTES, default_cache_dir
 from .errors import InvalidArgument
 
@@ -51,6 +54,7 @@ class CacheConfig:
     memory_bytes: int = DEFAULT_MEMORY_BYTES
     disk_dir: Optional[str] = None  # None: no disk cache
     disk_bytes: int = DEFAULT_MAX_BYTES
+    admission_timeout_s: float = DEFAULT_ADMISSION_TIMEOUT_S
 
     @classmethod
     def from_flags(cls, flags: Any = None) -> CacheConfig:
@@ -72,7 +76,19 @@ class CacheConfig:
             memory_bytes=parse_size(memory, "--cache_bytes") if memory else DEFAULT_MEMORY_BYTES,
             disk_dir=None if no_cache else os.path.abspath(os.path.expanduser(cache_dir)),
             disk_bytes=parse_size(disk, "--disk_cache_bytes") if disk else DEFAULT_MAX_BYTES,
+            admission_timeout_s=_seconds(os.environ.get("TBPROF_ADMISSION_TIMEOUT_S")),
         )
+
+
+def _seconds(text: Optional[str]) -> float:
+    if not text:
+        return DEFAULT_ADMISSION_TIMEOUT_S
+    try:
+        return float(text)
+    except ValueError:
+        raise InvalidArgument(
+            f"TBPROF_ADMISSION_TIMEOUT_S must be a number of seconds, not {text!r}."
+        ) from None
 
 
 def add_flags(parser: Any) -> None:

@@ -71,7 +71,7 @@ class ProfileService:
             config = dataclasses.replace(config, memory_bytes=cache_bytes)
         self.config = config
         self.logdir = LogDir(logdir)
-        self.cache = ByteBudgetCache(config.memory_bytes)
+        self.cache = ByteBudgetCache(config.memory_bytes, config.admission_timeout_s)
         self.disk = DiskCache(config.disk_dir, config.disk_bytes) if config.disk_dir else None
         self.spaces = SpaceStore(self.cache, self.disk, HostPool())
         self.progress = ProgressTracker()
