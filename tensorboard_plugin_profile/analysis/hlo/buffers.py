@@ -69,7 +69,7 @@ class Buffer:
     shape: Any
     span: Optional[list] = None
     refs: int = 0
-    canonical: Optional["Buffer"] = None
+    canonical: Optional[Buffer] = None
     closed: bool = False
 
     @property
@@ -84,7 +84,7 @@ class Buffer:
     def unpadded(self) -> int:
         return shapes.unpadded_bytes(self.shape)
 
-    def root(self) -> "Buffer":
+    def root(self) -> Buffer:
         return self.canonical.root() if self.canonical else self
 
     def inc(self) -> int:
@@ -111,9 +111,7 @@ class Assignment:
     def __init__(self, proto: Any):
         self.proto = proto
         assignment = proto.buffer_assignment
-        instructions = {
-            int(i.id): i for c in proto.hlo_module.computations for i in c.instructions
-        }
+        instructions = {int(i.id): i for c in proto.hlo_module.computations for i in c.instructions}
         logical = {int(b.id): b for b in assignment.logical_buffers}
         self.allocations = sorted(assignment.buffer_allocations, key=lambda a: a.index)
         self.buffers: dict = {}
@@ -256,7 +254,10 @@ def heap_object(proto: Any, buffer: Buffer, number: int) -> dict:
     inst = buffer.instruction
     shape = shapes.shape_text(buffer.shape)
     obj = _heap_object_common(
-        f"{inst.name}: {shape} # {inst.metadata.op_name}", number, buffer.id, buffer.size,
+        f"{inst.name}: {shape} # {inst.metadata.op_name}",
+        number,
+        buffer.id,
+        buffer.size,
         buffer.unpadded,
     )
     obj["instructionName"] = buffer.name_with_index()

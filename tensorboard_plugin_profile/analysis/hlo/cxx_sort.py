@@ -56,9 +56,7 @@ def introsort_order(keys: list, less: Callable[[Any, Any], bool]) -> list:
     def loop(first: int, last: int, depth: int) -> None:
         while last - first > _THRESHOLD:
             if depth == 0:  # heapsort fallback: rare; any valid order will do here
-                items[first:last] = sorted(
-                    items[first:last], key=_Key(lt)
-                )
+                items[first:last] = sorted(items[first:last], key=_Key(lt))
                 return
             depth -= 1
             median_to_first(first, first + 1, first + (last - first) // 2, last - 1)
