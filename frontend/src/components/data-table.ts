@@ -7,7 +7,7 @@
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { csvFileName, tableToCsv } from '../table/csv';
-import { cellAt, columnLabel, tableRows, type DataColumn, type DataTable } from '../table/datatable';
+import { cellAt, columnLabel, tableRows, type DataColumn, type DataRow, type DataTable } from '../table/datatable';
 import { filterRows } from '../table/filter';
 import { formatCell } from '../table/format';
 import { DEFAULT_PAGE_SIZE, pageInfo } from '../table/page';
@@ -26,6 +26,11 @@ export class DataTableElement extends LitElement {
   @property({ type: Number, attribute: 'page-size' }) pageSize = DEFAULT_PAGE_SIZE;
   /** Accessible name of the table. */
   @property() caption = '';
+  /**
+   * Optional links in cells (e.g. an HLO op to the graph viewer): the href for a cell, or null.
+   * A plain click fires `pf-cell-link` ({row, column}) instead of following the href.
+   */
+  @property({ attribute: false }) cellLink: ((row: DataRow, column: DataColumn) => string | null) | null = null;
 
   @state() private sort: SortState | null = null;
   @state() private query = '';
@@ -136,7 +141,9 @@ export class DataTableElement extends LitElement {
                   const cell = cellAt(row, index);
                   const isNull = cell === null || cell.v === null || cell.v === undefined;
                   const classes = `${isNumeric(column) ? 'number' : ''} ${isNull ? 'null' : ''}`;
-                  return html`<td class=${classes}>${isNull && !cell?.f ? '—' : formatCell(cell)}</td>`;
+                  const text = isNull && !cell?.f ? '—' : formatCell(cell);
+                  const href = isNull ? null : (this.cellLink?.(row, column) ?? null);
+                  return html`<td class=${classes}>${href ? html`<a href=${href} @click=${(e: MouseEvent) => this.onLink(e, row, column)}>${text}</a>` : text}</td>`;
                 })}
               </tr>`,
             )}
@@ -145,6 +152,12 @@ export class DataTableElement extends LitElement {
       </div>
       ${info.pageCount > 1 ? this.renderPager(info.page, info.pageCount, info.start, info.end, sorted.length) : nothing}
     `;
+  }
+
+  private onLink(event: MouseEvent, row: DataRow, column: DataColumn): void {
+    if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+    event.preventDefault();
+    this.dispatchEvent(new CustomEvent('pf-cell-link', { detail: { row, column }, bubbles: true, composed: true }));
   }
 
   private renderHeader(column: DataColumn, index: number) {
