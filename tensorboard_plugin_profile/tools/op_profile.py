@@ -96,44 +96,47 @@ def _node(name: str, children: list, perf, extra: dict) -> dict:
     return node
 
 
-def _leaf(row, perf) -> dict:
+def _leaf(row: dict, perf) -> dict:
     xla = {
-        "op": row.hlo_op,
-        "expression": row.expression,
-        "provenance": row.tf_op,
-        "category": row.category,
-        "programId": str(row.program_id),
-        "module": row.module,
-        "sourceInfo": {"fileName": row.source.rsplit(":", 1)[0] if row.source else ""},
+        "op": row["hlo_op"],
+        "expression": row["expression"],
+        "provenance": row["tf_op"],
+        "category": row["category"],
+        "programId": str(row["program_id"]),
+        "module": row["module"],
+        "sourceInfo": {"fileName": row["source"].rsplit(":", 1)[0] if row["source"] else ""},
     }
-    return {
-        "name": row.hlo_op,
-        "metrics": _metrics(
-            float(row.self_ps), int(row.occurrences), float(row.flops),
-            float(row.bytes_accessed), perf,
-        ),
-        "xla": xla,
-        "children": [],
-        "numChildren": 0,
-    }  # fmt: skip
+    metrics = _metrics(
+        float(row["self_ps"]), int(row["occurrences"]), float(row["flops"]),
+        float(row["bytes_accessed"]), perf,
+    )  # fmt: skip
+    return {"name": row["hlo_op"], "metrics": metrics, "xla": xla, "children": [], "numChildren": 0}
 
 
-def _categories(rows: pd.DataFrame, perf) -> list:
-    out = []
-    for name, group in rows.groupby("category", sort=False):
-        leaves = [_leaf(r, perf) for r in group.itertuples(index=False)]
-        out.append(_node(str(name), leaves, perf, {"category": {}}))
-    return out
+def _grouped(rows: list, key: str) -> dict:
+    """Rows by ``key``, groups in first-seen order (rows come largest self time first)."""
+    groups: dict = {}
+    for row in rows:
+        groups.setdefault(row[key], []).append(row)
+    return groups
+
+
+def _categories(rows: list, perf) -> list:
+    return [
+        _node(str(name), [_leaf(r, perf) for r in group], perf, {"category": {}})
+        for name, group in _grouped(rows, "category").items()
+    ]
 
 
 def _tree(table: pd.DataFrame, group_by: str, root: str, perf, idle_ps: int) -> dict:
+    rows = table.to_dict("records")
     if group_by == "program":
         children = [
-            _node(str(group["module"].iloc[0] or pid), _categories(group, perf), perf, {})
-            for pid, group in table.groupby("program_id", sort=False)
+            _node(str(group[0]["module"] or pid), _categories(group, perf), perf, {})
+            for pid, group in _grouped(rows, "program_id").items()
         ]
     else:
-        children = _categories(table, perf)
+        children = _categories(rows, perf)
     if idle_ps > 0:
         idle = _node("IDLE", [], perf, {"category": {}})
         idle["metrics"] = _metrics(float(idle_ps), 0, 0.0, 0.0, perf)

@@ -44,20 +44,29 @@ _CATEGORY_OF_OPCODE = {
 
 def hlo_op_table(hosts: Sequence[tuple]) -> pd.DataFrame:
     """Per HLO op of every program: occurrences, total and self time, FLOPs, bytes."""
-    frames = [
-        memoized([space], "hlo_op_table", lambda s=space: _host_table(s)) for _, space in hosts
-    ]
+    spaces = [space for _, space in hosts]
+    return memoized(spaces, "hlo_op_table", lambda: _combined(spaces))
+
+
+_SUMMED = ("occurrences", "total_ps", "self_ps", "flops", "bytes_accessed")
+_FACTS = ("module", "category", "expression", "tf_op", "source")
+
+
+def _combined(spaces: list) -> pd.DataFrame:
+    frames = [memoized([s], "hlo_op_table_host", lambda s=s: _host_table(s)) for s in spaces]
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame({c: [] for c in COLUMNS})
-    table = pd.concat(frames, ignore_index=True)
-    keys = ["program_id", "hlo_op"]
-    firsts = {c: (c, "first") for c in ("module", "category", "expression", "tf_op", "source")}
-    sums = {
-        c: (c, "sum") for c in ("occurrences", "total_ps", "self_ps", "flops", "bytes_accessed")
-    }
-    grouped = table.groupby(keys, sort=False).agg(**firsts, **sums, on_device=("on_device", "max"))
-    return grouped.reset_index().sort_values("self_ps", ascending=False, kind="stable")
+    table = frames[0]
+    if len(frames) > 1:  # the same program's ops on several hosts add up
+        both = pd.concat(frames, ignore_index=True)
+        keys = ["program_id", "hlo_op"]
+        grouped = both.groupby(keys, sort=False)
+        table = grouped[list(_SUMMED)].sum()
+        table[list(_FACTS)] = grouped[list(_FACTS)].first()
+        table["on_device"] = grouped["on_device"].max()
+        table = table.reset_index()
+    return table.sort_values("self_ps", ascending=False, kind="stable").reset_index(drop=True)
 
 
 def has_xla_ops(space: Any) -> bool:
@@ -71,11 +80,18 @@ def has_xla_ops(space: Any) -> bool:
 
 
 def _host_table(space: Any) -> pd.DataFrame:
+    """One host's ops: event numbers summed per (program, op), then the HLO facts once each."""
     frames = [_plane_ops(p) for p in space.planes if _may_hold_ops(p.name)]
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame({c: [] for c in COLUMNS})
-    ops = pd.concat(frames, ignore_index=True)
+    events = pd.concat(frames, ignore_index=True)
+    events["hlo_op"] = events["hlo_op"].astype("category")  # codes, not a string per event
+    grouped = events.groupby(["program_id", "hlo_op"], sort=False, observed=True)
+    ops = grouped[list(_SUMMED)].sum()
+    ops["on_device"] = grouped["on_device"].max()
+    ops = ops.reset_index()
+    ops["hlo_op"] = ops["hlo_op"].astype(str)  # one string per distinct op
     return _with_hlo_facts(ops, modules.program_modules(space))
 
 
@@ -99,7 +115,7 @@ def _plane_ops(plane: Any) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "program_id": sel[schema.PROGRAM_ID].to_numpy(dtype=np.int64),
-            "hlo_op": sel[schema.HLO_OP].astype(str).to_numpy(dtype=object),
+            "hlo_op": _op_names(sel[schema.HLO_OP]),
             "occurrences": np.ones(len(sel), dtype=np.int64),
             "total_ps": duration,
             "self_ps": self_ps.astype(np.int64),
@@ -110,6 +126,12 @@ def _plane_ops(plane: Any) -> pd.DataFrame:
     )
 
 
+def _op_names(column: pd.Series) -> pd.Categorical:
+    """The ``hlo_op`` column as categories (the decoder may give strings or categories)."""
+    codes, names = pd.factorize(column)
+    return pd.Categorical.from_codes(codes, categories=[str(n) for n in names])
+
+
 def _numbers(plane: Any, rows: np.ndarray, stat: str) -> np.ndarray:
     if not (plane.stats["stat"].astype(str) == stat).any():
         return np.zeros(len(rows), dtype=np.int64)
@@ -118,12 +140,15 @@ def _numbers(plane: Any, rows: np.ndarray, stat: str) -> np.ndarray:
 
 
 def _with_hlo_facts(ops: pd.DataFrame, programs: dict) -> pd.DataFrame:
-    """Adds the HLO columns, once per distinct (program, op)."""
-    keys = ops[["program_id", "hlo_op"]].drop_duplicates()
+    """Adds the HLO columns to one row per distinct (program, op)."""
     indexes = {pid: _IndexByName(proto) for pid, proto in programs.items()}
-    facts = [_facts(indexes.get(int(p)), op) for p, op in keys.itertuples(index=False)]
-    keys = keys.assign(**{c: [f[c] for f in facts] for c in facts[0]}) if facts else keys
-    return ops.merge(keys, on=["program_id", "hlo_op"], how="left")
+    facts = [
+        _facts(indexes.get(int(p)), op)
+        for p, op in zip(ops["program_id"].tolist(), ops["hlo_op"].tolist())
+    ]
+    for column in _FACTS:
+        ops[column] = [f[column] for f in facts]
+    return ops[list(COLUMNS)]
 
 
 def _facts(index: Any, op: str) -> dict:
