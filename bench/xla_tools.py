@@ -85,8 +85,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--upstream-python", default="/work/bench/xprof/bin/python")
     args = parser.parse_args()
-    path = pathlib.Path(args.path) if args.path else next(
-        (FIXTURES / args.fixture).glob("plugins/profile/*/*.xplane.pb")
+    path = (
+        pathlib.Path(args.path)
+        if args.path
+        else next((FIXTURES / args.fixture).glob("plugins/profile/*/*.xplane.pb"))
     )
     have_upstream = shutil.which(args.upstream_python) is not None
     samples: dict = {}
