@@ -12,7 +12,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { enforceStrictCsp, guardOrigin, launchChromium, parseCsv } from './browser.mjs';
+import { apiClient, check, enforceStrictCsp, guardOrigin, launchChromium, parseCsv, query, watchConsole } from './browser.mjs';
 
 const BASE = process.env.PROFILE_E2E_URL;
 const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
@@ -30,20 +30,9 @@ const results = [];
 let page;
 let step = 'start';
 
-function check(condition, message) {
-  if (!condition) throw new Error(message);
-}
+const api = apiClient(pluginBase);
 
-const q = (params) => new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')).toString();
-
-async function api(route, params = {}, as = 'json') {
-  const response = await fetch(new URL(`${route}?${q(params)}`, pluginBase));
-  if (as === 'response') return response;
-  check(response.ok, `GET ${route} ${q(params)} answered ${response.status}`);
-  return as === 'text' ? response.text() : response.json();
-}
-
-const appUrl = (params) => new URL(`?${q(params)}`, base).href;
+const appUrl = (params) => new URL(`?${query(params)}`, base).href;
 const slug = (text) => text.replace(/[^\w]+/g, '-').replace(/^-|-$/g, '');
 
 async function shot(name) {
@@ -199,13 +188,7 @@ async function main() {
     await enforceStrictCsp(context, base.origin);
     page = await context.newPage();
     guardOrigin(page, base.origin, problems);
-    page.on('console', (message) => {
-      if (message.type() !== 'error') return;
-      const from = message.location()?.url ?? '';
-      if (/^Failed to load resource.*status of 404/.test(message.text()) && /\/data\?/.test(from)) return;
-      problems.push(`console error in "${step}": ${message.text()} ${from}`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error in "${step}": ${error.message}`));
+    watchConsole(page, problems, () => step);
     const runs = (await api('runs')).filter((r) => r.startsWith('jax_'));
     check(runs.length >= 3, `expected the three JAX fixture runs, found ${runs}`);
     for (const run of runs) {
