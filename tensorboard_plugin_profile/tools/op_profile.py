@@ -27,7 +27,7 @@ from .hlo_stats import NO_XLA_OPS, hlo_stats_table
 GROUPINGS = ("program", "category")
 
 
-def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> dict:
+def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> object:
     group_by = params.get("group_by") or "program"
     if group_by not in GROUPINGS:
         raise InvalidArgument(f"group_by must be one of {', '.join(GROUPINGS)}.")
@@ -89,7 +89,7 @@ def _node(name: str, children: list, perf, extra: dict) -> dict:
     flops = sum(c["metrics"]["rawFlops"] for c in children)
     nbytes = sum(c["metrics"]["rawBytesAccessedArray"][0] for c in children)
     children = sorted(children, key=lambda c: -c["metrics"]["rawTime"])
-    node = {"name": name, "metrics": _metrics(time_ps, occ, flops, nbytes, perf)}
+    node: dict = {"name": name, "metrics": _metrics(time_ps, occ, flops, nbytes, perf)}
     node.update(extra)
     node["children"] = children
     node["numChildren"] = len(children)

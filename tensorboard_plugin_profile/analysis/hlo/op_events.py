@@ -53,7 +53,7 @@ _FACTS = ("module", "category", "expression", "tf_op", "source")
 
 
 def _combined(spaces: list) -> pd.DataFrame:
-    frames = [memoized([s], "hlo_op_table_host", lambda s=s: _host_table(s)) for s in spaces]
+    frames = [_memoized_host_table(s) for s in spaces]
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame({c: [] for c in COLUMNS})
@@ -77,6 +77,10 @@ def has_xla_ops(space: Any) -> bool:
             if (ev[schema.HLO_OP].notna() & ev[schema.PROGRAM_ID].notna()).any():
                 return True
     return False
+
+
+def _memoized_host_table(space: Any) -> pd.DataFrame:
+    return memoized([space], "hlo_op_table_host", lambda: _host_table(space))
 
 
 def _host_table(space: Any) -> pd.DataFrame:
