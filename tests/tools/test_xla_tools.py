@@ -239,3 +239,39 @@ def test_unpadded_and_padding_columns_add_up():
     result = buffers.preprocess(modules.find_module(hosts, "jit_train_step(32)"))
     frame = pd.DataFrame(result["maxHeap"])
     assert (frame["logicalBufferSizeMib"] >= frame["unpaddedShapeMib"].fillna(0)).all()
+
+
+def test_routes_serve_module_list_and_hlo_text():
+    from conftest import FIXTURES
+    from werkzeug.test import Client
+
+    from tensorboard_plugin_profile.server import StandaloneApp
+
+    client = Client(StandaloneApp(str(FIXTURES)))
+    run = "jax_two_hosts/multi_jax2__xprof_client"
+    listed = client.get(f"/data/plugin/profile/module_list?run={run}")
+    assert listed.status_code == 200 and listed.mimetype == "text/plain"
+    expected = (REFERENCE / "jax_two_hosts" / "module_list.txt").read_text().strip()
+    assert listed.get_data(as_text=True) == expected
+    text = client.get(
+        f"/data/plugin/profile/data?run={run}&tag=graph_viewer&module_name=jit_add(12)"
+    )
+    assert text.mimetype == "text/plain"
+    assert text.get_data(as_text=True).startswith("HloModule jit_add, is_scheduled=true")
+
+
+def test_a_corrupt_hlo_proto_is_a_clear_error():
+    from xspace_builder import SpaceBuilder, set_stat_value
+
+    from tensorboard_plugin_profile.errors import CorruptProfile
+
+    space = SpaceBuilder("broken")
+    meta = space.plane(1, "/host:metadata")
+    program = meta.plane.event_metadata[meta.event_id("jit_f(1)")]
+    stat = program.stats.add()
+    set_stat_value(stat, b"\x0a\xff\xff\xff\xff\x0f")  # a length running past the end
+    stat.metadata_id = meta.stat_id("Hlo Proto")
+    decoded = space.decode()
+    assert modules.module_names(decoded) == ["jit_f(1)"]
+    with pytest.raises(CorruptProfile, match="jit_f"):
+        memory_viewer.convert([("h", decoded)], {"module_name": "jit_f(1)"})
