@@ -79,7 +79,7 @@ export class OpProfileView extends LitElement implements ToolViewElement {
             <option value="category" ?selected=${this.groupBy === 'category'}>Category</option>
           </select>
         </label>
-        <label><input type="checkbox" name="idle" .checked=${this.withIdle} @change=${this.onIdle} /> Include idle time</label>
+        <label class="inline idle-toggle"><input type="checkbox" name="idle" .checked=${this.withIdle} @change=${this.onIdle} /> Include IDLE time</label>
         ${payload?.deviceType ? html`<span class="muted">Device: ${payload.deviceType}</span>` : nothing}
       </div>
       ${this.error ? html`<pf-message kind="error" heading="Op profile" .message=${this.error}></pf-message>` : nothing}
