@@ -17,6 +17,8 @@ from conftest import FIXTURES
 
 PREFIX = "/tb"
 RUN = "jax_cpu_train/session_1"
+# The first plugins_listing TensorBoard answered: it decides whether a user sees the tab.
+FIRST_LISTING: list = []
 
 
 def _free_port() -> int:
@@ -31,7 +33,12 @@ def _fetch(url: str, timeout: float = 30.0):
 
 
 @pytest.fixture(scope="module")
-def tensorboard_url(tmp_path_factory):
+def tb_cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("tb-cache")
+
+
+@pytest.fixture(scope="module")
+def tensorboard_url(tmp_path_factory, tb_cache_dir):
     binary = shutil.which("tensorboard", path=os.path.dirname(sys.executable)) or shutil.which(
         "tensorboard"
     )
@@ -53,6 +60,11 @@ def tensorboard_url(tmp_path_factory):
                 PREFIX,
                 "--load_fast",
                 "false",
+                # The plugin's own flags (docs/cache.md): TensorBoard refuses unknown ones.
+                "--cache_dir",
+                str(tb_cache_dir),
+                "--cache_bytes",
+                "1G",
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -62,7 +74,8 @@ def tensorboard_url(tmp_path_factory):
         deadline = time.monotonic() + 90
         while True:
             try:
-                _fetch(f"{base}/data/plugins_listing", timeout=2)
+                _, _, body = _fetch(f"{base}/data/plugins_listing", timeout=2)
+                FIRST_LISTING.append(json.loads(body))
                 break
             except (urllib.error.URLError, ConnectionError, OSError):
                 if process.poll() is not None or time.monotonic() > deadline:
@@ -75,6 +88,12 @@ def tensorboard_url(tmp_path_factory):
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def test_profile_tab_is_enabled_in_the_very_first_listing(tensorboard_url):
+    # The page asks this once on load; "enabled": false files the tab under INACTIVE for good.
+    assert FIRST_LISTING, "the fixture records the first listing"
+    assert FIRST_LISTING[0]["profile"]["enabled"] is True
 
 
 def test_plugin_is_listed_as_an_es_module(tensorboard_url):
@@ -111,3 +130,10 @@ def test_frontend_entry_is_served(tensorboard_url):
     assert status == 200 and b"render" in body
     status, _, body = _fetch(f"{tensorboard_url}/data/plugin/profile/index.html")
     assert status == 200 and b"<script" in body
+
+
+def test_the_plugin_uses_the_cache_dir_given_to_tensorboard(tensorboard_url, tb_cache_dir):
+    base = f"{tensorboard_url}/data/plugin/profile"
+    status, _, _ = _fetch(f"{base}/data?run={RUN}&tag=overview_page", timeout=120)
+    assert status == 200
+    assert any(p.name.startswith("result-") for p in tb_cache_dir.glob("v*/*.bin"))
