@@ -12,7 +12,9 @@ a shared machine only ever adds time):
    (``format=columnar``, the request the trace page sends first).
 
 For each request: wall and CPU seconds; per process: wall from start to exit (imports
-included) and peak RSS. ``--source`` runs another checkout's package with this Python.
+included) and peak RSS (of the process or any child it waited for). The disk cache is off
+(``TBPROF_NO_CACHE=1``), so every process is cold. ``--source`` runs another checkout's
+package with this Python.
 """
 
 from __future__ import annotations
@@ -52,13 +54,16 @@ for tool, params in requests:
     except ProfileError:
         size = 0  # not applicable to this profile: timed all the same
     out.append([tool, time.perf_counter() - wall, cpu() - used, size])
-rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+if hasattr(service, "close"):
+    service.close()
+who = (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+rss_mb = max(resource.getrusage(w).ru_maxrss for w in who) / 1024
 print(json.dumps({"requests": out, "rss_mb": rss_mb}))
 """
 
 
 def run_child(path: str, requests: list, source: str) -> dict:
-    env = dict(os.environ)
+    env = dict(os.environ, TBPROF_NO_CACHE="1")
     if source:
         env["PYTHONPATH"] = source
     started = time.perf_counter()
