@@ -22,6 +22,7 @@
  *     distinct string (UTF-8 checked there, once per distinct string).
  *
  * decode(data, max_events, threads) -> dict(hostnames, errors, warnings, planes=[plane])
+ * Absent strings are "", as in protobuf.
  * plane = dict(id, name, lines=[(id, display_id, name, display_name,
  *              timestamp_ns, duration_ps)], events=Columns, stats=Stats,
  *              event_metadata=[(id, name, display_name)] sorted by id,
@@ -449,8 +450,8 @@ static int scan_line(Reader r, int plane, Plane *pl, Chunks *chunks, int depth) 
         open.r.end = last_end;
         if (add_chunk(chunks, open) < 0) return PyErr_NoMemory(), -1;
     }
-    PyObject *n = has_name ? decode_str(name) : (Py_INCREF(Py_None), Py_None);
-    PyObject *d = has_display ? decode_str(display_name) : (Py_INCREF(Py_None), Py_None);
+    PyObject *n = has_name ? decode_str(name) : PyUnicode_FromString("");
+    PyObject *d = has_display ? decode_str(display_name) : PyUnicode_FromString("");
     PyObject *row = NULL;
     if (n && d)
         row = Py_BuildValue("(LLOOLL)", (long long)id, (long long)display_id, n, d,
@@ -463,15 +464,18 @@ static int scan_line(Reader r, int plane, Plane *pl, Chunks *chunks, int depth) 
     return rc;
 }
 
-/* The key and the merged value parts of a map entry; value parts stay in order. */
+/* The key of a map entry: 1 if the entry counts, 0 if protobuf would drop it
+ * (an entry with any unknown field goes to the unknown fields, not the map). */
 static int entry_key(Reader r, int64_t *key, int depth, Err *e) {
+    int known = 1;
     *key = 0;
     while (r.p < r.end) {
         Field f;
         if (read_field(&r, &f, depth, e) < 0) return -1;
         if (f.number == 1 && f.wire == 0) *key = (int64_t)f.value;
+        else if (f.number != 2 || f.wire != 2) known = 0;
     }
-    return 0;
+    return known;
 }
 
 /* XStatMetadata name over every value part of an entry (validates the strings). */
@@ -495,6 +499,8 @@ static PyObject *stat_metadata_name(Reader entry, int depth) {
     return has_name ? decode_str(name) : PyUnicode_FromString("");
 }
 
+static int check_event_metadata(Reader entry, int64_t key);
+
 static int scan_plane_field(Plane *pl, int plane, Field *f, Chunks *chunks, int depth) {
     Err e = {0};
     if (f->wire == 0 && f->number == 1) {
@@ -507,7 +513,9 @@ static int scan_plane_field(Plane *pl, int plane, Field *f, Chunks *chunks, int 
         return scan_line(f->sub, plane, pl, chunks, depth + 1);
     } else if (f->wire == 2 && f->number == 4) {
         int64_t key;
-        if (entry_key(f->sub, &key, depth + 1, &e) < 0) return raise_err(&e);
+        int known = entry_key(f->sub, &key, depth + 1, &e);
+        if (known < 0) return raise_err(&e);
+        if (!known) return check_event_metadata(f->sub, key);
         if (pl->n_meta == pl->cap_meta) {
             size_t cap = pl->cap_meta ? pl->cap_meta * 2 : 64;
             Reader *grown = realloc(pl->meta_entries, cap * sizeof(Reader));
@@ -518,10 +526,11 @@ static int scan_plane_field(Plane *pl, int plane, Field *f, Chunks *chunks, int 
         pl->meta_entries[pl->n_meta++] = f->sub;
     } else if (f->wire == 2 && f->number == 5) {
         int64_t key;
-        if (entry_key(f->sub, &key, depth + 1, &e) < 0) return raise_err(&e);
+        int known = entry_key(f->sub, &key, depth + 1, &e);
+        if (known < 0) return raise_err(&e);
         PyObject *k = PyLong_FromLongLong(key);
         PyObject *name = k ? stat_metadata_name(f->sub, depth + 1) : NULL;
-        int rc = (k && name) ? PyDict_SetItem(pl->stat_names, k, name) : -1;
+        int rc = (k && name) ? (known ? PyDict_SetItem(pl->stat_names, k, name) : 0) : -1;
         Py_XDECREF(k);
         Py_XDECREF(name);
         return rc;
@@ -644,6 +653,7 @@ static PyObject *string_object(StrKey *k) {
 
 /* Appends src's rows to dst, re-interning src's strings into dst's table. */
 static int stats_append(Stats *dst, Stats *src) {
+    if (!src->rows) return 0;
     int32_t *remap = malloc((src->strings.n + 1) * sizeof(int32_t));
     if (!remap) return -1;
     for (size_t i = 0; i < src->strings.n; i++) {
@@ -717,13 +727,24 @@ static int read_event_metadata(Reader entry, int64_t key, PyObject *rows, Stats 
                 return raise_err(&e);
         }
     }
-    PyObject *n = has_name ? decode_str(name) : (Py_INCREF(Py_None), Py_None);
-    PyObject *d = has_display ? decode_str(display) : (Py_INCREF(Py_None), Py_None);
+    PyObject *n = has_name ? decode_str(name) : PyUnicode_FromString("");
+    PyObject *d = has_display ? decode_str(display) : PyUnicode_FromString("");
     PyObject *row = (n && d) ? Py_BuildValue("(LOO)", (long long)key, n, d) : NULL;
     Py_XDECREF(n);
     Py_XDECREF(d);
     int rc = row ? PyList_Append(rows, row) : -1;
     Py_XDECREF(row);
+    return rc;
+}
+
+/* An entry protobuf drops from the map must still be well-formed. */
+static int check_event_metadata(Reader entry, int64_t key) {
+    PyObject *rows = PyList_New(0);
+    Stats st;
+    memset(&st, 0, sizeof(st));
+    int rc = rows ? read_event_metadata(entry, key, rows, &st) : -1;
+    Py_XDECREF(rows);
+    stats_free(&st);
     return rc;
 }
 
@@ -773,7 +794,7 @@ static void plane_free(Plane *pl) {
     stats_free(&pl->plane_stats);
 }
 
-static PyObject *plane_object(Plane *pl, Stats *ev_stats) {
+static PyObject *plane_object(Plane *pl, Stats *ev_stats, PyObject *empty) {
     PyObject *meta_rows = NULL, *meta_stats = NULL;
     if (event_metadata(pl, &meta_rows, &meta_stats) < 0) return NULL;
     PyObject *events = Py_BuildValue("(OOOOO)", pl->col_line, pl->col_mid, pl->col_offset,
@@ -783,7 +804,7 @@ static PyObject *plane_object(Plane *pl, Stats *ev_stats) {
     PyObject *out = NULL;
     if (events && stats && plane_stats)
         out = Py_BuildValue("{s:L,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "id", (long long)pl->id,
-                            "name", pl->name ? pl->name : Py_None, "lines", pl->lines, "events",
+                            "name", pl->name ? pl->name : empty, "lines", pl->lines, "events",
                             events, "stats", stats, "event_metadata", meta_rows,
                             "metadata_stats", meta_stats, "stat_metadata", pl->stat_names,
                             "plane_stats", plane_stats);
@@ -865,7 +886,11 @@ static PyObject *build_planes(Planes *planes, Chunks *chunks) {
         int ok = 1;
         for (; next < chunks->n && chunks->items[next].plane == (int)i; next++)
             if (stats_append(&st, &chunks->items[next].stats) < 0) ok = 0;
-        PyObject *plane = ok ? plane_object(&planes->items[i], &st) : PyErr_NoMemory();
+        PyObject *empty = PyUnicode_FromString("");
+        PyObject *plane = !empty ? NULL
+                          : ok   ? plane_object(&planes->items[i], &st, empty)
+                                 : PyErr_NoMemory();
+        Py_XDECREF(empty);
         stats_free(&st);
         if (!plane || PyList_Append(out, plane) < 0) Py_CLEAR(out);
         Py_XDECREF(plane);

@@ -8,9 +8,8 @@ and the environment variable that raises it:
   compressed size, whichever is more — real profiles compress about 5-10x;
 - ``TBPROF_MAX_EVENTS``: events in one file (default 1,000,000,000);
 - ``TBPROF_MAX_DECODED_BYTES``: the decoded tables' estimated size (default
-  2 GiB) or 64x the serialized size, whichever is more — real profiles decode
-  to a few times their size, but a file of empty events would decode to a
-  hundred times.
+  1 GiB) or 16x the serialized size, whichever is more — real profiles decode
+  to 5-10x their size, a file of empty events (2 bytes each) to 50x.
 
 See docs/decoder.md.
 """
@@ -25,9 +24,9 @@ from ..errors import CorruptProfile, ProfileTooLarge
 
 _GIB = 1 << 30
 DECOMPRESS_RATIO = 32
-DECODE_RATIO = 64
+DECODE_RATIO = 16
 # Estimated decoded bytes of one event and of one stat row (see docs/decoder.md).
-EVENT_BYTES = 64
+EVENT_BYTES = 96
 STAT_BYTES = 40
 _PIECE = 1 << 24  # inflate in 16 MB pieces
 
@@ -36,7 +35,7 @@ _PIECE = 1 << 24  # inflate in 16 MB pieces
 class Limits:
     max_events: int = 1_000_000_000
     max_decompressed_bytes: int = _GIB
-    max_decoded_bytes: int = 2 * _GIB
+    max_decoded_bytes: int = _GIB
 
     @classmethod
     def from_env(cls) -> Limits:
