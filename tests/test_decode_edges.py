@@ -198,3 +198,16 @@ def test_no_python_object_per_event_or_stat(pure):
 
 def len_events(plane) -> int:
     return plane.num_events
+
+
+def test_a_map_entry_with_an_unknown_field_is_dropped_but_checked():
+    good = xplane_pb2.XEventMetadata(name="kept").SerializeToString()
+    bad_stat = _field(5, _varint(1 << 3) + b"\x01" + _field(5, b"\xc3\x28"))  # not UTF-8
+    unknown = _varint(3 << 3) + b"\x01"
+    for value, parses in ((good, True), (good + bad_stat, False)):
+        entry = _varint(1 << 3) + b"\x07" + _field(2, value) + unknown
+        data = _field(1, _field(4, entry)) + _field(4, b"h")
+        _both_or_neither(data)
+        if parses:
+            for pure in READERS:
+                assert decode_xspace(data, "x", pure_python=pure).planes[0].event_metadata.empty

@@ -654,6 +654,12 @@ static PyObject *string_object(StrKey *k) {
 /* Appends src's rows to dst, re-interning src's strings into dst's table. */
 static int stats_append(Stats *dst, Stats *src) {
     if (!src->rows) return 0;
+    if (!dst->rows && !dst->strings.n) { /* the first chunk: take its buffers as they are */
+        stats_free(dst);
+        *dst = *src;
+        memset(src, 0, sizeof(*src));
+        return 0;
+    }
     int32_t *remap = malloc((src->strings.n + 1) * sizeof(int32_t));
     if (!remap) return -1;
     for (size_t i = 0; i < src->strings.n; i++) {
@@ -743,6 +749,9 @@ static int check_event_metadata(Reader entry, int64_t key) {
     Stats st;
     memset(&st, 0, sizeof(st));
     int rc = rows ? read_event_metadata(entry, key, rows, &st) : -1;
+    PyObject *strings = rc == 0 ? stats_take(&st) : NULL; /* checks their UTF-8 */
+    if (rc == 0 && !strings) rc = -1;
+    Py_XDECREF(strings);
     Py_XDECREF(rows);
     stats_free(&st);
     return rc;

@@ -119,7 +119,7 @@ def _str_column(n: int, stats: pd.DataFrame, rows: np.ndarray) -> pd.Categorical
     order = _sorted_order(values)
     remap = np.full(len(strings) + 1, -1, dtype=np.int64)
     remap[used[order]] = np.arange(len(order))
-    column = np.full(n, -1, dtype=_code_dtype(len(order)))
+    column: np.ndarray = np.full(n, -1, dtype=_code_dtype(len(order)))
     column[stats["event"].to_numpy()[rows]] = np.where(codes >= 0, remap[codes], -1)
     return pd.Categorical.from_codes(column, categories=object_index([values[i] for i in order]))
 

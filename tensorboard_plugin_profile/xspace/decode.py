@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 from types import ModuleType
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 import pandas as pd
@@ -57,7 +57,7 @@ def read_xspace(path: str) -> Space:
 
 
 def decode_xspace(
-    data: bytes,
+    data: Union[bytes, bytearray],
     source: str = "<bytes>",
     pure_python: Optional[bool] = None,
     limits: Optional[Limits] = None,
@@ -98,7 +98,9 @@ def decode_xspace(
     return space
 
 
-def _read(data: bytes, source: str, pure_python: Optional[bool], limits: Limits) -> dict:
+def _read(
+    data: Union[bytes, bytearray], source: str, pure_python: Optional[bool], limits: Limits
+) -> dict:
     if pure_python is None:
         pure_python = bool(os.environ.get("TBPROF_PURE_PYTHON_DECODER"))
     try:

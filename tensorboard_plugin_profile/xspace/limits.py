@@ -74,11 +74,11 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f}"
 
 
-def gunzip(data: bytes, source: str, limits: Limits) -> bytearray:
+def gunzip(data: bytes | bytearray, source: str, limits: Limits) -> bytearray:
     """Inflates gzip members as a stream, refusing to go past the limit."""
     cap = max(limits.max_decompressed_bytes, DECOMPRESS_RATIO * len(data))
     out = bytearray()
-    pending = memoryview(data)
+    pending: bytes | memoryview = memoryview(data)
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
         while True:
