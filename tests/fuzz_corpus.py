@@ -77,19 +77,25 @@ def mutate(data: bytes, rng: random.Random, other: bytes) -> bytes:
             cut = rng.randrange(len(other) + 1)
             buf[at:] = other[cut:]
         elif op == 7:
-            buf[at : at + 1] = _varint(rng.choice((1 << 29, 1 << 32, (1 << 35) + 10, 1 << 63)))
+            buf[at : at + 1] = varint(rng.choice((1 << 29, 1 << 32, (1 << 35) + 10, 1 << 63)))
         else:
             buf[at] = (buf[at] & 0xF8) | rng.randrange(8)  # another wire type
     return bytes(buf)
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """``n`` as a protobuf varint."""
     out = bytearray()
     while True:
         byte, n = n & 0x7F, n >> 7
         out.append(byte | (0x80 if n else 0))
         if not n:
             return bytes(out)
+
+
+def field(number: int, payload: bytes) -> bytes:
+    """A length-delimited field, written by hand (for files protobuf would not write)."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def cases(count: int, seed: int = 16) -> Iterator[tuple]:

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 from conftest import all_host_files
+from fuzz_corpus import field, varint
 
 from tensorboard_plugin_profile.errors import CorruptProfile, ProfileTooLarge
 from tensorboard_plugin_profile.protobuf import xplane_pb2
@@ -80,24 +81,11 @@ def test_a_repeated_map_key_keeps_the_last_entry(pure):
     plane.lines.add(id=1).events.add(metadata_id=3)
     # Concatenated messages merge: the map gets key 3 twice on the wire.
     body = plane.SerializeToString() + first.SerializeToString() + last.SerializeToString()
-    wire = _field(1, body) + _field(4, b"h")
+    wire = field(1, body) + field(4, b"h")
     assert xplane_pb2.XSpace.FromString(wire).planes[0].event_metadata[3].name == "last"
     decoded = decode_xspace(wire, "dup", pure_python=pure).plane("/host:CPU")
     assert decoded.event_metadata["name"].tolist() == ["last"]
     assert decoded.events["name"].astype(str).tolist() == ["last"]
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
 def _both_or_neither(data: bytes) -> None:
@@ -117,25 +105,25 @@ def _both_or_neither(data: bytes) -> None:
 
 def test_huge_field_numbers_do_not_wrap_onto_real_fields():
     plane = xplane_pb2.XPlane(id=1, name="/host:CPU").SerializeToString()
-    host = _field(4, b"h")
+    host = field(4, b"h")
     # (2^29 + 1) << 3 | 2 would wrap onto field 1 (planes) in 32 bits.
-    wrapped = _varint(((1 << 29) + 1) << 3 | 2) + _varint(len(plane)) + plane
+    wrapped = varint(((1 << 29) + 1) << 3 | 2) + varint(len(plane)) + plane
     _both_or_neither(host + wrapped)
     # An unknown field with a big (valid) number is skipped by both.
-    big = _varint(((1 << 29) - 1) << 3 | 2) + _varint(len(plane)) + plane
+    big = varint(((1 << 29) - 1) << 3 | 2) + varint(len(plane)) + plane
     _both_or_neither(host + big)
     for pure in READERS:
         assert decode_xspace(host + big, "x", pure_python=pure).planes == []
 
 
 def test_groups_and_bad_wire_types_follow_protobuf():
-    host = _field(4, b"h")
-    group = _varint(9 << 3 | 3) + _varint(1 << 3 | 0) + b"\x05" + _varint(9 << 3 | 4)
+    host = field(4, b"h")
+    group = varint(9 << 3 | 3) + varint(1 << 3 | 0) + b"\x05" + varint(9 << 3 | 4)
     _both_or_neither(host + group)  # an unknown group is skipped
-    _both_or_neither(host + _varint(9 << 3 | 3))  # unterminated
-    _both_or_neither(host + _varint(9 << 3 | 4))  # an end without a start
-    _both_or_neither(host + _varint(9 << 3 | 6))  # no such wire type
-    _both_or_neither(host + _field(2, b"\xff\xfe"))  # errors must be UTF-8
+    _both_or_neither(host + varint(9 << 3 | 3))  # unterminated
+    _both_or_neither(host + varint(9 << 3 | 4))  # an end without a start
+    _both_or_neither(host + varint(9 << 3 | 6))  # no such wire type
+    _both_or_neither(host + field(2, b"\xff\xfe"))  # errors must be UTF-8
 
 
 def test_truncated_files_are_refused_by_both_readers():
@@ -155,9 +143,9 @@ def test_gzip_bomb_stops_at_the_cap():
 
 
 def test_empty_events_amplification_is_refused():
-    empty_event = _field(4, b"")
-    line = _field(3, empty_event * 200_000)
-    data = _field(1, line) + _field(4, b"h")
+    empty_event = field(4, b"")
+    line = field(3, empty_event * 200_000)
+    data = field(1, line) + field(4, b"h")
     limits = Limits(max_decoded_bytes=1 << 20)
     with pytest.raises(ProfileTooLarge, match="TBPROF_MAX_DECODED_BYTES"):
         decode_xspace(data, "amp.xplane.pb", limits=limits)
@@ -202,11 +190,11 @@ def len_events(plane) -> int:
 
 def test_a_map_entry_with_an_unknown_field_is_dropped_but_checked():
     good = xplane_pb2.XEventMetadata(name="kept").SerializeToString()
-    bad_stat = _field(5, _varint(1 << 3) + b"\x01" + _field(5, b"\xc3\x28"))  # not UTF-8
-    unknown = _varint(3 << 3) + b"\x01"
+    bad_stat = field(5, varint(1 << 3) + b"\x01" + field(5, b"\xc3\x28"))  # not UTF-8
+    unknown = varint(3 << 3) + b"\x01"
     for value, parses in ((good, True), (good + bad_stat, False)):
-        entry = _varint(1 << 3) + b"\x07" + _field(2, value) + unknown
-        data = _field(1, _field(4, entry)) + _field(4, b"h")
+        entry = varint(1 << 3) + b"\x07" + field(2, value) + unknown
+        data = field(1, field(4, entry)) + field(4, b"h")
         _both_or_neither(data)
         if parses:
             for pure in READERS:
