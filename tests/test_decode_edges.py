@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 
+import google.protobuf
 import numpy as np
 import pytest
 from conftest import all_host_files
@@ -188,6 +189,12 @@ def len_events(plane) -> int:
     return plane.num_events
 
 
+_PROTOBUF = tuple(int(x) for x in google.protobuf.__version__.split(".")[:2])
+
+
+@pytest.mark.skipif(
+    _PROTOBUF < (4, 22), reason="protobuf 4.21 itself crashes on a map entry with an unknown field"
+)
 def test_a_map_entry_with_an_unknown_field_is_dropped_but_checked():
     good = xplane_pb2.XEventMetadata(name="kept").SerializeToString()
     bad_stat = field(5, varint(1 << 3) + b"\x01" + field(5, b"\xc3\x28"))  # not UTF-8
