@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import subprocess
+import sys
 
 import google.protobuf
 import numpy as np
 import pytest
 from conftest import all_host_files
 from fuzz_corpus import field, varint
+from werkzeug.test import Client
 
 from tensorboard_plugin_profile.errors import CorruptProfile, ProfileTooLarge
 from tensorboard_plugin_profile.protobuf import xplane_pb2
+from tensorboard_plugin_profile.server import StandaloneApp
 from tensorboard_plugin_profile.tools import trace_viewer_at
 from tensorboard_plugin_profile.xspace import decode_xspace
 from tensorboard_plugin_profile.xspace.decode import fast_reader_available
@@ -206,3 +211,37 @@ def test_a_map_entry_with_an_unknown_field_is_dropped_but_checked():
         if parses:
             for pure in READERS:
                 assert decode_xspace(data, "x", pure_python=pure).planes[0].event_metadata.empty
+
+
+def _bomb_session(tmp_path):
+    session = tmp_path / "plugins" / "profile" / "s"
+    session.mkdir(parents=True)
+    path = session / "bomb.xplane.pb"
+    path.write_bytes(gzip.compress(b"\x00" * (32 << 20), compresslevel=9))
+    return path
+
+
+def test_a_profile_past_a_limit_is_a_413_json_error(tmp_path, monkeypatch):
+    _bomb_session(tmp_path)
+    monkeypatch.setenv("TBPROF_MAX_DECOMPRESSED_BYTES", "1000000")
+    response = Client(StandaloneApp(str(tmp_path))).get("/data/plugin/profile/run_tools?run=s")
+    assert response.status_code == 413
+    error = json.loads(response.get_data())["error"]
+    assert error["code"] == "PROFILE_TOO_LARGE"
+    assert "bomb.xplane.pb" in error["message"]
+    assert "TBPROF_MAX_DECOMPRESSED_BYTES" in error["message"]
+
+
+def test_the_cli_names_the_limit_in_one_line(tmp_path):
+    path = _bomb_session(tmp_path)
+    env = dict(os.environ, TBPROF_MAX_DECOMPRESSED_BYTES="1000000")
+    result = subprocess.run(
+        [sys.executable, "-m", "tensorboard_plugin_profile", "convert", str(path)]
+        + ["--tool", "overview_page"],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert b"TBPROF_MAX_DECOMPRESSED_BYTES" in result.stderr
+    assert b"Traceback" not in result.stderr
