@@ -152,9 +152,9 @@ def test_empty_events_amplification_is_refused():
     empty_event = field(4, b"")
     line = field(3, empty_event * 200_000)
     data = field(1, line) + field(4, b"h")
-    limits = Limits(max_decoded_bytes=1 << 20)
-    with pytest.raises(ProfileTooLarge, match="TBPROF_MAX_DECODED_BYTES"):
-        decode_xspace(data, "amp.xplane.pb", limits=limits)
+    for pure in READERS:
+        with pytest.raises(ProfileTooLarge, match="TBPROF_MAX_DECODED_BYTES"):
+            decode_xspace(data, "amp.xplane.pb", pure, Limits(max_decoded_bytes=1 << 20))
     with pytest.raises(ProfileTooLarge, match="TBPROF_MAX_EVENTS"):
         decode_xspace(data, "amp.xplane.pb", limits=Limits(max_events=1000))
     for pure in READERS:

@@ -76,8 +76,8 @@ def decode_xspace(
         raise CorruptProfile(f"Profile file {source} holds no profiler planes (not an XSpace).")
     limits.check_decoded(
         source,
-        sum(len(p["events"][1]) // 8 for p in raw["planes"]),
-        sum(len(p["stats"][2]) for p in raw["planes"]),
+        sum(_length(p["events"][1], 8) for p in raw["planes"]),
+        sum(_length(p["stats"][2], 1) for p in raw["planes"]),
         len(data),
     )
     time_base_ns = _time_base_ns(raw["planes"])
@@ -113,6 +113,11 @@ def _read(
         raise CorruptProfile(
             f"Profile file {source} is truncated or is not an XSpace protobuf."
         ) from None
+
+
+def _length(column, itemsize: int) -> int:
+    """Rows of a raw column (a byte buffer from the compiled reader, else an array)."""
+    return len(column) // itemsize if isinstance(column, (bytes, bytearray)) else len(column)
 
 
 def _threads() -> int:
