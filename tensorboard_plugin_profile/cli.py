@@ -1,6 +1,7 @@
 """The ``tbprof`` command (also ``python -m tensorboard_plugin_profile``).
 
-    tbprof serve --logdir DIR [--port 8791] [--host 127.0.0.1]
+    tbprof serve DIR [--port 8791] [--host 127.0.0.1]      (or --logdir DIR)
+    tbprof advise PATH [--format text|json] [--fail-on critical|warning]
     tbprof convert PATH --tool TOOL [--host H] [--format json|csv] [-o FILE]
 
 DIR may be a log directory, one session folder or one ``.xplane.pb`` file;
@@ -22,7 +23,10 @@ from .service import ProfileService
 def _serve(args: argparse.Namespace) -> int:
     from .server import serve
 
-    serve(args.logdir, args.port, args.host)
+    logdir = args.logdir or args.path
+    if not logdir:
+        raise ProfileError("Give the profiles to serve: tbprof serve DIR_OR_FILE (or --logdir).")
+    serve(logdir, args.port, args.host)
     return 0
 
 
@@ -61,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="start the standalone Profile server")
-    serve.add_argument("--logdir", required=True, help="log dir, session folder or .xplane.pb")
+    serve.add_argument("path", nargs="?", help="log dir, session folder or .xplane.pb")
+    serve.add_argument("--logdir", default=None, help="the same as PATH")
     serve.add_argument("--port", type=int, default=8791)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
     serve.set_defaults(func=_serve)
@@ -76,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("-o", "--output", default=None, help="write here instead of stdout")
     convert.set_defaults(func=_convert)
 
+    from .advise_cli import add_advise_arguments
+
+    add_advise_arguments(commands)
     try:
         from .capture.cli import add_capture_arguments
     except ImportError:

@@ -67,6 +67,12 @@ def _has_tf_data(space: Any) -> bool:
     return has_tf_data(space)
 
 
+def _has_python_sources(space: Any) -> bool:
+    from ..analysis.attribution import has_python_sources
+
+    return has_python_sources(space)
+
+
 _REGISTERED = (
     Tool("trace_viewer", "trace_viewer", HOSTS_TRACE),
     Tool("trace_viewer@", "trace_viewer_at", HOSTS_TRACE),
@@ -92,6 +98,10 @@ _REGISTERED = (
         aliases=("input_pipeline",),
     ),
     Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED),
+    Tool("op_types", "op_types", HOSTS_EACH_OR_ALL),
+    Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL),
+    Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources),
+    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL),
 )
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}
@@ -112,6 +122,10 @@ TOOL_ORDER = (
     "pod_viewer",
     "framework_op_stats",
     "tf_data_bottleneck_analysis",
+    "advisor",
+    "op_types",
+    "scope_view",
+    "code_view",
 )
 
 
