@@ -31,10 +31,19 @@ DEFAULT_HOST = "127.0.0.1"
 class StandaloneApp:
     """A WSGI app serving one log directory."""
 
-    def __init__(self, logdir: str, hide_capture: bool = False, service: Optional[Any] = None):
+    def __init__(
+        self,
+        logdir: str,
+        hide_capture: bool = False,
+        service: Optional[Any] = None,
+        live: Optional[dict] = None,
+    ):
         self.service = service or ProfileService(logdir)
         routes = http_api.Routes(
-            self.service, hide_capture=hide_capture, capture=_capture_routes(self.service)
+            self.service,
+            hide_capture=hide_capture,
+            capture=_capture_routes(self.service),
+            live=live,
         )
         self.routes = routes.table()
 
