@@ -67,7 +67,8 @@ def main() -> None:
     print(f"without live page: median {base * 1e6:8.1f} us/step, best {min(without) * 1e6:8.1f}")
     polling = " (page polling)" if args.poll else ""
     print(
-        f"with live page:    median {live_s * 1e6:8.1f} us/step, best {min(with_live) * 1e6:8.1f}{polling}"
+        f"with live page:    median {live_s * 1e6:8.1f} us/step, "
+        f"best {min(with_live) * 1e6:8.1f}{polling}"
     )
     print(
         f"overhead: {100 * (paired - 1):+.2f} % (median of paired rounds), "

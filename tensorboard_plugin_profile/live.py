@@ -72,7 +72,7 @@ class LiveServer:
         _stop_profiler(self.framework, self._profiler)
         atexit.unregister(self.stop)
 
-    def __enter__(self) -> "LiveServer":
+    def __enter__(self) -> LiveServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
