@@ -143,6 +143,7 @@ export class AppShell extends LitElement {
       ${showCapture
         ? html`<pf-capture-dialog
             .api=${this.api}
+            .live=${m.config.live}
             @pf-captured=${(e: CustomEvent<{ session?: string }>) => void m.reloadRunsAndSelectNewest(e.detail?.session)}
           ></pf-capture-dialog>`
         : nothing}

@@ -1,9 +1,10 @@
 /**
  * The drill-down tree table of op_types, scope_view and code_view: one row per type, scope,
  * Python frame or op, indented by depth, with a toggle per inner node, a name filter (matches
- * and their ancestors) and CSV export of the whole tree.
+ * and their ancestors) and CSV export of the whole tree. Indents are classes (`d0`…`d24`):
+ * the page's strict CSP forbids inline style attributes.
  */
-import { LitElement, css, html, nothing } from 'lit';
+import { LitElement, css, html, nothing, unsafeCSS } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { dashboardStyles } from '../components/dashboard-parts';
 import { controlStyles, tableStyles } from '../components/shared-styles';
@@ -13,6 +14,8 @@ import type { ToolContext, ToolViewElement } from './contract';
 
 export const TREE_TABLE_VIEW_TAG = 'pf-tree-table-view';
 const MAX_ROWS_SHOWN = 2000;
+const MAX_INDENT = 24;
+const indentRules = Array.from({ length: MAX_INDENT + 1 }, (_, d) => `td.name.d${d} { padding-left: ${0.5 + d * 1.1}rem; }`).join('\n');
 
 const TITLES: Record<string, { title: string; about: string }> = {
   op_types: {
@@ -76,14 +79,6 @@ export class TreeTableView extends LitElement implements ToolViewElement {
         font-size: 0.8rem;
         margin-left: 6px;
       }
-      .bar {
-        display: inline-block;
-        height: 0.6em;
-        background: var(--pf-accent, #1a73e8);
-        opacity: 0.55;
-        margin-right: 6px;
-        vertical-align: middle;
-      }
       .toolbar {
         display: flex;
         gap: 12px;
@@ -92,6 +87,7 @@ export class TreeTableView extends LitElement implements ToolViewElement {
         margin-bottom: 8px;
       }
     `,
+    unsafeCSS(indentRules),
   ];
 
   override willUpdate(changed: Map<PropertyKey, unknown>): void {
@@ -148,7 +144,7 @@ export class TreeTableView extends LitElement implements ToolViewElement {
     const isOpen = this.open.has(node.id) || !!this.filter.trim();
     const ms = (us: number) => formatNumber(Math.round(us) / 1000);
     return html`<tr data-kind=${node.kind} data-id=${node.id}>
-      <td class="name" style="padding-left: ${0.5 + node.depth * 1.1}rem" title=${node.path}>
+      <td class="name d${Math.min(node.depth, MAX_INDENT)}" title=${node.path}>
         ${node.hasChildren
           ? html`<button
               type="button"
@@ -162,7 +158,7 @@ export class TreeTableView extends LitElement implements ToolViewElement {
           : html`<span class="toggle"></span>`}${node.name}<span class="kind">${node.kind}</span>
       </td>
       <td class="num">${ms(node.totalUs)}</td>
-      <td class="num"><span class="bar" style="width: ${Math.min(100, node.percent) * 0.6}px"></span>${formatNumber(Math.round(node.percent * 10) / 10)}%</td>
+      <td class="num">${formatNumber(Math.round(node.percent * 10) / 10)}%</td>
       <td class="num">${ms(node.selfUs)}</td>
       <td class="num">${ms(node.deviceUs)}</td>
       <td class="num">${ms(node.hostUs)}</td>
