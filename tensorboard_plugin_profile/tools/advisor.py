@@ -34,7 +34,8 @@ RESOURCES = {
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> dict:
-    report = advise(hosts, run=params.get("run", ""), host=params.get("host", ""))
+    # No host in the links: the page keeps its own host selection (and the cache key ignores it).
+    report = advise(hosts, run=params.get("run", ""))
     return report_table(report)
 
 
