@@ -46,19 +46,21 @@ def build_tree(
 
     ``records`` needs ``side``, ``self_time_ps``, ``occurrences`` and ``bytes``.
     """
-    index: dict = {(): 0}
+    index: dict = {}  # (parent node, name) -> node
     parent = [-1]
     names = [ROOT_NAME]
+    full_paths = [""]
     leaf_of = np.empty(len(records), dtype=np.int64)
     for i, path in enumerate(paths):  # once per distinct op
         node = 0
-        for depth in range(1, len(path) + 1):
-            key = tuple(path[:depth])
+        for part in path:
+            key = (node, str(part))
             found = index.get(key)
             if found is None:
                 found = index[key] = len(names)
                 parent.append(node)
-                names.append(str(path[depth - 1]))
+                names.append(key[1])
+                full_paths.append(f"{full_paths[node]} / {key[1]}" if node else key[1])
             node = found
         leaf_of[i] = node
     n = len(names)
@@ -82,7 +84,7 @@ def build_tree(
             "parent": parents,
             "depth": depth,
             "name": names,
-            "path": [" / ".join(k) for k in sorted(index, key=index.__getitem__)],
+            "path": full_paths,
             "kind": np.where(is_leaf, leaf_kind, inner_kind),
             "self_time_ps": own["self_time_ps"],
             "total_time_ps": totals["self_time_ps"],
@@ -112,9 +114,9 @@ def _depths(parents: np.ndarray) -> np.ndarray:
 
 def _subtree_sums(values: np.ndarray, parents: np.ndarray, depth: np.ndarray) -> np.ndarray:
     total = values.copy()
-    for node in np.argsort(-depth, kind="stable"):  # deepest first
-        if parents[node] >= 0:
-            total[parents[node]] += total[node]
+    for level in range(int(depth.max(initial=0)), 0, -1):  # deepest level first
+        at = np.flatnonzero(depth == level)
+        np.add.at(total, parents[at], total[at])
     return total
 
 
