@@ -36,13 +36,14 @@ def _convert(args: argparse.Namespace) -> int:
     if not runs:
         raise ProfileError(f"No .xplane.pb profile found at {args.path}.")
     run = runs[0]
+    params = dict(_params(args), run=run)  # tools that link to pages (advisor) name the run
     out = open(args.output, "wb") if args.output else sys.stdout.buffer
     try:
         if args.format == "csv":
-            _, text = service.tool_csv(run, args.tool, host=args.host, params=_params(args))
+            _, text = service.tool_csv(run, args.tool, host=args.host, params=params)
             out.write(text.encode())
         else:
-            result = service.tool_data(run, args.tool, host=args.host, params=_params(args))
+            result = service.tool_data(run, args.tool, host=args.host, params=params)
             for chunk in result.chunks():
                 out.write(chunk)
             out.write(b"\n")
