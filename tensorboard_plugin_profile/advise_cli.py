@@ -43,7 +43,7 @@ def run_advise(args: argparse.Namespace) -> int:
         raise ProfileError(f"No .xplane.pb profile found at {args.path}.")
     run = runs[0]
     session = service.logdir.session(run)
-    files = session.host_files
+    files = list(session.host_files)
     if args.host and args.host != ALL_HOSTS:
         files = [session.host_file(args.host)]
     hosts = [(f.host, service.space(f)) for f in files]
