@@ -113,3 +113,35 @@ def test_tbprof_serve_takes_the_path_as_its_argument():
     assert (args.path, args.logdir, args.port, args.host) == ("some/dir", None, 0, "::1")
     args = build_parser().parse_args(["serve", "--logdir", "other"])
     assert args.logdir == "other" and args.path is None
+
+
+SERVE_AND_EXIT = r"""
+import sys
+try:
+    import jax
+except ImportError as e:
+    print("noimport", e, flush=True)
+    sys.exit(0)
+from tensorboard_plugin_profile import live
+
+server = live.serve(port=0, logdir=sys.argv[1], quiet=True)
+print("ready", server.url, flush=True)
+# No stop(): leaving the script must still shut everything down.
+"""
+
+
+def test_a_script_that_never_stops_the_server_still_exits_promptly(tmp_path):
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE_AND_EXIT, str(tmp_path / "logs")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    if result.stdout.startswith("noimport"):
+        pytest.skip(result.stdout)
+    assert result.returncode == 0, result.stderr
+    _, url = result.stdout.split()
+    assert _port_is_closed(url)
+    assert (tmp_path / "logs" / "plugins" / "profile").is_dir()
