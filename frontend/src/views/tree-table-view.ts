@@ -55,6 +55,7 @@ export class TreeTableView extends LitElement implements ToolViewElement {
         padding: 3px 8px;
         border-bottom: 1px solid var(--pf-border);
         white-space: nowrap;
+        vertical-align: middle;
       }
       td.num,
       th.num {
@@ -73,6 +74,9 @@ export class TreeTableView extends LitElement implements ToolViewElement {
         color: inherit;
         cursor: pointer;
         padding: 0;
+        min-height: 0;
+        line-height: 1;
+        font-size: 0.9rem;
       }
       .kind {
         color: var(--pf-muted);
