@@ -76,9 +76,19 @@ def advise(hosts: Sequence[tuple], run: str = "", host: str = "") -> Report:
     """Runs every check (``CHECKS``) and returns the findings, most severe first."""
     from .advice_checks import CHECKS
 
+    ctx = context_of(hosts, run, host)
+    findings: list = []
+    for check in CHECKS:
+        findings.extend(check(ctx))
+    findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])  # stable: check order within
+    return Report(ctx.framework, findings)
+
+
+def context_of(hosts: Sequence[tuple], run: str = "", host: str = "") -> Context:
+    """What the checks read, computed once from the (name, Space) hosts."""
     spaces = [preprocess(space) for _, space in hosts]
     stats = op_stats_of_hosts(hosts)
-    ctx = Context(
+    return Context(
         hosts=hosts,
         spaces=spaces,
         stats=stats,
@@ -87,11 +97,6 @@ def advise(hosts: Sequence[tuple], run: str = "", host: str = "") -> Report:
         run=run,
         host=host,
     )
-    findings: list = []
-    for check in CHECKS:
-        findings.extend(check(ctx))
-    findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])  # stable: check order within
-    return Report(ctx.framework, findings)
 
 
 def framework_of(spaces: Sequence[Space], stats: Optional[OpStats] = None) -> str:

@@ -89,7 +89,7 @@ def tiny_kernels(ctx: Context) -> list:
         Finding(
             "tiny_kernels",
             WARNING,
-            f"{share:.0f}% of kernel launches are shorter than {TINY_KERNEL_US:.0f} us",
+            f"{share:.1f}% of kernel launches are shorter than {TINY_KERNEL_US:.0f} us",
             f"{int(tiny)} of {int(launches)} launches average under {TINY_KERNEL_US:.0f} us; "
             "such steps are bound by launch overhead, not by the GPU.",
             _FUSE_ADVICE.get(ctx.framework, _FUSE_ADVICE[TENSORFLOW]),
