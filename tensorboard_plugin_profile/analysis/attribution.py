@@ -159,6 +159,9 @@ def _xla_records(space: Space) -> pd.DataFrame:
     )
 
 
+_NO_XLA_OPS = pd.DataFrame({"side": [], "program_id": [], "hlo_op": [], "duration": []})
+
+
 def _xla_scope(op_name: str, hlo_op: str) -> tuple:
     """The framework op's scope path, then the HLO instruction that ran it."""
     return tuple(p for p in op_name.split("/") if p) + (hlo_op,)
@@ -167,9 +170,11 @@ def _xla_scope(op_name: str, hlo_op: str) -> tuple:
 def _xla_plane_ops(plane: Plane) -> pd.DataFrame:
     """Events of one plane that ran an XLA instruction and no framework op."""
     ev = plane.events
-    real = ~_derived(plane)
     hlo = ev[schema.HLO_OP]
-    keep = real & hlo.notna().to_numpy() & (hlo.fillna("") != "").to_numpy()
+    present = hlo.notna().to_numpy()
+    if not present.any():
+        return _NO_XLA_OPS
+    keep = present & ~_derived(plane) & (hlo.fillna("") != "").to_numpy()
     if schema.TF_OP in ev:
         keep &= ev[schema.TF_OP].fillna("").eq("").to_numpy()
     chosen = ev[keep]
@@ -219,8 +224,9 @@ def _python_stacks(spaces: Sequence[Space]) -> dict:
 def python_callers(plane: Plane) -> pd.DataFrame:
     """Per (framework op name, Python stack): time of that op's events under that stack."""
     ev = plane.events
-    names = ev["name"].astype(str)
-    is_python = names.str.contains(_PYTHON_FRAME).to_numpy() & ~_derived(plane)
+    codes, distinct = pd.factorize(ev["name"])  # the pattern is tested once per distinct name
+    python_name = pd.Series(distinct, dtype=object).astype(str).str.contains(_PYTHON_FRAME)
+    is_python = python_name.to_numpy()[codes] & (codes >= 0) & ~_derived(plane)
     if not is_python.any():
         return pd.DataFrame({"op": [], "frames": [], "time_ps": []})
     from . import op_names
@@ -239,7 +245,8 @@ def python_callers(plane: Plane) -> pd.DataFrame:
     )
     caller = _nearest_python_ancestor(result.parent, is_python[rows])
     op_rows = np.flatnonzero(is_op[rows] & (caller >= 0))
-    stack_id, stacks = _stack_keys(caller, is_python[rows], names.to_numpy(dtype=object)[rows])
+    names = np.asarray(distinct, dtype=object)[codes[rows]]
+    stack_id, stacks = _stack_keys(caller, is_python[rows], names)
     table = pd.DataFrame(
         {
             "op": parsed["name"].to_numpy(dtype=object)[rows[op_rows]],
@@ -316,7 +323,7 @@ def _requested_by_op(space: Space) -> pd.Series:
     if plane is None or schema.TF_OP not in plane.events:
         return pd.Series(dtype=np.int64)
     ev = plane.events
-    alloc = (ev["name"].astype(str) == schema.MEMORY_ALLOCATION).to_numpy()
+    alloc = (ev["name"] == schema.MEMORY_ALLOCATION).to_numpy(dtype=bool)  # categorical: no strings
     if not alloc.any():
         return pd.Series(dtype=np.int64)
     stats = plane.stats
