@@ -227,13 +227,20 @@ def python_callers(plane: Plane) -> pd.DataFrame:
     codes, distinct = pd.factorize(ev["name"])  # the pattern is tested once per distinct name
     python_name = pd.Series(distinct, dtype=object).astype(str).str.contains(_PYTHON_FRAME)
     is_python = python_name.to_numpy()[codes] & (codes >= 0) & ~_derived(plane)
+    none = pd.DataFrame({"op": [], "frames": [], "time_ps": []})
     if not is_python.any():
-        return pd.DataFrame({"op": [], "frames": [], "time_ps": []})
+        return none
     from . import op_names
 
     parsed = op_names.parse_column(ev["name"])
     is_op = parsed["category"].isin(op_names.KNOWN_CATEGORIES).to_numpy() & ~is_python
-    rows = np.flatnonzero((is_python | is_op) & ~_derived(plane))
+    line = ev["line"].to_numpy()
+    traced_lines = np.unique(line[is_python])
+    is_op &= np.isin(line, traced_lines)
+    if not is_op.any():  # e.g. JAX: its ops run on XLA's threads, not under Python frames
+        return none
+    # Only the traced threads are nested (a thread's frames can only enclose its own ops).
+    rows = np.flatnonzero((is_python | is_op) & np.isin(line, traced_lines))
     order = np.lexsort((rows, ev["line"].to_numpy()[rows]))
     rows = rows[order]
     begin = ev["begin_ps"].to_numpy()[rows]
