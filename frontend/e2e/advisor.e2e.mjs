@@ -114,6 +114,7 @@ async function scopePage() {
   await page.waitForTimeout(200);
   const names = await view.locator('tbody td.name').allTextContents();
   check(names.some((n) => n.includes('conv2d_1')), 'filter hid the matching scope');
+  check(names.some((n) => n.includes('Conv2DBackpropFilter')), "filter hid the matching scope's ops");
   await shot('scope');
   return `filter shows ${names.length} rows`;
 }

@@ -40,8 +40,9 @@ describe('tree tables', () => {
     expect(visibleNodes(tree, open).map((n) => n.name)).toEqual(['(all)', 'model', 'encoder', 'dense', 'attention', 'head']);
   });
 
-  it('filters to matches and their ancestors, in tree order', () => {
+  it('filters to matches with their ancestors and subtrees, in tree order', () => {
     expect(visibleNodes(tree, new Set([0]), 'ATTEN').map((n) => n.name)).toEqual(['(all)', 'model', 'encoder', 'attention']);
+    expect(visibleNodes(tree, new Set([0]), 'encod').map((n) => n.name)).toEqual(['(all)', 'model', 'encoder', 'dense', 'attention']);
     expect(visibleNodes(tree, new Set([0]), 'nothing')).toEqual([]);
     expect(ancestors(tree, 4)).toEqual([2, 1, 0]);
   });

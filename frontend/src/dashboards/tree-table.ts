@@ -5,7 +5,7 @@
  *
  *   const tree = parseTree(payload)!;
  *   const open = initiallyOpen(tree);
- *   visibleNodes(tree, open, 'conv')   // matches plus their ancestors, in tree order
+ *   visibleNodes(tree, open, 'conv')   // matches, their ancestors and subtrees, in tree order
  */
 import { isDataTable, type DataTable } from '../table/datatable';
 
@@ -92,16 +92,19 @@ function childCounts(tree: Tree): Map<number, number> {
   return counts;
 }
 
-/** Rows to show: every node whose ancestors are open; with a filter, matches and their ancestors. */
+/** Rows to show: every node whose ancestors are open; with a filter, matches with their ancestors and subtrees. */
 export function visibleNodes(tree: Tree, open: ReadonlySet<number>, filter = ''): TreeNode[] {
   const needle = filter.trim().toLowerCase();
   if (needle) {
     const keep = new Set<number>();
+    const under = new Set<number>(); // inside a matching node's subtree (nodes come depth-first)
     for (const node of tree.nodes) {
-      if (!node.name.toLowerCase().includes(needle)) continue;
+      const matches = node.name.toLowerCase().includes(needle);
+      if (matches || under.has(node.parent)) under.add(node.id);
+      if (!matches) continue;
       for (let n: TreeNode | undefined = node; n && !keep.has(n.id); n = tree.byId.get(n.parent)) keep.add(n.id);
     }
-    return tree.nodes.filter((n) => keep.has(n.id));
+    return tree.nodes.filter((n) => keep.has(n.id) || under.has(n.id));
   }
   const shown = new Set<number>();
   const out: TreeNode[] = [];
