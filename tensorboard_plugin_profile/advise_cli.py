@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from .analysis.advice import SEVERITY_ORDER, advise
+from .cache_config import CacheConfig, add_flags
 from .errors import ProfileError
 from .service import ProfileService
 from .tools import ALL_HOSTS
@@ -33,11 +34,19 @@ def add_advise_arguments(commands: Any) -> None:
         default=None,
         help="exit with status 2 when a finding this severe (or worse) exists",
     )
+    add_flags(parser)
     parser.set_defaults(func=run_advise)
 
 
 def run_advise(args: argparse.Namespace) -> int:
-    service = ProfileService(args.path)
+    service = ProfileService(args.path, config=CacheConfig.from_flags(args))
+    try:
+        return _advise(service, args)
+    finally:
+        service.close()  # decodes land in the disk cache before exiting
+
+
+def _advise(service: ProfileService, args: argparse.Namespace) -> int:
     runs = service.runs()
     if not runs:
         raise ProfileError(f"No .xplane.pb profile found at {args.path}.")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ..xspace import schema
 
@@ -45,6 +45,13 @@ class Tool:
     # Whether run_tools lists the tool for a session, from its first host's planes.
     listed_for: Callable[[Any], bool] = lambda space: True
     aliases: tuple = ()
+    # The query parameters ``convert`` reads: the only ones it is given, and the
+    # only ones in its result's cache key (a junk parameter must not bust the cache).
+    params: tuple = ()
+
+    def relevant_params(self, params: Mapping[str, str]) -> dict:
+        """The subset of ``params`` this tool reads, without empty values."""
+        return {k: params[k] for k in self.params if params.get(k)}
 
     def convert(self, hosts: list, params: Any) -> Any:
         module = importlib.import_module(f"{__name__}.{self.module}")
@@ -73,9 +80,25 @@ def _has_python_sources(space: Any) -> bool:
     return has_python_sources(space)
 
 
+# What a trace_viewer@ request may ask (docs/trace_viewer.md): a window, a search or details.
+TRACE_QUERY_PARAMS = (
+    "format",
+    "start_time_ms",
+    "end_time_ms",
+    "resolution",
+    "pids",
+    "tids",
+    "max_events",
+    "max_flows",
+    "search",
+    "search_regex",
+    "max_results",
+    "details",
+)
+
 _REGISTERED = (
     Tool("trace_viewer", "trace_viewer", HOSTS_TRACE),
-    Tool("trace_viewer@", "trace_viewer_at", HOSTS_TRACE),
+    Tool("trace_viewer@", "trace_viewer_at", HOSTS_TRACE, params=TRACE_QUERY_PARAMS),
     Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL),
     Tool(
         "framework_op_stats",
@@ -84,7 +107,13 @@ _REGISTERED = (
         aliases=("tensorflow_stats",),
     ),
     Tool("kernel_stats", "kernel_stats", HOSTS_EACH_OR_ALL, listed_for=_has_gpu),
-    Tool("memory_profile", "memory_profile", HOSTS_SINGLE, listed_for=_has_allocator_events),
+    Tool(
+        "memory_profile",
+        "memory_profile",
+        HOSTS_SINGLE,
+        listed_for=_has_allocator_events,
+        params=("view", "memory_id"),
+    ),
     Tool(
         "tf_data_bottleneck_analysis",
         "tf_data_bottleneck_analysis",
@@ -101,7 +130,7 @@ _REGISTERED = (
     Tool("op_types", "op_types", HOSTS_EACH_OR_ALL),
     Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL),
     Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources),
-    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL),
+    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL, params=("run",)),  # its links name the run
 )
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}
