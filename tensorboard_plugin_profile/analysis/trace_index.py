@@ -145,7 +145,7 @@ _DTYPES = {"name": np.int32, "plane": np.int16}
 
 def _concat(arrays: list, key: str) -> np.ndarray:
     dtype = _DTYPES.get(key, np.int64)
-    return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
+    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype)
 
 
 def _plane_columns(plane_no: int, tp: TracePlane) -> dict:
