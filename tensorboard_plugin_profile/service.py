@@ -31,7 +31,7 @@ from .params import int_param
 from .progress import ProgressTracker
 from .tools import ALL_HOSTS, ToolOutput
 from .tools.datatable import to_csv
-from .xspace import read_xspace
+from .xspace import decode_xspace
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class ProfileService:
         def decode() -> Any:
             started = time.perf_counter()
             logger.info("decoding %s (%.1f MB)", host_file.path, host_file.size / 1e6)
-            space = read_xspace(host_file.path)
+            space = decode_xspace(self.logdir.read_host_file(host_file), host_file.name)
             logger.info(
                 "decoded %s: %d events in %.0f ms",
                 host_file.host,
