@@ -8,8 +8,8 @@ import shutil
 import pytest
 from conftest import host_files
 
-from tensorboard_plugin_profile.errors import InvalidArgument, NotFound
 from tensorboard_plugin_profile import logdir as logdir_module
+from tensorboard_plugin_profile.errors import InvalidArgument, NotFound
 from tensorboard_plugin_profile.logdir import LogDir
 
 
