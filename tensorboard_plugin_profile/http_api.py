@@ -11,7 +11,6 @@ Routes are relative to ``/data/plugin/profile``; see docs/http_api.md.
 from __future__ import annotations
 
 import gzip
-import json
 import logging
 import mimetypes
 import os
@@ -21,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 from werkzeug import Request, Response
 from werkzeug.security import safe_join
 
-from . import __version__, conflicts
+from . import __version__, conflicts, json_out
 from .errors import InvalidArgument, NotFound, ProfileError
 from .service import ProfileService
 
@@ -55,7 +54,7 @@ def _security_headers(response: Response) -> Response:
 
 
 def _json_response(request: Request, obj: Any, status: int = 200) -> Response:
-    body = json.dumps(obj, sort_keys=True).encode()
+    body = json_out.dumps(obj, sort_keys=True).encode()
     return _bytes_response(request, [body], "application/json", status)
 
 

@@ -17,12 +17,12 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import re
 import time
 from typing import Any, Callable, Iterable, Mapping, Optional
 
+from . import json_out
 from . import tools as tool_registry
 from .cache import ByteBudgetCache
 from .errors import InvalidArgument, NotApplicable, NotFound
@@ -222,7 +222,7 @@ def _to_result(output: Any) -> ToolResult:
     if isinstance(output, bytes):
         body = output
     else:
-        body = json.dumps(output, separators=(",", ":"), ensure_ascii=False).encode()
+        body = json_out.dumps(output, separators=(",", ":"), ensure_ascii=False).encode()
     return ToolResult("application/json", _Body(body), output)
 
 

@@ -207,3 +207,50 @@ def test_diagnosis_names_unreadable_folders_by_relative_path(tmp_path):
     assert status == 200 and diagnosis["logdir"] == "logs"
     assert diagnosis["unreadable"] == ["run/plugins: permission denied"]
     assert str(tmp_path) not in json.dumps(diagnosis)
+
+
+# --- JSON: never NaN or Infinity -----------------------------------------------------------
+def _strict_json(data: bytes):
+    def refuse(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    return json.loads(data, parse_constant=refuse)
+
+
+def test_non_finite_statistics_become_null_in_every_answer(tmp_path):
+    from tools.synthetic_events import HostPlane
+
+    plane = HostPlane()
+    line = plane.line(1, "tf_gpu_a")
+    stats = dict(allocator_name="GPU_0_bfc", bytes_reserved=0, bytes_available=100)
+    stats.update(requested_bytes=8, allocation_bytes=8, addr=1, peak_bytes_in_use=8)
+    plane.event(
+        line, "MemoryAllocation", 10, fragmentation=float("nan"), bytes_allocated=8, **stats
+    )
+    plane.event(
+        line, "MemoryAllocation", 20, fragmentation=float("inf"), bytes_allocated=16, **stats
+    )
+    plane.event(plane.line(2, "main"), "train_step", 5, 50, ratio=float("nan"))
+    session = tmp_path / "plugins" / "profile" / "s"
+    session.mkdir(parents=True)
+    (session / "vm.xplane.pb").write_bytes(plane.space.SerializeToString())
+    client = Client(StandaloneApp(str(tmp_path)))
+    for tag in ("memory_profile", "trace_viewer", "overview_page", "framework_op_stats"):
+        response = client.get(f"{PREFIX}/data?run=s&tag={tag}&host=vm")
+        assert response.status_code == 200, (tag, response.get_data()[:300])
+        _strict_json(response.get_data())
+    memory = _strict_json(client.get(f"{PREFIX}/data?run=s&tag=memory_profile&host=vm").get_data())
+    timeline = memory["memoryProfilePerAllocator"]["GPU_0_bfc"]["memoryProfileSnapshots"]
+    fragmentation = [s["aggregationStats"]["fragmentation"] for s in timeline]
+    assert fragmentation and all(f is None for f in fragmentation)
+    trace = _strict_json(client.get(f"{PREFIX}/data?run=s&tag=trace_viewer&host=vm").get_data())
+    assert {"ratio": "nan"} in [e.get("args") for e in trace["traceEvents"]]  # as upstream
+
+
+def test_json_out_replaces_only_non_finite_numbers():
+    from tensorboard_plugin_profile import json_out
+
+    value = {"a": [1.5, float("nan"), (float("-inf"), 2)], "b": "NaN", "c": 0}
+    assert json_out.dumps(value, sort_keys=True) == (
+        '{"a": [1.5, null, [null, 2]], "b": "NaN", "c": 0}'
+    )

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import numbers
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
+
+from .. import json_out
 
 EMPTY_TABLE: dict[str, list] = {"cols": [], "rows": []}
 
@@ -76,7 +77,7 @@ def _column_json(column: Column) -> dict:
 
 def dumps(obj: Any) -> str:
     """Compact JSON with sorted keys and literal UTF-8, as upstream writes it."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json_out.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -14,11 +14,11 @@ Usage::
 
 from __future__ import annotations
 
-import json
 from typing import Mapping, Optional
 
 import numpy as np
 
+from .. import json_out
 from ..analysis import trace_search, trace_window
 from ..analysis.memo import memoized
 from ..analysis.preprocess import preprocess
@@ -88,7 +88,7 @@ def window_of(index: TraceIndex, params: Mapping[str, str]) -> tuple:
 
 # --- answers -------------------------------------------------------------------------
 def _json(obj) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    return json_out.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _ms(ps: int) -> float:
