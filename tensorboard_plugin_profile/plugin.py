@@ -28,9 +28,7 @@ class ProfilePlugin(base_plugin.TBPlugin):
         logdir = getattr(context, "logdir", "") or ""
         self.service = ProfileService(logdir)
         hide_capture = bool(getattr(context, "hide_capture_profile_button", False))
-        self._routes = http_api.Routes(
-            self.service, hide_capture=hide_capture, capture=_capture_routes(self.service)
-        )
+        self._routes = http_api.Routes(self.service, hide_capture=hide_capture)
         self._refreshing = threading.Lock()
         conflicts.warn_if_conflicting()
 
@@ -63,11 +61,3 @@ def _as_wsgi(handler: Any) -> Any:
     from werkzeug import Request
 
     return Request.application(handler)
-
-
-def _capture_routes(service: ProfileService) -> Any:
-    try:
-        from .capture.routes import CaptureRoutes
-    except ImportError:
-        return None
-    return CaptureRoutes(service)

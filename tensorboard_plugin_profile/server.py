@@ -19,7 +19,6 @@ from werkzeug import Request, Response
 from werkzeug.serving import run_simple
 
 from . import http_api
-from .plugin import _capture_routes
 from .service import ProfileService
 
 logger = logging.getLogger(__name__)
@@ -33,10 +32,7 @@ class StandaloneApp:
 
     def __init__(self, logdir: str, hide_capture: bool = False, service: Optional[Any] = None):
         self.service = service or ProfileService(logdir)
-        routes = http_api.Routes(
-            self.service, hide_capture=hide_capture, capture=_capture_routes(self.service)
-        )
-        self.routes = routes.table()
+        self.routes = http_api.Routes(self.service, hide_capture=hide_capture).table()
 
     def __call__(self, environ: dict, start_response: Any) -> Any:
         request = Request(environ)
