@@ -22,6 +22,7 @@ that the header and the values agree. Non-finite numbers become empty cells.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import math
 import numbers
@@ -117,6 +118,12 @@ def csv_cell(value: Any, scale: int = 1) -> str:
 def csv_text(text: str) -> str:
     """Text a spreadsheet shows as text: no leading character that starts a formula."""
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+# --- text shared by the tools -------------------------------------------------------
+def link(url: str, text: str) -> str:
+    """An advice link as upstream writes it (opens a new tab); both parts are escaped."""
+    return f'<a href="{html.escape(url)}" target="_blank">{html.escape(text)}</a>'
 
 
 # --- number formatting shared by the tools (spec §5.1) -------------------------
