@@ -37,7 +37,6 @@ from .errors import InvalidArgument, NotFound, PermissionDenied
 
 logger = logging.getLogger(__name__)
 
-PROFILE_SUBDIR = os.path.join("plugins", "profile")
 XPLANE_SUFFIX = ".xplane.pb"
 _HOST_FILE = re.compile(r"(?:(.*)\.)?(xplane\.pb)")
 # How long a discovery result is reused before the tree is walked again.

@@ -63,11 +63,6 @@ class PerfEnv:
     peak_sram_rd_bw_giga_bytes_per_second: float = 0.0
     peak_sram_wr_bw_giga_bytes_per_second: float = 0.0
 
-    @property
-    def ridge_point(self) -> float:
-        hbm = self.peak_hbm_bw_giga_bytes_per_second
-        return self.peak_tera_flops_per_second * 1000 / hbm if hbm else 0.0
-
 
 def gpu_planes(space: Space) -> list:
     return [p for p in space.planes if schema.is_gpu_plane(p.name)]
@@ -75,11 +70,6 @@ def gpu_planes(space: Space) -> list:
 
 def tpu_planes(space: Space) -> list:
     return [p for p in space.planes if schema.is_tpu_core_plane(p.name)]
-
-
-def device_planes(space: Space) -> list:
-    """TPU core planes if any, else GPU planes (spec §4.1)."""
-    return tpu_planes(space) or gpu_planes(space)
 
 
 def hardware_type_of(device_type: str) -> str:

@@ -29,8 +29,9 @@ def scan_profile_response(raw: bytes) -> ScannedResponse:
     """Raises ``ValueError`` on malformed input."""
     empty_trace, xspace_parts, tool_data = False, [], []
     for field, wire_type, value in protowire.fields(raw):
-        if field == _EMPTY_TRACE and wire_type == protowire.VARINT:
-            empty_trace = value != 0
+        if isinstance(value, int):
+            if field == _EMPTY_TRACE:
+                empty_trace = value != 0  # a scalar: the last occurrence wins
         elif field == _XSPACE and wire_type == protowire.LEN:
             xspace_parts.append(value)
         elif field == _TOOL_DATA and wire_type == protowire.LEN:

@@ -1,12 +1,14 @@
 """The tool registry: every tool's name, how it treats hosts, and its module.
 
-A tool module under ``tools/`` exposes::
+A tool module under ``tools/`` follows ``ToolModule``::
 
-    def convert(hosts: list[tuple[str, Space]], params: Mapping[str, str]) -> Any
+    def convert(hosts: HostSpaces, params: Params) -> ToolAnswer
 
-returning a JSON-serialisable object (or a ``ToolOutput`` for streamed or
-non-JSON data), or raising ``NotApplicable`` with the reason when the profile
-has nothing for it. ``hosts`` holds (host name, decoded Space) in host order.
+returning a JSON-serialisable dict or list, JSON bytes, or a ``ToolOutput`` for
+streamed or non-JSON data, or raising ``NotApplicable`` with the reason when the
+profile has nothing for it. ``hosts`` holds (host name, decoded Space) in host
+order; ``params`` the query parameters. mypy checks every registered module
+against the protocol (``_TYPED_MODULES``).
 
 Only tools that are built are registered; ``run_tools`` lists nothing else.
 """
@@ -15,9 +17,22 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from typing import Any, Callable, Iterable, Optional
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Tuple,
+    Union,
+    cast,
+)
 
 from ..xspace import schema
+from ..xspace.model import Space
 
 # How a tool treats the host selector (spec/api.md §3.3, §3.4).
 HOSTS_EACH_OR_ALL = "each_or_all"  # one host, or ALL_HOSTS (combined)
@@ -37,6 +52,17 @@ class ToolOutput:
     json_obj: Any = None
 
 
+HostSpaces = List[Tuple[str, Space]]
+Params = Mapping[str, str]
+ToolAnswer = Union[dict, list, bytes, ToolOutput]
+
+
+class ToolModule(Protocol):
+    """What a tool module provides (see the module docstring)."""
+
+    def convert(self, hosts: HostSpaces, params: Params) -> ToolAnswer: ...
+
+
 @dataclasses.dataclass(frozen=True)
 class Tool:
     name: str
@@ -46,8 +72,8 @@ class Tool:
     listed_for: Callable[[Any], bool] = lambda space: True
     aliases: tuple = ()
 
-    def convert(self, hosts: list, params: Any) -> Any:
-        module = importlib.import_module(f"{__name__}.{self.module}")
+    def convert(self, hosts: HostSpaces, params: Params) -> ToolAnswer:
+        module = cast(ToolModule, importlib.import_module(f"{__name__}.{self.module}"))
         return module.convert(hosts, params)
 
 
@@ -125,3 +151,29 @@ def canonical_name(tag: str) -> Optional[str]:
 def sort_tools(names: Iterable[str]) -> list:
     rank = {name: i for i, name in enumerate(TOOL_ORDER)}
     return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+if TYPE_CHECKING:  # mypy: every registered module satisfies ToolModule
+    from . import (
+        framework_op_stats,
+        input_pipeline_analyzer,
+        kernel_stats,
+        memory_profile,
+        overview_page,
+        pod_viewer,
+        tf_data_bottleneck_analysis,
+        trace_viewer,
+        trace_viewer_at,
+    )
+
+    _TYPED_MODULES: List[ToolModule] = [
+        framework_op_stats,
+        input_pipeline_analyzer,
+        kernel_stats,
+        memory_profile,
+        overview_page,
+        pod_viewer,
+        tf_data_bottleneck_analysis,
+        trace_viewer,
+        trace_viewer_at,
+    ]
