@@ -254,3 +254,17 @@ def test_json_out_replaces_only_non_finite_numbers():
     assert json_out.dumps(value, sort_keys=True) == (
         '{"a": [1.5, null, [null, 2]], "b": "NaN", "c": 0}'
     )
+
+
+def test_an_unexpected_error_is_an_opaque_500(tmp_path, monkeypatch, caplog):
+    app = StandaloneApp(str(tmp_path))
+
+    def broken():
+        raise RuntimeError("secret detail at /srv/private/path")
+
+    monkeypatch.setattr(app.service, "runs", broken)  # a bug, injected
+    response = Client(app).get(f"{PREFIX}/runs")
+    body = response.get_data(as_text=True)
+    assert response.status_code == 500 and "secret" not in body and "/srv" not in body
+    assert json.loads(body)["error"]["message"] == "Internal error; see the server log."
+    assert "secret detail" in caplog.text  # the log keeps it for the operator
