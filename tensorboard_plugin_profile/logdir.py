@@ -1,6 +1,6 @@
 """Finds runs, sessions and hosts under a log directory, safely.
 
-Layout (spec/api.md §2): ``<logdir>[/<tb_run>]/plugins/profile/<session>/<host>.xplane.pb``.
+Layout (docs/http_api.md): ``<logdir>[/<tb_run>]/plugins/profile/<session>/<host>.xplane.pb``.
 A run's name is ``<session>`` for the logdir itself, else ``<tb_run>/<session>``.
 
 Requests name runs and hosts; they are looked up in maps built by discovery

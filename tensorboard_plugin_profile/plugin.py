@@ -2,7 +2,7 @@
 
 TensorBoard finds it through the ``tensorboard_plugins`` entry point ``profile``
 (``profile_plugin_loader.ProfilePluginLoader``), loads ``index.js`` in an
-iframe and calls its ``render()``, which opens ``index.html`` (spec/api.md §1.4).
+iframe and calls its ``render()``, which opens ``index.html`` (docs/http_api.md).
 """
 
 from __future__ import annotations

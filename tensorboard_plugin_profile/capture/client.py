@@ -1,7 +1,7 @@
 """Capture profiles from running profiler servers over gRPC.
 
 The behaviour of TensorFlow's ``tf.profiler.experimental.client.trace`` /
-``monitor`` (spec §5.3), with these differences:
+``monitor`` (docs/capture.md), with these differences:
 
 * a pre-flight check per address (is anything listening?) before tracing, so a
   wrong port fails in seconds with advice instead of a generic "no trace";
