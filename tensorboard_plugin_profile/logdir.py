@@ -92,7 +92,14 @@ class Diagnosis:
 
 
 def _inside(root_real: str, path: str) -> bool:
-    real = os.path.realpath(path)
+    try:
+        real = os.path.realpath(path)
+    except OSError:  # the path changed while it was resolved (a link swapped for a file)
+        return False
+    return _within(root_real, real)
+
+
+def _within(root_real: str, real: str) -> bool:
     return real == root_real or real.startswith(root_real + os.sep)
 
 
@@ -123,14 +130,13 @@ def read_inside(root_real: str, path: str) -> bytes:
 
 
 def _is_listed_file(root_real: str, path: str, opened: os.stat_result) -> bool:
-    real = os.path.realpath(path)
-    if not (real == root_real or real.startswith(root_real + os.sep)):
-        return False
     try:
+        real = os.path.realpath(path)
         now = os.stat(real)
-    except OSError:
+    except OSError:  # changed again while being resolved: not provably the same file
         return False
-    return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+    same = (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+    return same and _within(root_real, real)
 
 
 def _read_error(name: str, error: OSError) -> Exception:

@@ -13,11 +13,11 @@ import time
 import pytest
 from conftest import FIXTURES
 from werkzeug.test import Client
+from xspace_builder import HostPlane, SpaceBuilder
 
 from tensorboard_plugin_profile.analysis import safe_regex
 from tensorboard_plugin_profile.errors import NotFound
 from tensorboard_plugin_profile.logdir import LogDir
-from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.server import StandaloneApp
 from tensorboard_plugin_profile.service import ProfileService
 
@@ -26,13 +26,10 @@ KERAS_RUN = "tf_keras2_fit/session_1"
 
 
 def _xspace_bytes(plane_name: str) -> bytes:
-    space = xplane_pb2.XSpace(hostnames=["h"])
-    plane = space.planes.add(id=1, name=plane_name)
-    plane.event_metadata[1].id = 1
-    plane.event_metadata[1].name = "step"
-    line = plane.lines.add(id=1, name="main", timestamp_ns=1_000)
-    line.events.add(metadata_id=1, offset_ps=0, duration_ps=5_000)
-    return space.SerializeToString()
+    space = SpaceBuilder("h")
+    plane = space.plane(1, plane_name)
+    plane.event(plane.line(1, "main", timestamp_ns=1_000), "step", 0, 5)
+    return space.serialize()
 
 
 # --- search patterns -------------------------------------------------------------------
@@ -147,7 +144,7 @@ def test_racing_symlink_swaps_never_serve_outside_content_nor_500(swap_setup):
         thread.join()
     assert leaked == 0
     assert set(statuses) <= {200, 404}, statuses
-    assert statuses.count(200) > 0  # the race did not simply make every request fail
+    assert statuses.count(200) > 0, statuses  # the race did not simply make every request fail
 
 
 def _without_root_powers() -> list:
@@ -218,8 +215,6 @@ def _strict_json(data: bytes):
 
 
 def test_non_finite_statistics_become_null_in_every_answer(tmp_path):
-    from tools.synthetic_events import HostPlane
-
     plane = HostPlane()
     line = plane.line(1, "tf_gpu_a")
     stats = dict(allocator_name="GPU_0_bfc", bytes_reserved=0, bytes_available=100)
@@ -233,7 +228,7 @@ def test_non_finite_statistics_become_null_in_every_answer(tmp_path):
     plane.event(plane.line(2, "main"), "train_step", 5, 50, ratio=float("nan"))
     session = tmp_path / "plugins" / "profile" / "s"
     session.mkdir(parents=True)
-    (session / "vm.xplane.pb").write_bytes(plane.space.SerializeToString())
+    (session / "vm.xplane.pb").write_bytes(plane.builder.serialize())
     client = Client(StandaloneApp(str(tmp_path)))
     for tag in ("memory_profile", "trace_viewer", "overview_page", "framework_op_stats"):
         response = client.get(f"{PREFIX}/data?run=s&tag={tag}&host=vm")

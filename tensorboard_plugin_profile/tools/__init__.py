@@ -7,8 +7,8 @@ A tool module under ``tools/`` follows ``ToolModule``::
 returning a JSON-serialisable dict or list, JSON bytes, or a ``ToolOutput`` for
 streamed or non-JSON data, or raising ``NotApplicable`` with the reason when the
 profile has nothing for it. ``hosts`` holds (host name, decoded Space) in host
-order; ``params`` the query parameters. mypy checks every registered module
-against the protocol (``_TYPED_MODULES``).
+order; ``params`` the query parameters. ``tests/test_typecheck.py`` has mypy check
+every registered module against the protocol.
 
 Only tools that are built are registered; ``run_tools`` lists nothing else.
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from typing import (
-    TYPE_CHECKING,
     Any,
     Callable,
     Iterable,
@@ -151,29 +150,3 @@ def canonical_name(tag: str) -> Optional[str]:
 def sort_tools(names: Iterable[str]) -> list:
     rank = {name: i for i, name in enumerate(TOOL_ORDER)}
     return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
-
-
-if TYPE_CHECKING:  # mypy: every registered module satisfies ToolModule
-    from . import (
-        framework_op_stats,
-        input_pipeline_analyzer,
-        kernel_stats,
-        memory_profile,
-        overview_page,
-        pod_viewer,
-        tf_data_bottleneck_analysis,
-        trace_viewer,
-        trace_viewer_at,
-    )
-
-    _TYPED_MODULES: List[ToolModule] = [
-        framework_op_stats,
-        input_pipeline_analyzer,
-        kernel_stats,
-        memory_profile,
-        overview_page,
-        pod_viewer,
-        tf_data_bottleneck_analysis,
-        trace_viewer,
-        trace_viewer_at,
-    ]
