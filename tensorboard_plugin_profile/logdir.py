@@ -52,6 +52,7 @@ class HostFile:
     path: str
     size: int
     mtime_ns: int
+    logdir_real: str = ""  # the logdir's real path: what reading it must stay inside
 
     @property
     def key(self) -> tuple:
@@ -127,6 +128,13 @@ def read_inside(root_real: str, path: str) -> bytes:
         raise _read_error(name, e) from None
     finally:
         os.close(fd)
+
+
+def read_host_file(host_file: HostFile) -> bytes:
+    """The bytes of a listed host file, never anything outside its logdir."""
+    if not host_file.logdir_real:
+        raise NotFound(f"Profile file {host_file.name} was not listed from a log directory.")
+    return read_inside(host_file.logdir_real, host_file.path)
 
 
 def _is_listed_file(root_real: str, path: str, opened: os.stat_result) -> bool:
@@ -273,12 +281,10 @@ class LogDir:
                 continue
             if not entry.is_file():
                 continue
-            files.append(HostFile(match.group(1), entry.path, st.st_size, st.st_mtime_ns))
+            files.append(
+                HostFile(match.group(1), entry.path, st.st_size, st.st_mtime_ns, self._root_real)
+            )
         return sorted(files, key=lambda f: f.host)
-
-    def read_host_file(self, host_file: HostFile) -> bytes:
-        """The bytes of a listed host file, never anything outside the logdir."""
-        return read_inside(self._root_real, host_file.path)
 
     def diagnose(self) -> Diagnosis:
         """Explains an empty result: what is under the logdir and why it was skipped."""

@@ -17,7 +17,7 @@ from xspace_builder import HostPlane, SpaceBuilder
 
 from tensorboard_plugin_profile.analysis import safe_regex
 from tensorboard_plugin_profile.errors import NotFound
-from tensorboard_plugin_profile.logdir import LogDir
+from tensorboard_plugin_profile.logdir import LogDir, read_host_file
 from tensorboard_plugin_profile.server import StandaloneApp
 from tensorboard_plugin_profile.service import ProfileService
 
@@ -103,7 +103,7 @@ def test_a_file_swapped_for_a_link_after_listing_is_not_read(swap_setup):
     listed = logdir.session("s").host_file("vm")
     _swap_to_link(session, secret)
     with pytest.raises(NotFound, match="changed while it was opened"):
-        logdir.read_host_file(listed)
+        read_host_file(listed)
 
 
 def test_a_folder_swapped_for_a_link_after_listing_is_not_read(swap_setup):
@@ -114,7 +114,7 @@ def test_a_folder_swapped_for_a_link_after_listing_is_not_read(swap_setup):
     os.rename(session, logs / "moved")
     os.symlink(secret.parent, session)
     with pytest.raises(NotFound):
-        logdir.read_host_file(listed)
+        read_host_file(listed)
 
 
 def test_racing_symlink_swaps_never_serve_outside_content_nor_500(swap_setup):

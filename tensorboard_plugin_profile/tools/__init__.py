@@ -70,6 +70,13 @@ class Tool:
     # Whether run_tools lists the tool for a session, from its first host's planes.
     listed_for: Callable[[Any], bool] = lambda space: True
     aliases: tuple = ()
+    # The query parameters ``convert`` reads: the only ones it is given, and the
+    # only ones in its result's cache key (a junk parameter must not bust the cache).
+    params: tuple = ()
+
+    def relevant_params(self, params: Mapping[str, str]) -> dict:
+        """The subset of ``params`` this tool reads, without empty values."""
+        return {k: params[k] for k in self.params if params.get(k)}
 
     def convert(self, hosts: HostSpaces, params: Params) -> ToolAnswer:
         module = cast(ToolModule, importlib.import_module(f"{__name__}.{self.module}"))
@@ -92,9 +99,25 @@ def _has_tf_data(space: Any) -> bool:
     return has_tf_data(space)
 
 
+# What a trace_viewer@ request may ask (docs/trace_viewer.md): a window, a search or details.
+TRACE_QUERY_PARAMS = (
+    "format",
+    "start_time_ms",
+    "end_time_ms",
+    "resolution",
+    "pids",
+    "tids",
+    "max_events",
+    "max_flows",
+    "search",
+    "search_regex",
+    "max_results",
+    "details",
+)
+
 _REGISTERED = (
     Tool("trace_viewer", "trace_viewer", HOSTS_TRACE),
-    Tool("trace_viewer@", "trace_viewer_at", HOSTS_TRACE),
+    Tool("trace_viewer@", "trace_viewer_at", HOSTS_TRACE, params=TRACE_QUERY_PARAMS),
     Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL),
     Tool(
         "framework_op_stats",
@@ -103,7 +126,13 @@ _REGISTERED = (
         aliases=("tensorflow_stats",),
     ),
     Tool("kernel_stats", "kernel_stats", HOSTS_EACH_OR_ALL, listed_for=_has_gpu),
-    Tool("memory_profile", "memory_profile", HOSTS_SINGLE, listed_for=_has_allocator_events),
+    Tool(
+        "memory_profile",
+        "memory_profile",
+        HOSTS_SINGLE,
+        listed_for=_has_allocator_events,
+        params=("view", "memory_id"),
+    ),
     Tool(
         "tf_data_bottleneck_analysis",
         "tf_data_bottleneck_analysis",
