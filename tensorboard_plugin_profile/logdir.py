@@ -44,6 +44,8 @@ DISCOVERY_TTL_S = 5.0
 # An unknown run name walks the tree again (it may be new), but at most this often:
 # a stream of made-up names must not turn into a stream of full walks.
 UNKNOWN_RUN_REWALK_S = 1.0
+# How long TensorBoard's first is_active() may look for a session before discovery has finished.
+QUICK_PROBE_BUDGET_S = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +92,13 @@ class Diagnosis:
     skipped: list = dataclasses.field(default_factory=list)
     other_files: list = dataclasses.field(default_factory=list)
     unreadable: list = dataclasses.field(default_factory=list)  # relative folder paths
+
+
+def _is_profile_dir(path: str) -> bool:
+    """``<run>/plugins/profile``: the folder whose subfolders are sessions."""
+    return (
+        os.path.basename(path) == "profile" and os.path.basename(os.path.dirname(path)) == "plugins"
+    )
 
 
 def _inside(root_real: str, path: str) -> bool:
@@ -186,6 +195,28 @@ class LogDir:
     def refresh(self) -> None:
         self._run_map(max_age_s=0.0)
 
+    def probe_has_runs(self, budget_s: float = QUICK_PROBE_BUDGET_S) -> Optional[bool]:
+        """A bounded look for any session: True at the first one, False when the whole tree
+        was seen without one, None when the time budget ran out first.
+
+        TensorBoard asks ``is_active()`` on its first page load, usually before the full
+        discovery (which lists every session) has finished; this answers that first question.
+        """
+        known = self.has_runs_cached()
+        if known is not None:
+            return known
+        if not self.path or not os.path.isdir(self.root):
+            return False
+        if self._single_file or self._is_session_dir(self.path):
+            return True
+        deadline = time.monotonic() + budget_s
+        for dirpath, dirnames, _ in os.walk(self.path, followlinks=False):
+            if _is_profile_dir(dirpath) and any(not name.startswith(".") for name in dirnames):
+                return True
+            if time.monotonic() > deadline:
+                return None
+        return False
+
     def _run_map(self, max_age_s: float = DISCOVERY_TTL_S) -> dict:
         """The run map, walking the tree again if the last walk is older than ``max_age_s``."""
         asked_at = time.monotonic()
@@ -213,10 +244,7 @@ class LogDir:
         runs: dict = {}
         for dirpath, dirnames, _ in os.walk(self.path, followlinks=False):
             dirnames.sort()
-            if (
-                os.path.basename(dirpath) == "profile"
-                and os.path.basename(os.path.dirname(dirpath)) == "plugins"
-            ):
+            if _is_profile_dir(dirpath):
                 tb_run = os.path.relpath(os.path.dirname(os.path.dirname(dirpath)), self.path)
                 self._add_sessions(runs, tb_run, dirpath)
         return runs

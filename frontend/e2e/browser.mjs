@@ -1,10 +1,29 @@
 // What every browser test shares: Debian's Chromium launched headless, the strict CSP enforced on
 // the app's pages, a guard that records any request leaving the server's origin, and a parser for
 // the CSV files the page downloads.
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const STRICT_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'";
+
+/**
+ * The server under test (PROFILE_E2E_URL, required) and the screenshot folder
+ * (PROFILE_E2E_ARTIFACTS, created); exits with a usage line when the URL is missing.
+ */
+export function e2eTarget() {
+  const url = process.env.PROFILE_E2E_URL;
+  if (!url) {
+    console.error('Set PROFILE_E2E_URL to the server root, e.g. http://127.0.0.1:8791/');
+    process.exit(1);
+  }
+  const base = new URL(url);
+  const artifacts = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
+  mkdirSync(artifacts, { recursive: true });
+  return { base, pluginBase: new URL('data/plugin/profile/', base), artifacts };
+}
 
 export function launchChromium() {
   return chromium.launch({

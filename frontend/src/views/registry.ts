@@ -10,6 +10,7 @@
  *                      load: async () => (await import('./trace-canvas-view')).TAG });
  */
 import { isDataTable, isDataTableList } from '../table/datatable';
+import { isTool } from '../tools';
 
 export interface ViewEntry {
   id: string;
@@ -44,7 +45,7 @@ export function viewForPayload(payload: unknown, toolView?: ViewEntry): ViewEntr
 }
 
 export function isTraceTool(tool: string): boolean {
-  return tool === 'trace_viewer' || tool === 'trace_viewer@' || tool === 'trace_viewer@^';
+  return isTool(tool, 'trace_viewer');
 }
 
 export function isTablePayload(payload: unknown): boolean {
@@ -72,9 +73,9 @@ export function registerBuiltinViews(): void {
   registerDashboards();
 }
 
-/** `name`, or `name` with upstream's legacy `^` / `@` marks. */
+/** The listed tool stands for one of `names` (tools.ts: marks and legacy names). */
 export function toolIs(...names: string[]): (tool: string) => boolean {
-  return (tool) => names.includes(tool.replace(/[@^]+$/, ''));
+  return (tool) => isTool(tool, ...names);
 }
 
 const isList = (payload: unknown) => Array.isArray(payload);
@@ -90,7 +91,7 @@ function registerDashboards(): void {
   });
   registerToolView({
     id: 'op-stats',
-    matchesTool: toolIs('framework_op_stats', 'tensorflow_stats'),
+    matchesTool: toolIs('framework_op_stats'),
     matchesPayload: isTablePayload,
     load: async () => (await import('./op-stats-view')).OP_STATS_VIEW_TAG,
   });
