@@ -140,16 +140,19 @@ class Routes:
         service: ProfileService,
         hide_capture: bool = False,
         capture_manager: Optional[Any] = None,
+        live: Optional[dict] = None,
     ):
         self.service = service
         self.hide_capture = hide_capture
         self.capture_manager = capture_manager  # None: the process-wide one
+        self.live = live  # set by live.serve: this process's profiler, for the capture dialog
 
     def table(self) -> dict:
         routes = {
             "/runs": self.runs,
             "/run_tools": self.run_tools,
             "/hosts": self.hosts,
+            "/module_list": self.module_list,
             "/data": self.data,
             "/data_csv": self.data_csv,
             "/config": self.config,
@@ -172,6 +175,10 @@ class Routes:
     def hosts(self, request: Request) -> Response:
         run = _required(request, "run")
         return _json_response(request, self.service.hosts(run, _required(request, "tag")))
+
+    def module_list(self, request: Request) -> Response:
+        names = self.service.module_list(_required(request, "run"))
+        return _bytes_response(request, [",".join(names).encode()], "text/plain; charset=utf-8")
 
     def data(self, request: Request) -> Response:
         args = request.args
@@ -197,15 +204,15 @@ class Routes:
         return response
 
     def config(self, request: Request) -> Response:
-        return _json_response(
-            request,
-            {
-                "enableTabNameLabel": False,
-                "hideCaptureProfileButton": self.hide_capture,
-                "srcPathPrefix": "",
-                "warnings": conflicts.conflict_warnings(),
-            },
-        )
+        config = {
+            "enableTabNameLabel": False,
+            "hideCaptureProfileButton": self.hide_capture,
+            "srcPathPrefix": "",
+            "warnings": conflicts.conflict_warnings(),
+        }
+        if self.live:
+            config["live"] = self.live
+        return _json_response(request, config)
 
     def version(self, request: Request) -> Response:
         return _bytes_response(request, [__version__.encode()], "text/plain; charset=utf-8")

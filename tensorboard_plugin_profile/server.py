@@ -36,10 +36,12 @@ class StandaloneApp:
         logdir: str,
         hide_capture: bool = False,
         service: Optional[Any] = None,
+        live: Optional[dict] = None,
         config: Optional[CacheConfig] = None,
     ):
         self.service = service or ProfileService(logdir, config=config)
-        self.routes = http_api.Routes(self.service, hide_capture=hide_capture).table()
+        routes = http_api.Routes(self.service, hide_capture=hide_capture, live=live)
+        self.routes = routes.table()
 
     def __call__(self, environ: dict, start_response: Any) -> Any:
         request = Request(environ)

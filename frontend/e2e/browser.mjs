@@ -84,3 +84,37 @@ export function parseCsvLine(line) {
   cells.push(cell);
   return cells;
 }
+
+/** Fails the current check with `message` unless `condition` holds. */
+export function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+/** A query string of the parameters that are set (undefined and '' are left out). */
+export function query(params) {
+  return new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')).toString();
+}
+
+/** `api(route, params, as)`: GET a plugin route as JSON (default), `'text'` or the raw `'response'`. */
+export function apiClient(pluginBase) {
+  return async (route, params = {}, as = 'json') => {
+    const response = await fetch(new URL(`${route}?${query(params)}`, pluginBase));
+    if (as === 'response') return response;
+    check(response.ok, `GET ${route} ${query(params)} answered ${response.status}`);
+    return as === 'text' ? response.text() : response.json();
+  };
+}
+
+/**
+ * Records console and page errors of `page` in `problems` (`where()` names the running check).
+ * Chromium logs every 4xx of a fetch; a tool answering 404 NOT_APPLICABLE is shown by the page.
+ */
+export function watchConsole(page, problems, where = () => '') {
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return;
+    const from = message.location()?.url ?? '';
+    if (/^Failed to load resource.*status of 404/.test(message.text()) && /\/data\?/.test(from)) return;
+    problems.push(`console error in "${where()}": ${message.text()} ${from}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error in "${where()}": ${error.message}`));
+}

@@ -99,6 +99,32 @@ def _has_tf_data(space: Any) -> bool:
     return has_tf_data(space)
 
 
+def _has_hlo_modules(space: Any) -> bool:
+    from ..analysis.hlo.modules import has_modules
+
+    return has_modules(space)
+
+
+def _has_xla_ops(space: Any) -> bool:
+    from ..analysis.hlo.op_events import has_xla_ops
+
+    return has_xla_ops(space)
+
+
+def _has_roofline(space: Any) -> bool:
+    from ..analysis.environment import perf_env
+
+    perf = perf_env(space)
+    peaks = perf.peak_tera_flops_per_second > 0 and perf.peak_hbm_bw_giga_bytes_per_second > 0
+    return peaks and _has_xla_ops(space)
+
+
+def _has_python_sources(space: Any) -> bool:
+    from ..analysis.attribution import has_python_sources
+
+    return has_python_sources(space)
+
+
 # What a trace_viewer@ request may ask (docs/trace_viewer.md): a window, a search or details.
 TRACE_QUERY_PARAMS = (
     "format",
@@ -146,6 +172,40 @@ _REGISTERED = (
         aliases=("input_pipeline",),
     ),
     Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED),
+    Tool(
+        "memory_viewer",
+        "memory_viewer",
+        HOSTS_COMBINED,
+        listed_for=_has_hlo_modules,
+        params=("module_name", "memory_space", "view"),
+    ),
+    Tool(
+        "graph_viewer",
+        "graph_viewer",
+        HOSTS_COMBINED,
+        listed_for=_has_hlo_modules,
+        params=("module_name", "type", "node_name", "graph_width"),
+    ),
+    Tool(
+        "op_profile",
+        "op_profile",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_has_xla_ops,
+        aliases=("hlo_op_profile",),
+        params=("group_by", "view"),
+    ),
+    Tool(
+        "hlo_stats",
+        "hlo_stats",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_has_xla_ops,
+        aliases=("hlo_op_stats",),
+    ),
+    Tool("roofline_model", "roofline_model", HOSTS_EACH_OR_ALL, listed_for=_has_roofline),
+    Tool("op_types", "op_types", HOSTS_EACH_OR_ALL),
+    Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL),
+    Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources),
+    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL, params=("run",)),  # its links name the run
 )
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}
@@ -165,7 +225,12 @@ TOOL_ORDER = (
     "roofline_model",
     "pod_viewer",
     "framework_op_stats",
+    "hlo_stats",
     "tf_data_bottleneck_analysis",
+    "advisor",
+    "op_types",
+    "scope_view",
+    "code_view",
 )
 
 

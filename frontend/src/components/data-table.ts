@@ -10,7 +10,7 @@
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { csvFileName, tableToCsv } from '../table/csv';
-import { cellAt, columnLabel, tableRows, type DataColumn, type DataTable } from '../table/datatable';
+import { cellAt, columnLabel, tableRows, type DataColumn, type DataRow, type DataTable } from '../table/datatable';
 import { filterRows } from '../table/filter';
 import { SHORT_NAME_CHARS, shortName } from '../models/names';
 import { formatCell } from '../table/format';
@@ -38,6 +38,11 @@ export class DataTableElement extends LitElement {
   @property({ attribute: false }) labels: Readonly<Record<string, string>> = {};
   /** Most characters of a short name. */
   @property({ type: Number, attribute: 'short-chars' }) shortChars = SHORT_NAME_CHARS;
+  /**
+   * Optional links in cells (e.g. an HLO op to the graph viewer): the href for a cell, or null.
+   * A plain click fires `pf-cell-link` ({row, column}) instead of following the href.
+   */
+  @property({ attribute: false }) cellLink: ((row: DataRow, column: DataColumn) => string | null) | null = null;
 
   /** Column ids the user switched on or off in the Columns menu. */
   @state() private shownByUser = new Map<string, boolean>();
@@ -193,7 +198,7 @@ export class DataTableElement extends LitElement {
           <tbody>
             ${visible.map(
               (row) => html`<tr>
-                ${shown.map(({ column, index }) => this.renderCell(column, cellAt(row, index)))}
+                ${shown.map(({ column, index }) => this.renderCell(row, column, cellAt(row, index)))}
               </tr>`,
             )}
           </tbody>
@@ -208,12 +213,14 @@ export class DataTableElement extends LitElement {
     return this.shownByUser.get(id) ?? (this.columns.length === 0 || this.columns.includes(id));
   }
 
-  private renderCell(column: DataColumn, cell: ReturnType<typeof cellAt>) {
+  private renderCell(row: DataRow, column: DataColumn, cell: ReturnType<typeof cellAt>) {
     const isNull = cell === null || cell.v === null || cell.v === undefined;
     const text = isNull && !cell?.f ? '—' : formatCell(cell);
     const short = this.shortColumns.includes(column.id ?? '') ? shortName(text, this.shortChars) : text;
     const classes = `${isNumeric(column) ? 'number' : ''} ${isNull ? 'null' : ''} ${short !== text ? 'short' : ''}`;
-    return html`<td class=${classes} title=${short !== text ? text : nothing}>${short}</td>`;
+    const href = isNull ? null : (this.cellLink?.(row, column) ?? null);
+    const content = href ? html`<a href=${href} @click=${(e: MouseEvent) => this.onLink(e, row, column)}>${short}</a>` : short;
+    return html`<td class=${classes} title=${short !== text ? text : nothing}>${content}</td>`;
   }
 
   /** A menu of the columns when some start hidden. */
@@ -238,6 +245,12 @@ export class DataTableElement extends LitElement {
     const next = new Map(this.shownByUser);
     next.set(column.id ?? '', (event.target as HTMLInputElement).checked);
     this.shownByUser = next;
+  }
+
+  private onLink(event: MouseEvent, row: DataRow, column: DataColumn): void {
+    if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+    event.preventDefault();
+    this.dispatchEvent(new CustomEvent('pf-cell-link', { detail: { row, column }, bubbles: true, composed: true }));
   }
 
   private renderHeader(column: DataColumn, index: number) {

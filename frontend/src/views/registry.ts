@@ -120,10 +120,57 @@ function registerDashboards(): void {
     load: async () => (await import('./pod-viewer-view')).POD_VIEWER_VIEW_TAG,
   });
   registerToolView({
+    id: 'tree-table',
+    matchesTool: toolIs('op_types', 'scope_view', 'code_view'),
+    matchesPayload: isTablePayload,
+    load: async () => (await import('./tree-table-view')).TREE_TABLE_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'advisor',
+    matchesTool: toolIs('advisor'),
+    matchesPayload: isTablePayload,
+    load: async () => (await import('./advisor-view')).ADVISOR_VIEW_TAG,
+  });
+  registerToolView({
     id: 'tf-data',
     matchesTool: toolIs('tf_data_bottleneck_analysis'),
     matchesPayload: isTablePayload,
     load: async () => (await import('./tf-data-view')).TF_DATA_VIEW_TAG,
+  });
+  registerXlaViews();
+}
+
+/** The XLA tools. The module-based ones fetch their own data (they need a module name). */
+function registerXlaViews(): void {
+  registerToolView({
+    id: 'memory-viewer',
+    matchesTool: toolIs('memory_viewer'),
+    ownData: true,
+    load: async () => (await import('./memory-viewer-view')).MEMORY_VIEWER_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'graph-viewer',
+    matchesTool: toolIs('graph_viewer'),
+    ownData: true,
+    load: async () => (await import('./graph-viewer-view')).GRAPH_VIEWER_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'op-profile',
+    matchesTool: toolIs('op_profile', 'hlo_op_profile'),
+    matchesPayload: isObject,
+    load: async () => (await import('./op-profile-view')).OP_PROFILE_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'hlo-stats',
+    matchesTool: toolIs('hlo_stats', 'hlo_op_stats'),
+    matchesPayload: isTablePayload,
+    load: async () => (await import('./hlo-stats-view')).HLO_STATS_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'roofline',
+    matchesTool: toolIs('roofline_model'),
+    matchesPayload: isList,
+    load: async () => (await import('./roofline-view')).ROOFLINE_VIEW_TAG,
   });
 }
 
