@@ -72,6 +72,11 @@ def tpu_planes(space: Space) -> list:
     return [p for p in space.planes if schema.is_tpu_core_plane(p.name)]
 
 
+def device_planes(space: Space) -> list:
+    """TPU core planes if any, else GPU planes."""
+    return tpu_planes(space) or gpu_planes(space)
+
+
 def hardware_type_of(device_type: str) -> str:
     if "GPU" in device_type:
         return HARDWARE_GPU
