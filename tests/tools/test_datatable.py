@@ -65,4 +65,4 @@ def test_number_formats():
 def test_csv_text_never_starts_a_formula():
     columns = [Column("name", "Name", "string"), Column("parent", "Parent", "number")]
     table = data_table(columns, [["=HYPERLINK(1)", -1], ["@x", 2], ["ok", 3]])
-    assert to_csv(table) == '"Name","Parent"\n"\'=HYPERLINK(1)","-1.0"\n"\'@x","2.0"\n"ok","3.0"\n'
+    assert to_csv(table) == '"Name","Parent"\n"\'=HYPERLINK(1)","-1"\n"\'@x","2"\n"ok","3"\n'
