@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import venv
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -27,6 +28,9 @@ VENV = os.path.join(ROOT, ".venv")
 BIN = os.path.join(VENV, "Scripts" if os.name == "nt" else "bin")
 PYTHON = os.path.join(BIN, "python")
 TEST_PACKAGES = [
+    "build",
+    "setuptools>=61",
+    "wheel",
     "pytest>=7",
     "hypothesis>=6",
     "ruff>=0.4",
@@ -115,22 +119,9 @@ def start(logdir: str, port: int, host: str) -> int:
         return 0
 
 
-def find_python39() -> str:
-    """A Python 3.9 interpreter, or "" when this machine has none."""
-    candidates = [shutil.which("python3.9") or ""]
-    candidates += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.9*/bin/python")))
-    for candidate in candidates:
-        if (
-            candidate
-            and subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0
-        ):
-            return candidate
-    return ""
-
-
 def test_oldest(pytest_args: list) -> int:
     """The Python suite again on Python 3.9 and protobuf 4.21 (no browser, no JAX)."""
-    python39 = find_python39()
+    python39 = find_python("3.9")
     if not python39:
         print("(skipped: no Python 3.9 on this machine for the oldest-runtime run)")
         return 0
@@ -145,6 +136,83 @@ def test_oldest(pytest_args: list) -> int:
     return subprocess.call([python, "-m", "pytest", "-q", *ignored, *pytest_args], cwd=ROOT)
 
 
+# --- packages: built once, installed without Node.js on every Python we claim ------------
+DIST = os.path.join(ROOT, "build", "dist")
+PACKAGE_VENVS = os.path.join(ROOT, "build", "package-venvs")
+SMOKE_TEST = os.path.join(ROOT, "tests", "smoke_installed.py")
+CLAIMED_PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13")
+
+
+def find_python(version: str) -> str:
+    """A Python ``version`` interpreter (on PATH or from pyenv), or "" when absent."""
+    candidates = [shutil.which(f"python{version}") or ""]
+    candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python")))
+    for candidate in candidates:
+        if (
+            candidate
+            and subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0
+        ):
+            return candidate
+    return ""
+
+
+def without_node_env() -> dict:
+    """The environment with every PATH folder holding node or npm left out."""
+    folders = os.environ.get("PATH", "").split(os.pathsep)
+    kept = [
+        f for f in folders
+        if not any(os.path.exists(os.path.join(f, tool)) for tool in ("node", "npm"))
+    ]  # fmt: skip
+    return {**os.environ, "PATH": os.pathsep.join(kept), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+def version_of(python: str) -> str:
+    code = "import sys; print(*sys.version_info[:2], sep='.')"
+    return subprocess.run(
+        [python, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def smoke_install(python: str, artifact: str) -> None:
+    """Installs ``artifact`` into a fresh venv of ``python`` without Node; runs the smoke test."""
+    env_dir = os.path.join(PACKAGE_VENVS, version_of(python))
+    shutil.rmtree(env_dir, ignore_errors=True)
+    run([python, "-m", "venv", env_dir])
+    env_python = os.path.join(env_dir, "bin", "python")
+    env = without_node_env()
+    run([env_python, "-m", "pip", "install", "--quiet", artifact], env=env, cwd=PACKAGE_VENVS)
+    run([env_python, SMOKE_TEST], env=env, cwd=PACKAGE_VENVS)  # outside the repository
+
+
+def test_packages() -> None:
+    """sdist + wheel; the wheel on this Python, the sdist on every other claimed one."""
+    step("packages: python -m build (sdist and wheel with the built frontend)")
+    shutil.rmtree(DIST, ignore_errors=True)
+    os.makedirs(PACKAGE_VENVS, exist_ok=True)
+    env = {**os.environ, "TBPROF_SKIP_FRONTEND": "1"}  # the install step built it
+    log = os.path.join(ROOT, "build", "package-build.log")
+    with open(log, "w") as out:
+        built = subprocess.run(
+            [PYTHON, "-m", "build", "--no-isolation", "--outdir", DIST, ROOT],
+            env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    if built.returncode:
+        sys.exit(f"python -m build failed; see {log}")
+    wheel = glob.glob(os.path.join(DIST, "*.whl"))[0]
+    sdist = glob.glob(os.path.join(DIST, "*.tar.gz"))[0]
+    mine = version_of(PYTHON)  # the wheel's Python: it holds a compiled extension
+    for version in CLAIMED_PYTHONS:
+        python = PYTHON if version == mine else find_python(version)
+        if not python:
+            print(f"(skipped Python {version}: not on this machine)", flush=True)
+            continue
+        artifact = wheel if version == mine else sdist
+        step(f"packages: install the {os.path.basename(artifact)} on Python {version}, no Node")
+        started = time.monotonic()
+        smoke_install(python, artifact)
+        print(f"({time.monotonic() - started:.0f} s)", flush=True)
+
+
 def test(pytest_args: list) -> int:
     ensure_chromium()
     install(editable=True, extra=[])
@@ -156,8 +224,9 @@ def test(pytest_args: list) -> int:
     newest = subprocess.call([PYTHON, "-m", "pytest", *pytest_args], cwd=ROOT)
     if newest:
         # Stop at the first failing stage: a second run on the oldest runtime would only bury it.
-        print(f"pytest failed (exit {newest}); skipping the oldest-runtime run", flush=True)
+        print(f"pytest failed (exit {newest}); skipping the later stages", flush=True)
         return newest
+    test_packages()  # about 9 minutes for five Pythons on 2 cores: after the faster stages
     return test_oldest(pytest_args)
 
 

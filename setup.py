@@ -3,6 +3,10 @@
 The build runs ``npm ci && npm run build`` in ``frontend/`` (output in
 ``tensorboard_plugin_profile/static/``, not committed). Set
 ``TBPROF_SKIP_FRONTEND=1`` to reuse an existing build.
+
+``python -m build`` puts the built frontend into the sdist and the wheel and leaves
+``frontend/`` out of the sdist, so users install either without Node.js
+(``install_and_run.py --test`` checks that in a fresh virtualenv without Node).
 """
 
 import os
@@ -12,6 +16,7 @@ import subprocess
 
 from setuptools import Extension, find_packages, setup
 from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FRONTEND = os.path.join(HERE, "frontend")
@@ -50,6 +55,14 @@ class BuildPyWithFrontend(build_py):
         super().run()
 
 
+class SdistWithFrontend(sdist):
+    """The sdist carries the built frontend (listed as package data once it exists)."""
+
+    def run(self):
+        build_frontend()
+        super().run()
+
+
 setup(
     name="tensorboard_plugin_profile",
     version=_version(),
@@ -58,6 +71,10 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.9",
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        *(f"Programming Language :: Python :: 3.{minor}" for minor in range(9, 14)),
+    ],
     packages=find_packages(include=["tensorboard_plugin_profile", "tensorboard_plugin_profile.*"]),
     package_data={
         "tensorboard_plugin_profile": ["static/*", "static/**/*", "demo/**/*"],
@@ -102,5 +119,5 @@ setup(
             optional=True,
         ),
     ],
-    cmdclass={"build_py": BuildPyWithFrontend},
+    cmdclass={"build_py": BuildPyWithFrontend, "sdist": SdistWithFrontend},
 )

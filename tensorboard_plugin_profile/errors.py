@@ -33,6 +33,13 @@ class NotFound(ProfileError):
     code = "NOT_FOUND"
 
 
+class PermissionDenied(ProfileError):
+    """A file or folder exists but the server's user may not read it."""
+
+    http_status = 403
+    code = "PERMISSION_DENIED"
+
+
 class NotApplicable(ProfileError):
     """The tool exists but has nothing to show for this profile; says why."""
 

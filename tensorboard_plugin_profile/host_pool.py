@@ -11,7 +11,7 @@ False).
 Usage::
 
     pool = HostPool(workers=2)
-    if pool.decode_to_disk(path, disk.root, disk.max_bytes, key):
+    if pool.decode_to_disk(host_file, disk.root, disk.max_bytes, key):
         space = disk.load_value("space", key)
 """
 
@@ -29,13 +29,14 @@ from . import errors
 logger = logging.getLogger(__name__)
 
 
-def _worker_decode(path: str, root: str, max_bytes: int, key: Any) -> Optional[tuple]:
+def _worker_decode(host_file: Any, root: str, max_bytes: int, key: Any) -> Optional[tuple]:
     """In the worker: decode and store; a typed error comes back as (class name, message)."""
     from .disk_cache import DiskCache
-    from .xspace import read_xspace
+    from .logdir import read_host_file
+    from .xspace import decode_xspace
 
     try:
-        space = read_xspace(path)
+        space = decode_xspace(read_host_file(host_file), host_file.name)  # checked open
     except errors.ProfileError as e:
         return (type(e).__name__, e.message)
     if not DiskCache(root, max_bytes).store_value("space", key, space):
@@ -50,8 +51,10 @@ class HostPool:
         self._executor: Optional[concurrent.futures.ProcessPoolExecutor] = None
         self._broken = False
 
-    def decode_to_disk(self, path: str, root: str, max_bytes: int, key: Any) -> bool:
-        """Decodes ``path`` in a worker into the disk cache; False if that was not possible.
+    def decode_to_disk(self, host_file: Any, root: str, max_bytes: int, key: Any) -> bool:
+        """Decodes ``host_file`` (a ``logdir.HostFile``) in a worker into the disk cache.
+
+        False if that was not possible.
 
         Raises the worker's typed error (a corrupt file is corrupt in any process).
         """
@@ -59,7 +62,7 @@ class HostPool:
         if executor is None:
             return False
         try:
-            outcome = executor.submit(_worker_decode, path, root, max_bytes, key).result()
+            outcome = executor.submit(_worker_decode, host_file, root, max_bytes, key).result()
         except (OSError, RuntimeError, concurrent.futures.process.BrokenProcessPool) as e:
             logger.warning("host decoding pool failed (%s); decoding in-process", e)
             self._mark_broken()

@@ -11,7 +11,6 @@ Routes are relative to ``/data/plugin/profile``; see docs/http_api.md.
 from __future__ import annotations
 
 import gzip
-import json
 import logging
 import mimetypes
 import os
@@ -21,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 from werkzeug import Request, Response
 from werkzeug.security import safe_join
 
-from . import __version__, conflicts
+from . import __version__, conflicts, json_out
 from .errors import InvalidArgument, NotFound, ProfileError
 from .service import ProfileService
 
@@ -44,6 +43,9 @@ CONTENT_SECURITY_POLICY = "; ".join(
     ]
 )
 _GZIP_MIN_BYTES = 1024
+# Every route only reads (a capture is started by GET, as upstream's page does); werkzeug
+# answers HEAD with GET's headers and no body.
+_ALLOWED_METHODS = ("GET", "HEAD")
 
 Handler = Callable[[Request], Response]
 
@@ -51,16 +53,20 @@ Handler = Callable[[Request], Response]
 def _security_headers(response: Response) -> Response:
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    # Data follows the files on disk: the browser asks again each time (static files
+    # override this with their own lifetime).
+    response.headers["Cache-Control"] = "no-cache"
     return response
 
 
 def _json_response(request: Request, obj: Any, status: int = 200) -> Response:
-    body = json.dumps(obj, sort_keys=True).encode()
+    body = json_out.dumps(obj, sort_keys=True).encode()
     return _bytes_response(request, [body], "application/json", status)
 
 
 def _accepts_gzip(request: Request) -> bool:
-    return "gzip" in request.headers.get("Accept-Encoding", "")
+    # Parsed with q-values: "gzip;q=0" refuses gzip, "*" accepts it.
+    return request.accept_encodings["gzip"] > 0
 
 
 def _gzip_stream(chunks: Iterable[bytes]) -> Iterator[bytes]:
@@ -100,6 +106,11 @@ def handles_errors(handler: Handler) -> Handler:
     """Maps typed errors to their status; hides everything else behind a 500."""
 
     def wrapped(request: Request) -> Response:
+        if request.method not in _ALLOWED_METHODS:
+            payload = {"error": {"code": "METHOD_NOT_ALLOWED", "message": "Use GET or HEAD."}}
+            response = _json_response(request, payload, 405)
+            response.headers["Allow"] = ", ".join(_ALLOWED_METHODS)
+            return response
         try:
             return handler(request)
         except ProfileError as e:
@@ -128,12 +139,12 @@ class Routes:
         self,
         service: ProfileService,
         hide_capture: bool = False,
-        capture: Optional[Any] = None,
+        capture_manager: Optional[Any] = None,
         live: Optional[dict] = None,
     ):
         self.service = service
         self.hide_capture = hide_capture
-        self.capture = capture
+        self.capture_manager = capture_manager  # None: the process-wide one
         self.live = live  # set by live.serve: this process's profiler, for the capture dialog
 
     def table(self) -> dict:
@@ -150,9 +161,9 @@ class Routes:
             "/progress": self.progress,
             "/index.js": self.static,
             "/index.html": self.static,
+            "/capture_profile": self.capture_profile,
+            "/capture_status": self.capture_status,
         }
-        if self.capture is not None:
-            routes.update(self.capture.routes())
         return {name: handles_errors(handler) for name, handler in routes.items()}
 
     def runs(self, request: Request) -> Response:
@@ -195,7 +206,7 @@ class Routes:
     def config(self, request: Request) -> Response:
         config = {
             "enableTabNameLabel": False,
-            "hideCaptureProfileButton": self.hide_capture or self.capture is None,
+            "hideCaptureProfileButton": self.hide_capture,
             "srcPathPrefix": "",
             "warnings": conflicts.conflict_warnings(),
         }
@@ -211,6 +222,22 @@ class Routes:
 
     def progress(self, request: Request) -> Response:
         return _json_response(request, {"tasks": self.service.progress.snapshot()})
+
+    # Capture answers JSON with status 200, errors included: the page shows only the
+    # message of 200 replies (docs/capture.md). gRPC is imported on first use.
+    def capture_profile(self, request: Request) -> Response:
+        from .capture.routes import capture_profile_route
+
+        logdir = self.service.logdir.root or ""
+        reply = capture_profile_route(
+            logdir, request.args, self.capture_manager, self.service.logdir.refresh
+        )
+        return _json_response(request, reply)
+
+    def capture_status(self, request: Request) -> Response:
+        from .capture.routes import capture_status_route
+
+        return _json_response(request, capture_status_route(request.args, self.capture_manager))
 
     def static(self, request: Request) -> Response:
         return serve_static(request, request.path.rsplit("/", 1)[-1])

@@ -1,12 +1,14 @@
 """Finds runs, sessions and hosts under a log directory, safely.
 
-Layout (spec/api.md §2): ``<logdir>[/<tb_run>]/plugins/profile/<session>/<host>.xplane.pb``.
+Layout (docs/http_api.md): ``<logdir>[/<tb_run>]/plugins/profile/<session>/<host>.xplane.pb``.
 A run's name is ``<session>`` for the logdir itself, else ``<tb_run>/<session>``.
 
 Requests name runs and hosts; they are looked up in maps built by discovery
 and never joined onto a path, so ``..``, absolute paths and encoded separators
 can only miss. Files are also checked by real path, so a symlink pointing out
-of the logdir is skipped.
+of the logdir is skipped. That check happens when listing; ``read_host_file``
+checks again what it actually opened (the file may have been swapped for a link
+since), so a race can neither read outside the logdir nor fail with a 500.
 
 ``LogDir`` also opens a single session folder or a single ``.xplane.pb`` file
 (``tbprof serve --logdir some/session`` or ``--logdir vm.xplane.pb``): the run
@@ -26,19 +28,22 @@ import dataclasses
 import logging
 import os
 import re
+import stat
 import threading
 import time
 from typing import Optional
 
-from .errors import InvalidArgument, NotFound
+from .errors import InvalidArgument, NotFound, PermissionDenied
 
 logger = logging.getLogger(__name__)
 
-PROFILE_SUBDIR = os.path.join("plugins", "profile")
 XPLANE_SUFFIX = ".xplane.pb"
 _HOST_FILE = re.compile(r"(?:(.*)\.)?(xplane\.pb)")
 # How long a discovery result is reused before the tree is walked again.
 DISCOVERY_TTL_S = 5.0
+# An unknown run name walks the tree again (it may be new), but at most this often:
+# a stream of made-up names must not turn into a stream of full walks.
+UNKNOWN_RUN_REWALK_S = 1.0
 # How long TensorBoard's first is_active() may look for a session before discovery has finished.
 QUICK_PROBE_BUDGET_S = 0.5
 
@@ -49,11 +54,16 @@ class HostFile:
     path: str
     size: int
     mtime_ns: int
+    logdir_real: str = ""  # the logdir's real path: what reading it must stay inside
 
     @property
     def key(self) -> tuple:
         """Identity of the file's content for caches."""
         return (self.path, self.size, self.mtime_ns)
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,11 +86,12 @@ class Session:
 class Diagnosis:
     """What discovery found and skipped, for an empty-logdir explanation."""
 
-    logdir: str
+    logdir: str  # the folder's name only: the page need not learn the server's layout
     exists: bool = True
     sessions: int = 0
     skipped: list = dataclasses.field(default_factory=list)
     other_files: list = dataclasses.field(default_factory=list)
+    unreadable: list = dataclasses.field(default_factory=list)  # relative folder paths
 
 
 def _is_profile_dir(path: str) -> bool:
@@ -91,8 +102,66 @@ def _is_profile_dir(path: str) -> bool:
 
 
 def _inside(root_real: str, path: str) -> bool:
-    real = os.path.realpath(path)
+    try:
+        real = os.path.realpath(path)
+    except OSError:  # the path changed while it was resolved (a link swapped for a file)
+        return False
+    return _within(root_real, real)
+
+
+def _within(root_real: str, real: str) -> bool:
     return real == root_real or real.startswith(root_real + os.sep)
+
+
+def read_inside(root_real: str, path: str) -> bytes:
+    """The bytes of the regular file at ``path``, if what was opened is inside ``root_real``.
+
+    The file is opened first, then checked: the real path of ``path`` *now* must be
+    inside the root and be the very file that was opened (same device and inode). A
+    link swapped in before the open fails the first test, one swapped back after it
+    the second. Non-blocking open: a FIFO or device cannot stall the request.
+    """
+    name = os.path.basename(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise _read_error(name, e) from None
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode) or not _is_listed_file(root_real, path, opened):
+            raise NotFound(f"Profile file {name} changed while it was opened; reload the page.")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    except OSError as e:
+        raise _read_error(name, e) from None
+    finally:
+        os.close(fd)
+
+
+def read_host_file(host_file: HostFile) -> bytes:
+    """The bytes of a listed host file, never anything outside its logdir."""
+    if not host_file.logdir_real:
+        raise NotFound(f"Profile file {host_file.name} was not listed from a log directory.")
+    return read_inside(host_file.logdir_real, host_file.path)
+
+
+def _is_listed_file(root_real: str, path: str, opened: os.stat_result) -> bool:
+    try:
+        real = os.path.realpath(path)
+        now = os.stat(real)
+    except OSError:  # changed again while being resolved: not provably the same file
+        return False
+    same = (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+    return same and _within(root_real, real)
+
+
+def _read_error(name: str, error: OSError) -> Exception:
+    if isinstance(error, FileNotFoundError):
+        return NotFound(f"Profile file {name} does not exist (any more); reload the page.")
+    if isinstance(error, PermissionError):
+        return PermissionDenied(f"Profile file {name} cannot be read: permission denied.")
+    return NotFound(f"Profile file {name} cannot be read: {error.strerror or 'I/O error'}.")
 
 
 class LogDir:
@@ -101,8 +170,10 @@ class LogDir:
     def __init__(self, path: str):
         self.path = os.path.abspath(os.path.expanduser(path)) if path else ""
         self._lock = threading.Lock()
+        self._walk_lock = threading.Lock()  # one walk at a time; the others reuse it
         self._runs: Optional[dict] = None  # run name -> session dir
         self._discovered_at = 0.0
+        self._walk_started = 0.0
         self._has_runs = False
         self._single_file: Optional[str] = None
         if self.path and os.path.isfile(self.path):
@@ -122,7 +193,7 @@ class LogDir:
         return None if self._runs is None else False
 
     def refresh(self) -> None:
-        self._run_map(force=True)
+        self._run_map(max_age_s=0.0)
 
     def probe_has_runs(self, budget_s: float = QUICK_PROBE_BUDGET_S) -> Optional[bool]:
         """A bounded look for any session: True at the first one, False when the whole tree
@@ -146,16 +217,21 @@ class LogDir:
                 return None
         return False
 
-    def _run_map(self, force: bool = False) -> dict:
-        with self._lock:
-            fresh = time.monotonic() - self._discovered_at < DISCOVERY_TTL_S
-            if self._runs is not None and fresh and not force:
-                return self._runs
-        runs = self._discover()
-        with self._lock:
-            self._runs = runs
-            self._discovered_at = time.monotonic()
-            self._has_runs = self._has_runs or bool(runs)
+    def _run_map(self, max_age_s: float = DISCOVERY_TTL_S) -> dict:
+        """The run map, walking the tree again if the last walk is older than ``max_age_s``."""
+        asked_at = time.monotonic()
+        with self._walk_lock:
+            with self._lock:
+                age = time.monotonic() - self._discovered_at
+                # A walk that started after we asked is as fresh as one of our own.
+                if self._runs is not None and (age < max_age_s or self._walk_started > asked_at):
+                    return self._runs
+                self._walk_started = time.monotonic()
+            runs = self._discover()
+            with self._lock:
+                self._runs = runs
+                self._discovered_at = time.monotonic()
+                self._has_runs = self._has_runs or bool(runs)
         return runs
 
     def _discover(self) -> dict:
@@ -202,7 +278,7 @@ class LogDir:
             raise InvalidArgument("The 'run' parameter is required.")
         runs = self._run_map()
         if run not in runs:
-            runs = self._run_map(force=True)
+            runs = self._run_map(max_age_s=UNKNOWN_RUN_REWALK_S)
         if run not in runs:
             raise NotFound(f"Run {run!r} was not found in the log directory.")
         path = runs[run]
@@ -212,6 +288,10 @@ class LogDir:
         files = []
         try:
             entries = list(os.scandir(session_dir))
+        except PermissionError:
+            name = os.path.basename(session_dir)
+            message = f"Session folder {name} cannot be read: permission denied."
+            raise PermissionDenied(message) from None
         except OSError:
             return []
         for entry in entries:
@@ -229,18 +309,31 @@ class LogDir:
                 continue
             if not entry.is_file():
                 continue
-            files.append(HostFile(match.group(1), entry.path, st.st_size, st.st_mtime_ns))
+            files.append(
+                HostFile(match.group(1), entry.path, st.st_size, st.st_mtime_ns, self._root_real)
+            )
         return sorted(files, key=lambda f: f.host)
 
     def diagnose(self) -> Diagnosis:
         """Explains an empty result: what is under the logdir and why it was skipped."""
-        diag = Diagnosis(logdir=self.path, exists=bool(self.path) and os.path.exists(self.path))
+        diag = Diagnosis(
+            logdir=os.path.basename(self.path),
+            exists=bool(self.path) and os.path.exists(self.path),
+        )
         if not diag.exists:
             return diag
-        diag.sessions = len(self._run_map(force=True))
+        diag.sessions = len(self._run_map(max_age_s=0.0))
         if diag.sessions or not os.path.isdir(self.path):
             return diag
-        for dirpath, dirnames, filenames in os.walk(self.path, followlinks=False):
+
+        def note_unreadable(error: OSError) -> None:
+            if isinstance(error, PermissionError) and error.filename:
+                rel = os.path.relpath(error.filename, self.path)
+                diag.unreadable.append(f"{rel}: permission denied")
+
+        for dirpath, dirnames, filenames in os.walk(
+            self.path, onerror=note_unreadable, followlinks=False
+        ):
             dirnames.sort()
             for name in sorted(filenames):
                 rel = os.path.relpath(os.path.join(dirpath, name), self.path)

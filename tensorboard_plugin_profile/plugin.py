@@ -2,7 +2,7 @@
 
 TensorBoard finds it through the ``tensorboard_plugins`` entry point ``profile``
 (``profile_plugin_loader.ProfilePluginLoader``), loads ``index.js`` in an
-iframe and calls its ``render()``, which opens ``index.html`` (spec/api.md §1.4).
+iframe and calls its ``render()``, which opens ``index.html`` (docs/http_api.md).
 """
 
 from __future__ import annotations
@@ -31,9 +31,7 @@ class ProfilePlugin(base_plugin.TBPlugin):
         config = CacheConfig.from_flags(getattr(context, "flags", None))
         self.service = ProfileService(logdir, config=config)
         hide_capture = bool(getattr(context, "hide_capture_profile_button", False))
-        self._routes = http_api.Routes(
-            self.service, hide_capture=hide_capture, capture=_capture_routes(self.service)
-        )
+        self._routes = http_api.Routes(self.service, hide_capture=hide_capture)
         self._refreshing = threading.Lock()
         conflicts.warn_if_conflicting()
         # Discovery starts now, not at the first is_active(): TensorBoard's first
@@ -78,11 +76,3 @@ def _as_wsgi(handler: Any) -> Any:
     from werkzeug import Request
 
     return Request.application(handler)
-
-
-def _capture_routes(service: ProfileService) -> Any:
-    try:
-        from .capture.routes import CaptureRoutes
-    except ImportError:
-        return None
-    return CaptureRoutes(service)

@@ -20,7 +20,6 @@ from werkzeug.serving import run_simple
 
 from . import http_api
 from .cache_config import CacheConfig, add_flags
-from .plugin import _capture_routes
 from .service import ProfileService
 
 logger = logging.getLogger(__name__)
@@ -41,12 +40,7 @@ class StandaloneApp:
         config: Optional[CacheConfig] = None,
     ):
         self.service = service or ProfileService(logdir, config=config)
-        routes = http_api.Routes(
-            self.service,
-            hide_capture=hide_capture,
-            capture=_capture_routes(self.service),
-            live=live,
-        )
+        routes = http_api.Routes(self.service, hide_capture=hide_capture, live=live)
         self.routes = routes.table()
 
     def __call__(self, environ: dict, start_response: Any) -> Any:

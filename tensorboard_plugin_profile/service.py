@@ -25,6 +25,7 @@ import re
 import time
 from typing import Any, Callable, Iterable, Mapping, Optional
 
+from . import json_out
 from . import tools as tool_registry
 from .cache import ByteBudgetCache
 from .cache_config import DEFAULT_MEMORY_BYTES, CacheConfig
@@ -262,7 +263,7 @@ def _to_result(output: Any) -> ToolResult:
     if isinstance(output, bytes):
         body = output
     else:
-        body = json.dumps(output, separators=(",", ":"), ensure_ascii=False).encode()
+        body = json_out.dumps(output, separators=(",", ":"), ensure_ascii=False).encode()
     return ToolResult("application/json", _Body(body))
 
 

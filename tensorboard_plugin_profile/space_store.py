@@ -33,8 +33,9 @@ from .analysis import memo
 from .cache import ByteBudgetCache
 from .disk_cache import DiskCache, code_fingerprint
 from .host_pool import HostPool
+from .logdir import read_host_file
 from .memsize import deep_size
-from .xspace import read_xspace
+from .xspace import decode_xspace
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ class SpaceStore:
                 )
                 return space
             if in_worker and self.pool is not None:
-                args = (host_file.path, self.disk.root, self.disk.max_bytes, key)
+                args = (host_file, self.disk.root, self.disk.max_bytes, key)
                 if self.pool.decode_to_disk(*args):
                     self._count_decode()
                     space = self.disk.load_value("space", key)
@@ -127,7 +128,7 @@ class SpaceStore:
     def _decode(self, host_file: Any) -> Any:
         started = time.perf_counter()
         logger.info("decoding %s (%.1f MB)", host_file.path, host_file.size / 1e6)
-        space = read_xspace(host_file.path)
+        space = decode_xspace(read_host_file(host_file), host_file.name)  # checked open
         self._count_decode()
         logger.info(
             "decoded %s: %d events in %.0f ms",

@@ -194,3 +194,31 @@ def test_a_conflicting_upstream_install_is_named(monkeypatch):
     monkeypatch.setattr(conflicts, "conflicting_distributions", lambda: ["xprof"])
     assert "pip uninstall xprof" in conflicts.conflict_warnings()[0]
     assert conflicts.warn_if_conflicting() == ["xprof"]
+
+
+def test_gzip_follows_accept_encoding_q_values(client):
+    url = f"{PREFIX}/data?run={JAX_RUN}&tag=overview_page&host=vm"
+    for header, zipped in [
+        ("gzip", True),
+        ("gzip;q=0", False),
+        ("deflate, gzip;q=0.0", False),
+        ("*", True),
+        ("identity", False),
+        ("br;q=1, gzip;q=0.5", True),
+    ]:
+        response = client.get(url, headers={"Accept-Encoding": header})
+        assert (response.headers.get("Content-Encoding") == "gzip") is zipped, header
+
+
+def test_head_is_answered_other_methods_are_refused(client):
+    head = client.head(f"{PREFIX}/runs")
+    assert head.status_code == 200 and head.get_data() == b""
+    assert head.headers["Content-Type"].startswith("application/json")
+    for method in ("POST", "PUT", "DELETE"):
+        response = client.open(f"{PREFIX}/runs", method=method)
+        assert response.status_code == 405 and response.headers["Allow"] == "GET, HEAD"
+
+
+def test_data_responses_are_revalidated(client):
+    for url in (f"{PREFIX}/runs", f"{PREFIX}/data?run={JAX_RUN}&tag=overview_page&host=vm"):
+        assert client.get(url).headers["Cache-Control"] == "no-cache"

@@ -8,6 +8,7 @@ import shutil
 import pytest
 from conftest import host_files
 
+from tensorboard_plugin_profile import logdir as logdir_module
 from tensorboard_plugin_profile.errors import InvalidArgument, NotFound
 from tensorboard_plugin_profile.logdir import LogDir
 
@@ -81,7 +82,8 @@ def test_symlinks_leading_out_of_the_logdir_are_skipped(tmp_path):
     assert ld.session("good").hosts() == ["vm"]
 
 
-def test_new_sessions_appear_without_restart(tmp_path):
+def test_new_sessions_appear_without_restart(tmp_path, monkeypatch):
+    monkeypatch.setattr(logdir_module, "UNKNOWN_RUN_REWALK_S", 0.0)  # no wait between walks
     ld = LogDir(str(tmp_path))
     assert ld.runs() == []
     _session(tmp_path, ".", "later")
@@ -120,6 +122,22 @@ def test_cached_activity_answer_never_walks(tmp_path):
     _session(tmp_path, ".", "s")
     ld.refresh()
     assert ld.has_runs_cached() is True
+
+
+def test_unknown_run_names_walk_the_tree_at_most_once_a_second(tmp_path, monkeypatch):
+    _session(tmp_path, ".", "s")
+    ld = LogDir(str(tmp_path))
+    assert ld.runs() == ["s"]
+    walks = []
+    real = ld._discover
+    monkeypatch.setattr(ld, "_discover", lambda: walks.append(1) or real())
+    for i in range(200):
+        with pytest.raises(NotFound):
+            ld.session(f"made_up_{i}")
+    assert len(walks) <= 1
+    _session(tmp_path, ".", "new")
+    monkeypatch.setattr(logdir_module, "UNKNOWN_RUN_REWALK_S", 0.0)
+    assert ld.session("new").hosts() == ["vm"]  # a new run is still found by its name
 
 
 def test_probe_answers_before_discovery_has_run(logdir, tmp_path):

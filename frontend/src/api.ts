@@ -74,6 +74,8 @@ export interface Diagnosis {
   sessions: number;
   skipped: string[];
   other_files: string[];
+  /** Folders the server may not read, relative to the logdir, each with the reason. */
+  unreadable?: string[];
 }
 
 export type QueryParams = Record<string, string | number | boolean | undefined>;

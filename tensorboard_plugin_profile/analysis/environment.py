@@ -13,6 +13,7 @@ import dataclasses
 import re
 from typing import Iterable, Optional
 
+from .. import protowire
 from ..xspace import schema
 from ..xspace.model import Plane, Space
 
@@ -62,11 +63,6 @@ class PerfEnv:
     peak_sram_rd_bw_giga_bytes_per_second: float = 0.0
     peak_sram_wr_bw_giga_bytes_per_second: float = 0.0
 
-    @property
-    def ridge_point(self) -> float:
-        hbm = self.peak_hbm_bw_giga_bytes_per_second
-        return self.peak_tera_flops_per_second * 1000 / hbm if hbm else 0.0
-
 
 def gpu_planes(space: Space) -> list:
     return [p for p in space.planes if schema.is_gpu_plane(p.name)]
@@ -77,7 +73,7 @@ def tpu_planes(space: Space) -> list:
 
 
 def device_planes(space: Space) -> list:
-    """TPU core planes if any, else GPU planes (spec §4.1)."""
+    """TPU core planes if any, else GPU planes."""
     return tpu_planes(space) or gpu_planes(space)
 
 
@@ -178,39 +174,19 @@ def hlo_op_names(data: bytes) -> list:
 
 
 def _fields(data: bytes, number: int) -> list:
-    """Length-delimited fields with this number, at the top level of ``data``."""
-    out, pos, end = [], 0, len(data)
+    """Length-delimited fields with this number, at the top level of ``data``.
+
+    Best effort: this answers a yes/no question from an optional stat, so a damaged
+    proto gives the fields read before the damage rather than an error.
+    """
+    out: list = []
     try:
-        while pos < end:
-            tag, pos = _varint(data, pos)
-            wire = tag & 7
-            if wire == 0:
-                _, pos = _varint(data, pos)
-            elif wire == 1:
-                pos += 8
-            elif wire == 5:
-                pos += 4
-            elif wire == 2:
-                length, pos = _varint(data, pos)
-                if tag >> 3 == number:
-                    out.append(data[pos : pos + length])
-                pos += length
-            else:
-                break
-    except IndexError:
+        for field, wire_type, value in protowire.fields(data):
+            if field == number and wire_type == protowire.LEN:
+                out.append(bytes(value))
+    except ValueError:
         pass
     return out
-
-
-def _varint(data: bytes, pos: int) -> tuple:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
 
 
 def combine_environments(envs: Iterable[RunEnvironment]) -> Optional[RunEnvironment]:

@@ -30,9 +30,9 @@ from typing import Iterator
 
 import pandas as pd
 
+from .. import protowire
 from ..xspace import schema
 from ..xspace.model import Space
-from .environment import _varint  # the one varint reader of the wire walkers
 from .memo import memoized
 
 COLUMNS = ("program_id", "instruction", "opcode", "op_type", "op_name", "frames")
@@ -103,10 +103,13 @@ def _varints(values: list) -> list:
         if isinstance(value, int):
             out.append(value)
             continue
-        pos = 0
-        while pos < len(value):
-            number, pos = _varint(value, pos)
-            out.append(number)
+        view, pos = memoryview(value), 0
+        try:
+            while pos < len(view):
+                number, pos = protowire.read_varint(view, pos)
+                out.append(number)
+        except ValueError:
+            pass  # damaged: keep what was read
     return out
 
 
@@ -157,24 +160,15 @@ def _fields(data: bytes, number: int) -> list:
 
 
 def _message(data: bytes) -> dict:
-    """Field number → values (varints as int, length-delimited as bytes)."""
+    """Field number → values (varints as int, length-delimited as bytes).
+
+    Best effort: damage (or a group) ends the message, keeping what was read so far.
+    """
     out: dict = {}
-    pos, end = 0, len(data)
     try:
-        while pos < end:
-            tag, pos = _varint(data, pos)
-            wire = tag & 7
-            if wire == 0:
-                value, pos = _varint(data, pos)
-            elif wire == 2:
-                length, pos = _varint(data, pos)
-                value, pos = data[pos : pos + length], pos + length
-            elif wire in (1, 5):
-                pos += 8 if wire == 1 else 4
-                continue
-            else:
-                break  # groups or garbage: keep what was read so far
-            out.setdefault(tag >> 3, []).append(value)
-    except IndexError:
+        for number, wire_type, value in protowire.fields(data):
+            if wire_type == protowire.VARINT or wire_type == protowire.LEN:
+                out.setdefault(number, []).append(value if isinstance(value, int) else bytes(value))
+    except ValueError:
         pass
     return out

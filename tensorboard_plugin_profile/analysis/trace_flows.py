@@ -36,10 +36,6 @@ DIRECTIONS = ("", "in", "out", "inout")
 _ID_MASK = np.uint64((1 << 56) - 1)
 
 
-def category_name(context_type: int) -> str:
-    return CATEGORY_NAMES[context_type] if 0 <= context_type < len(CATEGORY_NAMES) else ""
-
-
 @dataclasses.dataclass
 class FlowTable:
     # Ends sorted by (flow, time): one row per (event, flow stat).

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,7 +29,7 @@ from tensorboard_plugin_profile.capture.outcomes import (
     rpc_failure,
 )
 from tensorboard_plugin_profile.capture.wire import scan_profile_response
-from tensorboard_plugin_profile.errors import Unavailable
+from tensorboard_plugin_profile.errors import CorruptProfile, Unavailable
 from tensorboard_plugin_profile.protobuf import (
     profiler_analysis_pb2_grpc,
     profiler_service_pb2,
@@ -40,6 +41,9 @@ BUSY_RETRY_PAUSE_S = 1.0
 _PROFILE_METHOD = "/tensorflow.ProfilerService/Profile"
 # Legacy servers send tool dumps; upstream skips this one too.
 _SKIPPED_TOOL_SUFFIX = "tf_stats_helper_result"
+# Tool names come from the server and become file names: a plain name, no path, no hidden file.
+_TOOL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
+_XSPACE_SUFFIX = "xplane.pb"
 Report = Callable[[str, dict], None]
 
 
@@ -150,28 +154,44 @@ def _classify_profile(address: ServiceAddress, future, plan: CapturePlan, outcom
     if scanned.empty_trace:
         outcome.failures[target] = empty_trace_failure(target, plan.duration_ms)
         return
-    files = [
-        (f"{address.file_stem}.{name}", data)
-        for name, data in scanned.tool_data
-        if _safe_tool_name(name)
-    ]
     if scanned.xspace is not None and plan.emit_xspace:
-        files.insert(0, (f"{address.file_stem}.xplane.pb", scanned.xspace))
+        problem = _xspace_problem(scanned.xspace)
+        if problem:
+            outcome.failures[target] = HostFailure(
+                Unavailable(f"{target} sent a profile that {problem}; nothing was written.")
+            )
+            return
+    files = [(f"{address.file_stem}.{name}", data) for name, data in _safe_tool_data(scanned)]
+    if scanned.xspace is not None and plan.emit_xspace:
+        files.insert(0, (f"{address.file_stem}.{_XSPACE_SUFFIX}", scanned.xspace))
     if files:
         outcome.profiles[target] = files
     else:
         outcome.written_by_server.append(target)
 
 
-def _safe_tool_name(name: str) -> bool:
-    # Names come from the server and become file names: no paths, no hidden files.
-    return (
-        bool(name)
-        and not name.endswith(_SKIPPED_TOOL_SUFFIX)
-        and "/" not in name
-        and "\\" not in name
-        and not name.startswith(".")
-    )
+def _xspace_problem(data: bytes) -> str:
+    """Why ``data`` is not an XSpace this server can show, or ""."""
+    from tensorboard_plugin_profile.xspace import decode_xspace
+
+    try:
+        decode_xspace(bytes(data), "captured")
+    except CorruptProfile:
+        return "is not a valid XSpace (it does not decode)"
+    except Exception:  # decodes, but trips a reader bug: keep what the server sent
+        logger.exception("Capture: the XSpace decodes only partly; writing it anyway")
+    return ""
+
+
+def _safe_tool_data(scanned) -> list:
+    """The server's extra tool files whose names are safe, each name once."""
+    kept: dict = {}
+    for name, data in scanned.tool_data:
+        if not _TOOL_NAME.fullmatch(name) or name.endswith(_XSPACE_SUFFIX):
+            logger.warning("Capture: dropped a tool file with an unsafe name %r", name[:100])
+        elif not name.endswith(_SKIPPED_TOOL_SUFFIX):
+            kept.setdefault(name, data)
+    return list(kept.items())
 
 
 def _new_session_attempt(plan: CapturePlan, channel, report, number) -> Outcome:

@@ -1,7 +1,7 @@
 """Capture profiles from running profiler servers over gRPC.
 
 The behaviour of TensorFlow's ``tf.profiler.experimental.client.trace`` /
-``monitor`` (spec §5.3), with these differences:
+``monitor`` (docs/capture.md), with these differences:
 
 * a pre-flight check per address (is anything listening?) before tracing, so a
   wrong port fails in seconds with advice instead of a generic "no trace";
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +36,7 @@ from tensorboard_plugin_profile.capture.outcomes import (
     combined_error,
     not_listening_failure,
     rpc_failure,
+    silent_listener_failure,
 )
 from tensorboard_plugin_profile.capture.writer import (
     SessionWriter,
@@ -196,21 +198,37 @@ def _preflight(
             reachable.append(address)
         except grpc.FutureTimeoutError:
             future.cancel()
-            unreachable[address.target] = not_listening_failure(address.target, timeout_s)
+            if _accepts_tcp(address):
+                failure = silent_listener_failure(address.target, timeout_s)
+            else:
+                failure = not_listening_failure(address.target, timeout_s)
+            unreachable[address.target] = failure
     if unreachable:
         logger.info("Not reachable: %s", ", ".join(unreachable))
     return reachable, unreachable
 
 
+def _accepts_tcp(address: addr_lib.ServiceAddress, timeout_s: float = 1.0) -> bool:
+    """Whether something accepts a TCP connection there (though gRPC got no answer)."""
+    try:
+        with socket.create_connection((address.host, address.port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
 def _write_session(plan, outcome, failures, report, started) -> CaptureResult:
     writer = SessionWriter(plan.logdir, plan.session_id) if plan.emit_xspace else None
-    if outcome.profiles:
-        report("writing", {"files": len(outcome.profiles)})
-        assert writer is not None
-        for file_name, data in outcome.files():
-            writer.write(file_name, data)
     if writer is not None:
-        session_dir = writer.commit(merge_existing=bool(outcome.written_by_server))
+        try:
+            if outcome.profiles:
+                report("writing", {"files": len(outcome.profiles)})
+                for file_name, data in outcome.files():
+                    writer.write(file_name, data)
+            session_dir = writer.commit(merge_existing=bool(outcome.written_by_server))
+        except BaseException:
+            writer.discard()  # a failed capture leaves nothing in the logdir
+            raise
         session_id = writer.session_id
     else:
         session_dir = os.path.join(plan.repository_root, plan.session_id)
@@ -224,6 +242,7 @@ def _write_session(plan, outcome, failures, report, started) -> CaptureResult:
         files=tuple(writer.files) if writer else (),
         attempts=outcome.attempts,
         elapsed_s=time.monotonic() - started,
+        logdir=plan.logdir,
     )
     logger.info("Capture done in %.1f s. %s", result.elapsed_s, result.summary())
     return result

@@ -195,7 +195,7 @@ def _result_fields(result: CaptureResult) -> dict[str, Any]:
     return {
         "result": success_text(result),
         "session": result.session_id,
-        "session_dir": result.session_dir,
+        "session_dir": result.shown_dir,
         "hosts_written": list(result.hosts_written),
         "hosts_written_by_server": list(result.hosts_written_by_server),
         "hosts_failed": dict(result.hosts_failed),

@@ -53,18 +53,28 @@ class CaptureResult:
     files: tuple[str, ...]
     attempts: int
     elapsed_s: float
+    logdir: str = ""
+
+    @property
+    def shown_dir(self) -> str:
+        """``session_dir`` relative to the logdir: replies never reveal the server's layout."""
+        prefix = self.logdir.rstrip("/\\")
+        if prefix and self.session_dir.startswith(prefix):
+            rest = self.session_dir[len(prefix) :].replace("\\", "/").strip("/")
+            return f"<logdir>/{rest}"
+        return f"<logdir>/plugins/profile/{self.session_id}"
 
     def summary(self) -> str:
         parts = []
         if self.hosts_written:
             parts.append(
-                f"Session {self.session_id} written to {self.session_dir} "
+                f"Session {self.session_id} written to {self.shown_dir} "
                 f"({', '.join(self.hosts_written)})."
             )
         if self.hosts_written_by_server:
             parts.append(
                 f"The profiler server wrote session {self.session_id} itself, on its own "
-                f"filesystem under {self.session_dir} "
+                f"filesystem under {self.shown_dir} "
                 f"({', '.join(self.hosts_written_by_server)}); it shows up here only if that "
                 "machine shares this logdir."
             )
@@ -88,6 +98,16 @@ def not_listening_failure(target: str, timeout_s: float) -> HostFailure:
         Unavailable(
             f"Nothing listens at {target} (no connection within {timeout_s:g} s); "
             f"{START_SERVER_HINT}."
+        )
+    )
+
+
+def silent_listener_failure(target: str, timeout_s: float) -> HostFailure:
+    return HostFailure(
+        Unavailable(
+            f"Something at {target} accepted the connection but did not answer as a gRPC "
+            f"server within {timeout_s:g} s: is this the profiler's port (the one passed to "
+            "start_server()), and is the program responsive?"
         )
     )
 

@@ -1,8 +1,8 @@
-"""The ``/capture_profile`` and ``capture_status`` semantics, without HTTP (spec §5.1-5.2).
+"""The ``/capture_profile`` and ``capture_status`` semantics, without HTTP (docs/capture.md).
 
 Both take the query arguments as a plain mapping and always return a dict that
-the HTTP layer sends as JSON with status 200 (the frontend only shows the
-message of 200 replies): ``{"result": ...}``, ``{"error": ...}``, or with
+the HTTP layer (``http_api.Routes``) sends as JSON with status 200 (the frontend
+only shows the message of 200 replies): ``{"result": ...}``, ``{"error": ...}``, or with
 ``async=1`` ``{"job": id}`` at once. The capture itself runs in a job's worker
 thread; the blocking form just waits for it.
 
@@ -86,41 +86,6 @@ def capture_status_route(
         return manager.status(job_id)
     except ProfileError as e:
         return {"error": e.message}
-
-
-class CaptureRoutes:
-    """The two capture routes for the HTTP layer (``http_api.Routes`` merges ``routes()``).
-
-    Handlers take a werkzeug request and answer JSON with status 200, errors included.
-    A successful capture refreshes the service's run list so the reloaded page sees it.
-    """
-
-    def __init__(self, service: Any, manager: CaptureManager | None = None):
-        self.service = service
-        self.manager = manager or DEFAULT_MANAGER
-
-    def routes(self) -> dict[str, Callable[[Any], Any]]:
-        return {"/capture_profile": self.capture_profile, "/capture_status": self.capture_status}
-
-    def capture_profile(self, request: Any) -> Any:
-        logdir = getattr(self.service.logdir, "root", "") or ""
-        reply = capture_profile_route(logdir, request.args, self.manager, self._refresh_runs)
-        return _json_reply(request, reply)
-
-    def capture_status(self, request: Any) -> Any:
-        return _json_reply(request, capture_status_route(request.args, self.manager))
-
-    def _refresh_runs(self) -> None:
-        refresh = getattr(self.service.logdir, "refresh", None)
-        if refresh is not None:
-            refresh()
-
-
-def _json_reply(request: Any, reply: dict[str, Any]) -> Any:
-    # Imported here: the HTTP layer sits above capture/, and only this adapter needs it.
-    from tensorboard_plugin_profile.http_api import _json_response
-
-    return _json_response(request, reply, 200)
 
 
 def parse_capture_args(args: Mapping[str, str]) -> CaptureParams:

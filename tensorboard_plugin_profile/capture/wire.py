@@ -12,10 +12,10 @@ import dataclasses
 
 from google.protobuf import message
 
+from tensorboard_plugin_profile import protowire
 from tensorboard_plugin_profile.protobuf import profiler_service_pb2
 
 _TOOL_DATA, _EMPTY_TRACE, _XSPACE = 6, 7, 8
-_VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,32 +27,15 @@ class ScannedResponse:
 
 def scan_profile_response(raw: bytes) -> ScannedResponse:
     """Raises ``ValueError`` on malformed input."""
-    view = memoryview(raw)
     empty_trace, xspace_parts, tool_data = False, [], []
-    pos = 0
-    while pos < len(view):
-        key, pos = _varint(view, pos)
-        field, wire_type = key >> 3, key & 7
-        if wire_type == _VARINT:
-            value, pos = _varint(view, pos)
+    for field, wire_type, value in protowire.fields(raw):
+        if isinstance(value, int):
             if field == _EMPTY_TRACE:
-                empty_trace = value != 0
-        elif wire_type == _LEN:
-            length, pos = _varint(view, pos)
-            end = pos + length
-            if end > len(view):
-                raise ValueError("truncated length-delimited field")
-            if field == _XSPACE:
-                xspace_parts.append(view[pos:end])
-            elif field == _TOOL_DATA:
-                tool_data.append(_tool_data(bytes(view[pos:end])))
-            pos = end
-        elif wire_type in (_FIXED64, _FIXED32):
-            pos += 8 if wire_type == _FIXED64 else 4
-        else:
-            raise ValueError(f"unsupported wire type {wire_type}")
-    if pos != len(view):
-        raise ValueError("truncated fixed-width field")
+                empty_trace = value != 0  # a scalar: the last occurrence wins
+        elif field == _XSPACE and wire_type == protowire.LEN:
+            xspace_parts.append(value)
+        elif field == _TOOL_DATA and wire_type == protowire.LEN:
+            tool_data.append(_tool_data(bytes(value)))
     # Repeated occurrences of a message field merge, which on the wire is concatenation.
     xspace = b"".join(xspace_parts) if xspace_parts else None
     return ScannedResponse(empty_trace, xspace, tuple(tool_data))
@@ -64,18 +47,3 @@ def _tool_data(raw: bytes) -> tuple[str, bytes]:
     except message.DecodeError as e:
         raise ValueError(f"malformed tool_data: {e}") from None
     return tool.name, tool.data
-
-
-def _varint(view: memoryview, pos: int) -> tuple[int, int]:
-    result, shift = 0, 0
-    while True:
-        if pos >= len(view):
-            raise ValueError("truncated varint")
-        byte = view[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-        if shift >= 70:
-            raise ValueError("varint too long")

@@ -78,7 +78,9 @@ class SessionWriter:
         self.files: list[str] = []
 
     def write(self, file_name: str, data: bytes) -> None:
-        if os.sep in file_name or file_name.startswith("."):
+        plain = not any(c in file_name for c in (os.sep, "/", "\0"))
+        if not plain or file_name[:1] in ("", "."):
+            self.discard()
             raise ValueError(f"not a plain file name: {file_name!r}")
         try:
             temp_dir = self._ensure_temp_dir()
@@ -88,7 +90,7 @@ class SessionWriter:
                 os.fsync(f.fileno())
         except OSError as e:
             self.discard()
-            raise _write_failed(self.root, e) from e
+            raise _write_failed(e) from e
         self.files.append(file_name)
 
     def commit(self, merge_existing: bool = False) -> str:
@@ -105,7 +107,7 @@ class SessionWriter:
             self._move_into_place(merge_existing)
         except OSError as e:
             self.discard()
-            raise _write_failed(self.root, e) from e
+            raise _write_failed(e) from e
         self._temp_dir = None
         return self.session_dir
 
@@ -150,6 +152,9 @@ class SessionWriter:
             release_session_id(self.session_id)
 
 
-def _write_failed(root: str, error: OSError) -> WriteFailed:
+def _write_failed(error: OSError) -> WriteFailed:
     reason = error.strerror or type(error).__name__
-    return WriteFailed(f"Could not write the captured profile into {root}: {reason}.")
+    # The reply goes to the page: name the folder by its place in the logdir, not by its path.
+    return WriteFailed(
+        f"Could not write the captured profile into <logdir>/plugins/profile: {reason}."
+    )

@@ -1,12 +1,14 @@
 """The tool registry: every tool's name, how it treats hosts, and its module.
 
-A tool module under ``tools/`` exposes::
+A tool module under ``tools/`` follows ``ToolModule``::
 
-    def convert(hosts: list[tuple[str, Space]], params: Mapping[str, str]) -> Any
+    def convert(hosts: HostSpaces, params: Params) -> ToolAnswer
 
-returning a JSON-serialisable object (or a ``ToolOutput`` for streamed or
-non-JSON data), or raising ``NotApplicable`` with the reason when the profile
-has nothing for it. ``hosts`` holds (host name, decoded Space) in host order.
+returning a JSON-serialisable dict or list, JSON bytes, or a ``ToolOutput`` for
+streamed or non-JSON data, or raising ``NotApplicable`` with the reason when the
+profile has nothing for it. ``hosts`` holds (host name, decoded Space) in host
+order; ``params`` the query parameters. ``tests/test_typecheck.py`` has mypy check
+every registered module against the protocol.
 
 Only tools that are built are registered; ``run_tools`` lists nothing else.
 """
@@ -15,9 +17,21 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import (
+    Any,
+    Callable,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Tuple,
+    Union,
+    cast,
+)
 
 from ..xspace import schema
+from ..xspace.model import Space
 
 # How a tool treats the host selector (spec/api.md §3.3, §3.4).
 HOSTS_EACH_OR_ALL = "each_or_all"  # one host, or ALL_HOSTS (combined)
@@ -37,6 +51,17 @@ class ToolOutput:
     json_obj: Any = None
 
 
+HostSpaces = List[Tuple[str, Space]]
+Params = Mapping[str, str]
+ToolAnswer = Union[dict, list, bytes, ToolOutput]
+
+
+class ToolModule(Protocol):
+    """What a tool module provides (see the module docstring)."""
+
+    def convert(self, hosts: HostSpaces, params: Params) -> ToolAnswer: ...
+
+
 @dataclasses.dataclass(frozen=True)
 class Tool:
     name: str
@@ -53,8 +78,8 @@ class Tool:
         """The subset of ``params`` this tool reads, without empty values."""
         return {k: params[k] for k in self.params if params.get(k)}
 
-    def convert(self, hosts: list, params: Any) -> Any:
-        module = importlib.import_module(f"{__name__}.{self.module}")
+    def convert(self, hosts: HostSpaces, params: Params) -> ToolAnswer:
+        module = cast(ToolModule, importlib.import_module(f"{__name__}.{self.module}"))
         return module.convert(hosts, params)
 
 

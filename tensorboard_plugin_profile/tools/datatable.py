@@ -10,16 +10,25 @@ Usage::
     columns = [Column("rank", "Rank", "number"), Column("name", "Name", "string")]
     table = data_table(columns, [[1, "a"], [2, "b"]], {"note": "x"})
     dumps(table)   # '{"cols":[...],"p":{"note":"x"},"rows":[{"c":[{"v":1.0},{"v":"a"}]},...]}'
-    to_csv(table)  # '"Rank","Name"\\n"1.0","a"\\n...'
+    to_csv(table)  # '"Rank","Name"\\n"1","a"\\n...'
+
+CSV cells are safe to open in a spreadsheet: a text cell starting with ``= + - @``,
+TAB or CR gets a leading ``'`` (OWASP's advice against formula injection); numbers
+stay numbers, integers are written without ``.0``, and a number column labelled
+``(%)`` (which, as upstream, holds a fraction in the JSON) is written in percent so
+that the header and the values agree. Non-finite numbers become empty cells.
 """
 
 from __future__ import annotations
 
 import csv
+import html
 import io
-import json
 import math
+import numbers
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
+
+from .. import json_out
 
 EMPTY_TABLE: dict[str, list] = {"cols": [], "rows": []}
 
@@ -69,32 +78,52 @@ def _column_json(column: Column) -> dict:
 
 def dumps(obj: Any) -> str:
     """Compact JSON with sorted keys and literal UTF-8, as upstream writes it."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json_out.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PERCENT_LABEL = "(%)"
 
 
 def to_csv(table: Mapping[str, Any]) -> str:
-    """One table as CSV (spec/api.md §4): labels, ``str(v)`` cells, all quoted."""
+    """One table as CSV (docs/http_api.md): labels, then cells, all quoted (see above)."""
     out = io.StringIO()
     writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
     cols = table.get("cols", [])
-    writer.writerow([_no_formula(c.get("label") or c.get("id", "")) for c in cols])
-    text_columns = [c.get("type") == "string" for c in cols]
+    labels = [str(c.get("label") or c.get("id", "")) for c in cols]
+    writer.writerow([csv_text(label) for label in labels])
+    scales = [100 if label.endswith(_PERCENT_LABEL) else 1 for label in labels]
     for row in table.get("rows", []):
         cells = row.get("c", []) if isinstance(row, dict) else []
-        values = ["" if not c or c.get("v") is None else str(c["v"]) for c in cells]
-        values = [_no_formula(v) if t else v for v, t in zip(values, text_columns)] + values[
-            len(text_columns) :
-        ]
+        values = [csv_cell(c.get("v") if c else None, scale) for c, scale in zip(cells, scales)]
         writer.writerow(values + [""] * (len(cols) - len(values)))  # short rows padded
     return out.getvalue()
 
 
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+def csv_cell(value: Any, scale: int = 1) -> str:
+    """One cell's text: numbers as numbers, text neutralised."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return csv_text(str(value))
+    if not math.isfinite(value):
+        return ""
+    # 12 significant digits drop the multiplication's fuzz: 0.31 -> 31, not 31.000000000000004.
+    value = float(value) if scale == 1 else float(f"{float(value) * scale:.12g}")
+    if value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)
 
 
-def _no_formula(text: str) -> str:
-    """Text from a profile (op names, frames) never starts a spreadsheet formula."""
+def csv_text(text: str) -> str:
+    """Text a spreadsheet shows as text: no leading character that starts a formula."""
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+# --- text shared by the tools -------------------------------------------------------
+def link(url: str, text: str) -> str:
+    """An advice link as upstream writes it (opens a new tab); both parts are escaped."""
+    return f'<a href="{html.escape(url)}" target="_blank">{html.escape(text)}</a>'
 
 
 # --- number formatting shared by the tools (spec §5.1) -------------------------

@@ -23,13 +23,13 @@ from typing import Mapping, Sequence
 from ..analysis.hlo import graph, modules, printer
 from ..errors import InvalidArgument
 from ..params import int_param
-from . import ToolOutput
+from . import ToolAnswer, ToolOutput
 
 MAX_DEPTH = 10
 TYPES = ("short_txt", "long_txt", "graph", "ops")
 
 
-def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> object:
+def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolAnswer:
     proto = modules.find_module(hosts, params.get("module_name"))
     kind = params.get("type") or "short_txt"
     if kind in ("short_txt", "long_txt"):

@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 from ..analysis.hlo import buffers, modules
 from ..params import int_param
+from . import ToolAnswer
 from .datatable import Column, data_table
 
 _PEAK_COLUMNS = (
@@ -33,7 +34,7 @@ _PEAK_COLUMNS = (
 )
 
 
-def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> object:
+def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolAnswer:
     proto = modules.find_module(hosts, params.get("module_name"))
     result = buffers.preprocess(proto, int_param(params, "memory_space", 0))
     if params.get("view") == "tables":

@@ -22,12 +22,13 @@ import pandas as pd
 from ..analysis import environment
 from ..analysis.hlo import op_events
 from ..errors import InvalidArgument, NotApplicable
+from . import ToolAnswer
 from .hlo_stats import NO_XLA_OPS, hlo_stats_table
 
 GROUPINGS = ("program", "category")
 
 
-def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> object:
+def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolAnswer:
     group_by = params.get("group_by") or "program"
     if group_by not in GROUPINGS:
         raise InvalidArgument(f"group_by must be one of {', '.join(GROUPINGS)}.")

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..analysis import input_analysis as ia
 from ..analysis.environment import RunEnvironment, hardware_type_of
-from .datatable import Column, data_table, one_digit, two_digits
+from .datatable import Column, data_table, link, one_digit, two_digits
 
 STEP_COLUMNS = (
     Column("stepnum", "Step number", "string"),
@@ -152,7 +152,7 @@ def recommendation_table(stats, bottleneck: ia.Bottleneck) -> dict:
         ],
         [
             "doc",
-            _link(
+            link(
                 "https://www.tensorflow.org/guide/data_performance_analysis",
                 "Analyze tf.data performance with the TF Profiler",
             ),
@@ -160,7 +160,7 @@ def recommendation_table(stats, bottleneck: ia.Bottleneck) -> dict:
         ],
         [
             "doc",
-            _link(
+            link(
                 "https://www.tensorflow.org/guide/data_performance",
                 "Better performance with the tf.data API",
             ),
@@ -184,10 +184,6 @@ def recommendation_table(stats, bottleneck: ia.Bottleneck) -> dict:
         "framework": stats.steps.framework or "",
     }
     return data_table(columns, rows, p)
-
-
-def _link(url: str, text: str) -> str:
-    return f'<a href="{url}" target="_blank">{text}</a>'
 
 
 def _precision_statement(db) -> str:

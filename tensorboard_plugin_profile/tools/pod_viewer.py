@@ -16,13 +16,12 @@ Usage::
 
 from __future__ import annotations
 
-import json
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .. import errors
+from .. import errors, json_out
 from ..analysis import steps as steps_module
 from ..analysis.op_stats import host_op_stats, op_stats_of_hosts
 from . import ToolOutput
@@ -155,4 +154,4 @@ def _device_type(device_type: str) -> str:
 
 def proto_json(db: dict) -> str:
     """Compact JSON; numbers are already in protobuf's style (see ``_proto_numbers``)."""
-    return json.dumps(db, separators=(",", ":"), ensure_ascii=False)
+    return json_out.dumps(db, separators=(",", ":"), ensure_ascii=False)

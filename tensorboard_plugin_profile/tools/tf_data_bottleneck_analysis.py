@@ -31,6 +31,7 @@ import pandas as pd
 
 from ..analysis import tf_data
 from ..errors import NotApplicable
+from .datatable import link
 
 NO_TF_DATA = (
     "No tf.data activity captured in your profile: there are no tf.data iterator events "
@@ -49,50 +50,46 @@ _REMOTE_SOURCES = (
 ).split()
 
 
-def _link(url: str, text: str) -> str:
-    return f'<a href="{url}" target="_blank">{text}</a>'
-
-
 _CACHE_ADVICE = (
     "2. Consider adding <code>cache</code> after this transformation if your data fits into "
     "memory and it is appropriate (e.g., there is no randomness in upstream transformations "
-    "like <code>shuffle</code>). See " + _link(f"{_GUIDE}#caching", "this") + " for more "
+    "like <code>shuffle</code>). See " + link(f"{_GUIDE}#caching", "this") + " for more "
     "details.<br/>3. Find more resources "
 )
 SUGGESTIONS = {
     "source": "1. Check the locality of a host and input data. Ideally, they should be in the "
     "same cell (or very close, like the same region).<br/>2. Parallelize reading from this "
     "dataset source. See "
-    + _link(f"{_PLAYBOOK}#source_datasets", "here")
+    + link(f"{_PLAYBOOK}#source_datasets", "here")
     + " and "
-    + _link(f"{_GUIDE}#parallelizing_data_extraction", "here")
+    + link(f"{_GUIDE}#parallelizing_data_extraction", "here")
     + " for more details.<br/>",
     "data_service": "1. Fetching data from tf.data service took a while. Profile the tf.data "
     "service worker to analyze the issue further.<br/>2. See "
-    + _link(
+    + link(
         "https://www.tensorflow.org/api_docs/python/tf/data/experimental/service?version=nightly",
         "this",
     )
     + " for more details on tf.data service.<br/>3. See "
-    + _link(_PLAYBOOK, "this")
+    + link(_PLAYBOOK, "this")
     + " for other suggestions.",
     "remote_source": "1. The remote data source is slow. Profile its host to analyze the "
-    "issue further.<br/>2. See " + _link(_PLAYBOOK, "this") + " for other suggestions.",
+    "issue further.<br/>2. See " + link(_PLAYBOOK, "this") + " for other suggestions.",
     "parallel": "1. Parallelize this transformation by setting "
     "<code>num_parallel_calls=tf.data.experimental.AUTOTUNE</code>. See "
-    + _link(f"{_GUIDE}#parallelizing_data_transformation", "this")
+    + link(f"{_GUIDE}#parallelizing_data_transformation", "this")
     + " for more details.<br/>"
     + _CACHE_ADVICE
-    + _link(f"{_PLAYBOOK}#transformation_datasets", "here")
+    + link(f"{_PLAYBOOK}#transformation_datasets", "here")
     + ".",
     "sequential": "1. This transformation is inherently sequential. Add outer parallelism by "
     "running multiple copies of the input pipeline over sharded inputs and combining the "
-    "results. See " + _link(f"{_PLAYBOOK}#transformation_datasets", "this") + " for more "
+    "results. See " + link(f"{_PLAYBOOK}#transformation_datasets", "this") + " for more "
     "details.<br/>"
     + _CACHE_ADVICE
-    + _link(f"{_PLAYBOOK}#3_are_you_reaching_high_cpu_utilization", "here")
+    + link(f"{_PLAYBOOK}#3_are_you_reaching_high_cpu_utilization", "here")
     + ".",
-    "other": "See " + _link(_PLAYBOOK, "this") + " for suggestions.",
+    "other": "See " + link(_PLAYBOOK, "this") + " for suggestions.",
 }
 _KIND_OF_ITERATOR = {
     **{name: "source" for name in _SOURCES},

@@ -19,6 +19,7 @@ from typing import Iterator
 
 import numpy as np
 
+from .. import json_out
 from ..analysis.trace_flows import CATEGORY_NAMES
 from ..analysis.trace_index import TraceIndex
 
@@ -39,7 +40,7 @@ _TAIL = '], "showCounterMessage": "" ,"totalCounterEvents":0}'
 
 
 def _dumps(obj) -> str:
-    return json.dumps(obj, separators=(",", ":"))
+    return json_out.dumps(obj, separators=(",", ":"))
 
 
 def metadata_events(index: TraceIndex) -> list:

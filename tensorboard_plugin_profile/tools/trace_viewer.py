@@ -31,6 +31,7 @@ from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
+from .. import json_out
 from ..analysis.preprocess import preprocess
 from ..xspace import schema
 from ..xspace.model import KIND_BYTES, KIND_DOUBLE, KIND_INT64, KIND_UINT64, Plane, Space
@@ -107,7 +108,7 @@ def _trace(hosts: list, max_events: int) -> Iterator[str]:
 
 
 def _dumps(obj) -> str:
-    return json.dumps(obj, sort_keys=True)
+    return json_out.dumps(obj, sort_keys=True)
 
 
 def _process_metadata(pid: int, name: str, plane: Plane) -> list:

@@ -14,17 +14,15 @@ Usage::
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Mapping, Optional
 
 import numpy as np
 
+from .. import json_out
 from ..analysis import trace_search, trace_window
 from ..analysis.memo import memoized
 from ..analysis.preprocess import preprocess
 from ..analysis.trace_index import TraceIndex, TracePlane, build_index
-from ..errors import InvalidArgument
 from ..params import float_param, int_list_param, int_param
 from . import ToolOutput, trace_details, trace_envelope
 from .trace_viewer import trace_planes
@@ -90,7 +88,7 @@ def window_of(index: TraceIndex, params: Mapping[str, str]) -> tuple:
 
 # --- answers -------------------------------------------------------------------------
 def _json(obj) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    return json_out.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _ms(ps: int) -> float:
@@ -190,10 +188,7 @@ def search_json(index: TraceIndex, params: Mapping[str, str]) -> dict:
     text = params.get("search") or ""
     regex = params.get("search_regex") or ""
     if regex:
-        try:
-            matcher = trace_search.regex_matcher(regex)
-        except re.error as e:
-            raise InvalidArgument(f"Bad search_regex: {e}.") from None
+        matcher = trace_search.regex_matcher(regex)
     else:
         matcher = trace_search.substring_matcher(text)
     found = trace_search.search_positions(index, matcher, selected_rows(index, params))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+
 from tensorboard_plugin_profile.tools.datatable import (
     Column,
     data_table,
@@ -34,7 +37,23 @@ def test_csv_uses_labels_and_str_values():
     table = data_table(
         [Column("rank", "Rank", "number"), Column("ok", "OK", "boolean")], [[1, False], [2.5, True]]
     )
-    assert to_csv(table) == '"Rank","OK"\n"1.0","False"\n"2.5","True"\n'
+    assert to_csv(table) == '"Rank","OK"\n"1","False"\n"2.5","True"\n'
+
+
+def test_csv_never_starts_a_formula_but_keeps_numbers():
+    cols = [
+        Column("name", "=Name", "string"),
+        Column("time", "Time (us)", "number"),
+        Column("share", "Share (%)", "number"),
+    ]
+    names = ['=HYPERLINK("http://x")', "+1", "-2", "@SUM(A1)", "\tx", "\rx", "plain", "a=b"]
+    rows = [[n, -3.5, 0.31] for n in names] + [["x", float("nan"), float("inf")], ["y", 5, 1]]
+    parsed = list(csv.reader(io.StringIO(to_csv(data_table(cols, rows)), newline="")))
+    assert parsed[0] == ["'=Name", "Time (us)", "Share (%)"]
+    assert [r[0] for r in parsed[1:9]] == ["'" + n for n in names[:6]] + ["plain", "a=b"]
+    assert parsed[1][1:] == ["-3.5", "31"]  # a negative number stays a number; in percent
+    assert parsed[9] == ["x", "", ""]  # non-finite numbers are left empty
+    assert parsed[10] == ["y", "5", "100"]
 
 
 def test_number_formats():
@@ -46,4 +65,4 @@ def test_number_formats():
 def test_csv_text_never_starts_a_formula():
     columns = [Column("name", "Name", "string"), Column("parent", "Parent", "number")]
     table = data_table(columns, [["=HYPERLINK(1)", -1], ["@x", 2], ["ok", 3]])
-    assert to_csv(table) == '"Name","Parent"\n"\'=HYPERLINK(1)","-1.0"\n"\'@x","2.0"\n"ok","3.0"\n'
+    assert to_csv(table) == '"Name","Parent"\n"\'=HYPERLINK(1)","-1"\n"\'@x","2"\n"ok","3"\n'

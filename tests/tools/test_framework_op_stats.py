@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -35,4 +37,10 @@ def test_csv_of_with_idle_table():
     text = datatable.to_csv(ours[0])  # what data_csv exports by default
     lines = text.split("\n")
     assert lines[0].startswith('"Rank","Host/device","Operation Type","Operation Name"')
-    assert lines[1].startswith('"1.0","Host","IDLE","IDLE","0.0","0.0"')
+    assert lines[1].startswith('"1","Host","IDLE","IDLE","0","0"')  # integers as integers
+    keras = framework_op_stats.convert(list(fixture_hosts("tf_keras2_fit")), {})[0]
+    parsed = list(csv.reader(io.StringIO(datatable.to_csv(keras))))
+    assert parsed[0][11] == "Total self-time on Host (%)"
+    fractions = [row["c"][11]["v"] for row in keras["rows"]]
+    assert any(fractions)
+    assert [float(r[11]) for r in parsed[1:]] == pytest.approx([100 * f for f in fractions])

@@ -100,7 +100,14 @@ tf.profiler.experimental.stop()</pre
     if (!d.exists) {
       return html`<p>The log directory <code>${d.logdir || '(not set)'}</code> does not exist. Start the server with <code>--logdir</code> pointing at your logs.</p>`;
     }
+    const unreadable = d.unreadable ?? [];
     return html`<p>Log directory: <code>${d.logdir}</code> — ${d.sessions} profiling session${d.sessions === 1 ? '' : 's'} found.</p>
+      ${unreadable.length
+        ? html`<h3>Could not read (${unreadable.length})</h3>
+            <ul class="unreadable">
+              ${unreadable.map((reason) => html`<li>${reason}</li>`)}
+            </ul>`
+        : nothing}
       ${d.skipped.length
         ? html`<h3>Skipped (${d.skipped.length})</h3>
             <ul class="skipped">
