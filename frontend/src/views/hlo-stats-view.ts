@@ -34,6 +34,25 @@ export function categoryPie(table: DataTable): PieModel {
   return { title: 'Self time by category', slices: topSlices(slices), unit: 'ms' };
 }
 
+/** What a reader compares first; the Columns menu has the rest (rates, TPU-only columns, ...). */
+const FIRST_COLUMNS = [
+  'rank',
+  'category',
+  'hlo_op_name',
+  'tf_op_name',
+  'occurrences',
+  'total_self_time',
+  'total_self_time_percent',
+  'cumulative_total_self_time_percent',
+];
+const SHORT_LABELS = {
+  hlo_op_name: 'HLO op',
+  tf_op_name: 'Framework op',
+  total_self_time: 'Self time (us)',
+  total_self_time_percent: 'Self time (%)',
+  cumulative_total_self_time_percent: 'Cumulative (%)',
+};
+
 @customElement(HLO_STATS_VIEW_TAG)
 export class HloStatsView extends LitElement implements ToolViewElement {
   @property({ attribute: false }) context!: ToolContext;
@@ -88,6 +107,10 @@ export class HloStatsView extends LitElement implements ToolViewElement {
         <pf-data-table
           .table=${table}
           .cellLink=${link}
+          .columns=${FIRST_COLUMNS}
+          .shortColumns=${['hlo_op_name', 'hlo_op_expression', 'tf_op_name']}
+          .labels=${SHORT_LABELS}
+          short-chars="40"
           caption="HLO ops"
           csv-href=${api.csvUrl(run, tool, host)}
           @pf-cell-link=${this.onLink}

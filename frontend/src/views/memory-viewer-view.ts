@@ -20,6 +20,9 @@ import { defaultModule, graphHref, MODULE_PARAM, moduleList, moduleSelect, openI
 
 export const MEMORY_VIEWER_VIEW_TAG = 'pf-memory-viewer-view';
 
+/** Shown at first; the Columns menu has the rest (op code, source, ...). */
+const PEAK_COLUMNS = ['rank', 'instruction_name', 'size_mib', 'padding_mib', 'shape', 'category', 'tf_op_name'];
+
 @customElement(MEMORY_VIEWER_VIEW_TAG)
 export class MemoryViewerView extends LitElement implements ToolViewElement {
   @property({ attribute: false }) context!: ToolContext;
@@ -103,6 +106,8 @@ export class MemoryViewerView extends LitElement implements ToolViewElement {
               <pf-data-table
                 .table=${m.peakTable}
                 .cellLink=${link}
+                .columns=${PEAK_COLUMNS}
+                .shortColumns=${['instruction_name', 'shape', 'tf_op_name', 'source']}
                 caption="Buffers at the peak"
                 csv-href=${csv}
                 @pf-cell-link=${this.onLink}
