@@ -31,6 +31,8 @@ from .params import int_param
 from .progress import ProgressTracker
 from .tools import ALL_HOSTS, ToolOutput
 from .tools.datatable import to_csv
+from .chrome_trace import read_chrome_trace
+from .logdir import XPLANE_SUFFIX
 from .xspace import read_xspace
 
 logger = logging.getLogger(__name__)
@@ -96,7 +98,7 @@ class ProfileService:
         def decode() -> Any:
             started = time.perf_counter()
             logger.info("decoding %s (%.1f MB)", host_file.path, host_file.size / 1e6)
-            space = read_xspace(host_file.path)
+            space = _read_profile(host_file.path)
             logger.info(
                 "decoded %s: %d events in %.0f ms",
                 host_file.host,
@@ -185,7 +187,7 @@ class ProfileService:
         session: Session, tool: Any, host: Optional[str], hosts: Optional[str]
     ) -> list:
         if not session.host_files:
-            raise NotFound(f"No profile files (.xplane.pb) in run {session.run!r}.")
+            raise NotFound(f"No readable profile files in run {session.run!r}.")
         if hosts and tool.hosts_mode == tool_registry.HOSTS_TRACE and not host:
             return [session.host_file(h) for h in hosts.split(",") if h]
         if host and host != ALL_HOSTS:
@@ -196,6 +198,13 @@ class ProfileService:
                 f"{', '.join(session.hosts())}."
             )
         return list(session.host_files)
+
+
+def _read_profile(path: str) -> Any:
+    """One decoder per input format: XSpace protobufs, else Chrome-trace JSON."""
+    if path.endswith((XPLANE_SUFFIX, XPLANE_SUFFIX + ".gz")):
+        return read_xspace(path)
+    return read_chrome_trace(path)
 
 
 def _space_size(space: Any) -> int:

@@ -43,7 +43,7 @@ class Tool:
     module: str
     hosts_mode: str
     # Whether run_tools lists the tool for a session, from its first host's planes.
-    listed_for: Callable[[Any], bool] = lambda space: True
+    listed_for: Callable[[Any], bool] = lambda space: _is_xspace(space)
     aliases: tuple = ()
 
     def convert(self, hosts: list, params: Any) -> Any:
@@ -51,30 +51,61 @@ class Tool:
         return module.convert(hosts, params)
 
 
+def _format(space: Any) -> str:
+    return getattr(space, "source_format", "xspace")
+
+
+def _is_xspace(space: Any) -> bool:
+    return _format(space) == "xspace"
+
+
+def _any_format(space: Any) -> bool:
+    return True
+
+
+def _is_profiler_hook(space: Any) -> bool:
+    return _format(space) == "profiler_hook"
+
+
+def _tf_stats_input(space: Any) -> bool:
+    return _format(space) in ("xspace", "profiler_hook")
+
+
+def _is_pytorch(space: Any) -> bool:
+    return _format(space) == "pytorch"
+
+
 def _has_gpu(space: Any) -> bool:
-    return any(schema.is_gpu_plane(p.name) for p in space.planes)
+    return _is_xspace(space) and any(schema.is_gpu_plane(p.name) for p in space.planes)
 
 
 def _has_allocator_events(space: Any) -> bool:
     from ..analysis.memory import has_allocator_events
 
-    return has_allocator_events(space)
+    return _is_xspace(space) and has_allocator_events(space)
 
 
 def _has_tf_data(space: Any) -> bool:
     from ..analysis.tf_data import has_tf_data
 
-    return has_tf_data(space)
+    return _is_xspace(space) and has_tf_data(space)
+
+
+def _has_tensor_memory(space: Any) -> bool:
+    from ..analysis.timeline_memory import has_tensor_memory
+
+    return _is_profiler_hook(space) and has_tensor_memory(space)
 
 
 _REGISTERED = (
-    Tool("trace_viewer", "trace_viewer", HOSTS_TRACE),
-    Tool("trace_viewer@", "trace_viewer_at", HOSTS_TRACE),
+    Tool("trace_viewer", "trace_viewer", HOSTS_TRACE, listed_for=_any_format),
+    Tool("trace_viewer@", "trace_viewer_at", HOSTS_TRACE, listed_for=_any_format),
     Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL),
     Tool(
         "framework_op_stats",
         "framework_op_stats",
         HOSTS_EACH_OR_ALL,
+        listed_for=_tf_stats_input,
         aliases=("tensorflow_stats",),
     ),
     Tool("kernel_stats", "kernel_stats", HOSTS_EACH_OR_ALL, listed_for=_has_gpu),
@@ -92,6 +123,12 @@ _REGISTERED = (
         aliases=("input_pipeline",),
     ),
     Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED),
+    # Chrome-trace profiles (chrome_trace/): ProfilerHook tensor memory, PyTorch analyses.
+    Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
+    Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
+    Tool("pytorch_operators", "pytorch_operators", HOSTS_SINGLE, listed_for=_is_pytorch),
+    Tool("pytorch_kernels", "pytorch_kernels", HOSTS_SINGLE, listed_for=_is_pytorch),
+    Tool("pytorch_distributed", "pytorch_distributed", HOSTS_COMBINED, listed_for=_is_pytorch),
 )
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}
@@ -112,6 +149,11 @@ TOOL_ORDER = (
     "pod_viewer",
     "framework_op_stats",
     "tf_data_bottleneck_analysis",
+    "pytorch_overview",
+    "pytorch_operators",
+    "pytorch_kernels",
+    "pytorch_distributed",
+    "tensor_memory",
 )
 
 
