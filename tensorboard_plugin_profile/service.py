@@ -25,14 +25,13 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from . import tools as tool_registry
 from .cache import ByteBudgetCache
+from .chrome_trace import read_chrome_trace
 from .errors import InvalidArgument, NotApplicable, NotFound
-from .logdir import LogDir, Session
+from .logdir import XPLANE_SUFFIX, LogDir, Session
 from .params import int_param
 from .progress import ProgressTracker
 from .tools import ALL_HOSTS, ToolOutput
 from .tools.datatable import to_csv
-from .chrome_trace import read_chrome_trace
-from .logdir import XPLANE_SUFFIX
 from .xspace import read_xspace
 
 logger = logging.getLogger(__name__)

@@ -63,7 +63,9 @@ def string_stat(plane: Plane, name: str) -> np.ndarray:
     return out
 
 
-def events_of(space: Space, numbers: Sequence[str] = (), strings: Sequence[str] = ()) -> pd.DataFrame:
+def events_of(
+    space: Space, numbers: Sequence[str] = (), strings: Sequence[str] = ()
+) -> pd.DataFrame:
     frames = []
     for plane in space.planes:
         ev = plane.events

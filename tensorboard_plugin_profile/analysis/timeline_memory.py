@@ -47,7 +47,9 @@ def has_tensor_memory(space: Space) -> bool:
 
 
 def tensor_memory(space: Space) -> TensorMemory:
-    ev = events_of(space, numbers=(REQUESTED_BYTES, COUNTER_VALUE), strings=(ALLOCATOR_NAME, DTYPE, SHAPE))
+    ev = events_of(
+        space, numbers=(REQUESTED_BYTES, COUNTER_VALUE), strings=(ALLOCATOR_NAME, DTYPE, SHAPE)
+    )
     start = int(ev["begin_ps"].min()) if len(ev) else 0
     tensors = ev[(ev["cat"] == TENSOR_CATEGORY) & ev[REQUESTED_BYTES].notna()]
     tensors = tensors.assign(allocator=tensors[ALLOCATOR_NAME].fillna("unknown"))

@@ -20,7 +20,6 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..xspace.model import Space
 from . import environment, kernels, ops, steps
 from .chrome_events import events_of
 from .op_stats import OpStats
@@ -89,4 +88,3 @@ def _op_db(ev: pd.DataFrame) -> ops.OpMetricsDb:
     )
     frame = pd.concat([frame, ops._idle_row(total - op_time)], ignore_index=True)
     return ops.OpMetricsDb(frame, total_time_ps=total, total_op_time_ps=op_time)
-

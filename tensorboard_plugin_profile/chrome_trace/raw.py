@@ -80,8 +80,7 @@ def raw_space(c: Collector) -> dict:
                 ),
                 "stats": _stat_slice(stats, s_lo, s_hi, lo, strings),
                 "event_metadata": [
-                    (int(m) + 1, strings[unique_meta[m] // max(len(strings), 1)], "")
-                    for m in used
+                    (int(m) + 1, strings[unique_meta[m] // max(len(strings), 1)], "") for m in used
                 ],
                 "metadata_stats": _category_stats(c, used, unique_meta, strings),
                 "stat_metadata": dict(enumerate(c.stat_keys.values)),
@@ -121,7 +120,7 @@ def _lines(c: Collector, pid, global_lines: np.ndarray, base_ns: int) -> tuple:
         ids.append(tid if ok else _GENERATED_TID_BASE + k)
         used.add(ids[-1])
     names = []
-    for (_, tid), line_id in zip(keys, ids):
+    for _, tid in keys:
         meta = c.thread_meta.get((pid, tid), {})
         names.append((meta.get("name") or f"thread {tid}").strip())
     rank = sorted(range(len(keys)), key=lambda k: (_sort_index(c, pid, keys[k][1], ids[k]), k))
@@ -174,7 +173,14 @@ def _category_stats(c: Collector, used: np.ndarray, unique_meta: np.ndarray, str
 
 def _empty_stats() -> tuple:
     empty = np.zeros(0, dtype=np.int64)
-    return (empty, empty, empty.astype(np.int8), empty, empty.astype(np.float64), empty.astype(object))
+    return (
+        empty,
+        empty,
+        empty.astype(np.int8),
+        empty,
+        empty.astype(np.float64),
+        empty.astype(object),
+    )
 
 
 # --- flows ------------------------------------------------------------------------
@@ -182,7 +188,9 @@ def _flow_stats(c: Collector, line: np.ndarray, begin: np.ndarray, dur: np.ndarr
     """Stat rows (owner, key, kind, int, float) tying flow points to events (sorted rows)."""
     point_line = _np(c.flow_line, np.int64)
     if len(point_line):
-        rows = _bind(line, begin, dur, point_line, _np(c.flow_ts, np.int64), _np(c.flow_phase, np.int8))
+        rows = _bind(
+            line, begin, dur, point_line, _np(c.flow_ts, np.int64), _np(c.flow_phase, np.int8)
+        )
         keys = _np(c.flow_key, np.int64)
         ok = rows >= 0
         rows, keys, phase = rows[ok], keys[ok], _np(c.flow_phase, np.int8)[ok]

@@ -106,7 +106,7 @@ class TraceStream:
                 if _incomplete(e, len(self._buf)) and self._more():
                     continue  # the value goes on in the next block
                 raise TraceFormatError(f"bad JSON ({e.msg})") from None
-            if end == len(self._buf) and not self._eof and self._buf[self._pos] not in "{[\"":
+            if end == len(self._buf) and not self._eof and self._buf[self._pos] not in '{["':
                 # A number at the very end of the text may go on in the next block.
                 if self._more():
                     continue

@@ -75,6 +75,16 @@ def _is_pytorch(space: Any) -> bool:
     return _format(space) == "pytorch"
 
 
+def _has_pytorch_kernels(space: Any) -> bool:
+    return _is_pytorch(space) and any(
+        (p.metadata_stats["str_value"] == "kernel").any() for p in space.planes
+    )
+
+
+def _is_distributed_pytorch(space: Any) -> bool:
+    return _is_pytorch(space) and bool(space.extras.get("metadata", {}).get("distributedInfo"))
+
+
 def _has_gpu(space: Any) -> bool:
     return _is_xspace(space) and any(schema.is_gpu_plane(p.name) for p in space.planes)
 
@@ -127,8 +137,13 @@ _REGISTERED = (
     Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
     Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
     Tool("pytorch_operators", "pytorch_operators", HOSTS_SINGLE, listed_for=_is_pytorch),
-    Tool("pytorch_kernels", "pytorch_kernels", HOSTS_SINGLE, listed_for=_is_pytorch),
-    Tool("pytorch_distributed", "pytorch_distributed", HOSTS_COMBINED, listed_for=_is_pytorch),
+    Tool("pytorch_kernels", "pytorch_kernels", HOSTS_SINGLE, listed_for=_has_pytorch_kernels),
+    Tool(
+        "pytorch_distributed",
+        "pytorch_distributed",
+        HOSTS_COMBINED,
+        listed_for=_is_distributed_pytorch,
+    ),
 )
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}

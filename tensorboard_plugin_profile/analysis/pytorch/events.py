@@ -49,8 +49,20 @@ _TYPE_OF_CATEGORY = {
     "gpu_user_annotation": USER_ANNOTATION,
 }
 STEP_PREFIX = "ProfilerStep#"
-NCCL_OPS = ("nccl:broadcast", "nccl:reduce", "nccl:all_reduce", "nccl:all_gather", "nccl:reduce_scatter")
-GLOO_OPS = ("gloo:broadcast", "gloo:reduce", "gloo:all_reduce", "gloo:all_gather", "gloo:reduce_scatter")
+NCCL_OPS = (
+    "nccl:broadcast",
+    "nccl:reduce",
+    "nccl:all_reduce",
+    "nccl:all_gather",
+    "nccl:reduce_scatter",
+)
+GLOO_OPS = (
+    "gloo:broadcast",
+    "gloo:reduce",
+    "gloo:all_reduce",
+    "gloo:all_gather",
+    "gloo:reduce_scatter",
+)
 
 NUMBERS = (
     "External id",

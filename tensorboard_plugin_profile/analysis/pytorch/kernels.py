@@ -57,7 +57,16 @@ def kernel_stats(space: Space) -> pd.DataFrame:
     out["blocks_per_sm"] = _ratio(g["bps_w"].sum().to_numpy(), weights)
     out["occupancy"] = _ratio(g["occ_w"].sum().to_numpy(), weights)
     out = out.reset_index()
-    out.columns = ["name", "calls", "total_us", "mean_us", "max_us", "min_us", "blocks_per_sm", "occupancy"]
+    out.columns = [
+        "name",
+        "calls",
+        "total_us",
+        "mean_us",
+        "max_us",
+        "min_us",
+        "blocks_per_sm",
+        "occupancy",
+    ]
     out.insert(1, "tensor_cores", uses_tensor_cores(out["name"]))
     return out.sort_values("total_us", ascending=False, kind="stable", ignore_index=True)
 

@@ -44,12 +44,14 @@ TENSOR_CORE_OPS = frozenset(
     aten::cudnn_convolution_backward_weight aten::addmm_ AddmvBackward MvBackward
     aten::cudnn_convolution_transpose_backward_weight
     aten::cudnn_convolution_transpose_backward_input AddmmBackward
-    aten::cudnn_convolution_backward_input AddbmmBackward aten::cudnn_convolution_backward""".split()
+    aten::cudnn_convolution_backward_input AddbmmBackward
+    aten::cudnn_convolution_backward""".split()
 )
 _HOST_TREE_TYPES = (E.OPERATOR, E.PYTHON, E.PROFILER_STEP, E.USER_ANNOTATION)
 _CALL_TYPES = (E.RUNTIME, E.LAUNCH)
-COLUMNS = ("name", "input_shape", "calls", "device_self_us", "device_total_us", "host_self_us",
-           "host_total_us", "tc_eligible", "tc_self_ratio", "tc_total_ratio", "has_call_stack")  # fmt: skip
+COLUMNS = ("name", "input_shape", "calls", "device_self_us", "device_total_us",
+           "host_self_us", "host_total_us", "tc_eligible", "tc_self_ratio", "tc_total_ratio",
+           "has_call_stack")  # fmt: skip
 
 
 def operator_nodes(space: Space) -> pd.DataFrame:
@@ -105,7 +107,9 @@ def _ratio(a: pd.Series, b: pd.Series) -> np.ndarray:
 
 def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
     host = ev[np.isin(ev["type"], _HOST_TREE_TYPES + _CALL_TYPES)]
-    host = host.sort_values(["tid", "begin_ps", "end_ps"], ascending=[True, True, False], kind="stable")
+    host = host.sort_values(
+        ["tid", "begin_ps", "end_ps"], ascending=[True, True, False], kind="stable"
+    )
     host = host.reset_index(drop=True)
     begin, end = host["begin_ps"].to_numpy(), host["end_ps"].to_numpy()
     tid_codes = pd.factorize(host["tid"])[0]
@@ -142,7 +146,8 @@ def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
             "tc_self_ps": tc_self[rows],
             "tc_total_ps": total_tc[rows],
             "tc_eligible": eligible[rows],
-            "has_call_stack": pd.Series(stacks[rows], dtype=object).fillna("").str.len().to_numpy() > 0,
+            "has_call_stack": pd.Series(stacks[rows], dtype=object).fillna("").str.len().to_numpy()
+            > 0,
         }
     )
 
@@ -229,7 +234,9 @@ def _device_time(ev: pd.DataFrame, host: pd.DataFrame, launcher: np.ndarray) -> 
     rows = joined["row"].to_numpy()
     durations = (joined["end_ps"] - joined["begin_ps"]).to_numpy()
     names, codes = np.unique(joined["name"].to_numpy(dtype=object), return_inverse=True)
-    tc_kernel = uses_tensor_cores(names)[codes] & (joined["type"].to_numpy(dtype=object) == E.KERNEL)
+    tc_kernel = uses_tensor_cores(names)[codes] & (
+        joined["type"].to_numpy(dtype=object) == E.KERNEL
+    )
     np.add.at(self_dev, rows, durations)
     np.add.at(tc, rows, np.where(tc_kernel, durations, 0))
     return self_dev, tc
@@ -265,10 +272,14 @@ def _eligibility(names, kind, parent, alive) -> np.ndarray:
 
 
 def _shape_text(dims: np.ndarray) -> np.ndarray:
-    """Input shapes as Python prints the list (torch-tb-profiler's grouping key), per distinct text."""
+    """Input shapes as Python prints the list (torch-tb-profiler's key), once per distinct text."""
     series = pd.Series(dims, dtype=object).fillna("[]")
     uniques, codes = np.unique(series.to_numpy(dtype=object).astype(str), return_inverse=True)
-    return np.asarray([str(_loads(u)) for u in uniques], dtype=object)[codes] if len(uniques) else uniques
+    return (
+        np.asarray([str(_loads(u)) for u in uniques], dtype=object)[codes]
+        if len(uniques)
+        else uniques
+    )
 
 
 def _loads(text: str):

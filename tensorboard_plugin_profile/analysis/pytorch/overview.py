@@ -33,7 +33,16 @@ from ..memo import memoized
 from . import events as E
 from .ranges import Segments
 
-PARTS = ("Kernel", "Memcpy", "Memset", "Communication", "Runtime", "DataLoader", "CPU Exec", "Other")
+PARTS = (
+    "Kernel",
+    "Memcpy",
+    "Memset",
+    "Communication",
+    "Runtime",
+    "DataLoader",
+    "CPU Exec",
+    "Other",
+)
 TOTAL = "Total"
 
 
@@ -69,7 +78,10 @@ def _overview(ev: pd.DataFrame) -> Overview:
     collective = host_op & np.isin(names, E.NCCL_OPS + E.GLOO_OPS)
     name_series = pd.Series(names, dtype=object)
     loader = np.isin(kind, (E.OPERATOR, E.USER_ANNOTATION)) & (
-        (name_series.str.startswith("enumerate(DataLoader)#") & name_series.str.endswith(".__next__"))
+        (
+            name_series.str.startswith("enumerate(DataLoader)#")
+            & name_series.str.endswith(".__next__")
+        )
         | name_series.str.startswith("enumerate(DataPipe)#")
     ).to_numpy(dtype=bool)
     roles = {
@@ -82,7 +94,9 @@ def _overview(ev: pd.DataFrame) -> Overview:
         "CPU Exec": host_op & ~loader & ~collective,
     }
     steps = _steps(ev, kind, begin, end)
-    segments = Segments([(begin[m], end[m]) for m in roles.values()] + [(steps["begin_ps"], steps["end_ps"])])
+    segments = Segments(
+        [(begin[m], end[m]) for m in roles.values()] + [(steps["begin_ps"], steps["end_ps"])]
+    )
     covered = {part: segments.covered((begin[m], end[m])) for part, m in roles.items()}
     slots = segments.covered((steps["begin_ps"].to_numpy(), steps["end_ps"].to_numpy()))
     cost_masks = {}
@@ -107,7 +121,9 @@ def _overview(ev: pd.DataFrame) -> Overview:
     )
 
 
-def _comm_overlap(segments: Segments, covered: dict, roles: dict, steps: pd.DataFrame) -> pd.DataFrame:
+def _comm_overlap(
+    segments: Segments, covered: dict, roles: dict, steps: pd.DataFrame
+) -> pd.DataFrame:
     """Per step: computation, communication, their overlap and the rest (the distributed view)."""
     compute = covered["Kernel"] if roles["Kernel"].any() else covered["CPU Exec"]
     comm = covered["Communication"]

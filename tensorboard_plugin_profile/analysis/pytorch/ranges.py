@@ -61,9 +61,7 @@ def _at(cumulative: np.ndarray, points: np.ndarray, times) -> np.ndarray:
     k = np.clip(np.searchsorted(points, times, "right") - 1, 0, max(len(points) - 2, 0))
     inside = np.clip(times - points[k], 0, None)
     seg_len = np.diff(points)
-    rate = np.divide(
-        np.diff(cumulative), seg_len, out=np.zeros(len(seg_len)), where=seg_len > 0
-    )
+    rate = np.divide(np.diff(cumulative), seg_len, out=np.zeros(len(seg_len)), where=seg_len > 0)
     value = cumulative[k] + rate[k] * np.minimum(inside, seg_len[k])
     value = np.where(times < points[0], 0.0, value)
     return np.where(times >= points[-1], cumulative[-1], value)
