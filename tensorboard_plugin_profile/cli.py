@@ -3,8 +3,9 @@
     tbprof serve --logdir DIR [--port 8791] [--host 127.0.0.1]
     tbprof convert PATH --tool TOOL [--host H] [--format json|csv] [-o FILE]
 
-DIR may be a log directory, one session folder or one ``.xplane.pb`` file;
-PATH a session folder or one ``.xplane.pb`` file. Capture commands
+DIR may be a log directory, one session folder or one profile file; PATH a
+session folder or one profile file: an ``.xplane.pb``, a ProfilerHook
+``timeline-N.json`` or a PyTorch ``*.pt.trace.json[.gz]`` (any Chrome-trace JSON). Capture commands
 (``capture``, ``monitor``) come from ``capture/``.
 """
 
@@ -30,7 +31,7 @@ def _convert(args: argparse.Namespace) -> int:
     service = ProfileService(args.path)
     runs = service.runs()
     if not runs:
-        raise ProfileError(f"No .xplane.pb profile found at {args.path}.")
+        raise ProfileError(f"No profile (.xplane.pb or Chrome trace) found at {args.path}.")
     run = runs[0]
     out = open(args.output, "wb") if args.output else sys.stdout.buffer
     try:
@@ -61,13 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="start the standalone Profile server")
-    serve.add_argument("--logdir", required=True, help="log dir, session folder or .xplane.pb")
+    serve.add_argument("--logdir", required=True, help="log dir, session folder or profile file")
     serve.add_argument("--port", type=int, default=8791)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
     serve.set_defaults(func=_serve)
 
     convert = commands.add_parser("convert", help="print one tool's data for a profile")
-    convert.add_argument("path", help="a session folder or one .xplane.pb file")
+    convert.add_argument("path", help="a session folder or one profile file")
     convert.add_argument("--tool", required=True)
     convert.add_argument("--host", default=None)
     convert.add_argument("--format", choices=("json", "csv"), default="json")

@@ -65,6 +65,8 @@ class TraceStream:
         try:
             data = self._file.read(self.block_chars)
         except (OSError, EOFError, zlib.error):
+            if not self.bytes_read:
+                raise TraceFormatError("it is a damaged gzip file") from None
             data = b""  # a damaged or cut gzip stream ends here; what came before is kept
             self.truncated = True
         self.bytes_read += len(data)
