@@ -90,15 +90,27 @@ def raw_space(c: Collector) -> dict:
     return {"planes": planes, "hostnames": [], "errors": [], "warnings": [], "base_ns": base_ns}
 
 
+_MEMORY_PROCESSES = ("Allocators", " Tensors")
+
+
 def _plane_order(c: Collector, line_keys: list) -> list:
-    """Processes in first-seen order, CPU processes before GPU ones, named pseudo-pids last."""
+    """Processes by pid: CPU before GPU ones, memory bookkeeping (ProfilerHook's allocator
+    counters and tensor objects) after them, named pseudo-pids (PyTorch's "Spans") last."""
     seen: dict = {}
     for pid, _ in line_keys:
         seen.setdefault(pid, len(seen))
 
     def rank(pid) -> tuple:
-        label = c.process_meta.get(pid, {}).get("labels", "")
-        return (not isinstance(pid, int), "GPU" in label, seen[pid])
+        meta = c.process_meta.get(pid, {})
+        memory = meta.get("name", "").endswith(_MEMORY_PROCESSES)
+        numeric = isinstance(pid, int)
+        return (
+            not numeric,
+            "GPU" in meta.get("labels", ""),
+            memory,
+            pid if numeric else 0,
+            seen[pid],
+        )
 
     return sorted(seen, key=rank)
 

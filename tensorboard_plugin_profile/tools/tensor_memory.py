@@ -45,6 +45,7 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
             s["live_tensors"],
             _clean(s["counter_peak_bytes"]),
         ),
+        {"title": "Allocators"},
     )
     tensors = data_table(
         (
@@ -65,6 +66,7 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
             (live["begin_ps"] - start) / _MS,
             (live["end_ps"] - start) / _MS,
         ),
+        {"title": "Tensors live at the peak"},
     )
     timeline = data_table(
         (
@@ -73,6 +75,7 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
             Column("live_bytes", "Live tensor bytes", "number"),
         ),
         rows_from_columns(line["allocator"], (line["time_ps"] - start) / _MS, line["live_bytes"]),
+        {"title": "Live tensor bytes over time"},
     )
     return [summary, tensors, timeline]
 
