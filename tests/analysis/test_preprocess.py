@@ -4,50 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from xspace_builder import Uint, space_from_tables
 
 from tensorboard_plugin_profile.analysis.preprocess import preprocess
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace
 from tensorboard_plugin_profile.xspace.model import Space
 
-
-class U64(int):
-    """Marks a stat value to be written as uint64."""
-
-
-def make_space(planes: list, hostnames=("h",)) -> Space:
-    """planes: [(plane id, name, [(line id, line name, [(event, begin_ns, dur_ns, stats)])])]."""
-    proto = xplane_pb2.XSpace(hostnames=list(hostnames))
-    for plane_id, plane_name, lines in planes:
-        plane = proto.planes.add(id=plane_id, name=plane_name)
-        metadata, stat_ids = {}, {}
-
-        def stat_id(name, plane=plane, stat_ids=stat_ids):
-            if name not in stat_ids:
-                stat_ids[name] = len(stat_ids) + 1
-                plane.stat_metadata[stat_ids[name]].id = stat_ids[name]
-                plane.stat_metadata[stat_ids[name]].name = name
-            return stat_ids[name]
-
-        for line_id, line_name, events in lines:
-            line = plane.lines.add(id=line_id, name=line_name, timestamp_ns=0)
-            for name, begin_ns, dur_ns, stats in events:
-                if name not in metadata:
-                    metadata[name] = len(metadata) + 1
-                    plane.event_metadata[metadata[name]].id = metadata[name]
-                    plane.event_metadata[metadata[name]].name = name
-                ev = line.events.add(
-                    metadata_id=metadata[name], offset_ps=begin_ns * 1000, duration_ps=dur_ns * 1000
-                )
-                for key, value in stats.items():
-                    st = ev.stats.add(metadata_id=stat_id(key))
-                    if isinstance(value, U64):
-                        st.uint64_value = value
-                    elif isinstance(value, int):
-                        st.int64_value = value
-                    else:
-                        st.str_value = value
-    return decode_xspace(proto.SerializeToString(), "test")
+# Stat values written as uint64; ``make_space`` takes the nested-tuple form of the one builder.
+U64 = Uint
+make_space = space_from_tables
 
 
 def column(plane, name: str) -> list:

@@ -6,15 +6,13 @@ import json
 
 import pytest
 from conftest import fixture_names, load_reference
+from xspace_builder import SpaceBuilder
 
 from tensorboard_plugin_profile import errors
-from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.tools import TOOLS, pod_viewer
-from tensorboard_plugin_profile.xspace import decode_xspace
 from tensorboard_plugin_profile.xspace.model import Space
 
 from .compare_tables import fixture_hosts, same_value
-from .synthetic import _PlaneBuilder
 from .test_overview_page import GUESSED
 
 
@@ -82,17 +80,15 @@ def test_space_without_planes_is_not_applicable():
 # --- a hand-made two-host CPU profile -------------------------------------------------
 def _host(hostname: str, step_begins_us, step_us: float, compute_us: float, input_us: float):
     """Steps ``train <n>`` (``_r=1``) holding one compute op and one input wait each."""
-    space = xplane_pb2.XSpace()
-    space.hostnames.append(hostname)
-    host = _PlaneBuilder(space.planes.add())
-    host.plane.id, host.plane.name = 1, "/host:CPU"
+    space = SpaceBuilder(hostname)
+    host = space.plane(1, "/host:CPU")
     thread = host.line(1, "python")
     for n, begin in enumerate(step_begins_us):
         host.event(thread, "train", begin, step_us, _r=1, step_num=10 + n)
         host.event(thread, "compute", begin + 10, compute_us)
         if input_us:
             host.event(thread, "IteratorGetNext", begin + 10 + compute_us, input_us)
-    return decode_xspace(space.SerializeToString(), hostname)
+    return space.decode(hostname)
 
 
 def test_two_hosts_by_hand():
