@@ -5,7 +5,8 @@
 //
 // Every run whose tools include a Chrome-trace tool is opened with every such tool it lists
 // (pytorch_overview, pytorch_operators, pytorch_kernels, pytorch_distributed, tensor_memory,
-// framework_op_stats of a timeline, trace_viewer@), through a deep link. Table pages must show
+// framework_op_stats of a timeline, trace_viewer@), through a deep link. The PyTorch overview
+// dashboard must show the average step and draw its per-step chart. Table pages must show
 // each table the server sent, with its title and row count; their first table's Export as CSV
 // must equal `data_csv`. The trace viewer must draw its canvas and list the trace's processes.
 // Fails on any request to another origin, console error, page error or CSP violation.
@@ -68,7 +69,16 @@ async function open(run, tool, host, viewTag) {
 async function tablePage(run, tool, host) {
   const data = await api('data', { run, tag: tool, host });
   const tables = data.filter((t) => t?.cols?.length);
-  const view = await open(run, tool, host, 'pf-datatable-view');
+  const dashboard = tool === 'pytorch_overview';
+  const view = await open(run, tool, host, dashboard ? 'pf-pytorch-overview-view' : 'pf-datatable-view');
+  if (dashboard) {
+    // The dashboard's headline is the breakdown's average row; its chart stacks every step.
+    const average = tables[0].p.average_step_time_us;
+    const headline = (await view.locator('section[aria-label="Average step"] h2').textContent()).replace(/,/g, '');
+    const shownMs = Number(headline.match(/([\d.]+) ms/)?.[1]);
+    check(Math.abs(shownMs - Number(average) / 1000) < 0.01, `headline "${headline}" vs ${average} us`);
+    if (tables[0].rows.length > 1) await view.locator('pf-echart.steps canvas').first().waitFor({ timeout: TIMEOUT_MS });
+  }
   const shown = view.locator('pf-data-table');
   await shown.first().waitFor({ timeout: TIMEOUT_MS });
   check((await shown.count()) === tables.length, `${await shown.count()} tables shown, server sent ${tables.length}`);
