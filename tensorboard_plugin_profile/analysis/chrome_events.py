@@ -89,6 +89,7 @@ def events_of(
             columns[stat] = string_stat(plane, stat)
         frames.append(pd.DataFrame(columns))
     if not frames:
-        empty = {c: [] for c in ("plane", "line", "tid", "name", CATEGORY, "begin_ps", "end_ps")}
-        return pd.DataFrame({**empty, "duration_ps": [], **{s: [] for s in (*numbers, *strings)}})
+        names = ("plane", "line", "tid", "name", CATEGORY, "begin_ps", "end_ps", "duration_ps")
+        empty: dict = {c: [] for c in (*names, *numbers, *strings)}
+        return pd.DataFrame(empty)
     return pd.concat(frames, ignore_index=True)

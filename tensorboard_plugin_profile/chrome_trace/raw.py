@@ -232,11 +232,13 @@ def _bind(line, begin, dur, p_line, p_ts, p_phase) -> np.ndarray:
     all_time = np.concatenate([begin, p_ts])
     kind = np.concatenate([np.zeros(n, dtype=np.int8), np.ones(len(p_line), dtype=np.int8)])
     merged = np.lexsort((kind, all_time, all_line))
-    marks = np.where(merged < n, merged, -1)
+    # The latest event at or before each merged position (forward fill of event positions).
+    marks = np.where(merged < n, np.arange(len(merged)), -1)
     last = np.maximum.accumulate(marks) if len(marks) else marks
     where = np.empty(len(merged), dtype=np.int64)
     where[merged] = np.arange(len(merged))
-    cand = last[where[n:]]
+    last_at_point = last[where[n:]]
+    cand = np.where(last_at_point >= 0, merged[np.maximum(last_at_point, 0)], -1)
     valid = cand >= 0
     cand_safe = np.where(valid, cand, 0)
     valid &= line[cand_safe] == p_line if n else False

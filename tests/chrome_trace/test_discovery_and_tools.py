@@ -38,7 +38,8 @@ def test_a_single_trace_file_is_a_logdir(tmp_path):
 def test_unreadable_trace_files_are_skipped_with_the_reason(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    shutil.copyfile(TWO_RANKS / "run" / "rank0.1.pt.trace.json.gz", run / "rank0.1.pt.trace.json.gz")
+    name = "rank0.1.pt.trace.json.gz"
+    shutil.copyfile(TWO_RANKS / "run" / name, run / name)
     (run / "rank1.1.pt.trace.json.gz").write_bytes(b"\x1f\x8bnot gzip at all")
     (run / "timeline-3.json").write_text("")
     logdir = LogDir(str(tmp_path))
@@ -105,11 +106,14 @@ def test_pytorch_tools_reject_what_is_not_there():
 def test_trace_viewer_windows_flows_and_search_on_a_pytorch_trace():
     service = ProfileService(str(FIXTURES / "pytorch_amd_mi250"))
     params = {"start_time_ms": "0", "end_time_ms": "1e9", "resolution": "0"}
-    window = json.loads(b"".join(service.tool_data("run/1", "trace_viewer@", params=params).chunks()))
+    window = _json(service.tool_data("run/1", "trace_viewer@", params=params))
     assert window["processes"] and window["flows"]["from_row"]
-    search = {"search": "aten::addmm"}
-    found = json.loads(b"".join(service.tool_data("run/1", "trace_viewer@", params=search).chunks()))
+    found = _json(service.tool_data("run/1", "trace_viewer@", params={"search": "aten::addmm"}))
     assert json.dumps(found).count("aten::addmm") >= 1
+
+
+def _json(result) -> dict:
+    return json.loads(b"".join(result.chunks()))
 
 
 def test_cli_converts_a_pytorch_file_to_csv():

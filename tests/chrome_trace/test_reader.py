@@ -79,9 +79,10 @@ def test_pytorch_every_complete_event_is_kept(path):
     ev = events_of(space, numbers=("correlation",))
     kernels = ev[ev["cat"] == "kernel"]
     assert len(kernels) == sum(e.get("cat") == "kernel" for e in raw)
-    assert "deviceProperties" in space.extras["metadata"] or "distributedInfo" in space.extras[
-        "metadata"
-    ]
+    assert (
+        "deviceProperties" in space.extras["metadata"]
+        or "distributedInfo" in space.extras["metadata"]
+    )
 
 
 def test_pytorch_launch_flows_tie_runtime_calls_to_kernels():

@@ -93,7 +93,7 @@ def _classify(space: Space) -> pd.DataFrame:
     ).to_numpy(dtype=bool)
     kind = np.where(is_step, PROFILER_STEP, kind)
     ignored = (kind == USER_ANNOTATION) & ~np.isin(names, NCCL_OPS + GLOO_OPS)
-    kind = np.where(ignored, None, kind)
+    kind[ignored] = None
     ext = ev["External id"].where(ev["External id"].notna(), ev["external id"])
     out = pd.DataFrame(
         {
