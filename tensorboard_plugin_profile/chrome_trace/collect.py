@@ -14,7 +14,8 @@ values too. What each phase becomes:
 - ``M``: process and thread names, labels and sort order.
 
 Times are kept in picoseconds relative to the first timestamp seen (the ``base``,
-integer microseconds), so epoch-based microsecond times never overflow int64.
+integer microseconds), so epoch-based microsecond times never overflow int64; ``raw.py``
+moves the origin to the earliest event.
 """
 
 from __future__ import annotations

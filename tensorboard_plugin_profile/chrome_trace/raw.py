@@ -40,11 +40,14 @@ def raw_space(c: Collector) -> dict:
     line_plane = np.asarray([plane_of_pid[pid] for pid, _ in line_keys], dtype=np.int64)
     ev_line = _np(c.ev_line, np.int64)
     begin, dur = _np(c.ev_begin, np.int64), _np(c.ev_dur, np.int64)
+    # Times start at the earliest event (whole ns), not at the first one in the file.
+    shift_ps = (int(begin.min()) // 1000) * 1000 if len(begin) else 0
+    begin = begin - shift_ps
     order = np.lexsort((-dur, begin, ev_line, line_plane[ev_line] if len(ev_line) else ev_line))
     row_of = np.empty(len(order), dtype=np.int64)
     row_of[order] = np.arange(len(order))
     stats = _stat_columns(c, row_of)
-    flow_rows = _flow_stats(c, ev_line[order], begin[order], dur[order], order)
+    flow_rows = _flow_stats(c, ev_line[order], begin[order], dur[order], order, shift_ps)
     stats = tuple(np.concatenate([a, b]) for a, b in zip(stats, flow_rows))
     names, cats = _np(c.ev_name, np.int64)[order], _np(c.ev_cat, np.int64)[order]
     meta_ids = names * max(len(c.strings.values), 1) + cats
@@ -58,7 +61,7 @@ def raw_space(c: Collector) -> dict:
     c.stat_keys(CATEGORY)
     strings = np.empty(len(c.strings.values), dtype=object)
     strings[:] = c.strings.values
-    base_ns = int(c.base_us or 0) * 1000
+    base_ns = int(c.base_us or 0) * 1000 + shift_ps // 1000
     planes = []
     for p, pid in enumerate(pids):
         lo, hi = bounds[p], bounds[p + 1]
@@ -196,13 +199,14 @@ def _empty_stats() -> tuple:
 
 
 # --- flows ------------------------------------------------------------------------
-def _flow_stats(c: Collector, line: np.ndarray, begin: np.ndarray, dur: np.ndarray, order) -> tuple:
+def _flow_stats(
+    c: Collector, line: np.ndarray, begin: np.ndarray, dur: np.ndarray, order, shift_ps: int
+) -> tuple:
     """Stat rows (owner, key, kind, int, float) tying flow points to events (sorted rows)."""
     point_line = _np(c.flow_line, np.int64)
     if len(point_line):
-        rows = _bind(
-            line, begin, dur, point_line, _np(c.flow_ts, np.int64), _np(c.flow_phase, np.int8)
-        )
+        point_ts = _np(c.flow_ts, np.int64) - shift_ps
+        rows = _bind(line, begin, dur, point_line, point_ts, _np(c.flow_phase, np.int8))
         keys = _np(c.flow_key, np.int64)
         ok = rows >= 0
         rows, keys, phase = rows[ok], keys[ok], _np(c.flow_phase, np.int8)[ok]

@@ -62,6 +62,11 @@ def decode_xspace(
     raw = _read(_unzip(data, source), source, pure_python)
     if not raw["planes"] and not raw["hostnames"]:
         raise CorruptProfile(f"Profile file {source} holds no profiler planes (not an XSpace).")
+    return space_from_raw(raw, source)
+
+
+def space_from_raw(raw: dict, source: str) -> Space:
+    """The tables of a raw form (``wire.py`` documents it); other input formats call this too."""
     time_base_ns = _time_base_ns(raw["planes"])
     planes = [_build_plane(i, p, time_base_ns) for i, p in enumerate(raw["planes"])]
     space = Space(
