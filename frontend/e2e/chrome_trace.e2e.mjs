@@ -105,6 +105,10 @@ async function opStatsPage(run, tool, host) {
   const [, withoutIdle] = await api('data', { run, tag: tool, host });
   const count = (await view.locator('pf-data-table .count').first().textContent()).trim();
   check(count.startsWith(`${withoutIdle.rows.length} `), `TF stats shows "${count}", server has ${withoutIdle.rows.length} ops`);
+  const pie = view.locator('pf-echart.pie').first();
+  await pie.locator('canvas').first().waitFor({ timeout: TIMEOUT_MS });
+  await page.waitForFunction((el) => !!el.instance, await pie.elementHandle(), { timeout: TIMEOUT_MS });
+  await page.waitForTimeout(300); // the pies animate in
   await shot(run, tool);
   return `TF stats: ${count}`;
 }
