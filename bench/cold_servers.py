@@ -159,7 +159,8 @@ def first_window_params(name: str) -> dict:
 
 def run_tools(server: Server, run: str) -> list:
     _, body = server.get("run_tools", run=run)
-    return [t for t in json.loads(body) if t not in ("overview_page", "trace_viewer@", "trace_viewer")]
+    skip = ("overview_page", "trace_viewer@", "trace_viewer")
+    return [t for t in json.loads(body) if t not in skip]
 
 
 def measure(name: str, args, profile: pathlib.Path) -> dict:
@@ -234,9 +235,9 @@ def print_table(results: list, size_mb: float) -> None:
             print(f"{r['server']} / ours (overview + trace): {ratio:.2f}x")
     for r in results:
         if "tools" in r:
-            cells = ", ".join(
-                f"{t} {v:.2f}s" if isinstance(v, float) else f"{t} {v}" for t, v in r["tools"].items()
-            )
+            tools = r["tools"].items()
+            cells = ", ".join(f"{t} {v:.2f}s" if isinstance(v, float) else f"{t} {v}"
+                              for t, v in tools)
             print(f"{r['server']} other tools cold: {cells}")
 
 

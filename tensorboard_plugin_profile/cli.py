@@ -1,7 +1,11 @@
 """The ``tbprof`` command (also ``python -m tensorboard_plugin_profile``).
 
-    tbprof serve --logdir DIR [--port 8791] [--host 127.0.0.1]
-    tbprof convert PATH --tool TOOL [--host H] [--format json|csv] [-o FILE]
+    tbprof serve --logdir DIR [--port 8791] [--host 127.0.0.1] [cache flags]
+    tbprof convert PATH --tool TOOL [--host H] [--format json|csv] [-o FILE] [cache flags]
+    tbprof cache info|clear [--cache_dir DIR]
+
+Cache flags (docs/cache.md): --cache_dir DIR, --no_cache, --cache_bytes SIZE,
+--disk_cache_bytes SIZE.
 
 DIR may be a log directory, one session folder or one profile file; PATH a
 session folder or one profile file: an ``.xplane.pb``, a ProfilerHook
@@ -16,6 +20,8 @@ import logging
 import sys
 from typing import Optional
 
+from .cache_config import CacheConfig, add_flags
+from .disk_cache import DiskCache
 from .errors import ProfileError
 from .service import ProfileService
 
@@ -23,12 +29,31 @@ from .service import ProfileService
 def _serve(args: argparse.Namespace) -> int:
     from .server import serve
 
-    serve(args.logdir, args.port, args.host)
+    serve(args.logdir, args.port, args.host, config=CacheConfig.from_flags(args))
+    return 0
+
+
+def _cache(args: argparse.Namespace) -> int:
+    config = CacheConfig.from_flags(argparse.Namespace(cache_dir=args.cache_dir))
+    assert config.disk_dir is not None
+    disk = DiskCache(config.disk_dir, config.disk_bytes)
+    if args.action == "clear":
+        print(f"removed {disk.clear()} cache entries from {disk.root}")
+    else:
+        entries, size = disk.usage()
+        print(f"{disk.root}: {entries} entries, {size / 1e6:.1f} MB")
     return 0
 
 
 def _convert(args: argparse.Namespace) -> int:
-    service = ProfileService(args.path)
+    service = ProfileService(args.path, config=CacheConfig.from_flags(args))
+    try:
+        return _write_converted(service, args)
+    finally:
+        service.close()  # the disk cache entry of the decode is written before exiting
+
+
+def _write_converted(service: ProfileService, args: argparse.Namespace) -> int:
     runs = service.runs()
     if not runs:
         raise ProfileError(f"No profile (.xplane.pb or Chrome trace) found at {args.path}.")
@@ -65,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--logdir", required=True, help="log dir, session folder or profile file")
     serve.add_argument("--port", type=int, default=8791)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
+    add_flags(serve)
     serve.set_defaults(func=_serve)
 
     convert = commands.add_parser("convert", help="print one tool's data for a profile")
@@ -75,7 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--table", type=int, default=None, help="table index for CSV")
     convert.add_argument("--param", action="append", default=[], help="extra KEY=VALUE")
     convert.add_argument("-o", "--output", default=None, help="write here instead of stdout")
+    add_flags(convert)
     convert.set_defaults(func=_convert)
+
+    cache = commands.add_parser("cache", help="show or clear the disk cache")
+    cache.add_argument("action", choices=("info", "clear"))
+    cache.add_argument("--cache_dir", default=None, help="default: TBPROF_CACHE_DIR or ~/.cache/…")
+    cache.set_defaults(func=_cache)
 
     try:
         from .capture.cli import add_capture_arguments

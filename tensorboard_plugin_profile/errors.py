@@ -59,3 +59,10 @@ class DeadlineExceeded(ProfileError):
 
     http_status = 504
     code = "DEADLINE_EXCEEDED"
+
+
+class Overloaded(ProfileError):
+    """The memory budget is taken by work in progress; the request may be retried."""
+
+    http_status = 503
+    code = "OVERLOADED"

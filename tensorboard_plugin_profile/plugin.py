@@ -14,6 +14,7 @@ from typing import Any
 from tensorboard.plugins import base_plugin
 
 from . import conflicts, http_api
+from .cache_config import CacheConfig
 from .service import ProfileService
 
 logger = logging.getLogger(__name__)
@@ -26,7 +27,9 @@ class ProfilePlugin(base_plugin.TBPlugin):
 
     def __init__(self, context: Any):
         logdir = getattr(context, "logdir", "") or ""
-        self.service = ProfileService(logdir)
+        # The loader defined the cache flags on TensorBoard's parser (docs/cache.md).
+        config = CacheConfig.from_flags(getattr(context, "flags", None))
+        self.service = ProfileService(logdir, config=config)
         hide_capture = bool(getattr(context, "hide_capture_profile_button", False))
         self._routes = http_api.Routes(
             self.service, hide_capture=hide_capture, capture=_capture_routes(self.service)

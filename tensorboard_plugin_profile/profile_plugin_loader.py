@@ -21,6 +21,9 @@ class ProfilePluginLoader(base_plugin.TBLoader):
             )
         except argparse.ArgumentError:
             pass  # another plugin already defined it
+        from .cache_config import add_flags
+
+        add_flags(group)
 
     def load(self, context: Any) -> Any:
         from .plugin import ProfilePlugin

@@ -19,6 +19,7 @@ from werkzeug import Request, Response
 from werkzeug.serving import run_simple
 
 from . import http_api
+from .cache_config import CacheConfig, add_flags
 from .plugin import _capture_routes
 from .service import ProfileService
 
@@ -31,8 +32,14 @@ DEFAULT_HOST = "127.0.0.1"
 class StandaloneApp:
     """A WSGI app serving one log directory."""
 
-    def __init__(self, logdir: str, hide_capture: bool = False, service: Optional[Any] = None):
-        self.service = service or ProfileService(logdir)
+    def __init__(
+        self,
+        logdir: str,
+        hide_capture: bool = False,
+        service: Optional[Any] = None,
+        config: Optional[CacheConfig] = None,
+    ):
+        self.service = service or ProfileService(logdir, config=config)
         routes = http_api.Routes(
             self.service, hide_capture=hide_capture, capture=_capture_routes(self.service)
         )
@@ -62,10 +69,17 @@ class StandaloneApp:
         return Response("Not Found", status=404, content_type="text/plain")
 
 
-def serve(logdir: str, port: int = DEFAULT_PORT, host: str = DEFAULT_HOST) -> None:
-    app = StandaloneApp(logdir)
+def serve(
+    logdir: str,
+    port: int = DEFAULT_PORT,
+    host: str = DEFAULT_HOST,
+    config: Optional[CacheConfig] = None,
+) -> None:
+    app = StandaloneApp(logdir, config=config)
     shown = f"[{host}]" if ":" in host else host
     print(f"Profile: serving {app.service.logdir.path} at http://{shown}:{port}/", flush=True)
+    disk = app.service.disk
+    print(f"Profile: disk cache {disk.root if disk else 'off'}", flush=True)
     if host not in ("127.0.0.1", "localhost", "::1"):
         logger.warning("listening on %s: anyone who can reach it can read the profiles", host)
     run_simple(host, port, app, threaded=True, use_reloader=False)
@@ -76,9 +90,10 @@ def main(argv: Optional[list] = None) -> None:
     parser.add_argument("--logdir", required=True)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--host", default=DEFAULT_HOST)
+    add_flags(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    serve(args.logdir, args.port, args.host)
+    serve(args.logdir, args.port, args.host, config=CacheConfig.from_flags(args))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """ProfileService: the one object behind the plugin, the server, the CLI and notebooks.
 
 It answers the questions of the HTTP API (runs, tools, hosts, tool data, CSV)
-from a log directory, and owns the caches: decoded Spaces keyed by the file's
-(path, size, mtime) and serialized tool results keyed by the inputs' keys, both
-under one byte budget. A cold request decodes; later requests for any tool of
-that session reuse the decoded Space.
+from a log directory, and owns the caches (docs/cache.md): decoded Spaces
+(``space_store``) keyed by the file's (path, size, mtime), and serialized tool
+results keyed by those and the parameters the tool reads, in memory under one
+byte budget (with admission control for decodes in flight) and on disk in a
+cache directory that survives restarts. A cold request decodes; later requests
+for any tool of that session reuse the decoded Space.
 
 Usage::
 
@@ -25,20 +27,20 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from . import tools as tool_registry
 from .cache import ByteBudgetCache
-from .chrome_trace import read_chrome_trace
+from .cache_config import DEFAULT_MEMORY_BYTES, CacheConfig
+from .disk_cache import DiskCache, code_fingerprint
 from .errors import InvalidArgument, NotApplicable, NotFound
-from .logdir import XPLANE_SUFFIX, LogDir, Session
+from .host_pool import HostPool
+from .logdir import LogDir, Session
 from .params import int_param
 from .progress import ProgressTracker
+from .space_store import SpaceStore
 from .tools import ALL_HOSTS, ToolOutput
 from .tools.datatable import to_csv
-from .xspace import read_xspace
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_CACHE_BYTES = 4 << 30
-# Parameters that change no tool's answer (the page copies its URL into calls).
-_IGNORED_PARAMS = frozenset({"run", "tag", "host", "hosts", "tqx", "tool", "table", "_"})
+DEFAULT_CACHE_BYTES = DEFAULT_MEMORY_BYTES
 _UNSAFE_FILENAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -48,14 +50,38 @@ class ToolResult:
 
     content_type: str
     chunks: Callable[[], Iterable[bytes]]
-    json_obj: Any = None
+
+    def json(self) -> Any:
+        """The parsed answer (for CSV export); None for streamed or non-JSON answers."""
+        if not isinstance(self.chunks, _Body) or self.content_type != "application/json":
+            return None
+        return json.loads(self.chunks.data)
 
 
 class ProfileService:
-    def __init__(self, logdir: str, cache_bytes: int = DEFAULT_CACHE_BYTES):
+    def __init__(
+        self,
+        logdir: str,
+        cache_bytes: Optional[int] = None,
+        config: Optional[CacheConfig] = None,
+    ):
+        """``config`` defaults to the environment's (``TBPROF_CACHE_DIR`` & co., docs/cache.md)."""
+        config = config or CacheConfig.from_flags()
+        if cache_bytes is not None:
+            config = dataclasses.replace(config, memory_bytes=cache_bytes)
+        self.config = config
         self.logdir = LogDir(logdir)
-        self.cache = ByteBudgetCache(cache_bytes)
+        self.cache = ByteBudgetCache(config.memory_bytes, config.admission_timeout_s)
+        self.disk = DiskCache(config.disk_dir, config.disk_bytes) if config.disk_dir else None
+        self.spaces = SpaceStore(self.cache, self.disk, HostPool())
         self.progress = ProgressTracker()
+
+    def close(self) -> None:
+        """Finishes background disk writes and stops worker processes."""
+        if self.disk is not None:
+            self.disk.flush()
+        if self.spaces.pool is not None:
+            self.spaces.pool.shutdown()
 
     # --- discovery ---------------------------------------------------------
     def runs(self) -> list:
@@ -72,12 +98,19 @@ class ProfileService:
         session = self.logdir.session(run)
         if not session.host_files:
             return []
-        first = self.space(session.host_files[0])
-        names = [t.name for t in tool_registry.TOOLS.values() if t.listed_for(first)]
-        if "trace_viewer@" in names:
-            # As upstream: the page opens the windowed viewer; the complete JSON stays at /data.
-            names.remove("trace_viewer")
-        return tool_registry.sort_tools(names)
+        first = session.host_files[0]
+
+        def listed() -> list:
+            space = self.space(first)
+            names = [t.name for t in tool_registry.TOOLS.values() if t.listed_for(space)]
+            if "trace_viewer@" in names:
+                # As upstream: the page opens the windowed viewer; the complete JSON stays at /data.
+                names.remove("trace_viewer")
+            return tool_registry.sort_tools(names)
+
+        key = ("run_tools", code_fingerprint()) + first.key
+        result = self._cached_result(key, lambda: _to_result(listed()))
+        return result.json()
 
     def hosts(self, run: str, tag: str) -> list:
         session = self.logdir.session(run)
@@ -93,20 +126,7 @@ class ProfileService:
     # --- data --------------------------------------------------------------
     def space(self, host_file: Any) -> Any:
         """The decoded Space of one host file, from cache when unchanged."""
-
-        def decode() -> Any:
-            started = time.perf_counter()
-            logger.info("decoding %s (%.1f MB)", host_file.path, host_file.size / 1e6)
-            space = _read_profile(host_file.path)
-            logger.info(
-                "decoded %s: %d events in %.0f ms",
-                host_file.host,
-                space.num_events,
-                (time.perf_counter() - started) * 1e3,
-            )
-            return space
-
-        return self.cache.get_or_compute(("space",) + host_file.key, decode, size_of=_space_size)
+        return self.spaces.get(host_file)
 
     def tool_data(
         self,
@@ -116,35 +136,49 @@ class ProfileService:
         hosts: Optional[str] = None,
         params: Optional[Mapping[str, str]] = None,
     ) -> ToolResult:
-        params = dict(params or {})
         tool = self._tool(tag)
         session = self.logdir.session(run)
         selected = self._select_hosts(session, tool, host, hosts)
-        relevant = tuple(sorted((k, v) for k, v in params.items() if k not in _IGNORED_PARAMS))
-        key = ("tool", tool.name, relevant) + tuple(f.key for f in selected)
+        relevant = tool.relevant_params(params or {})
+        key: tuple = ("tool", code_fingerprint(), tool.name, tuple(sorted(relevant.items())))
+        key += tuple(f.key for f in selected)
+        return self._cached_result(key, lambda: self._convert(run, tool, selected, relevant))
 
-        def compute() -> Any:
-            with self.progress.task(run, tool.name) as task:
-                spaces = []
-                for i, f in enumerate(selected, 1):
-                    task.stage(f"decoding {f.host} ({i}/{len(selected)})")
-                    spaces.append((f.host, self.space(f)))
+    def _convert(self, run: str, tool: Any, selected: list, params: dict) -> Any:
+        with self.progress.task(run, tool.name) as task:
+            need = self.spaces.estimate(selected)
+            with self.cache.reservation(need, on_wait=task.stage):
+                spaces = self.spaces.get_many(selected, task.stage)
                 task.stage("converting")
                 started = time.perf_counter()
                 try:
                     output = tool.convert(spaces, params)
                 except NotApplicable as e:
                     return e  # as much an answer as data: cached, raised to every caller
-                logger.info(
-                    "%s on %s (%s): %.0f ms",
-                    tool.name,
-                    run,
-                    ",".join(f.host for f in selected),
-                    (time.perf_counter() - started) * 1e3,
-                )
-                return _to_result(output)  # serialised once; warm requests send the bytes
+                finally:
+                    self.spaces.recharge(selected, spaces)
+            logger.info(
+                "%s on %s (%s): %.0f ms",
+                tool.name,
+                run,
+                ",".join(f.host for f in selected),
+                (time.perf_counter() - started) * 1e3,
+            )
+            return _to_result(output)  # serialised once; warm requests send the bytes
 
-        result = self.cache.get_or_compute(key, compute, size_of=_result_size)
+    def _cached_result(self, key: tuple, compute: Callable[[], Any]) -> ToolResult:
+        """A result from memory, else from disk, else computed (and then kept in both)."""
+
+        def load_or_compute() -> Any:
+            stored = self.disk.load_bytes("result", key) if self.disk is not None else None
+            if stored is not None:
+                return _from_disk(*stored)
+            result = compute()
+            if self.disk is not None:
+                _to_disk(self.disk, key, result)
+            return result
+
+        result = self.cache.get_or_compute(key, load_or_compute, size_of=_result_size)
         if isinstance(result, NotApplicable):
             raise NotApplicable(result.message)  # a fresh error: no shared traceback
         return result
@@ -159,7 +193,7 @@ class ProfileService:
         """(file name, CSV text) of one table of a tool (``table`` = its index)."""
         params = dict(params or {})
         result = self.tool_data(run, tag, host=host, params=params)
-        tables = _tables_of(result.json_obj)
+        tables = _tables_of(result.json())
         if not tables:
             raise InvalidArgument(f"Tool {tag} has no table to export as CSV.")
         index = int_param(params, "table", _first_non_empty(tables))
@@ -199,19 +233,6 @@ class ProfileService:
         return list(session.host_files)
 
 
-def _read_profile(path: str) -> Any:
-    """One decoder per input format: XSpace protobufs, else Chrome-trace JSON."""
-    if path.endswith((XPLANE_SUFFIX, XPLANE_SUFFIX + ".gz")):
-        return read_xspace(path)
-    return read_chrome_trace(path)
-
-
-def _space_size(space: Any) -> int:
-    # The preprocessed copy and per-host analyses are memoised on the Space, so
-    # they leave the cache with it: count them in its share of the budget.
-    return 3 * space.nbytes
-
-
 @dataclasses.dataclass(frozen=True)
 class _Body:
     """Serialised tool data, replayed by every request that hits the cache."""
@@ -224,23 +245,39 @@ class _Body:
 
 def _to_result(output: Any) -> ToolResult:
     if isinstance(output, ToolOutput):
-        if output.chunks is not None:
-            return ToolResult(output.content_type, output.chunks, output.json_obj)
-        output = output.json_obj
+        if output.chunks is None:
+            output = output.json_obj
+        else:
+            chunks = output.chunks()
+            if not isinstance(chunks, (list, tuple)):  # a generator: streamed, never kept
+                return ToolResult(output.content_type, output.chunks)
+            return ToolResult(output.content_type, _Body(b"".join(chunks)))
     if isinstance(output, bytes):
         body = output
     else:
         body = json.dumps(output, separators=(",", ":"), ensure_ascii=False).encode()
-    return ToolResult("application/json", _Body(body), output)
+    return ToolResult("application/json", _Body(body))
+
+
+def _to_disk(disk: DiskCache, key: tuple, result: Any) -> None:
+    if isinstance(result, NotApplicable):
+        disk.store_bytes("result", key, result.message.encode(), {"not_applicable": True})
+    elif isinstance(result.chunks, _Body):
+        disk.store_bytes("result", key, result.chunks.data, {"content_type": result.content_type})
+
+
+def _from_disk(meta: dict, data: bytes) -> Any:
+    if meta.get("not_applicable"):
+        return NotApplicable(data.decode())
+    return ToolResult(str(meta.get("content_type", "application/json")), _Body(data))
 
 
 def _result_size(result: Any) -> int:
     if isinstance(result, NotApplicable):
         return len(result.message) + 200
     if isinstance(result.chunks, _Body):
-        # The bytes, plus the parsed object kept for CSV export (a few times larger).
-        return 4 * len(result.chunks.data)
-    return 1 << 20  # streamed: only the generator's closure is kept
+        return len(result.chunks.data) + 200
+    return 1 << 10  # streamed: a closure over data charged with its Spaces
 
 
 def _tables_of(obj: Any) -> list:

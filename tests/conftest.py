@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import pathlib
 
 import pytest
+
+# Tests never read or fill the user's disk cache (tests of the cache pass their own
+# directory); subprocesses (CLI, TensorBoard) inherit this.
+os.environ.setdefault("TBPROF_NO_CACHE", "1")
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "data"

@@ -31,7 +31,12 @@ def _fetch(url: str, timeout: float = 30.0):
 
 
 @pytest.fixture(scope="module")
-def tensorboard_url(tmp_path_factory):
+def tb_cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("tb-cache")
+
+
+@pytest.fixture(scope="module")
+def tensorboard_url(tmp_path_factory, tb_cache_dir):
     binary = shutil.which("tensorboard", path=os.path.dirname(sys.executable)) or shutil.which(
         "tensorboard"
     )
@@ -53,6 +58,11 @@ def tensorboard_url(tmp_path_factory):
                 PREFIX,
                 "--load_fast",
                 "false",
+                # The plugin's own flags (docs/cache.md): TensorBoard refuses unknown ones.
+                "--cache_dir",
+                str(tb_cache_dir),
+                "--cache_bytes",
+                "1G",
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -111,3 +121,10 @@ def test_frontend_entry_is_served(tensorboard_url):
     assert status == 200 and b"render" in body
     status, _, body = _fetch(f"{tensorboard_url}/data/plugin/profile/index.html")
     assert status == 200 and b"<script" in body
+
+
+def test_the_plugin_uses_the_cache_dir_given_to_tensorboard(tensorboard_url, tb_cache_dir):
+    base = f"{tensorboard_url}/data/plugin/profile"
+    status, _, _ = _fetch(f"{base}/data?run={RUN}&tag=overview_page", timeout=120)
+    assert status == 200
+    assert any(p.name.startswith("result-") for p in tb_cache_dir.glob("v*/*.bin"))

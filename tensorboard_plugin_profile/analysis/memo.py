@@ -42,3 +42,10 @@ def memoized(owners: Sequence[Any], name: str, compute: Callable[[], Any]) -> An
         for owner in owners:
             weakref.finalize(owner, _ENTRIES.pop, key, None)
     return value
+
+
+def derived_from(owner: Any) -> list:
+    """Every value memoised for ``owner`` (alone or with others), for memory accounting."""
+    owner_id = id(owner)
+    with _LOCK:
+        return [value for key, value in _ENTRIES.items() if owner_id in key[1:]]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ..xspace import schema
 
@@ -45,6 +45,13 @@ class Tool:
     # Whether run_tools lists the tool for a session, from its first host's planes.
     listed_for: Callable[[Any], bool] = lambda space: _is_xspace(space)
     aliases: tuple = ()
+    # The query parameters ``convert`` reads: the only ones it is given, and the
+    # only ones in its result's cache key (a junk parameter must not bust the cache).
+    params: tuple = ()
+
+    def relevant_params(self, params: Mapping[str, str]) -> dict:
+        """The subset of ``params`` this tool reads, without empty values."""
+        return {k: params[k] for k in self.params if params.get(k)}
 
     def convert(self, hosts: list, params: Any) -> Any:
         module = importlib.import_module(f"{__name__}.{self.module}")
@@ -107,9 +114,31 @@ def _has_tensor_memory(space: Any) -> bool:
     return _is_profiler_hook(space) and has_tensor_memory(space)
 
 
+# What a trace_viewer@ request may ask (docs/trace_viewer.md): a window, a search or details.
+TRACE_QUERY_PARAMS = (
+    "format",
+    "start_time_ms",
+    "end_time_ms",
+    "resolution",
+    "pids",
+    "tids",
+    "max_events",
+    "max_flows",
+    "search",
+    "search_regex",
+    "max_results",
+    "details",
+)
+
 _REGISTERED = (
     Tool("trace_viewer", "trace_viewer", HOSTS_TRACE, listed_for=_any_format),
-    Tool("trace_viewer@", "trace_viewer_at", HOSTS_TRACE, listed_for=_any_format),
+    Tool(
+        "trace_viewer@",
+        "trace_viewer_at",
+        HOSTS_TRACE,
+        listed_for=_any_format,
+        params=TRACE_QUERY_PARAMS,
+    ),
     Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL),
     Tool(
         "framework_op_stats",
@@ -119,7 +148,13 @@ _REGISTERED = (
         aliases=("tensorflow_stats",),
     ),
     Tool("kernel_stats", "kernel_stats", HOSTS_EACH_OR_ALL, listed_for=_has_gpu),
-    Tool("memory_profile", "memory_profile", HOSTS_SINGLE, listed_for=_has_allocator_events),
+    Tool(
+        "memory_profile",
+        "memory_profile",
+        HOSTS_SINGLE,
+        listed_for=_has_allocator_events,
+        params=("view", "memory_id"),
+    ),
     Tool(
         "tf_data_bottleneck_analysis",
         "tf_data_bottleneck_analysis",
@@ -136,7 +171,13 @@ _REGISTERED = (
     # Chrome-trace profiles (chrome_trace/): ProfilerHook tensor memory, PyTorch analyses.
     Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
     Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
-    Tool("pytorch_operators", "pytorch_operators", HOSTS_SINGLE, listed_for=_is_pytorch),
+    Tool(
+        "pytorch_operators",
+        "pytorch_operators",
+        HOSTS_SINGLE,
+        listed_for=_is_pytorch,
+        params=("group_by",),
+    ),
     Tool("pytorch_kernels", "pytorch_kernels", HOSTS_SINGLE, listed_for=_has_pytorch_kernels),
     Tool(
         "pytorch_distributed",

@@ -1,0 +1,150 @@
+"""How much memory a cached value really holds, for the cache's byte budget.
+
+``deep_size`` walks dataclasses, containers, pandas frames and numpy arrays and
+adds up what they keep alive: array buffers (each counted once, however many
+columns or views share it), category tables, and for object columns one
+pointer per row plus each distinct object once (a column of a million ``None``
+costs 8 MB, not the 24 MB that ``memory_usage(deep=True)`` reports).
+
+Usage::
+
+    charge = deep_size(space)                   # one value
+    charge = deep_size([space, *derived])       # several, shared buffers once
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import sys
+import weakref
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+
+# id(object array) -> (weak reference, bytes of its distinct elements).
+_OBJECT_BYTES: dict = {}
+# Per-object overhead of a pandas container, roughly (block manager, index, names).
+_FRAME_OVERHEAD = 1024
+
+
+def release_free_memory() -> None:
+    """Hands freed heap pages back to the OS (glibc only; elsewhere a no-op).
+
+    Each server thread allocates from its own malloc arena, and glibc keeps an arena's
+    freed pages: a profile evicted by one request's thread would otherwise still count
+    in the RSS while another thread decodes the next one.
+    """
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
+def _malloc_trim() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, …)
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+def deep_size(value: Any, seen: Optional[set] = None) -> int:
+    """Bytes held by ``value`` and everything it references (buffers counted once)."""
+    return _Sizer(seen if seen is not None else set()).size(value)
+
+
+class _Sizer:
+    def __init__(self, seen: set):
+        self.seen = seen  # ids of buffers and containers already counted
+
+    def size(self, value: Any) -> int:
+        if value is None or isinstance(value, (bool, int, float)):
+            return 0 if value is None else sys.getsizeof(value)
+        if isinstance(value, (str, bytes)):
+            return sys.getsizeof(value)
+        if id(value) in self.seen:
+            return 0
+        self.seen.add(id(value))
+        if isinstance(value, np.ndarray):
+            return self.array(value)
+        if isinstance(value, pd.DataFrame):
+            total = _FRAME_OVERHEAD + self.index(value.index)
+            for i in range(value.shape[1]):
+                total += self.extension(value.iloc[:, i].array)
+            return total
+        if isinstance(value, pd.Series):
+            return _FRAME_OVERHEAD + self.index(value.index) + self.extension(value.array)
+        if isinstance(value, pd.Index):
+            return self.index(value)
+        if isinstance(value, pd.api.extensions.ExtensionArray):
+            return self.extension(value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            fields = (getattr(value, f.name) for f in dataclasses.fields(value))
+            return sys.getsizeof(value) + sum(self.size(v) for v in fields)
+        if isinstance(value, dict):
+            items = sum(self.size(k) + self.size(v) for k, v in value.items())
+            return sys.getsizeof(value) + items
+        if isinstance(value, (list, tuple, set, frozenset)):
+            return sys.getsizeof(value) + sum(self.size(v) for v in value)
+        return sys.getsizeof(value)
+
+    def array(self, array: np.ndarray) -> int:
+        if array.dtype == object:
+            return 8 * array.size + self.objects(array)
+        base = array
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        if base is not array:
+            if id(base) in self.seen:
+                return 0
+            self.seen.add(id(base))
+        return int(base.nbytes)
+
+    def objects(self, array: np.ndarray) -> int:
+        """Each distinct element once (strings repeated per row are usually one object).
+
+        Hashing a column costs ~0.1 µs a row, so a column's answer is remembered while
+        it lives: re-measuring a Space after a tool added derived tables is cheap.
+        """
+        known = _OBJECT_BYTES.get(id(array))
+        if known is not None and known[0]() is array:
+            return known[1]
+        size = self._distinct_objects(array)
+        key = id(array)
+        try:
+            ref = weakref.ref(array, lambda _: _OBJECT_BYTES.pop(key, None))
+        except TypeError:
+            return size
+        _OBJECT_BYTES[key] = (ref, size)
+        return size
+
+    def _distinct_objects(self, array: np.ndarray) -> int:
+        flat = array.reshape(-1)
+        flat = flat[~pd.isna(flat)]  # most such columns are mostly None: skip hashing those
+        try:
+            distinct = pd.unique(flat)
+        except TypeError:  # unhashable elements: count them all
+            distinct = flat
+        return sum(self.size(v) for v in distinct)
+
+    def extension(self, values: Any) -> int:
+        if isinstance(values, pd.Categorical):
+            return self.array(values.codes) + self.index(values.categories)
+        if isinstance(values, np.ndarray):
+            return self.array(values)
+        numpy_view = getattr(values, "_ndarray", None)  # NumpyExtensionArray, StringArray
+        if isinstance(numpy_view, np.ndarray):
+            return self.array(numpy_view)
+        data, mask = getattr(values, "_data", None), getattr(values, "_mask", None)
+        if isinstance(data, np.ndarray) and isinstance(mask, np.ndarray):  # nullable numbers
+            return self.array(data) + self.array(mask)
+        return int(getattr(values, "nbytes", 0))
+
+    def index(self, index: pd.Index) -> int:
+        if isinstance(index, pd.RangeIndex):
+            return 0
+        return self.extension(index.array)

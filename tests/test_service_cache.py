@@ -1,0 +1,217 @@
+"""The service's caches: keys from what tools read, real charges, admission, parallel hosts."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import FIXTURES
+from werkzeug.test import Client
+
+from tensorboard_plugin_profile import tools as tool_registry
+from tensorboard_plugin_profile.cache_config import CacheConfig
+from tensorboard_plugin_profile.errors import Overloaded
+from tensorboard_plugin_profile.memsize import deep_size
+from tensorboard_plugin_profile.server import StandaloneApp
+from tensorboard_plugin_profile.service import ProfileService
+from tensorboard_plugin_profile.xspace import read_xspace
+
+
+def _body(result) -> bytes:
+    return b"".join(result.chunks())
+
+
+def _memory_only(logdir, **kwargs) -> ProfileService:
+    return ProfileService(str(logdir), config=CacheConfig(disk_dir=None, **kwargs))
+
+
+# --- keys ------------------------------------------------------------------
+def test_junk_parameters_do_not_bust_the_result_cache():
+    service = _memory_only(FIXTURES / "jax_cpu_train")
+    run = service.runs()[0]
+    first = _body(service.tool_data(run, "overview_page"))
+    misses = service.cache.misses
+    for i in range(2000):
+        params = {"junk": str(i), "run": run, "tag": "overview_page", "_": str(i)}
+        assert _body(service.tool_data(run, "overview_page", params=params)) == first
+    assert service.cache.misses == misses
+    assert len(service.cache) <= 3  # the Space, run_tools at most, one overview
+
+
+def test_parameters_a_tool_reads_still_key_its_results():
+    service = _memory_only(FIXTURES / "jax_cpu_train")
+    run = service.runs()[0]
+    narrow = {"format": "columnar", "start_time_ms": "0", "end_time_ms": "1"}
+    wide = dict(narrow, end_time_ms="1000000", junk="1")
+    a = json.loads(_body(service.tool_data(run, "trace_viewer@", params=narrow)))
+    b = json.loads(_body(service.tool_data(run, "trace_viewer@", params=wide)))
+    assert a != b
+    again = dict(wide, junk="2")
+    assert json.loads(_body(service.tool_data(run, "trace_viewer@", params=again))) == b
+
+
+class _Recorder(dict):
+    """Parameters that remember which names a tool asked for."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.asked: set = set()
+
+    def get(self, key, default=None):
+        self.asked.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self.asked.add(key)
+        return super().__contains__(key)
+
+
+@pytest.mark.parametrize(
+    "fixture, tool, params",
+    [
+        ("jax_cpu_train", "trace_viewer@", {}),
+        ("jax_cpu_train", "trace_viewer@", {"format": "columnar"}),
+        ("jax_cpu_train", "trace_viewer@", {"start_time_ms": "0", "end_time_ms": "5"}),
+        ("jax_cpu_train", "trace_viewer@", {"search": "jit"}),
+        ("jax_cpu_train", "trace_viewer@", {"search_regex": "j.t"}),
+        ("jax_cpu_train", "trace_viewer@", {"details": "0"}),
+        ("tf_memory", "memory_profile", {}),
+        ("tf_memory", "memory_profile", {"view": "tables"}),
+        ("tf_keras2_fit", "overview_page", {}),
+        ("tf_keras2_fit", "framework_op_stats", {}),
+        ("tf_keras2_fit", "input_pipeline_analyzer", {}),
+        ("tf_keras2_fit", "tf_data_bottleneck_analysis", {}),
+        ("tf_keras2_fit", "pod_viewer", {}),
+        ("gpu_multi_worker", "kernel_stats", {}),
+        ("jax_cpu_train", "trace_viewer", {}),
+    ],
+)
+def test_each_tool_reads_only_the_parameters_it_declares(fixture, tool, params):
+    service = _memory_only(FIXTURES / fixture)
+    run = service.runs()[0]
+    session = service.logdir.session(run)
+    spaces = [(f.host, service.space(f)) for f in session.host_files[:1]]
+    recorder = _Recorder(params)
+    try:
+        output = tool_registry.TOOLS[tool].convert(spaces, recorder)
+        if getattr(output, "chunks", None) is not None:
+            for _ in output.chunks():
+                pass
+    except Exception as e:  # NotApplicable and friends still show what was read
+        if not hasattr(e, "message"):
+            raise
+    assert recorder.asked <= set(tool_registry.TOOLS[tool].params)
+
+
+# --- real sizes ------------------------------------------------------------
+def test_memory_charges_count_categories_object_strings_and_shared_buffers_once():
+    names = [f"op_{i:06d}_" + "x" * 100 for i in range(2000)]
+    values = np.arange(100_000, dtype=np.int64)
+    frame = pd.DataFrame(
+        {
+            "name": pd.Categorical.from_codes(np.arange(100_000) % 2000, categories=names),
+            "text": pd.Series(np.array(names * 50, dtype=object), dtype=object),
+            "none": pd.Series(np.full(100_000, None, dtype=object), dtype=object),
+            "ints": values,
+        }
+    )
+    size = deep_size(frame)
+    strings = sum(len(n) + 49 for n in names)  # CPython str overhead is 49 bytes
+    # Categories once, the object column's distinct strings once + a pointer a row.
+    expected = 2 * 100_000 + strings + (8 * 100_000 + strings) + 8 * 100_000 + 8 * 100_000
+    assert expected <= size <= expected * 1.2
+    assert deep_size([frame, frame["ints"]]) < size + 10_000  # the shared buffer once
+
+
+def test_a_space_is_charged_its_real_size_including_derived_tables():
+    service = _memory_only(FIXTURES / "tf_keras2_fit")
+    run = service.runs()[0]
+    service.tool_data(run, "overview_page")
+    host_file = service.logdir.session(run).host_files[0]
+    space = service.space(host_file)
+    charged = service.cache._entries[service.spaces.key(host_file)][1]
+    alone = deep_size(read_xspace(host_file.path))
+    assert charged > 1.5 * alone  # the preprocessed copy and op stats count too
+    assert service.cache.used_bytes >= charged
+    assert space is service.space(host_file)
+
+
+# --- admission -------------------------------------------------------------
+def test_two_sessions_opened_together_stay_within_budget_plus_one_session():
+    logdir = FIXTURES / "tf_two_hosts"
+    probe = _memory_only(logdir)
+    run = probe.runs()[0]
+    host_files = probe.logdir.session(run).host_files
+    one_session = probe.spaces.estimate(list(host_files[:1]))
+    budget = int(one_session * 1.5)  # room for one session at a time
+    service = _memory_only(logdir, memory_bytes=budget)
+    errors: list = []
+
+    def open_host(host):
+        try:
+            service.tool_data(run, "overview_page", host=host)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=open_host, args=(f.host,)) for f in host_files]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert service.cache.peak_bytes <= budget + one_session
+    assert service.cache.reserved_bytes == 0
+
+
+def test_beyond_the_budget_a_request_gets_503_with_a_message():
+    logdir = FIXTURES / "jax_cpu_train"
+    service = _memory_only(logdir, memory_bytes=1000)
+    service.cache.admission_timeout_s = 0.2
+    app = Client(StandaloneApp(str(logdir), service=service))
+    run = service.runs()[0]
+    with service.cache.reservation(800):  # another decode holds the budget
+        response = app.get(f"/data?run={run}&tag=overview_page")
+    assert response.status_code == 503
+    error = response.get_json()["error"]
+    assert error["code"] == Overloaded.code and "--cache_bytes" in error["message"]
+    assert app.get(f"/data?run={run}&tag=overview_page").status_code == 200
+
+
+# --- parallel hosts --------------------------------------------------------
+@pytest.mark.parametrize("fixture", ["tf_two_hosts", "jax_two_hosts"])
+def test_hosts_decoded_in_worker_processes_give_the_same_answers(fixture, tmp_path):
+    logdir = FIXTURES / fixture
+    in_process = _memory_only(logdir)
+    pooled = ProfileService(str(logdir), config=CacheConfig(disk_dir=str(tmp_path)))
+    try:
+        run = in_process.runs()[0]
+        for tool in ("overview_page", "pod_viewer", "framework_op_stats"):
+            expected = _body(in_process.tool_data(run, tool))
+            assert _body(pooled.tool_data(run, tool)) == expected, tool
+        assert pooled.spaces.pool is not None and pooled.spaces.pool._executor is not None
+        assert pooled.spaces.decodes == 2  # in the workers, counted by the parent
+    finally:
+        pooled.close()
+
+
+def test_when_the_worker_pool_cannot_start_hosts_are_decoded_in_process(tmp_path, monkeypatch):
+    from tensorboard_plugin_profile import host_pool
+
+    def no_processes():
+        raise OSError("no process may be started here")
+
+    monkeypatch.setattr(host_pool, "_context", no_processes)
+    logdir = FIXTURES / "tf_two_hosts"
+    service = ProfileService(str(logdir), config=CacheConfig(disk_dir=str(tmp_path)))
+    run = service.runs()[0]
+    expected = _body(_memory_only(logdir).tool_data(run, "overview_page"))
+    assert _body(service.tool_data(run, "overview_page")) == expected
+    assert service.spaces.decodes == 2 and service.spaces.pool._broken
+    service.close()
