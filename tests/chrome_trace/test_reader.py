@@ -164,3 +164,15 @@ def test_bare_arrays_begin_end_pairs_and_instants(tmp_path):
     assert outer["duration_ps"] == 10_000_000 and outer["a"] == 1 and outer["b"] == "x"
     assert set(ev["name"]) == {"outer", "inner", "mark"}
     assert space.extras["skipped"] == {"phase 'b'": 1}
+
+
+def test_the_disk_cache_codec_keeps_what_makes_a_space_a_chrome_trace():
+    from tensorboard_plugin_profile.frames_codec import decode, encode
+
+    space = read_chrome_trace(str(PYTORCH_FILES[0]))
+    tree, arrays = encode(space)
+    same = decode(tree, arrays)
+    assert same.source_format == "pytorch" and same.preprocessed
+    assert same.extras == space.extras
+    for a, b in zip(space.planes, same.planes):
+        assert a.events.equals(b.events) and a.stats.equals(b.stats)
