@@ -73,7 +73,7 @@ def test_run_tools_per_kind():
 def test_profiler_hook_tf_stats_are_the_op_events():
     service = ProfileService(str(HOOK))
     raw = json.loads((HOOK / "train" / "timeline-8.json").read_text())["traceEvents"]
-    table = service.tool_data("train/timeline-8", "framework_op_stats").json_obj[0]
+    table = service.tool_data("train/timeline-8", "framework_op_stats").json()[0]
     labels = [c["label"] for c in table["cols"]]
     rows = [dict(zip(labels, (c["v"] for c in r["c"]))) for r in table["rows"]]
     ops = [r for r in rows if r["Operation Type"] != "IDLE"]
@@ -87,7 +87,7 @@ def test_profiler_hook_tf_stats_are_the_op_events():
 def test_profiler_hook_memory_peak_agrees_with_the_allocator_counter():
     service = ProfileService(str(HOOK))
     for run in service.runs():
-        summary, live, timeline = service.tool_data(run, "tensor_memory").json_obj
+        summary, live, timeline = service.tool_data(run, "tensor_memory").json()
         row = [c["v"] for c in summary["rows"][0]["c"]]
         allocator, peak, _, live_count, counter_peak = row
         assert allocator == "mklcpu"
