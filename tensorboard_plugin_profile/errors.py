@@ -47,6 +47,13 @@ class CorruptProfile(ProfileError):
     code = "CORRUPT_PROFILE"
 
 
+class ProfileTooLarge(ProfileError):
+    """A profile file is past a size limit; the message names it and how to raise it."""
+
+    http_status = 413
+    code = "PROFILE_TOO_LARGE"
+
+
 class Unavailable(ProfileError):
     """A remote profiler could not be reached or returned nothing."""
 

@@ -139,6 +139,7 @@ class Routes:
             "/runs": self.runs,
             "/run_tools": self.run_tools,
             "/hosts": self.hosts,
+            "/module_list": self.module_list,
             "/data": self.data,
             "/data_csv": self.data_csv,
             "/config": self.config,
@@ -161,6 +162,10 @@ class Routes:
     def hosts(self, request: Request) -> Response:
         run = _required(request, "run")
         return _json_response(request, self.service.hosts(run, _required(request, "tag")))
+
+    def module_list(self, request: Request) -> Response:
+        names = self.service.module_list(_required(request, "run"))
+        return _bytes_response(request, [",".join(names).encode()], "text/plain; charset=utf-8")
 
     def data(self, request: Request) -> Response:
         args = request.args

@@ -45,6 +45,8 @@ XPLANE_SUFFIX = ".xplane.pb"
 _HOST_FILE = re.compile(r"(?:(.*)\.)?(xplane\.pb)")
 # How long a discovery result is reused before the tree is walked again.
 DISCOVERY_TTL_S = 5.0
+# How long TensorBoard's first is_active() may look for a session before discovery has finished.
+QUICK_PROBE_BUDGET_S = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +97,13 @@ class Diagnosis:
     other_files: list = dataclasses.field(default_factory=list)
 
 
+def _is_profile_dir(path: str) -> bool:
+    """``<run>/plugins/profile``: the folder whose subfolders are sessions."""
+    return (
+        os.path.basename(path) == "profile" and os.path.basename(os.path.dirname(path)) == "plugins"
+    )
+
+
 def _inside(root_real: str, path: str) -> bool:
     real = os.path.realpath(path)
     return real == root_real or real.startswith(root_real + os.sep)
@@ -130,6 +139,28 @@ class LogDir:
     def refresh(self) -> None:
         self._run_map(force=True)
 
+    def probe_has_runs(self, budget_s: float = QUICK_PROBE_BUDGET_S) -> Optional[bool]:
+        """A bounded look for any session: True at the first one, False when the whole tree
+        was seen without one, None when the time budget ran out first.
+
+        TensorBoard asks ``is_active()`` on its first page load, usually before the full
+        discovery (which lists every session) has finished; this answers that first question.
+        """
+        known = self.has_runs_cached()
+        if known is not None:
+            return known
+        if not self.path or not os.path.isdir(self.root):
+            return False
+        if self._single_file or self._is_session_dir(self.path):
+            return True
+        deadline = time.monotonic() + budget_s
+        for dirpath, dirnames, _ in os.walk(self.path, followlinks=False):
+            if _is_profile_dir(dirpath) and any(not name.startswith(".") for name in dirnames):
+                return True
+            if time.monotonic() > deadline:
+                return None
+        return False
+
     def _run_map(self, force: bool = False) -> dict:
         with self._lock:
             fresh = time.monotonic() - self._discovered_at < DISCOVERY_TTL_S
@@ -157,10 +188,7 @@ class LogDir:
         for dirpath, dirnames, filenames in os.walk(self.path, followlinks=False):
             dirnames.sort()
             self._add_chrome_sessions(runs, dirpath, filenames)
-            if (
-                os.path.basename(dirpath) == "profile"
-                and os.path.basename(os.path.dirname(dirpath)) == "plugins"
-            ):
+            if _is_profile_dir(dirpath):
                 tb_run = os.path.relpath(os.path.dirname(os.path.dirname(dirpath)), self.path)
                 self._add_sessions(runs, tb_run, dirpath)
         return runs

@@ -36,6 +36,9 @@ class ProfilePlugin(base_plugin.TBPlugin):
         )
         self._refreshing = threading.Lock()
         conflicts.warn_if_conflicting()
+        # Discovery starts now, not at the first is_active(): TensorBoard's first
+        # plugins_listing decides whether the Profile tab exists at all.
+        self._start_refresh()
 
     def get_plugin_apps(self) -> dict:
         apps = dict(self._routes.table())
@@ -44,11 +47,20 @@ class ProfilePlugin(base_plugin.TBPlugin):
         return {route: _as_wsgi(handler) for route, handler in apps.items()}
 
     def is_active(self) -> bool:
-        """Instant: answers from the last discovery and refreshes in the background."""
+        """Fast: the last discovery's answer, or until there is one, a bounded look for a session.
+
+        A negative answer also starts a background refresh, so runs written later show up.
+        """
         known = self.service.is_active()
-        if not known and self._refreshing.acquire(blocking=False):
-            threading.Thread(target=self._refresh, daemon=True).start()
+        if known is None:
+            known = self.service.logdir.probe_has_runs()
+        if not known:
+            self._start_refresh()
         return bool(known)
+
+    def _start_refresh(self) -> None:
+        if self._refreshing.acquire(blocking=False):
+            threading.Thread(target=self._refresh, name="profile-discovery", daemon=True).start()
 
     def _refresh(self) -> None:
         try:

@@ -123,6 +123,13 @@ class ProfileService:
                 names = sorted(names + [ALL_HOSTS])
         return [{"hostname": name} for name in names]
 
+    def module_list(self, run: str) -> list:
+        """The compiled programs of a session (``module(program_id)``), from every host."""
+        from .analysis.hlo.modules import session_module_names
+
+        session = self.logdir.session(run)
+        return session_module_names([self.space(f) for f in session.host_files])
+
     # --- data --------------------------------------------------------------
     def space(self, host_file: Any) -> Any:
         """The decoded Space of one host file, from cache when unchanged."""

@@ -120,3 +120,19 @@ def test_cached_activity_answer_never_walks(tmp_path):
     _session(tmp_path, ".", "s")
     ld.refresh()
     assert ld.has_runs_cached() is True
+
+
+def test_probe_answers_before_discovery_has_run(logdir, tmp_path):
+    ld = LogDir(str(logdir))
+    assert ld.has_runs_cached() is None
+    assert ld.probe_has_runs() is True
+    assert ld.has_runs_cached() is None  # the probe does not stand in for discovery
+    (tmp_path / "empty" / "plugins" / "profile").mkdir(parents=True)
+    assert LogDir(str(tmp_path / "empty")).probe_has_runs() is False
+    assert LogDir(str(tmp_path / "missing")).probe_has_runs() is False
+
+
+def test_probe_gives_up_when_its_budget_runs_out(tmp_path):
+    for i in range(50):
+        (tmp_path / f"d{i}").mkdir()
+    assert LogDir(str(tmp_path)).probe_has_runs(budget_s=-1.0) is None

@@ -17,6 +17,8 @@ from conftest import FIXTURES
 
 PREFIX = "/tb"
 RUN = "jax_cpu_train/session_1"
+# The first plugins_listing TensorBoard answered: it decides whether a user sees the tab.
+FIRST_LISTING: list = []
 
 
 def _free_port() -> int:
@@ -72,7 +74,8 @@ def tensorboard_url(tmp_path_factory, tb_cache_dir):
         deadline = time.monotonic() + 90
         while True:
             try:
-                _fetch(f"{base}/data/plugins_listing", timeout=2)
+                _, _, body = _fetch(f"{base}/data/plugins_listing", timeout=2)
+                FIRST_LISTING.append(json.loads(body))
                 break
             except (urllib.error.URLError, ConnectionError, OSError):
                 if process.poll() is not None or time.monotonic() > deadline:
@@ -85,6 +88,12 @@ def tensorboard_url(tmp_path_factory, tb_cache_dir):
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def test_profile_tab_is_enabled_in_the_very_first_listing(tensorboard_url):
+    # The page asks this once on load; "enabled": false files the tab under INACTIVE for good.
+    assert FIRST_LISTING, "the fixture records the first listing"
+    assert FIRST_LISTING[0]["profile"]["enabled"] is True
 
 
 def test_plugin_is_listed_as_an_es_module(tensorboard_url):

@@ -1,10 +1,29 @@
 // What every browser test shares: Debian's Chromium launched headless, the strict CSP enforced on
 // the app's pages, a guard that records any request leaving the server's origin, and a parser for
 // the CSV files the page downloads.
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const STRICT_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'";
+
+/**
+ * The server under test (PROFILE_E2E_URL, required) and the screenshot folder
+ * (PROFILE_E2E_ARTIFACTS, created); exits with a usage line when the URL is missing.
+ */
+export function e2eTarget() {
+  const url = process.env.PROFILE_E2E_URL;
+  if (!url) {
+    console.error('Set PROFILE_E2E_URL to the server root, e.g. http://127.0.0.1:8791/');
+    process.exit(1);
+  }
+  const base = new URL(url);
+  const artifacts = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
+  mkdirSync(artifacts, { recursive: true });
+  return { base, pluginBase: new URL('data/plugin/profile/', base), artifacts };
+}
 
 export function launchChromium() {
   return chromium.launch({
@@ -64,4 +83,38 @@ export function parseCsvLine(line) {
   }
   cells.push(cell);
   return cells;
+}
+
+/** Fails the current check with `message` unless `condition` holds. */
+export function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+/** A query string of the parameters that are set (undefined and '' are left out). */
+export function query(params) {
+  return new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')).toString();
+}
+
+/** `api(route, params, as)`: GET a plugin route as JSON (default), `'text'` or the raw `'response'`. */
+export function apiClient(pluginBase) {
+  return async (route, params = {}, as = 'json') => {
+    const response = await fetch(new URL(`${route}?${query(params)}`, pluginBase));
+    if (as === 'response') return response;
+    check(response.ok, `GET ${route} ${query(params)} answered ${response.status}`);
+    return as === 'text' ? response.text() : response.json();
+  };
+}
+
+/**
+ * Records console and page errors of `page` in `problems` (`where()` names the running check).
+ * Chromium logs every 4xx of a fetch; a tool answering 404 NOT_APPLICABLE is shown by the page.
+ */
+export function watchConsole(page, problems, where = () => '') {
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return;
+    const from = message.location()?.url ?? '';
+    if (/^Failed to load resource.*status of 404/.test(message.text()) && /\/data\?/.test(from)) return;
+    problems.push(`console error in "${where()}": ${message.text()} ${from}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error in "${where()}": ${error.message}`));
 }

@@ -11,41 +11,29 @@
 // must equal `data_csv`. The trace viewer must draw its canvas and list the trace's processes.
 // Fails on any request to another origin, console error, page error or CSP violation.
 // Screenshots of every page land in PROFILE_E2E_ARTIFACTS as chrome-<run>-<tool>.png.
-import { mkdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { enforceStrictCsp, guardOrigin, launchChromium, parseCsv } from './browser.mjs';
+import {
+  apiClient,
+  check,
+  e2eTarget,
+  enforceStrictCsp,
+  guardOrigin,
+  launchChromium,
+  parseCsv,
+  query as q,
+  watchConsole,
+} from './browser.mjs';
 
-const BASE = process.env.PROFILE_E2E_URL;
-const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
+const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
+const api = apiClient(pluginBase);
 const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
 const TABLE_TOOLS = ['pytorch_overview', 'pytorch_operators', 'pytorch_kernels', 'pytorch_distributed', 'tensor_memory'];
-const CHROME_MARKERS = [...TABLE_TOOLS];
-
-if (!BASE) {
-  console.error('Set PROFILE_E2E_URL to the server root, e.g. http://127.0.0.1:8791/');
-  process.exit(1);
-}
-const base = new URL(BASE);
-const pluginBase = new URL('data/plugin/profile/', base);
-mkdirSync(ARTIFACTS, { recursive: true });
 
 const problems = [];
 const results = [];
 let page;
 let step = 'start';
-
-function check(condition, message) {
-  if (!condition) throw new Error(message);
-}
-
-const q = (params) => new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')).toString();
-
-async function api(route, params = {}, as = 'json') {
-  const response = await fetch(new URL(`${route}?${q(params)}`, pluginBase));
-  check(response.ok, `GET ${route} ${q(params)} answered ${response.status}`);
-  return as === 'text' ? response.text() : response.json();
-}
 
 const hostsOf = async (run, tool) => (await api('hosts', { run, tag: tool })).map((h) => h.hostname ?? h);
 const appUrl = (run, tool, host) => new URL(`?${q({ run, tool, host })}`, base).href;
@@ -147,14 +135,11 @@ async function main() {
     await enforceStrictCsp(context, base.origin);
     page = await context.newPage();
     guardOrigin(page, base.origin, problems);
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console error in "${step}": ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error in "${step}": ${error.message}`));
+    watchConsole(page, problems, () => step);
     let runs = 0;
     for (const run of await api('runs')) {
       const tools = await api('run_tools', { run });
-      if (!tools.some((t) => CHROME_MARKERS.includes(t))) continue;
+      if (!tools.some((t) => TABLE_TOOLS.includes(t))) continue;
       runs++;
       try {
         results.push(`ok   ${run}: ${await checkRun(run, tools)}`);

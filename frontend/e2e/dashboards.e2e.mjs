@@ -12,24 +12,15 @@
 // the overview with a warm cache is timed (navigationStart → overview rendered, must be < 1 s).
 // Fails on any request to another origin, console error (a NOT_APPLICABLE 404 excepted), page
 // error or CSP violation. Screenshots of every page land in PROFILE_E2E_ARTIFACTS.
-import { mkdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { enforceStrictCsp, guardOrigin, launchChromium, parseCsv } from './browser.mjs';
+import { e2eTarget, enforceStrictCsp, guardOrigin, launchChromium, parseCsv } from './browser.mjs';
 
-const BASE = process.env.PROFILE_E2E_URL;
-const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
 const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
 const FIRST_PAINT_BUDGET_MS = Number(process.env.PROFILE_E2E_FIRST_PAINT_MS || 1000);
 const XSS = '<img src=x onerror=alert(1)>';
 
-if (!BASE) {
-  console.error('Set PROFILE_E2E_URL to the server root, e.g. http://127.0.0.1:8791/');
-  process.exit(1);
-}
-const base = new URL(BASE);
-const pluginBase = new URL('data/plugin/profile/', base);
-mkdirSync(ARTIFACTS, { recursive: true });
+const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
 
 const problems = [];
 const results = [];
@@ -174,6 +165,7 @@ async function overviewPage() {
     const csv = parseCsv(await downloadCsv(view.locator('.top-ops pf-data-table')));
     check(csv[1][3] === pool[0].c[col('operation')].v && csv.length === 1 + Math.min(10, pool.length), 'top-ops CSV does not match the table');
   }
+  await overviewWording(view, stepTable.p.hardware_type);
   await shot('overview');
   await page.emulateMedia({ colorScheme: 'dark' });
   await shot('overview-dark');
@@ -224,6 +216,12 @@ async function inputPipelinePage() {
     const rows = await checkServerCsv(table, run, tool, host, opsIndex);
     check(rows === data[opsIndex].rows.length, `input-op CSV has ${rows} rows, data ${data[opsIndex].rows.length}`);
     note += `, ${rows} input ops (CSV = data_csv table ${opsIndex})`;
+    // "Total Time (as % of …)" holds fractions: the page shows percentages under a "%" label.
+    const ops = data[opsIndex];
+    const pct = ops.cols.findIndex((c) => c.id === 'timeInPercent');
+    const shown = await table.evaluate((el, i) => [el.shadowRoot.querySelectorAll('thead th')[i].textContent.trim(), el.shadowRoot.querySelector('tbody tr').children[i].textContent], pct);
+    const want = Math.round(ops.rows[0].c[pct].v * 1e5) / 1e3;
+    check(shown[0].includes('%') && Number(shown[1]) === want, `"${shown[0]}" shows ${shown[1]}, data ${ops.rows[0].c[pct].v} → ${want}%`);
   }
   await shot('input-pipeline');
   return note;
@@ -243,6 +241,15 @@ async function opStatsPage() {
   check(pies >= 1 && pies <= 4, `${pies} pie charts`);
   await waitForChart(view.locator('pf-echart.pie').first());
   await shot('framework-op-stats');
+  // "(%)" columns hold fractions in the payload; the page shows percentages.
+  const hostPct = withoutIdle.cols.findIndex((c) => c.id === 'host_total_self_time_percent');
+  const shownPct = await table.evaluate((el) => {
+    const heads = [...el.shadowRoot.querySelectorAll('thead th')].map((th) => th.textContent.trim());
+    return el.shadowRoot.querySelector('tbody tr').children[heads.findIndex((h) => h.startsWith('Host self-time (%)'))].textContent;
+  });
+  const wantPct = Math.round(withoutIdle.rows[0].c[hostPct].v * 1e5) / 1e3;
+  check(Number(shownPct) === wantPct, `host self-time shows ${shownPct}%, data ${withoutIdle.rows[0].c[hostPct].v} (a fraction) → ${wantPct}%`);
+  await readableTable(table, ['Operation', 'Self-time (us)', 'Host self-time (%)', 'FLOP rate (FLOPs/s)', 'Bound by'], 'Avg. self-time (us)');
   await view.locator('.idle-toggle input').check();
   await page.waitForFunction(() => new URLSearchParams(location.search).get('idle') === '1');
   check((await count()) === withIdle.rows.length, 'Include IDLE did not switch to the with-IDLE table');
@@ -252,6 +259,73 @@ async function opStatsPage() {
   const hostRows = withIdle.rows.filter((r) => r.c[1].v === 'Host').length;
   check((await count()) === hostRows, `Host filter shows ${await count()} rows, data has ${hostRows}`);
   return `${run}: ${withoutIdle.rows.length} ops (${withIdle.rows.length} with IDLE), ${pies} pies, CSV = data_csv`;
+}
+
+/**
+ * At 1366x768: the columns a reader compares first are in view without scrolling sideways, the
+ * Columns menu shows a hidden one, the header stays in view when the table scrolls, and a click
+ * anywhere in a header cell (its bottom edge too) sorts.
+ */
+async function readableTable(table, mustSee, hidden) {
+  await page.setViewportSize({ width: 1366, height: 768 });
+  try {
+    const out = await table.evaluate((el, labels) => {
+      const root = el.shadowRoot;
+      const box = root.querySelector('.scroll').getBoundingClientRect();
+      const heads = [...root.querySelectorAll('thead th')];
+      return labels.filter((label) => {
+        const th = heads.find((h) => h.textContent.trim().startsWith(label));
+        return !th || th.getBoundingClientRect().right > box.right + 1;
+      });
+    }, mustSee);
+    check(out.length === 0, `columns not in view at 1366 px: ${out.join(', ')}`);
+    const headers = () => table.locator('thead th').allTextContents();
+    check(!(await headers()).some((h) => h.trim().startsWith(hidden)), `${hidden} is shown although it starts hidden`);
+    await table.locator('details.columns summary').click();
+    await table.locator('details.columns label', { hasText: hidden }).locator('input').check();
+    check((await headers()).some((h) => h.trim().startsWith(hidden)), `the Columns menu did not show ${hidden}`);
+    await table.locator('details.columns summary').click();
+    const th = table.locator('thead th').nth(1);
+    const box = await th.boundingBox();
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height - 3);
+    check((await th.getAttribute('aria-sort')) !== 'none', 'a click at the bottom of a header cell does not sort');
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height - 3);
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height - 3);
+    await table.locator('.scroll').evaluate((el) => el.scrollBy(0, 400));
+    const sticky = await table.evaluate((el) => {
+      const scroll = el.shadowRoot.querySelector('.scroll');
+      const th = el.shadowRoot.querySelector('thead th');
+      return scroll.scrollTop === 0 || Math.abs(th.getBoundingClientRect().top - scroll.getBoundingClientRect().top) < 2;
+    });
+    check(sticky, 'the header row scrolls out of view');
+    await table.locator('.scroll').evaluate((el) => el.scrollTo(0, 0));
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+}
+
+/** Metrics that do not apply read "n/a"; the recommendation names the profile's framework. */
+async function overviewWording(view, hardware) {
+  const metric = async (label) => {
+    const dt = view.locator('.summary .metric dt', { hasText: label });
+    return (await dt.count()) ? (await dt.first().locator('xpath=following-sibling::dd[1]').textContent()).trim() : null;
+  };
+  const duty = await metric('Device duty cycle');
+  if (hardware === 'CPU_ONLY') check(duty === null || duty.startsWith('n/a'), `Device duty cycle on a CPU profile shows "${duty}"`);
+  const mxu = await metric('MXU utilization');
+  if (hardware !== 'TPU') check(mxu === null || mxu.startsWith('n/a'), `MXU utilization off TPU shows "${mxu}"`);
+  // A JAX run's recommendation points at JAX's documentation, not TensorFlow's.
+  const [jax] = await targetsFor('overview_page', ['jax_cpu_train/session_1']);
+  if (!jax || !jax.run.startsWith('jax')) return;
+  const jaxView = await open(jax.run, 'overview_page', jax.host, 'pf-overview-view');
+  const tips = jaxView.locator('.recommendation');
+  await tips.waitFor();
+  const tipText = await text(tips);
+  check(!/TF2|tf\.data API/.test(tipText), `a JAX run gets TensorFlow advice: "${tipText}"`);
+  const hrefs = await tips.locator('a[href^="http"]').evaluateAll((links) => links.map((a) => a.href));
+  check(hrefs.length > 0 && hrefs.every((h) => !h.includes('tensorflow.org')) && hrefs.some((h) => h.includes('docs.jax.dev')), `JAX links: ${hrefs}`);
+  await shot('overview-jax');
+  await page.goBack();
 }
 
 async function kernelStatsPage() {
@@ -267,6 +341,18 @@ async function kernelStatsPage() {
   await waitForChart(view.locator('pf-echart.pie'));
   const rows = await checkServerCsv(view.locator('pf-data-table'), target.run, 'kernel_stats', host, undefined);
   check(rows === table.rows.length, 'kernel CSV row count differs');
+  await readableTable(view.locator('pf-data-table'), ['Kernel Name', 'Op Name', 'Total Duration (μs)', 'Avg Duration (μs)'], 'Max Duration (μs)');
+  // Long kernel names: one line in short form, the full name on hover.
+  const cell = view.locator('pf-data-table tbody td.short').first();
+  const full = await cell.getAttribute('title');
+  check(names.has(full) && (await cell.textContent()).length < full.length, 'a long kernel name is not shown short with the full name on hover');
+  const rowHeight = await view.locator('pf-data-table tbody tr').first().evaluate((tr) => tr.getBoundingClientRect().height);
+  check(rowHeight < 40, `kernel rows are ${rowHeight} px high`);
+  const legend = await view.locator('pf-echart.pie').evaluate((el) => {
+    const option = el.instance.getOption();
+    return option.series[0].data.map((d) => option.legend[0].formatter(d.name));
+  });
+  check(new Set(legend).size === legend.length && legend.every((l) => l.length <= 55), `pie legend entries are not distinct short names: ${legend}`);
   await view.locator('input[name="kernel"]').fill('zz_no_kernel_zz');
   check((await view.locator('pf-data-table tbody tr').count()) === 0, 'kernel filter matching nothing still shows rows');
   await shot('kernel-stats');
@@ -315,6 +401,12 @@ async function memoryPage() {
     const expected = lifetimeMiB >= 1024 ? `${(lifetimeMiB / 1024).toFixed(2)} GiB` : `${lifetimeMiB.toFixed(lifetimeMiB >= 10 ? 1 : 2)} MiB`;
     const shown = await text(view.locator('.summary .metric dd'));
     check(shown === expected, `peak usage shows ${shown}, data says ${expected}`);
+    // The counts are over every event (the server's), not the 1000 sampled snapshots.
+    const counts = data.allocatorEventCounts?.[id];
+    check(counts, `no allocatorEventCounts for ${id}`);
+    const summaryText = await text(view.locator('.summary'));
+    const countText = `Allocations / deallocations ${counts.allocations} / ${counts.deallocations}`;
+    check(summaryText.includes(countText), `summary "${summaryText}" lacks "${countText}"`);
     const breakdown = view.locator('section[aria-label="Memory breakdown at the peak"] pf-data-table');
     const count = Number((await text(breakdown.locator('.count'))).split(' ')[0]);
     check(count === allocator.activeAllocations.length, `breakdown has ${count} rows, data ${allocator.activeAllocations.length}`);
@@ -491,6 +583,28 @@ async function captureProgress() {
   try {
     await page.goto(base.href);
     await page.locator('pf-app header button.primary').click();
+    // The form's labels and controls do not run into each other (1366x768 and a narrow window).
+    for (const width of [1366, 800]) {
+      await page.setViewportSize({ width, height: 768 });
+      const overlaps = await page.locator('pf-capture-dialog').evaluate((el) => {
+        const boxes = [...el.shadowRoot.querySelectorAll('form .row .field > label, form .row input, form .row select')]
+          .filter((e) => e.getClientRects().length)
+          .map((e) => ({ name: e.id || e.textContent.trim(), r: e.getBoundingClientRect() }));
+        const out = [];
+        for (let i = 0; i < boxes.length; i++) {
+          for (let j = i + 1; j < boxes.length; j++) {
+            const a = boxes[i].r;
+            const b = boxes[j].r;
+            const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+            const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+            if (w > 1 && h > 1) out.push(`${boxes[i].name} × ${boxes[j].name}`);
+          }
+        }
+        return out;
+      });
+      check(overlaps.length === 0, `capture dialog at ${width} px: overlapping ${overlaps.join('; ')}`);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
     await page.locator('pf-capture-dialog #service-addr').fill('localhost:9999');
     await page.locator('pf-capture-dialog button[type="submit"]').click();
     const status = page.locator('pf-capture-dialog .status');
@@ -498,6 +612,8 @@ async function captureProgress() {
     await shot('capture-progress');
     await page.waitForFunction((el) => /Collecting/.test(el.textContent), await status.elementHandle(), { timeout: TIMEOUT_MS });
     await page.locator('pf-capture-dialog .status.done').waitFor({ timeout: TIMEOUT_MS });
+    const done = await text(page.locator('pf-capture-dialog .status.done'));
+    check(!/refresh/i.test(done) && /selected/.test(done), `after the capture the dialog says "${done}"`);
     await page.waitForFunction((r) => new URLSearchParams(location.search).get('run') === r, runs[runs.length - 1], { timeout: TIMEOUT_MS });
   } finally {
     await page.unroute('**/capture_profile?*');

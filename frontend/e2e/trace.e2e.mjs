@@ -229,6 +229,9 @@ async function run() {
       const first = windowRequests[0];
       assert(first && first.resolution > 500 && first.resolution < 1400, `first request resolution ${first?.resolution} is not the canvas width`);
       await shot('01-opened');
+      const listed = await timeline().evaluate((el) => el.model.windows().primary?.flows.length ?? 0);
+      const drawnAtOpen = await timeline().evaluate((el) => el.flowsDrawn);
+      assert(drawnAtOpen === 0, `${drawnAtOpen} of ${listed} flow arrows drawn over the whole trace with nothing selected`);
     });
 
     await check('HiDPI: the canvas bitmap follows devicePixelRatio', async () => {
@@ -410,7 +413,16 @@ async function run() {
       await page.waitForTimeout(300);
       const arrows = await timeline().evaluate((el) => el.model.windows().primary?.flows.length ?? 0);
       assert(arrows > 0, 'the window around a flow event lists no arrows');
+      // Flows: only the selected event's by default; "All flows" draws every arrow in view.
+      const drawn = () => timeline().evaluate((el) => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(el.flowsDrawn)))));
+      const mine = await drawn();
+      assert(mine > 0 && mine < arrows + 1, `the selected event's flows: ${mine} arrows drawn of ${arrows}`);
       await shot('04b-flow');
+      const toggle = page.locator('pf-trace-view label.flows input');
+      await toggle.check();
+      const all = await drawn();
+      assert(all >= mine, `All flows draws ${all} arrows, fewer than the selection's ${mine}`);
+      await toggle.uncheck();
       await link.click();
       await page.waitForFunction((e) => new URLSearchParams(location.search).get('event') !== String(e), from, { timeout: 5000 });
       const now = Number((await urlWindow()).event);
@@ -501,6 +513,19 @@ async function run() {
         const p = new URLSearchParams(location.search);
         return p.get('tool') === t && p.get('op_filter') === n && !p.has('start_ms');
       }, [opTool, name], { timeout: TIMEOUT_MS });
+      // The filter that applies is in the filter boxes, and the table is not emptied silently.
+      const view = page.locator('pf-op-stats-view');
+      await view.locator('pf-data-table').waitFor({ timeout: TIMEOUT_MS * 2 });
+      const boxes = await view.locator('.filters input[type="search"]').evaluateAll((inputs) => inputs.map((i) => i.value));
+      assert(boxes.some((v) => v && name.includes(v)), `filter boxes ${JSON.stringify(boxes)} do not show the filter for "${name}"`);
+      const count = await view.locator('.filters .muted').textContent();
+      const [shown, total] = count.match(/\d+/g).map(Number);
+      if (shown === 0) {
+        await view.locator('button.clear-filters').click();
+        const after = (await view.locator('.filters .muted').textContent()).match(/\d+/g).map(Number);
+        assert(after[0] === total, `Clear filters shows ${after[0]} of ${total}`);
+      }
+      console.log(`     "${name}" → filter ${JSON.stringify(boxes)}, ${shown} of ${total} operations`);
       await page.goBack();
       await page.waitForFunction((t) => new URLSearchParams(location.search).get('tool') === t, TOOL, { timeout: TIMEOUT_MS });
     });

@@ -61,6 +61,8 @@ describe('ShellModel', () => {
     const other = new ShellModel(api, fakePage('?run=gone&tool=nope'));
     await other.start();
     expect(other.selection).toEqual({ run: 'r1', tool: 'overview_page', host: 'h1' });
+    expect(other.notice).toBe('Run "gone" was not found in the log directory; showing r1.');
+    expect(model.notice).toBe('');
   });
 
   it('pushes history when the user picks a run and keeps a valid tool', async () => {

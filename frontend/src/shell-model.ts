@@ -38,6 +38,8 @@ export class ShellModel {
   selection: Selection = EMPTY_SELECTION;
   phase: ShellPhase = 'loading';
   error: ApiError | null = null;
+  /** Something the user asked for that is not shown (a link to an unknown run). */
+  notice = '';
   /** Which list is loading right now, for spinners on the selectors. */
   loading: 'runs' | 'tools' | 'hosts' | null = null;
   onChange: () => void = () => {};
@@ -122,6 +124,8 @@ export class ShellModel {
     }
     if (this.runs.length === 0) return this.finish('no-runs', EMPTY_SELECTION, mode);
     const run = pickOrFirst(this.runs, wanted.run);
+    // A link to a run that is not (or no longer) here: say so rather than show another silently.
+    this.notice = wanted.run && run !== wanted.run ? `Run "${wanted.run}" was not found in the log directory; showing ${run}.` : '';
 
     if (this.toolsKey !== run || this.tools === null) {
       this.step('tools', { run, tool: wanted.tool, host: wanted.host });

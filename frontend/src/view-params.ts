@@ -6,7 +6,7 @@
 
 // The trace viewer's window, selected event and tab too. `op_filter` is not one: it is set
 // just before switching to TF stats ("show in TF stats") and must survive that switch.
-export const VIEW_PARAM_KEYS = ['memory_id', 'step', 'idle', 'pipeline', 'start_ms', 'end_ms', 'event', 'trace_tab'] as const;
+export const VIEW_PARAM_KEYS = ['memory_id', 'step', 'idle', 'pipeline', 'start_ms', 'end_ms', 'event', 'trace_tab', 'group_by'] as const;
 export type ViewParam = (typeof VIEW_PARAM_KEYS)[number];
 
 export function readViewParam(key: ViewParam, search = window.location.search): string {

@@ -136,7 +136,7 @@ def _kernel_levels(ev: pd.DataFrame) -> list:
     n = len(ev)
 
     def text(col):
-        return ev[col].tolist() if col in ev else [None] * n
+        return ev[col].to_numpy(dtype=object, na_value=None).tolist() if col in ev else [None] * n
 
     tf_ops, modules, hlo_ops = text(schema.TF_OP), text(schema.HLO_MODULE), text(schema.HLO_OP)
     sources = text(schema.SOURCE) if schema.SOURCE in ev else [None] * n

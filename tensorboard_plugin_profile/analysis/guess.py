@@ -41,9 +41,17 @@ def detect_framework(space: Space) -> str:
     if metadata is not None and any("jax" in str(k) for k in metadata.plane_stats):
         return JAX
     host = space.plane(schema.HOST_PLANE)
-    if host is not None and host.events["name"].astype(str).str.startswith("PjitFunction").any():
+    if host is not None and _distinct(host.events["name"]).str.startswith("PjitFunction").any():
         return JAX
     return TENSORFLOW
+
+
+def _distinct(names: pd.Series) -> pd.Series:
+    """The distinct names as strings (the categories of a categorical column): string work
+    once per name, not per event."""
+    if isinstance(names.dtype, pd.CategoricalDtype):
+        return pd.Series(names.cat.categories, dtype=object).astype(str)
+    return pd.Series(names.unique(), dtype=object).astype(str)
 
 
 def guessed_step_db(space: Space, db: steps_module.StepDb) -> steps_module.StepDb:

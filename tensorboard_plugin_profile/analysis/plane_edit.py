@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
+from ..xspace.columns import str_categorical, well_known_columns
 from ..xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64, Plane
 
 _STAT_COLUMNS = ("event", "stat", "kind", "int_value", "float_value", "str_value")
@@ -145,7 +146,7 @@ class PlaneEdit:
             columns = {name: plane.events[name] for name in plane.events.columns}
             stats = self._build_stats(None)
             refresh = [n for n in schema.WELL_KNOWN_STATS if n in self._touched_names()]
-        columns.update(_well_known_columns(len(columns["begin_ps"]), stats, refresh))
+        columns.update(well_known_columns(len(columns["begin_ps"]), stats, refresh))
         order = list(plane.events.columns) + [c for c in columns if c not in plane.events]
         events = pd.DataFrame({c: columns[c] for c in order}, copy=False)
         return dataclasses.replace(
@@ -187,6 +188,8 @@ class PlaneEdit:
         keep: Union[np.ndarray, slice] = slice(None) if kept.all() else kept
         for _, name, *_ in self._stat_rows:
             code_of.setdefault(name, len(code_of))
+        strings = list(old["str_value"].cat.categories)
+        string_of = {s: i for i, s in enumerate(strings)}
         parts = [
             (
                 old["event"].to_numpy()[keep],
@@ -194,13 +197,18 @@ class PlaneEdit:
                 old["kind"].to_numpy()[keep],
                 old["int_value"].to_numpy()[keep],
                 old["float_value"].to_numpy()[keep],
-                old["str_value"].to_numpy()[keep],
+                old["str_value"].cat.codes.to_numpy().astype(np.int32)[keep],
             )
         ]
         for events, name, kind, ints, floats, strs in self._stat_rows:
             code = np.full(len(events), code_of[name], dtype=np.int64)
+            # New string values join the table once per distinct value.
+            str_codes = np.asarray(
+                [-1 if v is None else string_of.setdefault(v, len(string_of)) for v in strs],
+                dtype=np.int32,
+            )
             parts.append(
-                (events, code, np.full(len(events), kind, dtype=np.int8), ints, floats, strs)
+                (events, code, np.full(len(events), kind, dtype=np.int8), ints, floats, str_codes)
             )
         event, code, kind, ints, floats, strs = (np.concatenate(c) for c in zip(*parts))
         if new_row is not None:
@@ -213,7 +221,7 @@ class PlaneEdit:
                 "kind": kind[order].astype(np.int8, copy=False),
                 "int_value": ints[order].astype(np.int64, copy=False),
                 "float_value": floats[order].astype(np.float64, copy=False),
-                "str_value": pd.Series(strs[order], dtype=object),
+                "str_value": str_categorical(strs[order], list(string_of)),
             },
             copy=False,
         )
@@ -313,39 +321,3 @@ def _append_lines(lines: pd.DataFrame, rows: list) -> pd.DataFrame:
     for col in ("id", "display_id", "timestamp_ns", "duration_ps", "tid"):
         out[col] = out[col].astype(np.int64)
     return out
-
-
-def _well_known_columns(n: int, stats: pd.DataFrame, names: list) -> dict:
-    """Typed event columns of these stats from the long table (last value wins)."""
-    categories = [str(c) for c in stats["stat"].cat.categories.tolist()]
-    codes = stats["stat"].cat.codes.to_numpy()
-    wanted = {categories.index(name): name for name in names if name in categories}
-    # One stable sort groups the rows of every wanted stat, each in table order.
-    rows = np.flatnonzero(np.isin(codes, list(wanted)))
-    rows = rows[np.argsort(codes[rows], kind="stable")]
-    bounds = np.searchsorted(codes[rows], sorted(wanted), side="left")
-    slices = dict(zip(sorted(wanted), zip(bounds, list(bounds[1:]) + [len(rows)])))
-    event = stats["event"].to_numpy()
-    sources = {True: stats["str_value"].to_numpy(), False: stats["int_value"].to_numpy()}
-    code_of = {name: code for code, name in wanted.items()}
-    out = {}
-    for name in names:
-        code = code_of.get(name)
-        where = rows[slice(*slices[code])] if code is not None else rows[:0]
-        values = sources[name in schema.STR_STATS][where]
-        out[name] = _typed_column(n, name, event[where], values)
-    return out
-
-
-def _typed_column(n: int, name: str, where: np.ndarray, values_at: np.ndarray) -> object:
-    if name in schema.STR_STATS:
-        column = np.full(n, None, dtype=object)
-        column[where] = values_at
-        return pd.Series(column, dtype=object)
-    values = np.zeros(n, dtype=np.int64)
-    mask = np.ones(n, dtype=bool)
-    values[where] = values_at
-    mask[where] = False
-    if name in schema.UINT_STATS:
-        return pd.arrays.IntegerArray(values.view(np.uint64), mask)
-    return pd.arrays.IntegerArray(values, mask)

@@ -91,10 +91,12 @@ def step_database(space: Space, drop_incomplete: bool = True) -> StepDb:
     else:
         markers, spans = _host_step_events(space.plane(schema.HOST_PLANE))
     db = build_step_db(markers, spans, has_device=bool(gpus), drop_incomplete=drop_incomplete)
-    if db.steps.empty:
-        from . import guess  # noqa: PLC0415 (guessing only runs when markers are missing)
+    from . import guess  # noqa: PLC0415 (guess builds on this module)
 
+    if db.steps.empty:
         return guess.guessed_step_db(space, db)
+    # The overview words its recommendation for the framework that made the profile.
+    db.framework = guess.detect_framework(space)
     return db
 
 

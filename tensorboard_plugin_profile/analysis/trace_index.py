@@ -199,8 +199,8 @@ def _event_labels(plane: Plane, rows: np.ndarray) -> tuple:
     for mid, step in plane.metadata_stat(schema.STEP_NAME).items():
         label[ids == mid] = str(step)
     event_mid = plane.events["metadata_id"].to_numpy()[rows]
-    meta_row = order[np.searchsorted(ids[order], event_mid)] if len(rows) else event_mid
-    labels = list(label)
+    meta_row = _metadata_rows(ids, order, event_mid)
+    labels = list(label) + [""]  # the last label: an id no metadata declares
     local = meta_row.astype(np.int64)
     if schema.STEP_NAME in plane.events:
         steps = plane.events[schema.STEP_NAME].to_numpy(dtype=object)[rows]
@@ -210,6 +210,15 @@ def _event_labels(plane: Plane, rows: np.ndarray) -> tuple:
             local[named] = len(labels) + codes
             labels += list(uniques)
     return labels, local
+
+
+def _metadata_rows(ids: np.ndarray, order: np.ndarray, event_mid: np.ndarray) -> np.ndarray:
+    """Row of each event's metadata in ``ids``; ``len(ids)`` where no metadata has the id."""
+    if not len(ids):
+        return np.zeros(len(event_mid), dtype=np.int64)
+    sorted_ids = ids[order]
+    pos = np.minimum(np.searchsorted(sorted_ids, event_mid), len(ids) - 1)
+    return np.where(sorted_ids[pos] == event_mid, order[pos], len(ids))
 
 
 def _intern(parts: list) -> tuple:

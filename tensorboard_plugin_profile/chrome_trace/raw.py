@@ -13,6 +13,7 @@ ids, so the arrows are there for old Kineto files too.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..analysis import flows
 from ..xspace import schema
@@ -163,18 +164,24 @@ def _stat_columns(c: Collector, row_of: np.ndarray) -> tuple:
 
 def _stat_slice(stats: tuple, lo: int, hi: int, first_row: int, strings: np.ndarray) -> tuple:
     owners, keys, kinds, ints, floats = (col[lo:hi] for col in stats)
-    objects = np.full(len(kinds), None, dtype=object)
     is_str = kinds == KIND_STR
-    objects[is_str] = strings[ints[is_str]]
+    string_ids, table = _local_strings(np.where(is_str, ints, -1), strings)
     ints = np.where(is_str, 0, ints)
-    return (owners - first_row, keys, kinds, ints, floats, objects)
+    return (owners - first_row, keys, kinds, ints, floats, string_ids, table)
+
+
+def _local_strings(global_ids: np.ndarray, strings: np.ndarray) -> tuple:
+    """Codes into this table's own distinct strings (first-seen order), -1 where none."""
+    codes, uniques = pd.factorize(global_ids[global_ids >= 0])
+    local = np.full(len(global_ids), -1, dtype=np.int32)
+    local[global_ids >= 0] = codes
+    return local, list(strings[np.asarray(uniques, dtype=np.int64)])
 
 
 def _category_stats(c: Collector, used: np.ndarray, unique_meta: np.ndarray, strings) -> tuple:
     key = c.stat_keys(CATEGORY)
-    cats = unique_meta[used] % max(len(strings), 1)
-    objects = np.empty(len(used), dtype=object)
-    objects[:] = strings[cats] if len(used) else []
+    cats = (unique_meta[used] % max(len(strings), 1)).astype(np.int64)
+    string_ids, table = _local_strings(cats, strings)
     n = len(used)
     return (
         (used + 1).astype(np.int64),
@@ -182,7 +189,8 @@ def _category_stats(c: Collector, used: np.ndarray, unique_meta: np.ndarray, str
         np.full(n, KIND_STR, dtype=np.int8),
         np.zeros(n, dtype=np.int64),
         np.zeros(n, dtype=np.float64),
-        objects,
+        string_ids,
+        table,
     )
 
 
@@ -194,7 +202,8 @@ def _empty_stats() -> tuple:
         empty.astype(np.int8),
         empty,
         empty.astype(np.float64),
-        empty.astype(object),
+        empty.astype(np.int32),
+        [],
     )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import os
 
-from ..errors import CorruptProfile, NotFound
+from ..errors import CorruptProfile, NotFound, ProfileTooLarge
+from ..xspace.limits import DECOMPRESS_RATIO, Limits
 from ..xspace.model import Space
 from .collect import Collector
 from .names import PROFILER_HOOK, PYTORCH, parse_trace_file_name
@@ -17,6 +18,7 @@ logger = logging.getLogger(__name__)
 
 # Top-level keys kept in Space.extras (everything else PyTorch writes is small too, but
 # these are the ones analyses read).
+_CHECK_EVERY = 1 << 16  # events between limit checks
 _PYTORCH_MARKERS = ("schemaVersion", "deviceProperties", "distributedInfo", "record_shapes")
 
 
@@ -25,9 +27,12 @@ def read_chrome_trace(path: str) -> Space:
     name = os.path.basename(path)
     stream = TraceStream(path)
     collector = Collector()
+    limits = Limits.from_env()
     try:
-        for event in stream.events():
+        for count, event in enumerate(stream.events(), 1):
             collector.add(event)
+            if not count % _CHECK_EVERY:
+                _check_limits(name, path, stream, collector, limits)
     except FileNotFoundError:
         raise NotFound(f"Profile file {name} does not exist.") from None
     except OSError as e:
@@ -35,6 +40,7 @@ def read_chrome_trace(path: str) -> Space:
     except TraceFormatError as e:
         raise CorruptProfile(f"Profile file {name} is not a Chrome trace: {e}.") from None
     collector.finish()
+    _check_limits(name, path, stream, collector, limits)
     if not len(collector.ev_begin):
         raise CorruptProfile(f"Profile file {name} holds no trace events.")
     raw = raw_space(collector)
@@ -49,6 +55,23 @@ def read_chrome_trace(path: str) -> Space:
         "skipped": dict(collector.skipped),
     }
     return space_from_raw(raw, name, _format_of(name, stream.metadata), extras)
+
+
+def _check_limits(
+    name: str, path: str, stream: TraceStream, collector: Collector, limits: Limits
+) -> None:
+    """The decoder's size limits (docs/decoder.md), checked while the file streams in."""
+    events = len(collector.ev_begin)
+    if events > limits.max_events:
+        raise limits.too_many_events(name, events)
+    size = os.path.getsize(path)
+    inflated_limit = max(limits.max_decompressed_bytes, DECOMPRESS_RATIO * size)
+    if stream.bytes_read > inflated_limit and stream.bytes_read > size:
+        raise ProfileTooLarge(
+            f"Profile file {name} inflates to more than {inflated_limit:,} bytes. "
+            "Set TBPROF_MAX_DECOMPRESSED_BYTES to raise it."
+        )
+    limits.check_decoded(name, events, len(collector.st_key), size)
 
 
 def _format_of(name: str, metadata: dict) -> str:

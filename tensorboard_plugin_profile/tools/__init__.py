@@ -114,6 +114,26 @@ def _has_tensor_memory(space: Any) -> bool:
     return _is_profiler_hook(space) and has_tensor_memory(space)
 
 
+def _has_hlo_modules(space: Any) -> bool:
+    from ..analysis.hlo.modules import has_modules
+
+    return has_modules(space)
+
+
+def _has_xla_ops(space: Any) -> bool:
+    from ..analysis.hlo.op_events import has_xla_ops
+
+    return has_xla_ops(space)
+
+
+def _has_roofline(space: Any) -> bool:
+    from ..analysis.environment import perf_env
+
+    perf = perf_env(space)
+    peaks = perf.peak_tera_flops_per_second > 0 and perf.peak_hbm_bw_giga_bytes_per_second > 0
+    return peaks and _has_xla_ops(space)
+
+
 # What a trace_viewer@ request may ask (docs/trace_viewer.md): a window, a search or details.
 TRACE_QUERY_PARAMS = (
     "format",
@@ -168,6 +188,36 @@ _REGISTERED = (
         aliases=("input_pipeline",),
     ),
     Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED),
+    Tool(
+        "memory_viewer",
+        "memory_viewer",
+        HOSTS_COMBINED,
+        listed_for=_has_hlo_modules,
+        params=("module_name", "memory_space", "view"),
+    ),
+    Tool(
+        "graph_viewer",
+        "graph_viewer",
+        HOSTS_COMBINED,
+        listed_for=_has_hlo_modules,
+        params=("module_name", "type", "node_name", "graph_width"),
+    ),
+    Tool(
+        "op_profile",
+        "op_profile",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_has_xla_ops,
+        aliases=("hlo_op_profile",),
+        params=("group_by", "view"),
+    ),
+    Tool(
+        "hlo_stats",
+        "hlo_stats",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_has_xla_ops,
+        aliases=("hlo_op_stats",),
+    ),
+    Tool("roofline_model", "roofline_model", HOSTS_EACH_OR_ALL, listed_for=_has_roofline),
     # Chrome-trace profiles (chrome_trace/): ProfilerHook tensor memory, PyTorch analyses.
     Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
     Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
@@ -204,6 +254,7 @@ TOOL_ORDER = (
     "roofline_model",
     "pod_viewer",
     "framework_op_stats",
+    "hlo_stats",
     "tf_data_bottleneck_analysis",
     "pytorch_overview",
     "pytorch_operators",

@@ -180,6 +180,8 @@ def recommendation_table(stats, bottleneck: ia.Bottleneck) -> dict:
         "device_collectives_statement": bottleneck.device_collectives_statement,
         "precision_statement": _precision_statement(stats.steps),
         "non_bottleneck_tip_types": {"host": "device", "device": "host"}.get(classification, ""),
+        # Ours: the page words the tips for this framework (docs/differences.md).
+        "framework": stats.steps.framework or "",
     }
     return data_table(columns, rows, p)
 

@@ -14,11 +14,10 @@ Usage::
 
 from __future__ import annotations
 
-import gzip
 import os
-import zlib
+import sys
 from types import ModuleType
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 import pandas as pd
@@ -26,6 +25,8 @@ from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfile, NotFound
 from . import schema, wire
+from .columns import object_index, str_categorical, well_known_columns
+from .limits import Limits, gunzip
 from .model import KIND_REF, Plane, Space, stat_values
 
 _fastdecode: Optional[ModuleType]
@@ -56,19 +57,40 @@ def read_xspace(path: str) -> Space:
 
 
 def decode_xspace(
-    data: bytes, source: str = "<bytes>", pure_python: Optional[bool] = None
+    data: Union[bytes, bytearray],
+    source: str = "<bytes>",
+    pure_python: Optional[bool] = None,
+    limits: Optional[Limits] = None,
 ) -> Space:
-    """Decodes serialized XSpace bytes (optionally gzip-compressed)."""
-    raw = _read(_unzip(data, source), source, pure_python)
+    """Decodes serialized XSpace bytes (optionally gzip-compressed).
+
+    Raises ``CorruptProfile`` on bad bytes and ``ProfileTooLarge`` past a limit.
+    """
+    limits = limits or Limits.from_env()
+    if not data:
+        raise CorruptProfile(f"Profile file {source} is empty.")
+    if data[:2] == b"\x1f\x8b":
+        data = gunzip(data, source, limits)
+    raw = _read(data, source, pure_python, limits)
     if not raw["planes"] and not raw["hostnames"]:
         raise CorruptProfile(f"Profile file {source} holds no profiler planes (not an XSpace).")
+    limits.check_decoded(
+        source,
+        sum(_length(p["events"][1], 8) for p in raw["planes"]),
+        sum(_length(p["stats"][2], 1) for p in raw["planes"]),
+        len(data),
+    )
     return space_from_raw(raw, source)
 
 
 def space_from_raw(raw: dict, source: str) -> Space:
     """The tables of a raw form (``wire.py`` documents it); other input formats call this too."""
     time_base_ns = _time_base_ns(raw["planes"])
-    planes = [_build_plane(i, p, time_base_ns) for i, p in enumerate(raw["planes"])]
+    planes = []
+    for i in range(len(raw["planes"])):
+        # Each plane's raw columns are dropped as soon as its tables exist.
+        planes.append(_build_plane(i, raw["planes"][i], time_base_ns))
+        raw["planes"][i] = None
     space = Space(
         source=source,
         planes=planes,
@@ -81,28 +103,32 @@ def space_from_raw(raw: dict, source: str) -> Space:
     return space
 
 
-def _unzip(data: bytes, source: str) -> bytes:
-    if not data:
-        raise CorruptProfile(f"Profile file {source} is empty.")
-    if data[:2] != b"\x1f\x8b":
-        return data
-    try:
-        return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error):
-        raise CorruptProfile(f"Profile file {source} is a damaged gzip file.") from None
-
-
-def _read(data: bytes, source: str, pure_python: Optional[bool]) -> dict:
+def _read(
+    data: Union[bytes, bytearray], source: str, pure_python: Optional[bool], limits: Limits
+) -> dict:
     if pure_python is None:
         pure_python = bool(os.environ.get("TBPROF_PURE_PYTHON_DECODER"))
     try:
         if _fastdecode is not None and not pure_python:
-            return _fastdecode.decode(data)
-        return wire.read(data)
+            return _fastdecode.decode(data, limits.max_events, _threads())
+        return wire.read(bytes(data), limits.max_events)
+    except OverflowError as e:
+        raise limits.too_many_events(source, int(str(e).split()[0])) from None
     except (DecodeError, RuntimeError, ValueError):
         raise CorruptProfile(
             f"Profile file {source} is truncated or is not an XSpace protobuf."
         ) from None
+
+
+def _length(column, itemsize: int) -> int:
+    """Rows of a raw column (a byte buffer from the compiled reader, else an array)."""
+    return len(column) // itemsize if isinstance(column, (bytes, bytearray)) else len(column)
+
+
+def _threads() -> int:
+    """Worker threads of the compiled reader (0: one per core)."""
+    value = os.environ.get("TBPROF_DECODE_THREADS", "")
+    return int(value) if value.isdigit() else 0
 
 
 def _time_base_ns(planes: list) -> int:
@@ -113,36 +139,63 @@ def _time_base_ns(planes: list) -> int:
 
 
 def _columns(raw: tuple, dtypes: tuple) -> list:
-    """Raw columns (numpy arrays, or bytes from the compiled reader) as numpy arrays."""
+    """Raw columns (numpy arrays, or byte buffers from the compiled reader) as numpy arrays."""
     return [
-        np.frombuffer(col, dtype=dtype) if isinstance(col, bytes) else np.asarray(col, dtype=dtype)
+        np.frombuffer(col, dtype=dtype)
+        if isinstance(col, (bytes, bytearray))
+        else np.asarray(col, dtype=dtype)
         for col, dtype in zip(raw, dtypes)
     ]
 
 
 def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
-    owners, mids, kinds, ints, floats = _columns(
-        raw[:5], (np.int64, np.int64, np.int8, np.int64, np.float64)
+    """A long stats table; ``str_value`` holds codes into the distinct strings."""
+    owners, mids, kinds, ints, floats, string_ids = _columns(
+        raw[:6], (np.int64, np.int64, np.int8, np.int64, np.float64, np.int32)
     )
-    objects = np.empty(len(kinds), dtype=object)
-    objects[:] = list(raw[5])
+    strings = list(raw[6])
     refs = np.flatnonzero(kinds == KIND_REF)
     if len(refs):
-        objects[refs] = [stat_names.get(int(v), "") for v in ints[refs].view(np.uint64)]
+        # A ref value names a stat: its name joins the string table.
+        ref_ids, inverse = np.unique(ints[refs], return_inverse=True)
+        strings, ref_codes = _with_names(
+            strings, [stat_names.get(int(v), "") for v in ref_ids.view(np.uint64)]
+        )
+        string_ids = string_ids.copy()
+        string_ids[refs] = ref_codes[inverse]
     codes, unique_mids = pd.factorize(mids)
-    names = _object_column([stat_names.get(int(m), "") for m in unique_mids])
+    # Two stat ids may share a name (or have none): the category is the name.
+    name_codes, names = pd.factorize(
+        object_index([stat_names.get(int(m), "") for m in unique_mids]), sort=False
+    )
     return pd.DataFrame(
         {
             owner_col: owners,
-            "stat": pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object))
-            if len(mids)
-            else pd.Categorical([]),
+            "stat": pd.Categorical.from_codes(
+                name_codes[codes] if len(codes) else codes,
+                categories=object_index(list(names)),
+            ),
             "kind": kinds,
             "int_value": ints,
             "float_value": floats,
-            "str_value": pd.Series(objects, dtype=object),
-        }
+            "str_value": str_categorical(string_ids, strings),
+        },
+        copy=False,
     )
+
+
+def _with_names(strings: list, names: list) -> tuple:
+    """The string table extended by these names, and each name's code in it."""
+    position = {s: i for i, s in enumerate(strings) if isinstance(s, str)}
+    added: list = []
+    codes = []
+    for name in names:
+        code = position.get(name)
+        if code is None:
+            code = position[name] = len(strings) + len(added)
+            added.append(name)
+        codes.append(code)
+    return strings + added, np.asarray(codes, dtype=np.int32)
 
 
 def _build_plane(index: int, raw: dict, time_base_ns: int) -> Plane:
@@ -154,15 +207,18 @@ def _build_plane(index: int, raw: dict, time_base_ns: int) -> Plane:
     line_base_ps = (lines["timestamp_ns"].to_numpy() - time_base_ns) * 1000
     event_metadata = _metadata_table(raw["event_metadata"])
     stats = _long_table("event", raw["stats"], stat_names)
+    begin_ps = offsets if offsets.flags.writeable else offsets.copy()
+    if len(begin_ps):
+        begin_ps += line_base_ps[line_of_event]
     columns = {
         "line": line_of_event,
         "metadata_id": metadata_ids,
-        "begin_ps": line_base_ps[line_of_event] + offsets if len(offsets) else offsets,
+        "begin_ps": begin_ps,
         "duration_ps": durations,
         "occurrences": occurrences,
     }
     columns.update(_name_columns(metadata_ids, event_metadata))
-    columns.update(_well_known_columns(len(metadata_ids), stats))
+    columns.update(well_known_columns(len(metadata_ids), stats, schema.WELL_KNOWN_STATS))
     plane_stats = _long_table("owner", raw["plane_stats"], stat_names)
     metadata_stats = _long_table("metadata_id", raw["metadata_stats"], stat_names)
     return Plane(
@@ -181,14 +237,11 @@ def _build_plane(index: int, raw: dict, time_base_ns: int) -> Plane:
 
 def _object_column(values: list) -> pd.Series:
     """Strings kept as Python objects (pandas 3 would otherwise infer its str dtype)."""
-    column = np.empty(len(values), dtype=object)
-    column[:] = values
-    return pd.Series(column, dtype=object, copy=False)
+    return pd.Series(object_index(values), dtype=object, copy=False)
 
 
 def _metadata_table(rows: list) -> pd.DataFrame:
-    """Event metadata sorted by id (map order on the wire means nothing, and differs by reader)."""
-    rows = sorted(rows, key=lambda row: row[0])
+    """Event metadata rows, already in id order (both readers sort the map)."""
     return pd.DataFrame(
         {
             "id": np.asarray([r[0] for r in rows], dtype=np.int64),
@@ -237,39 +290,23 @@ def _name_columns(metadata_ids: np.ndarray, event_metadata: pd.DataFrame) -> dic
     return columns
 
 
-def _well_known_columns(n: int, stats: pd.DataFrame) -> dict:
-    """Typed columns for the well-known stats (nullable ints, str or None)."""
-    rows_by_stat = stats.groupby("stat", observed=True).indices if len(stats) else {}
-    owners = stats["event"].to_numpy()
-    ints = stats["int_value"].to_numpy()
-    columns = {}
-    for name in schema.WELL_KNOWN_STATS:
-        positions = rows_by_stat.get(name)
-        where = owners[positions] if positions is not None else owners[:0]
-        if name in schema.STR_STATS:
-            column = np.full(n, None, dtype=object)
-            if positions is not None:
-                column[where] = stat_values(stats.iloc[positions])
-            columns[name] = pd.Series(column, dtype=object, copy=False)
-            continue
-        # Integers keep their 64 bits: uint64 stats are bit-cast into the column.
-        values = np.zeros(n, dtype=np.int64)
-        mask = np.ones(n, dtype=bool)
-        if positions is not None:
-            values[where] = ints[positions]
-            mask[where] = False
-        if name in schema.UINT_STATS:
-            columns[name] = pd.arrays.IntegerArray(values.view(np.uint64), mask)
-        else:
-            columns[name] = pd.arrays.IntegerArray(values, mask)
-    return columns
-
-
 def _estimate_nbytes(space: Space) -> int:
-    """A cheap size estimate for the cache budget: 8 bytes a cell, ~64 a string."""
+    """Bytes held by the decoded tables (shared all-missing columns count nothing)."""
     total = 0
     for plane in space.planes:
         for table in (plane.events, plane.stats, plane.metadata_stats, plane.event_metadata):
-            total += 8 * table.shape[0] * table.shape[1]
-        total += 64 * (len(plane.stats) + len(plane.metadata_stats) + len(plane.event_metadata))
+            total += sum(_column_nbytes(table[c].array) for c in table.columns)
+        for table in (plane.stats, plane.metadata_stats):
+            total += sum(sys.getsizeof(s) for s in table["str_value"].cat.categories)
+        total += 100 * len(plane.event_metadata)
     return total
+
+
+def _column_nbytes(array) -> int:
+    parts = [array.codes] if isinstance(array, pd.Categorical) else []
+    if hasattr(array, "_data") and hasattr(array, "_mask"):
+        parts = [array._data, array._mask]
+    if not parts:
+        return int(np.asarray(array).nbytes)
+    # A broadcast view (stride 0) holds one value, not one per row.
+    return sum(p.nbytes for p in parts if not (p.ndim and p.strides[0] == 0))

@@ -5,7 +5,8 @@ so the two are interchangeable: a dict with ``planes``, ``hostnames``,
 ``errors``, ``warnings``; per plane ``id``, ``name``, ``lines`` (tuples),
 ``events`` (line, metadata_id, offset_ps, duration_ps, occurrences columns),
 ``stats`` / ``metadata_stats`` / ``plane_stats`` (owner, metadata_id, kind,
-int64, float64, objects), ``event_metadata`` rows and ``stat_metadata`` names.
+int64, float64, string id, distinct strings in first-seen order),
+``event_metadata`` rows in id order and ``stat_metadata`` names.
 This path walks the protobuf objects; it is the slower of the two.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..protobuf import xplane_pb2
 from .model import KIND_BYTES, KIND_DOUBLE, KIND_INT64, KIND_REF, KIND_STR, KIND_UINT64
@@ -28,9 +30,15 @@ _KINDS = {
 }
 
 
-def read(data: bytes) -> dict:
-    """Raises protobuf's DecodeError (or ValueError) on malformed bytes."""
+def read(data: bytes, max_events: int = -1) -> dict:
+    """Raises protobuf's DecodeError (or ValueError) on malformed bytes.
+
+    More than ``max_events`` events (when >= 0) raises OverflowError("N events").
+    """
     proto = xplane_pb2.XSpace.FromString(data)
+    events = sum(len(line.events) for plane in proto.planes for line in plane.lines)
+    if 0 <= max_events < events:
+        raise OverflowError(f"{events} events")
     return {
         "planes": [_plane(p) for p in proto.planes],
         "hostnames": list(proto.hostnames),
@@ -67,7 +75,7 @@ def _plane(plane: Any) -> dict:
             row += 1
     meta_rows: list[tuple] = []
     meta_stats: tuple = ([], [], [], [])
-    for mid, md in plane.event_metadata.items():
+    for mid, md in sorted(plane.event_metadata.items(), key=lambda item: item[0]):
         meta_rows.append((mid, md.name, md.display_name))
         if md.stats:
             _stats(md.stats, mid, meta_stats)
@@ -105,7 +113,7 @@ def _stats(stats: Any, owner: int, out: tuple) -> None:
 
 
 def _typed(raw: tuple) -> tuple:
-    """(owner, metadata_id, kind, int64, float64, objects) from the collected lists."""
+    """(owner, metadata_id, kind, int64, float64, string id, strings) from the lists."""
     owners, mids, whiches, values = raw
     kinds = np.asarray([_KINDS[w] for w in whiches], dtype=np.int8)
     objects = np.empty(len(values), dtype=object)
@@ -118,12 +126,17 @@ def _typed(raw: tuple) -> tuple:
     ints[unsigned] = objects[unsigned].astype(np.uint64).view(np.int64)
     doubles = kinds == KIND_DOUBLE
     floats[doubles] = objects[doubles].astype(np.float64)
-    objects[~((kinds == KIND_STR) | (kinds == KIND_BYTES))] = None
+    # Strings and bytes are interned in first-seen order, as the compiled reader does.
+    has_string = (kinds == KIND_STR) | (kinds == KIND_BYTES)
+    string_ids = np.full(len(values), -1, dtype=np.int32)
+    codes, strings = pd.factorize(objects[has_string])
+    string_ids[has_string] = codes
     return (
         np.asarray(owners, dtype=np.int64),
         np.asarray(mids, dtype=np.int64),
         kinds,
         ints,
         floats,
-        objects,
+        string_ids,
+        list(strings),
     )

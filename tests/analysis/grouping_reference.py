@@ -146,7 +146,9 @@ class _Graph:
             pid = plane.plane_stats.get(schema.PROCESS_ID)
             pids += [pid] * len(ev)
             graph_type += (
-                ev[schema.GRAPH_TYPE].tolist() if schema.GRAPH_TYPE in ev else [None] * len(ev)
+                ev[schema.GRAPH_TYPE].to_numpy(dtype=object, na_value=None).tolist()
+                if schema.GRAPH_TYPE in ev
+                else [None] * len(ev)
             )
             for key in _COLUMNS:
                 values, mask = _int_column(ev, key)

@@ -176,3 +176,11 @@ def test_the_disk_cache_codec_keeps_what_makes_a_space_a_chrome_trace():
     assert same.extras == space.extras
     for a, b in zip(space.planes, same.planes):
         assert a.events.equals(b.events) and a.stats.equals(b.stats)
+
+
+def test_the_decoder_limits_apply(tmp_path, monkeypatch):
+    from tensorboard_plugin_profile.errors import ProfileTooLarge
+
+    monkeypatch.setenv("TBPROF_MAX_EVENTS", "10")
+    with pytest.raises(ProfileTooLarge, match="TBPROF_MAX_EVENTS"):
+        read_chrome_trace(str(TIMELINE))

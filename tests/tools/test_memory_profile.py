@@ -96,6 +96,11 @@ def test_timeline_is_bounded_and_says_so():
     allocator = profile["memoryProfilePerAllocator"]["bfc_cpu_allocator_for_gpu"]
     assert profile["maxTimelinePoints"] == memory.MAX_TIMELINE_POINTS == 1000
     assert len(allocator["sampledTimelineSnapshots"]) == 1000  # of 2551 events
+    # The counts cover every event, not the sample (upstream's page counts 899 / 101).
+    assert profile["allocatorEventCounts"]["bfc_cpu_allocator_for_gpu"] == {
+        "allocations": 1304,
+        "deallocations": 1247,
+    }
     times = [int(s["timeOffsetPs"]) for s in allocator["sampledTimelineSnapshots"]]
     assert times == sorted(times)
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clockOffset, progressText, remainingSeconds } from './progress';
+import { capturedText, clockOffset, progressText, remainingSeconds } from './progress';
 
 describe('capture progress', () => {
   it('counts down to the expected end on the server clock', () => {
@@ -15,5 +15,14 @@ describe('capture progress', () => {
     expect(progressText({ phase: 'collecting', expected_end: 10 }, 20)).toMatch(/^Collecting/);
     expect(progressText({ phase: 'writing' }, 20)).toMatch(/^Writing/);
     expect(progressText({}, 20)).toBe('Capturing…');
+  });
+});
+
+describe('captured text', () => {
+  it('says the new session is selected instead of asking for a refresh', () => {
+    expect(capturedText('Capture profile successfully. Please refresh.', 'run/2026_01_01')).toBe(
+      'Profile captured: run/2026_01_01. It is selected in the Run list.',
+    );
+    expect(capturedText('Capture profile successfully. Please refresh. 3 hosts.')).toBe('Profile captured. It is selected in the Run list.\n3 hosts.');
   });
 });

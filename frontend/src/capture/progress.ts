@@ -32,3 +32,16 @@ export function progressText(status: CaptureStatus, nowS: number, clockOffsetS =
 export function clockOffset(status: CaptureStatus, requestedAtS: number): number {
   return typeof status.started_at === 'number' ? status.started_at - requestedAtS : 0;
 }
+
+/**
+ * The dialog's words for a finished capture. The server answers upstream's "Capture profile
+ * successfully. Please refresh." but the page has already switched to the new session.
+ */
+export function capturedText(serverMessage: string, session?: string): string {
+  const rest = serverMessage
+    .replace(/Capture profile successfully\.?/i, '')
+    .replace(/Please refresh\.?/i, '')
+    .trim();
+  const head = session ? `Profile captured: ${session}. It is selected in the Run list.` : 'Profile captured. It is selected in the Run list.';
+  return rest ? `${head}\n${rest}` : head;
+}

@@ -5,7 +5,7 @@
  */
 import { LitElement, css, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import { formatNumber } from '../table/format';
+import { formatNumber } from '../format';
 
 export interface Bar {
   label: string;

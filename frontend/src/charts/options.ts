@@ -4,7 +4,8 @@
  * 'richText'`): a formatter returns a string, never markup, and profile strings stay text.
  */
 import type { EChartsOption } from 'echarts';
-import { formatNumber } from '../table/format';
+import { distinctShortNames } from '../models/names';
+import { formatNumber } from '../format';
 import { PALETTE, type ChartTheme } from './theme';
 
 export type ChartOption = EChartsOption;
@@ -44,16 +45,8 @@ export function clipLabel(text: string, max = LABEL_CHARS): string {
   return text.length > max ? text.slice(0, max - 1) + '…' : text;
 }
 
-/**
- * A short legend name for C++-style names: no leading return type, template arguments or
- * parameter list (`void ns::Kernel<float>(int)` → `ns::Kernel`). Other names are only clipped.
- */
-export function shortName(name: string, max = 28): string {
-  let text = name.replace(/^void\s+/, '');
-  const cut = text.search(/[<(]/);
-  if (cut > 0) text = text.slice(0, cut);
-  return clipLabel(text, max);
-}
+/** Characters of a pie legend entry (long names get their distinct short form, models/names.ts). */
+const LEGEND_CHARS = 52;
 
 export function tooltipBase(theme: ChartTheme) {
   return {
@@ -143,6 +136,9 @@ export function pieTooltip(slice: PieSlice, total: number, unit: string): string
 
 export function pieOption(model: PieModel, theme: ChartTheme): ChartOption {
   const total = model.slices.reduce((sum, s) => sum + s.value, 0);
+  const names = model.slices.map((s) => s.name);
+  const short = distinctShortNames(names, LEGEND_CHARS);
+  const legendNames = new Map(names.map((name, i) => [name, short[i]]));
   return {
     animation: false,
     color: PALETTE,
@@ -151,7 +147,7 @@ export function pieOption(model: PieModel, theme: ChartTheme): ChartOption {
       orient: 'vertical',
       right: 0,
       top: 'middle',
-      formatter: (name: string) => shortName(name),
+      formatter: (name: string) => legendNames.get(name) ?? name,
     },
     tooltip: {
       ...tooltipBase(theme),
@@ -165,8 +161,8 @@ export function pieOption(model: PieModel, theme: ChartTheme): ChartOption {
       {
         type: 'pie',
         name: model.title,
-        radius: ['35%', '70%'],
-        center: ['30%', '50%'],
+        radius: ['32%', '64%'],
+        center: ['24%', '50%'],
         label: { show: false },
         itemStyle: { borderColor: theme.background, borderWidth: 1 },
         data: model.slices.map((s) => ({ name: s.name, value: s.value })),

@@ -117,6 +117,7 @@ export class AppShell extends LitElement {
         ${(m.config.warnings ?? []).map(
           (warning) => html`<pf-message kind="error" heading="Installation problem" .message=${warning}></pf-message>`,
         )}
+        ${m.notice ? html`<pf-message class="notice" kind="info" heading="Not found" .message=${m.notice}></pf-message>` : nothing}
         ${this.renderMain()}
       </main>
       ${showCapture

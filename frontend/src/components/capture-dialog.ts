@@ -8,7 +8,7 @@
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import type { CaptureStatus, ProfileApi } from '../api';
-import { clockOffset, progressText } from '../capture/progress';
+import { capturedText, clockOffset, progressText } from '../capture/progress';
 import {
   HOST_TRACER_LEVELS,
   captureQuery,
@@ -62,6 +62,17 @@ export class CaptureDialog extends LitElement {
       .field {
         display: grid;
         gap: 3px;
+        grid-template-rows: 1fr auto auto;
+        min-width: 0;
+      }
+      .field > label {
+        align-self: end;
+      }
+      .field input,
+      .field select {
+        width: 100%;
+        min-width: 0;
+        box-sizing: border-box;
       }
       .field > label,
       legend {
@@ -78,10 +89,18 @@ export class CaptureDialog extends LitElement {
         display: flex;
         gap: 16px;
       }
+      .radios label {
+        display: inline-flex;
+        align-items: center;
+        gap: 6px;
+      }
+      .radios input {
+        margin: 0;
+      }
       .row {
         display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(9rem, 1fr));
-        gap: 12px;
+        grid-template-columns: repeat(2, minmax(0, 1fr));
+        gap: 12px 16px;
       }
       .invalid {
         color: var(--pf-error-text);
@@ -286,7 +305,8 @@ export class CaptureDialog extends LitElement {
   }
 
   private succeed(message: string, session?: string): void {
-    this.status = { kind: 'done', message };
+    // The shell selects the new session (pf-captured), so the server's "Please refresh" is moot.
+    this.status = { kind: 'done', message: capturedText(message, session) };
     this.dispatchEvent(new CustomEvent('pf-captured', { detail: { session }, bubbles: true, composed: true }));
   }
 

@@ -4,10 +4,11 @@
  * are bound as text.
  */
 import { css, html, nothing, type TemplateResult } from 'lit';
-import { segments } from '../dashboards/rich-text';
-import { formatMs, type Diagnostic, type Metric } from '../dashboards/overview';
-import type { ComponentStat } from '../dashboards/step-time';
-import { formatNumber } from '../table/format';
+import { segments } from '../models/rich-text';
+import { formatMs } from '../format';
+import type { Diagnostic, Metric } from '../models/overview';
+import type { ComponentStat } from '../models/step-time';
+import { formatNumber } from '../format';
 import { toolLabel } from '../state';
 import { NAVIGATE_EVENT, type NavigateDetail } from '../views/contract';
 

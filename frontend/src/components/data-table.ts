@@ -1,14 +1,18 @@
 /**
  * One gviz DataTable with sorting (click a header), a text filter, paging and a row count.
  * All cell text goes through Lit text bindings: profile strings are never parsed as HTML.
+ * Wide tables stay readable: `.columns` names the columns shown first (a Columns menu shows the
+ * others), `.shortColumns` the name columns shown in short form (full name on hover), and the
+ * header row and first column stay in view while scrolling. CSV export always has every column.
  *
- *   <pf-data-table .table=${table} csv-href=${url}></pf-data-table>
+ *   <pf-data-table .table=${table} .columns=${['rank', 'operation']} csv-href=${url}></pf-data-table>
  */
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { csvFileName, tableToCsv } from '../table/csv';
-import { cellAt, columnLabel, tableRows, type DataColumn, type DataTable } from '../table/datatable';
+import { cellAt, columnLabel, tableRows, type DataColumn, type DataRow, type DataTable } from '../table/datatable';
 import { filterRows } from '../table/filter';
+import { SHORT_NAME_CHARS, shortName } from '../models/names';
 import { formatCell } from '../table/format';
 import { DEFAULT_PAGE_SIZE, pageInfo } from '../table/page';
 import { nextSort, sortRows, type SortState } from '../table/sort';
@@ -26,7 +30,22 @@ export class DataTableElement extends LitElement {
   @property({ type: Number, attribute: 'page-size' }) pageSize = DEFAULT_PAGE_SIZE;
   /** Accessible name of the table. */
   @property() caption = '';
+  /** Ids of the columns shown at first (all when empty); the Columns menu shows the others. */
+  @property({ attribute: false }) columns: readonly string[] = [];
+  /** Ids of name columns shown in short form, the full name on hover. */
+  @property({ attribute: false }) shortColumns: readonly string[] = [];
+  /** Shorter header labels by column id (the export keeps the converter's labels). */
+  @property({ attribute: false }) labels: Readonly<Record<string, string>> = {};
+  /** Most characters of a short name. */
+  @property({ type: Number, attribute: 'short-chars' }) shortChars = SHORT_NAME_CHARS;
+  /**
+   * Optional links in cells (e.g. an HLO op to the graph viewer): the href for a cell, or null.
+   * A plain click fires `pf-cell-link` ({row, column}) instead of following the href.
+   */
+  @property({ attribute: false }) cellLink: ((row: DataRow, column: DataColumn) => string | null) | null = null;
 
+  /** Column ids the user switched on or off in the Columns menu. */
+  @state() private shownByUser = new Map<string, boolean>();
   @state() private sort: SortState | null = null;
   @state() private query = '';
   @state() private page = 0;
@@ -82,10 +101,55 @@ export class DataTableElement extends LitElement {
       }
       td {
         overflow-wrap: break-word;
-        max-width: 40rem;
+        max-width: 24rem;
       }
-      td.number,
-      th.number {
+      td.short {
+        white-space: nowrap;
+        max-width: none;
+      }
+      th {
+        cursor: pointer;
+        z-index: 1;
+        vertical-align: bottom;
+        min-width: 3.5rem;
+      }
+      th:first-child,
+      td:first-child {
+        position: sticky;
+        left: 0;
+        background: var(--pf-bg);
+      }
+      th:first-child {
+        z-index: 2;
+        background: var(--pf-surface);
+      }
+      details.columns {
+        position: relative;
+      }
+      details.columns summary {
+        cursor: pointer;
+        padding: 4px 8px;
+        border: 1px solid var(--pf-border);
+        border-radius: var(--pf-radius);
+      }
+      details.columns fieldset {
+        position: absolute;
+        right: 0;
+        z-index: 3;
+        margin: 4px 0 0;
+        padding: 8px 12px;
+        max-height: 50vh;
+        overflow: auto;
+        background: var(--pf-bg);
+        border: 1px solid var(--pf-border);
+        border-radius: var(--pf-radius);
+        white-space: nowrap;
+      }
+      details.columns label {
+        display: block;
+        padding: 2px 0;
+      }
+      td.number {
         white-space: nowrap;
       }
     `,
@@ -99,7 +163,8 @@ export class DataTableElement extends LitElement {
   }
 
   override render() {
-    const columns = Array.isArray(this.table.cols) ? this.table.cols : [];
+    const allColumns = Array.isArray(this.table.cols) ? this.table.cols : [];
+    const shown = allColumns.map((column, index) => ({ column, index })).filter(({ column }) => this.isShown(column));
     const allRows = tableRows(this.table);
     const filtered = filterRows(allRows, this.query);
     const sorted = sortRows(filtered, this.sort);
@@ -118,6 +183,7 @@ export class DataTableElement extends LitElement {
             aria-label="Filter rows"
           />
         </label>
+        ${this.renderColumnMenu(allColumns)}
         ${this.csvHref
           ? html`<a class="button export" href=${this.csvHref} download=${this.csvName || nothing}>Export as CSV</a>`
           : html`<button type="button" class="export" @click=${this.exportCsv}>Export as CSV</button>`}
@@ -126,18 +192,13 @@ export class DataTableElement extends LitElement {
         <table aria-label=${this.caption || nothing} aria-rowcount=${filtered.length + 1}>
           <thead>
             <tr>
-              ${columns.map((column, index) => this.renderHeader(column, index))}
+              ${shown.map(({ column, index }) => this.renderHeader(column, index))}
             </tr>
           </thead>
           <tbody>
             ${visible.map(
               (row) => html`<tr>
-                ${columns.map((column, index) => {
-                  const cell = cellAt(row, index);
-                  const isNull = cell === null || cell.v === null || cell.v === undefined;
-                  const classes = `${isNumeric(column) ? 'number' : ''} ${isNull ? 'null' : ''}`;
-                  return html`<td class=${classes}>${isNull && !cell?.f ? '—' : formatCell(cell)}</td>`;
-                })}
+                ${shown.map(({ column, index }) => this.renderCell(row, column, cellAt(row, index)))}
               </tr>`,
             )}
           </tbody>
@@ -147,12 +208,58 @@ export class DataTableElement extends LitElement {
     `;
   }
 
+  private isShown(column: DataColumn): boolean {
+    const id = column.id ?? '';
+    return this.shownByUser.get(id) ?? (this.columns.length === 0 || this.columns.includes(id));
+  }
+
+  private renderCell(row: DataRow, column: DataColumn, cell: ReturnType<typeof cellAt>) {
+    const isNull = cell === null || cell.v === null || cell.v === undefined;
+    const text = isNull && !cell?.f ? '—' : formatCell(cell);
+    const short = this.shortColumns.includes(column.id ?? '') ? shortName(text, this.shortChars) : text;
+    const classes = `${isNumeric(column) ? 'number' : ''} ${isNull ? 'null' : ''} ${short !== text ? 'short' : ''}`;
+    const href = isNull ? null : (this.cellLink?.(row, column) ?? null);
+    const content = href ? html`<a href=${href} @click=${(e: MouseEvent) => this.onLink(e, row, column)}>${short}</a>` : short;
+    return html`<td class=${classes} title=${short !== text ? text : nothing}>${content}</td>`;
+  }
+
+  /** A menu of the columns when some start hidden. */
+  private renderColumnMenu(columns: readonly DataColumn[]) {
+    if (this.columns.length === 0) return nothing;
+    const hidden = columns.filter((column) => !this.isShown(column)).length;
+    return html`<details class="columns">
+      <summary>Columns${hidden ? ` (${hidden} hidden)` : ''}</summary>
+      <fieldset>
+        <legend class="visually-hidden">Columns shown</legend>
+        ${columns.map(
+          (column, index) => html`<label
+            ><input type="checkbox" .checked=${this.isShown(column)} @change=${(e: Event) => this.onColumn(column, e)} />
+            ${columnLabel(column, index)}</label
+          >`,
+        )}
+      </fieldset>
+    </details>`;
+  }
+
+  private onColumn(column: DataColumn, event: Event): void {
+    const next = new Map(this.shownByUser);
+    next.set(column.id ?? '', (event.target as HTMLInputElement).checked);
+    this.shownByUser = next;
+  }
+
+  private onLink(event: MouseEvent, row: DataRow, column: DataColumn): void {
+    if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+    event.preventDefault();
+    this.dispatchEvent(new CustomEvent('pf-cell-link', { detail: { row, column }, bubbles: true, composed: true }));
+  }
+
   private renderHeader(column: DataColumn, index: number) {
     const sorted = this.sort?.column === index ? this.sort.direction : null;
     const ariaSort = sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : 'none';
-    const label = columnLabel(column, index);
-    return html`<th class=${isNumeric(column) ? 'number' : ''} aria-sort=${ariaSort} scope="col">
-      <button type="button" @click=${() => this.onSort(index)} title=${column.id ?? label}>
+    const label = this.labels[column.id ?? ''] ?? columnLabel(column, index);
+    // The whole cell sorts (the button inside is for the keyboard; its click bubbles here).
+    return html`<th class=${isNumeric(column) ? 'number' : ''} aria-sort=${ariaSort} scope="col" @click=${() => this.onSort(index)}>
+      <button type="button" title=${columnLabel(column, index)}>
         ${label}<span class="arrow" aria-hidden="true">${sorted === 'asc' ? '▲' : sorted === 'desc' ? '▼' : ''}</span>
       </button>
     </th>`;

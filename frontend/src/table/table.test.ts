@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { columnLabel, isDataTable, isDataTableList, tableProperties, tableTitle, type DataRow } from './datatable';
 import { filterRows } from './filter';
-import { formatCell, formatNumber, formatValue } from './format';
+import { formatNumber, formatValue } from '../format';
+import { formatCell } from './format';
 import { pageInfo, pageSlice } from './page';
 import { compareValues, nextSort, sortRows } from './sort';
 

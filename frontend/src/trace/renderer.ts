@@ -13,7 +13,8 @@ import { fitLabel, colorIndex, HUES, isMergedBox, type Palette, type ThemeName }
 import type { FlowArrow, TraceWindow, TrackData } from './contract';
 import { laneRange } from './hit-test';
 import { GROUP_HEADER_PX, LANE_PX, laneCentre, visibleSlice, type Layout, type LayoutTrack } from './layout';
-import { formatDuration, ticks } from './ticks';
+import { formatDuration } from '../format';
+import { ticks } from './ticks';
 import { timeToX, type TimeSpan, type Viewport } from './viewport';
 
 export const GUTTER_PX = 200;
@@ -57,6 +58,11 @@ export interface Scene {
   matches?: ReadonlySet<number>;
   matchTimes?: Float64Array;
   tooltip?: { x: number; y: number; lines: string[] } | null;
+  /**
+   * Every flow arrow in view; otherwise only the selected event's. All of them over a whole
+   * trace are a mesh that hides the events (XProf draws none by default).
+   */
+  allFlows?: boolean;
   /** A range being dragged (x in tracks-area px). */
   dragRange?: { x0: number; x1: number } | null;
   theme: Theme;
@@ -70,6 +76,8 @@ export class TimelineRenderer {
   private charPx = 6.2;
   private hatch: CanvasPattern | null = null;
   private hatchTheme = '';
+  /** Flow arrows drawn in the last frame (read by tests). */
+  flowsDrawn = 0;
 
   constructor(private readonly ctx: CanvasRenderingContext2D) {
     ctx.font = FONT;
@@ -238,6 +246,7 @@ export class TimelineRenderer {
   }
 
   private drawFlows(scene: Scene): void {
+    this.flowsDrawn = 0;
     const win = scene.primary ?? scene.fallback;
     if (!win || !win.flows.length) return;
     const { ctx } = this;
@@ -247,6 +256,8 @@ export class TimelineRenderer {
     ctx.lineWidth = 1;
     for (let i = 0; i < limit; i++) {
       const f = win.flows[i];
+      const hot = selected !== undefined && (f.fromEvent === selected || f.toEvent === selected);
+      if (!hot && !scene.allFlows) continue;
       const a = scene.layout.byKey.get(f.fromTrack);
       const b = scene.layout.byKey.get(f.toTrack);
       if (!a || !b || a.collapsed || b.collapsed) continue;
@@ -255,7 +266,7 @@ export class TimelineRenderer {
       if (Math.max(x0, x1) < 0 || Math.min(x0, x1) > scene.view.widthPx) continue;
       const y0 = laneCentre(a, depth.get(f.fromEvent) ?? 0);
       const y1 = laneCentre(b, depth.get(f.toEvent) ?? 0);
-      const hot = selected !== undefined && (f.fromEvent === selected || f.toEvent === selected);
+      this.flowsDrawn++;
       drawArrow(ctx, x0, y0, x1, y1, hot ? scene.theme.accent : scene.theme.muted, hot ? 2 : 1);
     }
   }

@@ -6,7 +6,7 @@
  *   const win = await source.window({ startMs, endMs, resolution: 1500 }, signal);
  */
 import { ApiError, type ProfileApi, type QueryParams } from '../api';
-import { formatMs } from './url-state';
+import { msForUrl } from './url-state';
 import {
   decodeSearch,
   decodeWindow,
@@ -40,8 +40,8 @@ export interface TraceSource {
 export function windowParams(request: Partial<WindowRequest>): QueryParams {
   const params: QueryParams = { format: 'columnar', resolution: Math.max(0, Math.round(request.resolution ?? 0)) };
   if (Number.isFinite(request.startMs) && Number.isFinite(request.endMs)) {
-    params.start_time_ms = formatMs(request.startMs!);
-    params.end_time_ms = formatMs(request.endMs!);
+    params.start_time_ms = msForUrl(request.startMs!);
+    params.end_time_ms = msForUrl(request.endMs!);
   }
   if (request.pids) params.pids = request.pids.join(',');
   if (request.tids) params.tids = request.tids.join(',');

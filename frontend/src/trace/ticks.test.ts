@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, formatTickLabel, niceStep, ticks } from './ticks';
+import { formatDuration } from '../format';
+import { formatTickLabel, niceStep, ticks } from './ticks';
 
 describe('niceStep', () => {
   it('rounds up to 1, 2 or 5 × 10^k', () => {

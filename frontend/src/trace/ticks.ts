@@ -1,10 +1,11 @@
 /**
- * Time ruler ticks and time formatting. Tick steps are 1, 2 or 5 × 10^k so labels stay short;
+ * Time ruler ticks and their labels. Tick steps are 1, 2 or 5 × 10^k so labels stay short;
  * labels are offsets from the trace start, in the unit that suits the largest offset in view and
  * with just the decimals the step needs (200 ns steps 1.2 ms into the trace read "1.2004 ms").
  *
  *   for (const tick of ticks(view, fullStartMs, 90)) drawTick(tick.x, tick.label);
  */
+import { timeUnitFor } from '../format';
 import { spanOf, timeToX, type Viewport } from './viewport';
 
 export interface Tick {
@@ -13,17 +14,6 @@ export interface Tick {
   label: string;
 }
 
-interface Unit {
-  suffix: string;
-  ms: number;
-}
-
-const UNITS: Unit[] = [
-  { suffix: 's', ms: 1000 },
-  { suffix: 'ms', ms: 1 },
-  { suffix: 'µs', ms: 1e-3 },
-  { suffix: 'ns', ms: 1e-6 },
-];
 
 /** The smallest 1/2/5 × 10^k not below `raw`. */
 export function niceStep(raw: number): number {
@@ -33,11 +23,6 @@ export function niceStep(raw: number): number {
     if (m * power >= raw * (1 - 1e-9)) return m * power;
   }
   return 10 * power;
-}
-
-function unitFor(ms: number): Unit {
-  const magnitude = Math.abs(ms);
-  return UNITS.find((u) => magnitude >= u.ms) ?? UNITS[UNITS.length - 1];
 }
 
 function decimalsFor(stepInUnit: number): number {
@@ -51,19 +36,9 @@ function decimalsFor(stepInUnit: number): number {
  */
 export function formatTickLabel(valueMs: number, stepMs: number, scaleMs = valueMs): string {
   if (valueMs === 0) return '0';
-  const unit = unitFor(Math.max(Math.abs(scaleMs), stepMs));
+  const unit = timeUnitFor(Math.max(Math.abs(scaleMs), stepMs));
   const decimals = decimalsFor(stepMs / unit.ms);
   return `${(valueMs / unit.ms).toFixed(decimals)} ${unit.suffix}`;
-}
-
-/** A duration for people: 3 significant digits in the largest fitting unit ("12.3 µs"). */
-export function formatDuration(ms: number): string {
-  if (!Number.isFinite(ms)) return '—';
-  if (ms === 0) return '0';
-  const unit = unitFor(ms);
-  const value = ms / unit.ms;
-  const digits = Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 2;
-  return `${value.toFixed(digits)} ${unit.suffix}`;
 }
 
 /**

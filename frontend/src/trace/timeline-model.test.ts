@@ -47,6 +47,16 @@ describe('windowParams', () => {
 });
 
 describe('TimelineModel', () => {
+  it('draws only the selected event\'s flows until all flows are switched on', async () => {
+    const { model } = await started();
+    let redraws = 0;
+    model.onRedraw = () => redraws++;
+    expect(model.allFlows).toBe(false);
+    model.setAllFlows(true);
+    expect(model.allFlows).toBe(true);
+    expect(redraws).toBe(1);
+  });
+
   it('starts from the whole trace and lays out the rows of the metadata', async () => {
     const { model } = await started();
     expect(model.phase).toBe('ready');

@@ -73,6 +73,8 @@ export class TimelineModel {
   search: SearchState | null = null;
   searchBusy = false;
   searchError = '';
+  /** Draw every flow arrow in view, not only the selected event's. */
+  allFlows = false;
   readonly loader: WindowLoader;
   onRedraw: () => void = () => {};
   onChange: () => void = () => {};
@@ -174,6 +176,12 @@ export class TimelineModel {
     if (next === this.scrollTop) return;
     this.scrollTop = next;
     this.onRedraw();
+  }
+
+  setAllFlows(on: boolean): void {
+    this.allFlows = on;
+    this.onRedraw();
+    this.onChange();
   }
 
   reset(): void {

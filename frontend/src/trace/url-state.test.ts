@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultTab, formatMs, initialTab, readTraceUrl, writeTraceUrl } from './url-state';
+import { defaultTab, msForUrl, initialTab, readTraceUrl, writeTraceUrl } from './url-state';
 
 describe('trace URL state', () => {
   it('round-trips the window, the event and the tab, keeping other parameters', () => {
@@ -21,10 +21,10 @@ describe('trace URL state', () => {
     expect(readTraceUrl('?event=1.5')).toEqual({});
   });
   it('writes times to the nanosecond without float noise', () => {
-    expect(formatMs(0.1 + 0.2)).toBe('0.3');
-    expect(formatMs(3600000.0000004)).toBe('3600000');
-    expect(formatMs(3600000.000123)).toBe('3600000.000123');
-    expect(formatMs(-0.0000001)).toBe('0');
+    expect(msForUrl(0.1 + 0.2)).toBe('0.3');
+    expect(msForUrl(3600000.0000004)).toBe('3600000');
+    expect(msForUrl(3600000.000123)).toBe('3600000.000123');
+    expect(msForUrl(-0.0000001)).toBe('0');
   });
 });
 

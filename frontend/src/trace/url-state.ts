@@ -41,7 +41,7 @@ export function readTraceUrl(search: string): TraceUrlState {
 }
 
 /** `ms` rounded to the nanosecond, without float noise ("12.5", not "12.500000000001"). */
-export function formatMs(ms: number): string {
+export function msForUrl(ms: number): string {
   const rounded = Math.round(ms * 1e6) / 1e6;
   return String(Object.is(rounded, -0) ? 0 : rounded);
 }
@@ -50,8 +50,8 @@ export function writeTraceUrl(search: string, state: TraceUrlState): string {
   const params = new URLSearchParams(search);
   const set = (key: string, value: string | undefined) => (value ? params.set(key, value) : params.delete(key));
   const hasWindow = state.startMs !== undefined && state.endMs !== undefined;
-  set('start_ms', hasWindow ? formatMs(state.startMs!) : undefined);
-  set('end_ms', hasWindow ? formatMs(state.endMs!) : undefined);
+  set('start_ms', hasWindow ? msForUrl(state.startMs!) : undefined);
+  set('end_ms', hasWindow ? msForUrl(state.endMs!) : undefined);
   set('event', state.event !== undefined ? String(state.event) : undefined);
   set('trace_tab', state.tab);
   const text = params.toString();

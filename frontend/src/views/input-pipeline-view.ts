@@ -10,9 +10,9 @@ import type { ChartTheme } from '../charts/theme';
 import '../components/data-table';
 import { breakdownTable, dashboardStyles, diagnosticsCard, metricList, richText } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
-import { inputPipelineModel, type InputPipelineModel } from '../dashboards/input-pipeline';
-import { formatMs } from '../dashboards/overview';
-import { formatNumber } from '../table/format';
+import { inputPipelineModel, type InputPipelineModel } from '../models/input-pipeline';
+import { formatMs } from '../format';
+import { formatNumber } from '../format';
 import { tableRows } from '../table/datatable';
 import type { ToolContext, ToolViewElement } from './contract';
 
@@ -39,8 +39,10 @@ export class InputPipelineView extends LitElement implements ToolViewElement {
       ${diagnosticsCard(m.diagnostics)}
       <section class="card wide summary" aria-label="Summary">
         <h2>Summary</h2>
-        ${step?.conclusion ? html`<p class="statement verdict">${step.conclusion}</p>` : html`<p class="muted">No verdict: no step time was measured.</p>`}
-        ${step?.nextStep ? html`<p class="statement">${step.nextStep}</p>` : nothing}
+        ${step?.conclusion
+          ? html`<p class="statement verdict">${richText(step.conclusion)}</p>`
+          : html`<p class="muted">No verdict: no step time was measured.</p>`}
+        ${step?.nextStep ? html`<p class="statement">${richText(step.nextStep)}</p>` : nothing}
       </section>
       <div class="grid">
         <section class="card wide" aria-label="Device-side analysis">

@@ -18,12 +18,18 @@ import {
   kernelTable,
   NO_KERNEL_FILTER,
   type KernelFilter,
-} from '../dashboards/kernel-stats';
-import { formatNumber } from '../table/format';
+} from '../models/kernel-stats';
+import { formatNumber } from '../format';
 import { tableRows, type DataTable } from '../table/datatable';
 import type { ToolContext, ToolViewElement } from './contract';
 
 export const KERNEL_STATS_VIEW_TAG = 'pf-kernel-stats-view';
+
+/** What a reader compares first; the Columns menu has launch shapes, min / max and the rest. */
+const FIRST_COLUMNS = [
+  'rank', 'kernel_name', 'op_name', 'occurrences', 'total_duration_us', 'avg_duration_us',
+  'occupancy_pct', 'is_kernel_using_tensor_core',
+];
 
 @customElement(KERNEL_STATS_VIEW_TAG)
 export class KernelStatsView extends LitElement implements ToolViewElement {
@@ -83,7 +89,13 @@ export class KernelStatsView extends LitElement implements ToolViewElement {
           </label>
           <span class="muted">${tableRows(filtered).length} of ${tableRows(table).length} rows</span>
         </div>
-        <pf-data-table .table=${filtered} caption="Kernels" csv-href=${api.csvUrl(run, tool, host)}></pf-data-table>
+        <pf-data-table
+          .table=${filtered}
+          caption="Kernels"
+          .columns=${FIRST_COLUMNS}
+          .shortColumns=${['kernel_name', 'op_name']}
+          csv-href=${api.csvUrl(run, tool, host)}
+        ></pf-data-table>
       </section>
     `;
   }

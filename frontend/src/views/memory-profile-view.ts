@@ -11,7 +11,7 @@ import type { ChartTheme } from '../charts/theme';
 import '../components/data-table';
 import { dashboardStyles, metricList } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
-import { isMemoryProfile, memoryChartModel, memoryIds, memoryModel, type MemoryModel } from '../dashboards/memory-profile';
+import { isMemoryProfile, memoryChartModel, memoryIds, memoryModel, type MemoryModel } from '../models/memory-profile';
 import { readViewParam, writeViewParam } from '../view-params';
 import type { ToolContext, ToolViewElement } from './contract';
 

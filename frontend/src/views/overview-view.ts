@@ -17,9 +17,10 @@ import {
   toolLink,
 } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
-import { groupTips, overviewModel, type OverviewModel, type Tip } from '../dashboards/overview';
-import { opStatsTables, topOps, topOpsTable } from '../dashboards/op-stats';
+import { groupTips, overviewModel, type OverviewModel, type Tip } from '../models/overview';
+import { opStatsTables, topOps, topOpsTable } from '../models/op-stats';
 import type { DataTable } from '../table/datatable';
+import { runToolFor } from '../tools';
 import type { ToolContext, ToolViewElement } from './contract';
 
 export const OVERVIEW_VIEW_TAG = 'pf-overview-view';
@@ -113,7 +114,7 @@ export class OverviewView extends LitElement implements ToolViewElement {
 
   private async loadTopOps(): Promise<void> {
     const context = this.context;
-    const tool = ['framework_op_stats', 'tensorflow_stats'].find((t) => context?.tools?.includes(t));
+    const tool = runToolFor('framework_op_stats', context?.tools ?? []);
     if (!context || !tool) {
       this.topOpsNote = 'this run (no op statistics)';
       return;

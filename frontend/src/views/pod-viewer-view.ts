@@ -10,7 +10,7 @@ import { stackedBarOption } from '../charts/options';
 import type { ChartTheme } from '../charts/theme';
 import { dashboardStyles, diagnosticsCard } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
-import { isPodViewer, podDiagnostics, podStepModel, podSteps, type CoreDetail, type PodStepModel } from '../dashboards/pod-viewer';
+import { isPodViewer, podDiagnostics, podStepModel, podSteps, type CoreDetail, type PodStepModel } from '../models/pod-viewer';
 import { readViewParam, writeViewParam } from '../view-params';
 import type { ToolContext, ToolViewElement } from './contract';
 

@@ -10,7 +10,7 @@ import type { ChartTheme } from '../charts/theme';
 import '../components/data-table';
 import { dashboardStyles, metricList } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
-import { pytorchOverviewModel, type PytorchOverviewModel } from '../dashboards/pytorch-overview';
+import { pytorchOverviewModel, type PytorchOverviewModel } from '../models/pytorch-overview';
 import { formatNumber } from '../table/format';
 import type { ToolContext, ToolViewElement } from './contract';
 

@@ -10,6 +10,7 @@
  *                      load: async () => (await import('./trace-canvas-view')).TAG });
  */
 import { isDataTable, isDataTableList } from '../table/datatable';
+import { isTool } from '../tools';
 
 export interface ViewEntry {
   id: string;
@@ -44,7 +45,7 @@ export function viewForPayload(payload: unknown, toolView?: ViewEntry): ViewEntr
 }
 
 export function isTraceTool(tool: string): boolean {
-  return tool === 'trace_viewer' || tool === 'trace_viewer@' || tool === 'trace_viewer@^';
+  return isTool(tool, 'trace_viewer');
 }
 
 export function isTablePayload(payload: unknown): boolean {
@@ -72,9 +73,9 @@ export function registerBuiltinViews(): void {
   registerDashboards();
 }
 
-/** `name`, or `name` with upstream's legacy `^` / `@` marks. */
+/** The listed tool stands for one of `names` (tools.ts: marks and legacy names). */
 export function toolIs(...names: string[]): (tool: string) => boolean {
-  return (tool) => names.includes(tool.replace(/[@^]+$/, ''));
+  return (tool) => isTool(tool, ...names);
 }
 
 const isList = (payload: unknown) => Array.isArray(payload);
@@ -90,7 +91,7 @@ function registerDashboards(): void {
   });
   registerToolView({
     id: 'op-stats',
-    matchesTool: toolIs('framework_op_stats', 'tensorflow_stats'),
+    matchesTool: toolIs('framework_op_stats'),
     matchesPayload: isTablePayload,
     load: async () => (await import('./op-stats-view')).OP_STATS_VIEW_TAG,
   });
@@ -129,6 +130,41 @@ function registerDashboards(): void {
     matchesTool: toolIs('tf_data_bottleneck_analysis'),
     matchesPayload: isTablePayload,
     load: async () => (await import('./tf-data-view')).TF_DATA_VIEW_TAG,
+  });
+  registerXlaViews();
+}
+
+/** The XLA tools. The module-based ones fetch their own data (they need a module name). */
+function registerXlaViews(): void {
+  registerToolView({
+    id: 'memory-viewer',
+    matchesTool: toolIs('memory_viewer'),
+    ownData: true,
+    load: async () => (await import('./memory-viewer-view')).MEMORY_VIEWER_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'graph-viewer',
+    matchesTool: toolIs('graph_viewer'),
+    ownData: true,
+    load: async () => (await import('./graph-viewer-view')).GRAPH_VIEWER_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'op-profile',
+    matchesTool: toolIs('op_profile', 'hlo_op_profile'),
+    matchesPayload: isObject,
+    load: async () => (await import('./op-profile-view')).OP_PROFILE_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'hlo-stats',
+    matchesTool: toolIs('hlo_stats', 'hlo_op_stats'),
+    matchesPayload: isTablePayload,
+    load: async () => (await import('./hlo-stats-view')).HLO_STATS_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'roofline',
+    matchesTool: toolIs('roofline_model'),
+    matchesPayload: isList,
+    load: async () => (await import('./roofline-view')).ROOFLINE_VIEW_TAG,
   });
 }
 

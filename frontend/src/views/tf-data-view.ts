@@ -10,7 +10,7 @@ import '../components/data-table';
 import { dashboardStyles, richText } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
 import { clipLabel } from '../charts/options';
-import { rowObjects, tableIndex } from '../dashboards/gviz';
+import { rowObjects, tableIndex } from '../models/gviz';
 import {
   layoutTree,
   NODE_BOTTLENECK,
@@ -19,8 +19,8 @@ import {
   tfDataModel,
   type PipelineGraph,
   type TfDataModel,
-} from '../dashboards/tf-data';
-import { plainText } from '../dashboards/rich-text';
+} from '../models/tf-data';
+import { plainText } from '../models/rich-text';
 import { readViewParam, writeViewParam } from '../view-params';
 import type { ToolContext, ToolViewElement } from './contract';
 

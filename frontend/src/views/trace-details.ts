@@ -7,7 +7,7 @@ import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { controlStyles } from '../components/shared-styles';
 import type { FlowEventRef } from '../trace/contract';
-import { formatDuration } from '../trace/ticks';
+import { formatDuration } from '../format';
 import type { EventSelection } from '../trace/timeline-model';
 
 export const TRACE_DETAILS_TAG = 'pf-trace-details';

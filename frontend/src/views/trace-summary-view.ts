@@ -9,7 +9,7 @@ import '../charts/bar-chart';
 import '../components/data-table';
 import { controlStyles } from '../components/shared-styles';
 import type { DataTable } from '../table/datatable';
-import { formatNumber } from '../table/format';
+import { formatNumber } from '../format';
 import { isTracePayload, summarizeTrace, type TraceSummary } from '../trace/summary';
 import type { ToolContext, ToolViewElement } from './contract';
 

@@ -11,7 +11,7 @@ import { findEvent } from '../trace/hit-test';
 import { heldStep, isHeld, keyAction, wheelZoomFactor, type HeldAction } from '../trace/keys';
 import { LANE_PX } from '../trace/layout';
 import { GUTTER_PX, RULER_PX, TimelineRenderer, type Scene, type Theme } from '../trace/renderer';
-import { formatDuration } from '../trace/ticks';
+import { formatDuration } from '../format';
 import type { TimelineModel } from '../trace/timeline-model';
 import { timeToX } from '../trace/viewport';
 
@@ -41,6 +41,11 @@ export class TraceTimeline extends LitElement {
   /** Milliseconds spent in each recent draw (read by the browser test). */
   readonly drawTimes: number[] = [];
   private renderer: TimelineRenderer | null = null;
+
+  /** Flow arrows in the last frame (for tests). */
+  get flowsDrawn(): number {
+    return this.renderer?.flowsDrawn ?? 0;
+  }
   private frame = 0;
   private heldFrame = 0;
   private lastHeldTime = 0;
@@ -204,6 +209,7 @@ export class TraceTimeline extends LitElement {
       tooltip: this.tooltip(),
       dragRange: this.dragRange,
       theme: this.resolveTheme(),
+      allFlows: m.allFlows,
     };
     this.renderer.draw(scene);
     this.drawTimes.push(performance.now() - started);

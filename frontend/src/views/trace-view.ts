@@ -16,10 +16,11 @@ import { controlStyles } from '../components/shared-styles';
 import { toolLabel } from '../state';
 import { KEY_HELP } from '../trace/keys';
 import { apiTraceSource } from '../trace/source';
-import { formatDuration } from '../trace/ticks';
+import { formatDuration } from '../format';
 import { TimelineModel } from '../trace/timeline-model';
 import { defaultTab, initialTab, readTraceUrl, writeTraceUrl, type TraceTab as Tab } from '../trace/url-state';
 import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext, type ToolViewElement } from './contract';
+import { runToolFor } from '../tools';
 import './trace-details';
 import './trace-timeline';
 import type { TimelineKeyDetail, TraceTimeline } from './trace-timeline';
@@ -71,6 +72,16 @@ export class TraceView extends LitElement implements ToolViewElement {
         align-items: center;
         gap: 6px;
         margin-bottom: 6px;
+      }
+      .toolbar label.flows {
+        display: inline-flex;
+        flex-direction: row;
+        align-items: center;
+        gap: 4px;
+        margin: 0 4px;
+      }
+      .toolbar label.flows input {
+        margin: 0;
       }
       .toolbar input[type='search'] {
         width: 260px;
@@ -216,6 +227,9 @@ export class TraceView extends LitElement implements ToolViewElement {
       <span class="match-count muted" aria-live="polite">${matchText}</span>
       <button type="button" title="Fit the selection (F)" ?disabled=${!m.selection && !m.range} @click=${() => m.fit()}>Fit</button>
       <button type="button" title="Whole trace (0)" @click=${() => m.reset()}>Reset</button>
+      <label class="flows" title="Flow arrows of every event in view; off: only the selected event's"
+        ><input type="checkbox" .checked=${m.allFlows} @change=${(e: Event) => m.setAllFlows((e.target as HTMLInputElement).checked)} /> All flows</label
+      >
       <button type="button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts" @click=${() => (this.helpOpen = !this.helpOpen)}>?</button>
       <span class="status ${warn ? 'warn' : ''}" aria-live="polite">${m.loader.loading ? 'Loading window… ' : ''}${status}</span>
     </div>`;
@@ -331,7 +345,7 @@ export class TraceView extends LitElement implements ToolViewElement {
   };
 
   private opStatsTool(): string {
-    return (this.context.tools ?? []).find((t) => /^(framework_op_stats|tensorflow_stats)[@^]*$/.test(t)) ?? '';
+    return runToolFor('framework_op_stats', this.context.tools ?? []) ?? '';
   }
 
   /** Switches to the op statistics tool with the op name as its filter (kept in the URL). */

@@ -9,7 +9,7 @@
  * whose long name is its prefix.
  */
 import { cellAt, tableRows, type DataTable } from '../table/datatable';
-import { columnIndex, findTable, property, stringAt } from './gviz';
+import { columnIndex, findTable, property, rowObjects, stringAt } from './gviz';
 import { hasMarkup, plainText } from './rich-text';
 
 export const NODE_NORMAL = 0;
@@ -172,6 +172,26 @@ export function textOnlyTable(table: DataTable): DataTable {
   };
 }
 
+/**
+ * The converter's summary, except where it contradicts the page: its bottleneck analysis covers
+ * host pipelines only, so a profile whose tf.data pipelines all run on devices gets "No tf.data
+ * activity captured" above their statistics and graph (gpu_multi_worker); we say what was seen.
+ */
+function summaryOf(bottlenecks: DataTable | undefined, stats: DataTable | undefined): string {
+  const message = property(bottlenecks, 'summary_message');
+  const pipelines = stats ? rowObjects(stats) : [];
+  if (!/^No tf\.data activity/.test(message) || pipelines.length === 0) return message;
+  const calls = pipelines.reduce((sum, p) => sum + Number(p.num_calls ?? 0), 0);
+  const slow = pipelines.reduce((sum, p) => sum + Number(p.num_slow_calls ?? 0), 0);
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return (
+    `tf.data activity was captured in ${plural(pipelines.length, 'device input pipeline')} ` +
+    `(${plural(calls, 'call')}, ${slow} slower than 50 us), but in no host input pipeline. ` +
+    'The bottleneck analysis covers host input pipelines only; the graph below shows where the ' +
+    'device pipelines spend their time.'
+  );
+}
+
 export function tfDataModel(payload: unknown): TfDataModel {
   const graph = findTable(payload, ['name', 'parent', 'type']);
   const stats = findTable(payload, ['num_calls', 'num_slow_calls']);
@@ -184,7 +204,7 @@ export function tfDataModel(payload: unknown): TfDataModel {
     graphs.push({ key: 'bottleneck path', host: '', pipeline: '', rank: 0, nodes: graphFromLongNames(longNames, longNames[0]) });
   }
   return {
-    summary: property(bottlenecks, 'summary_message'),
+    summary: summaryOf(bottlenecks, stats),
     inputBound: property(bottlenecks, 'is_input_bound') === 'true',
     graphs,
     stats,

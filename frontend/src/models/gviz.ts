@@ -61,3 +61,19 @@ export function propertyNumber(table: DataTable | undefined, key: string): numbe
   if (!text || !/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(text)) return NaN;
   return Number(text);
 }
+
+/**
+ * The table with the values of `ids` multiplied by 100 (3 decimals): converters write some
+ * "(%)" columns as fractions (0.31 for 31%), which the page shows as percentages.
+ */
+export function fractionsAsPercent(table: DataTable, ids: ReadonlySet<string>): DataTable {
+  const fractions = table.cols.map((c) => ids.has(c.id ?? ''));
+  if (!fractions.some(Boolean)) return table;
+  return {
+    ...table,
+    rows: tableRows(table).map((row) => ({
+      ...row,
+      c: row.c.map((cell, i) => (fractions[i] && cell && typeof cell.v === 'number' ? { v: Math.round(cell.v * 1e5) / 1e3 } : cell)),
+    })),
+  };
+}

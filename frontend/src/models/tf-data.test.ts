@@ -3,6 +3,13 @@ import { haveReference, reference } from './reference-fixtures';
 import { graphFromLongNames, layoutTree, NODE_BOTTLENECK, NODE_CRITICAL, textOnlyTable, tfDataModel } from './tf-data';
 
 describe.skipIf(!haveReference)('tf.data bottleneck analysis on reference payloads', () => {
+  it('does not say "no tf.data activity" above device pipelines and their graph', () => {
+    const model = tfDataModel(reference('gpu_multi_worker', 'tf_data_bottleneck_analysis.json'));
+    expect(model.graphs.length).toBeGreaterThan(0);
+    expect(model.summary).not.toMatch(/No tf\.data activity/);
+    expect(model.summary).toMatch(/^tf\.data activity was captured in 2 device input pipelines \(4 calls, 2 slower than 50 us\)/);
+  });
+
   it('builds the iterator graph with the bottleneck under its parent', () => {
     const model = tfDataModel(reference('tf_keras2_fit', 'tf_data_bottleneck_analysis.json'));
     expect(model.inputBound).toBe(true);

@@ -5,6 +5,7 @@
  * int64 fields arrive as strings in proto-JSON; they are read with `toNumber`.
  */
 import type { TimelineChartModel } from '../charts/options';
+import { formatBytes, formatMiB, MIB } from '../format';
 import type { DataTable } from '../table/datatable';
 import type { Metric } from './overview';
 
@@ -51,9 +52,10 @@ export interface MemoryProfilePayload {
   memoryProfilePerAllocator?: Record<string, PerAllocator>;
   memoryIds?: string[];
   numHosts?: number;
+  /** Ours: allocation and deallocation counts over every event (the snapshots are a sample). */
+  allocatorEventCounts?: Record<string, { allocations?: number; deallocations?: number }>;
 }
 
-export const MIB = 1024 * 1024;
 
 export function toNumber(value: unknown): number {
   const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
@@ -98,10 +100,6 @@ function mib(bytes: unknown): number {
   return toNumber(bytes) / MIB;
 }
 
-export function formatMiB(value: number): string {
-  if (value >= 1024) return `${(value / 1024).toFixed(2)} GiB`;
-  return `${value.toFixed(value >= 10 ? 1 : 2)} MiB`;
-}
 
 export function timelineModel(allocator: PerAllocator): MemoryTimelineModel {
   const sampled = allocator.sampledTimelineSnapshots ?? [];
@@ -164,8 +162,6 @@ export function memoryModel(payload: MemoryProfilePayload, id: string): MemoryMo
   if (!allocator) return null;
   const summary = allocator.profileSummary ?? {};
   const peak = summary.peakStats ?? {};
-  const snapshots = allocator.memoryProfileSnapshots ?? [];
-  const count = (activity: string) => snapshots.filter((s) => s.activityMetadata?.memoryActivity === activity).length;
   const peakMiB = mib(peak.peakBytesInUse ?? toNumber(peak.heapAllocatedBytes) + toNumber(peak.stackReservedBytes));
   return {
     id,
@@ -178,19 +174,28 @@ export function memoryModel(payload: MemoryProfilePayload, id: string): MemoryMo
       { label: 'Fragmentation at peak', value: `${(100 * toNumber(peak.fragmentation)).toFixed(1)}%` },
       { label: 'Time of peak', value: `${(toNumber(summary.peakStatsTimePs) / 1e9).toFixed(3)} ms` },
       { label: 'Memory capacity', value: formatMiB(mib(summary.memoryCapacity)) },
-      { label: 'Allocations / deallocations', value: `${count('ALLOCATION')} / ${count('DEALLOCATION')}` },
+      allocationCounts(payload, id, allocator),
     ],
     timeline: timelineModel(allocator),
     breakdown: peakBreakdown(allocator),
   };
 }
 
-/** Bytes in the largest unit that keeps a leading digit: `512 B`, `3.00 KiB`, `1.50 MiB`. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${Math.round(bytes)} B`;
-  if (bytes < MIB) return `${(bytes / 1024).toFixed(2)} KiB`;
-  return formatMiB(bytes / MIB);
+/**
+ * Allocation / deallocation events: the server's counts over the whole profile, else (an
+ * upstream payload) a count over the sampled timeline, labelled as such.
+ */
+function allocationCounts(payload: MemoryProfilePayload, id: string, allocator: PerAllocator): Metric {
+  const counts = payload.allocatorEventCounts?.[id];
+  if (counts) return { label: 'Allocations / deallocations', value: `${toNumber(counts.allocations)} / ${toNumber(counts.deallocations)}` };
+  const snapshots = allocator.sampledTimelineSnapshots?.length ? allocator.sampledTimelineSnapshots : allocator.memoryProfileSnapshots ?? [];
+  const count = (activity: string) => snapshots.filter((s) => s.activityMetadata?.memoryActivity === activity).length;
+  return {
+    label: `Allocations / deallocations in the ${snapshots.length} sampled events`,
+    value: `${count('ALLOCATION')} / ${count('DEALLOCATION')}`,
+  };
 }
+
 
 /** Tooltip text of one timeline point: the values and the event that produced it. */
 export function timelineTooltip(point: TimelinePoint): string {

@@ -5,7 +5,7 @@
  */
 import { topSlices, type PieModel, type PieSlice } from '../charts/options';
 import { tableRows, type DataRow, type DataTable } from '../table/datatable';
-import { columnIndex, numberAt, stringAt } from './gviz';
+import { columnIndex, fractionsAsPercent, numberAt, stringAt } from './gviz';
 
 export interface OpStatsTables {
   withIdle: DataTable | undefined;
@@ -21,6 +21,19 @@ export function opStatsTables(payload: unknown): OpStatsTables {
 
 export type Side = 'Host' | 'Device';
 
+/** The "(%)" columns of the op table, which hold fractions (0.31 for 31%). */
+const FRACTION_COLUMNS = new Set([
+  'device_total_self_time_percent',
+  'device_cumulative_total_self_time_percent',
+  'host_total_self_time_percent',
+  'Host_cumulative_total_self_time_percent',
+]);
+
+/** The op table as shown: its "(%)" columns as percentages. */
+export function opTableForDisplay(table: DataTable): DataTable {
+  return fractionsAsPercent(table, FRACTION_COLUMNS);
+}
+
 export interface OpFilter {
   side: '' | Side;
   type: string;
@@ -28,6 +41,27 @@ export interface OpFilter {
 }
 
 export const NO_OP_FILTER: OpFilter = { side: '', type: '', name: '' };
+
+/**
+ * The filter for a name handed over from the trace viewer ("Show in TF stats"): the operation
+ * names containing it, else the operation type it names (`MatMul`), else its part before a
+ * `name:type` colon; the name filter as given when nothing matches (the page says so).
+ */
+export function opFilterFor(table: DataTable | undefined, given: string): OpFilter {
+  const name = given.trim();
+  if (!name || !table) return { ...NO_OP_FILTER, name };
+  const has = (filter: OpFilter) => tableRows(filterOps(table, filter)).length > 0;
+  const candidates: OpFilter[] = [{ ...NO_OP_FILTER, name }];
+  const types = new Set(tableRows(table).map((row) => stringAt(row, columnIndex(table, 'type'))));
+  const type = [...types].find((t) => t.toLowerCase() === name.toLowerCase());
+  if (type) candidates.push({ ...NO_OP_FILTER, type });
+  if (name.includes(':')) candidates.push({ ...NO_OP_FILTER, name: name.slice(0, name.indexOf(':')) });
+  return candidates.find(has) ?? candidates[0];
+}
+
+export function isFiltered(filter: OpFilter): boolean {
+  return Boolean(filter.side || filter.type.trim() || filter.name.trim());
+}
 
 /** Rows matching the host/device choice and the type and name substrings (case-insensitive). */
 export function filterOps(table: DataTable, filter: OpFilter): DataTable {

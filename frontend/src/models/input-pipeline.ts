@@ -5,7 +5,7 @@
  */
 import type { PieModel } from '../charts/options';
 import type { DataTable } from '../table/datatable';
-import { findTable, propertyNumber, rowObjects, tableIndex } from './gviz';
+import { findTable, fractionsAsPercent, propertyNumber, rowObjects, tableIndex } from './gviz';
 import { diagnosticsOf, type Diagnostic } from './overview';
 import { stepTimeModel, type StepTimeModel } from './step-time';
 
@@ -28,6 +28,23 @@ export interface InputPipelineModel {
   diagnostics: Diagnostic[];
 }
 
+/** Column labels that fit a table and say what the numbers are (upstream's are sentences). */
+const INPUT_OP_LABELS: Record<string, string> = {
+  opName: 'Input op',
+  timeInMs: 'Total time (ms)',
+  timeInPercent: 'Total time (% of input time)',
+  selfTimeInMs: 'Self time (ms)',
+  selfTimeInPercent: 'Self time (% of input time)',
+};
+/** Columns whose values are fractions although their labels say "%". */
+const FRACTION_COLUMNS = new Set(['timeInPercent', 'selfTimeInPercent']);
+
+/** The input-op table as shown: percentages as percentages, short labels. */
+export function inputOpsForDisplay(table: DataTable): DataTable {
+  const shown = fractionsAsPercent(table, FRACTION_COLUMNS);
+  return { ...shown, cols: table.cols.map((c) => ({ ...c, label: INPUT_OP_LABELS[c.id ?? ''] ?? c.label })) };
+}
+
 export function inputPipelineModel(payload: unknown): InputPipelineModel {
   const stepTable = findTable(payload, ['stepnum', 'stepTimeMs']) ?? findTable(payload, ['stepnum']);
   const inputOps = findTable(payload, ['opName', 'selfTimeInMs']);
@@ -42,7 +59,7 @@ export function inputPipelineModel(payload: unknown): InputPipelineModel {
     stepTime: stepTable ? stepTimeModel(stepTable) : null,
     hostBreakdown: { title: 'Host-side input time', slices: slices.filter((s) => s.value > 0), unit: 'ms' },
     hostInputMs: slices.reduce((sum, s) => sum + s.value, 0),
-    inputOps,
+    inputOps: inputOps && inputOpsForDisplay(inputOps),
     inputOpsIndex: tableIndex(payload, inputOps),
     recommendations: linkTable ? rowObjects(linkTable).map((row) => String(row.link ?? '')).filter(Boolean) : [],
     diagnostics: diagnosticsOf(findTable(payload, ['severity', 'message'])),

@@ -4,6 +4,8 @@
  * (upstream's positions: 0 analysis, 1 step time, 2 environment, 3 recommendation, 4 inference
  * latency, 6 diagnostics).
  */
+import { formatMs } from '../format';
+import { runToolFor } from '../tools';
 import { tableRows, type DataTable } from '../table/datatable';
 import { findTable, property, propertyNumber, rowObjects } from './gviz';
 import { stepTimeModel, type StepTimeModel } from './step-time';
@@ -36,6 +38,8 @@ export interface OverviewModel {
   bottleneck: string;
   statement: string;
   precisionStatement: string;
+  /** The framework that made the profile (`JAX`, `TensorFlow`; '' when unknown). */
+  framework: string;
   tips: Tip[];
   diagnostics: Diagnostic[];
   analysis: DataTable | undefined;
@@ -50,30 +54,13 @@ const RECOMMENDATION = ['tip_type', 'link'];
 const INFERENCE = ['percentile', 'totalTimeMs'];
 const DIAGNOSTICS = ['severity', 'message'];
 
-/** Tool names a recommendation may start with, and the tools they mean. */
-export const TOOL_ALIASES: Record<string, string[]> = {
-  input_pipeline_analyzer: ['input_pipeline_analyzer'],
-  trace_viewer: ['trace_viewer@', 'trace_viewer'],
-  framework_op_stats: ['framework_op_stats', 'tensorflow_stats'],
-  tensorflow_stats: ['framework_op_stats', 'tensorflow_stats'],
-  kernel_stats: ['kernel_stats'],
-  memory_profile: ['memory_profile'],
-  pod_viewer: ['pod_viewer'],
-  op_profile: ['op_profile'],
-  tf_data_bottleneck_analysis: ['tf_data_bottleneck_analysis'],
-};
-
-/** The run's tool a tip's text starts with (`trace_viewer (look at…)` → `trace_viewer@`). */
 export function toolOfTip(text: string, tools: readonly string[]): string | undefined {
   const word = /^\s*([a-z_]+)/.exec(text)?.[1];
-  const candidates = word ? TOOL_ALIASES[word] : undefined;
-  return candidates?.find((tool) => tools.includes(tool));
+  return word ? runToolFor(word, tools) : undefined;
 }
 
-export function formatMs(value: number): string {
-  if (!Number.isFinite(value)) return '—';
-  return `${value.toFixed(value >= 100 ? 1 : value >= 1 ? 2 : 3)} ms`;
-}
+/** Shown instead of a number for a metric the profile's hardware does not have. */
+export const NOT_APPLICABLE = 'n/a';
 
 function percentMetric(analysis: DataTable | undefined, key: string, label: string, hint?: string): Metric | null {
   const text = property(analysis, key);
@@ -81,7 +68,19 @@ function percentMetric(analysis: DataTable | undefined, key: string, label: stri
   return { label, value: text, hint };
 }
 
+/**
+ * Device metrics of a profile without an accelerator, and MXU metrics off TPU, are "n/a":
+ * upstream writes 0.0% for them, which reads as "the device sat idle".
+ */
+function applicable(metric: Metric | null, applies: boolean, why: string): Metric | null {
+  return metric && !applies ? { label: metric.label, value: NOT_APPLICABLE, hint: why } : metric;
+}
+
 function summaryMetrics(analysis: DataTable | undefined, step: StepTimeModel | null): Metric[] {
+  const hardware = step?.hardwareType || property(analysis, 'hardware_type');
+  const device = hardware !== '' && hardware !== 'CPU_ONLY';
+  const noDevice = 'The profile has no accelerator';
+  const onDevice = (m: Metric | null) => applicable(m, device, noDevice);
   const metrics: (Metric | null)[] = [];
   if (step && step.steps > 0) {
     metrics.push({
@@ -93,25 +92,36 @@ function summaryMetrics(analysis: DataTable | undefined, step: StepTimeModel | n
   const bits16 = propertyNumber(analysis, 'device_compute_16bit_percent');
   const bits32 = propertyNumber(analysis, 'device_compute_32bit_percent');
   if (Number.isFinite(bits16) || Number.isFinite(bits32)) {
-    metrics.push({
-      label: 'Device compute precision',
-      value: `${property(analysis, 'device_compute_16bit_percent') || '0%'} 16-bit · ${property(analysis, 'device_compute_32bit_percent') || '0%'} 32-bit`,
-      hint: 'Share of device compute time in 16-bit and 32-bit operations',
-    });
+    metrics.push(
+      onDevice({
+        label: 'Device compute precision',
+        value: `${property(analysis, 'device_compute_16bit_percent') || '0%'} 16-bit · ${property(analysis, 'device_compute_32bit_percent') || '0%'} 32-bit`,
+        hint: 'Share of device compute time in 16-bit and 32-bit operations',
+      }),
+    );
   }
   metrics.push(
-    percentMetric(analysis, 'device_duty_cycle_percent', 'Device duty cycle', 'Time the device was busy'),
-    percentMetric(analysis, 'device_idle_time_percent', 'Device idle time'),
+    onDevice(percentMetric(analysis, 'device_duty_cycle_percent', 'Device duty cycle', 'Time the device was busy')),
+    onDevice(percentMetric(analysis, 'device_idle_time_percent', 'Device idle time')),
     percentMetric(analysis, 'host_idle_time_percent', 'Host idle time'),
     percentMetric(analysis, 'host_tf_op_percent', 'Ops placed on host', 'Share of framework op time on the host'),
-    percentMetric(analysis, 'device_tf_op_percent', 'Ops placed on device'),
+    onDevice(percentMetric(analysis, 'device_tf_op_percent', 'Ops placed on device')),
     percentMetric(analysis, 'host_op_time_eager_percent', 'Host op time eager'),
-    percentMetric(analysis, 'device_op_time_eager_percent', 'Device op time eager'),
-    percentMetric(analysis, 'mxu_utilization_percent', 'MXU utilization'),
-    percentMetric(analysis, 'flop_rate_utilization_relative_to_roofline', 'FLOP rate vs roofline'),
-    percentMetric(analysis, 'memory_bw_utilization_relative_to_hw_limit', 'Memory bandwidth vs limit'),
+    onDevice(percentMetric(analysis, 'device_op_time_eager_percent', 'Device op time eager')),
+    applicable(percentMetric(analysis, 'mxu_utilization_percent', 'MXU utilization'), hardware === 'TPU', 'MXUs are TPU units'),
+    onDevice(percentMetric(analysis, 'flop_rate_utilization_relative_to_roofline', 'FLOP rate vs roofline')),
+    onDevice(percentMetric(analysis, 'memory_bw_utilization_relative_to_hw_limit', 'Memory bandwidth vs limit')),
   );
-  return metrics.filter((m): m is Metric => m !== null);
+  // One "why n/a" is enough: later metrics n/a for the same reason go without the hint.
+  const said = new Set<string>();
+  return metrics
+    .filter((m): m is Metric => m !== null)
+    .map((m) => {
+      if (m.value !== NOT_APPLICABLE || !m.hint) return m;
+      if (said.has(m.hint)) return { label: m.label, value: m.value };
+      said.add(m.hint);
+      return m;
+    });
 }
 
 function environmentMetrics(environment: DataTable | undefined): Metric[] {
@@ -143,6 +153,7 @@ export function overviewModel(payload: unknown, tools: readonly string[] = []): 
         })
         .filter((tip) => tip.text)
     : [];
+  const framework = property(recommendation, 'framework');
   return {
     summary: summaryMetrics(analysis, stepTime),
     stepTime,
@@ -151,7 +162,8 @@ export function overviewModel(payload: unknown, tools: readonly string[] = []): 
     bottleneck: property(recommendation, 'bottleneck'),
     statement: property(recommendation, 'statement') || stepTime?.conclusion || '',
     precisionStatement: property(recommendation, 'precision_statement'),
-    tips,
+    framework,
+    tips: tipsFor(framework, tips),
     diagnostics: diagnosticsOf(diagnostics),
     analysis,
     inferenceLatency: inference && tableRows(inference).length ? inference : undefined,
@@ -164,6 +176,39 @@ export function diagnosticsOf(table: DataTable | undefined): Diagnostic[] {
   return rowObjects(table)
     .map((row) => ({ severity: String(row.severity ?? ''), message: String(row.message ?? '') }))
     .filter((d) => d.message);
+}
+
+const link = (href: string, text: string) => `<a href="${href}">${text}</a>`;
+
+/** Where each framework documents profiling; the converter's tips name TensorFlow's for all. */
+const FRAMEWORK_DOCS: Record<string, { faq: string; resources: string[] }> = {
+  TensorFlow: {
+    faq: link('https://www.tensorflow.org/guide/profiler#faq', 'Refer to the TF2 Profiler FAQ'),
+    resources: [],
+  },
+  JAX: {
+    faq: link('https://docs.jax.dev/en/latest/profiling.html', 'Profiling JAX programs'),
+    resources: [link('https://docs.jax.dev/en/latest/device_memory_profiling.html', 'Profiling device memory in JAX')],
+  },
+};
+
+/**
+ * The tips worded for the framework: its FAQ, and its resources instead of the tf.data guides
+ * (a JAX program has no tf.data pipeline to tune). Unknown frameworks keep the converter's tips.
+ */
+export function tipsFor(framework: string, tips: readonly Tip[]): Tip[] {
+  const docs = FRAMEWORK_DOCS[framework];
+  if (!docs) return [...tips];
+  const out: Tip[] = [];
+  let resourcesAdded = docs.resources.length === 0;
+  for (const tip of tips) {
+    if (/TF2 Profiler FAQ/.test(tip.text)) out.push({ ...tip, text: docs.faq });
+    else if (!resourcesAdded && /tensorflow\.org\/guide\/data/.test(tip.text)) {
+      out.push(...docs.resources.map((text) => ({ group: tip.group, text })));
+      resourcesAdded = true;
+    } else if (!(docs.resources.length && /tensorflow\.org\/guide\/data/.test(tip.text))) out.push(tip);
+  }
+  return out;
 }
 
 /** Tips grouped by their heading, in first-seen order. */

@@ -27,6 +27,30 @@ describe.skipIf(!haveReference)('overview model on reference payloads', () => {
     expect(model.summary.find((m) => m.label === 'Device compute precision')!.value).toBe('30.5% 16-bit · 69.5% 32-bit');
   });
 
+  it('says n/a for device and MXU metrics of a CPU profile, and keeps host metrics', () => {
+    const model = overviewModel(reference('tf_keras2_fit', 'overview_page.json'));
+    const value = (label: string) => model.summary.find((m) => m.label === label)?.value;
+    expect(value('Device duty cycle')).toBe('n/a');
+    expect(value('MXU utilization')).toBe('n/a');
+    expect(value('Host idle time')).toMatch(/%$/);
+    const gpu = overviewModel(reference('gpu_multi_worker', 'overview_page.json'));
+    expect(gpu.summary.find((m) => m.label === 'Ops placed on device')!.value).toBe('0.0%');
+    expect(gpu.summary.find((m) => m.label === 'MXU utilization')!.value).toBe('n/a');
+  });
+
+  it('recommends for the framework that made the profile', () => {
+    const payload = structuredClone(reference('jax_cpu_train', 'overview_page.json')) as { cols: { id: string }[]; p?: Record<string, string> }[];
+    const recommendation = payload.find((t) => t?.cols?.some((c) => c.id === 'tip_type'))!;
+    recommendation.p = { ...recommendation.p, framework: 'JAX' };
+    const jax = overviewModel(payload).tips.map((t) => t.text).join('\n');
+    expect(jax).not.toMatch(/TF2|tensorflow\.org/);
+    expect(jax).toMatch(/docs\.jax\.dev\/en\/latest\/profiling\.html/);
+    recommendation.p.framework = 'TensorFlow';
+    const tf = overviewModel(payload).tips;
+    expect(tf.find((t) => /TF2 Profiler FAQ/.test(t.text))!.text).toMatch(/href="https:\/\/www\.tensorflow\.org\/guide\/profiler#faq"/);
+    expect(tf.some((t) => /tensorflow\.org\/guide\/data_performance/.test(t.text))).toBe(true);
+  });
+
   it('shows diagnostics of a profile without steps', () => {
     const model = overviewModel(reference('tf_keras_fit', 'overview_page.json'));
     expect(model.diagnostics[0].severity).toBe('WARNING');

@@ -12,6 +12,10 @@ describe.skipIf(!haveReference)('input pipeline model on reference payloads', ()
     expect(model.hostBreakdown.slices[0].value).toBeCloseTo(966.661016, 6);
     expect(model.inputOps!.rows[0].c[0]!.v).toBe('Iterator::Root::Prefetch::MapAndBatch');
     expect(model.inputOpsIndex).toBe(2);
+    // Upstream's "(as % of total input-processing time)" columns hold fractions: shown as %.
+    const percent = model.inputOps!.cols.findIndex((c) => c.id === 'timeInPercent');
+    expect(model.inputOps!.cols[percent].label).toBe('Total time (% of input time)');
+    expect(model.inputOps!.rows[0].c[percent]!.v).toBe(50.695);
     expect(model.recommendations).toHaveLength(5);
   });
 

@@ -10,6 +10,9 @@ describe.skipIf(!haveReference)('memory profile on reference payloads', () => {
     expect(memoryIds(payload)).toEqual(['bfc_cpu_allocator_for_gpu']);
     const model = memoryModel(payload, 'bfc_cpu_allocator_for_gpu')!;
     expect(model.summary[0]).toEqual({ label: 'Peak memory usage (profile lifetime)', value: '29.3 MiB' });
+    expect(model.summary.at(-1)).toEqual({ label: 'Allocations / deallocations in the 1000 sampled events', value: '899 / 101' });
+    const counted = memoryModel({ ...payload, allocatorEventCounts: { bfc_cpu_allocator_for_gpu: { allocations: 1304, deallocations: 1247 } } }, 'bfc_cpu_allocator_for_gpu')!;
+    expect(counted.summary.at(-1)).toEqual({ label: 'Allocations / deallocations', value: '1304 / 1247' });
     expect(model.breakdown.rows).toHaveLength(9);
     expect(model.breakdown.rows[0].c[0]!.v).toBe('unused preallocated device memory');
     expect(model.timeline.points).toHaveLength(1000);

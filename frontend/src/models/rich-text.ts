@@ -7,6 +7,32 @@
  *     → [{text: 'See '}, {text: 'this', href: 'https://x.org/a'}, {text: '.'}]
  */
 
+/**
+ * Converter phrases that point at things this page does not have (numbered sections), and our
+ * words for them. The payload keeps upstream's text; only the page says it differently.
+ */
+const REWORDED: [RegExp, string][] = [
+  [/Look at Section 3 for the breakdown of input time on the host\./, 'The host-side analysis below breaks the input time down.'],
+  [/\(please ignore Section 3 below\)/, '(so the host-side analysis below does not apply)'],
+  [/\(especially Section 3 for the breakdown of input operations on the Host\)/, '(its host-side analysis breaks down the input operations)'],
+];
+
+/** Link texts that say nothing ("this", "here"), named by where they lead. */
+const LINK_NAMES: [RegExp, string][] = [
+  [/tensorflow\.org\/guide\/data_performance_analysis/, 'the tf.data performance analysis guide'],
+  [/tensorflow\.org\/guide\/data_performance/, 'the tf.data performance guide'],
+  [/tensorflow\.org\/guide\/data\b/, 'the tf.data guide'],
+];
+
+export function reword(text: string): string {
+  return REWORDED.reduce((out, [pattern, words]) => out.replace(pattern, words), text);
+}
+
+function linkText(text: string, href: string): string {
+  if (!/^(this|here)$/i.test(text.trim())) return text;
+  return LINK_NAMES.find(([pattern]) => pattern.test(href))?.[1] ?? text;
+}
+
 export interface Segment {
   text: string;
   href?: string;
@@ -44,8 +70,9 @@ export function safeHref(href: string): string | undefined {
   return /^https?:\/\//i.test(value) ? value : undefined;
 }
 
-/** Text and link segments of a fragment; links other than http(s) become text. */
-export function segments(fragment: string): Segment[] {
+/** Text and link segments of a fragment (reworded); links other than http(s) become text. */
+export function segments(text: string): Segment[] {
+  const fragment = reword(text);
   const out: Segment[] = [];
   let last = 0;
   for (const match of fragment.matchAll(ANCHOR)) {
@@ -53,7 +80,7 @@ export function segments(fragment: string): Segment[] {
     if (before) out.push({ text: stripTags(before) });
     const text = plainText(match[3]) || match[2];
     const href = safeHref(match[2]);
-    out.push(href ? { text, href } : { text });
+    out.push(href ? { text: linkText(text, href), href } : { text });
     last = (match.index ?? 0) + match[0].length;
   }
   const tail = fragment.slice(last);

@@ -18,4 +18,17 @@ describe('rich text', () => {
     expect(plainText('<img src=x onerror=alert(1)>')).toBe('');
     expect(plainText('a &lt;img&gt; b')).toBe('a <img> b');
   });
+
+  it('names "this" / "here" links by where they lead and rewords references to numbered sections', () => {
+    expect(segments('See <a href="https://www.tensorflow.org/guide/data_performance_analysis" target="_blank">this</a> for suggestions.')).toEqual([
+      { text: 'See ' },
+      { text: 'the tf.data performance analysis guide', href: 'https://www.tensorflow.org/guide/data_performance_analysis' },
+      { text: ' for suggestions.' },
+    ]);
+    const text = segments('Look at Section 3 for the breakdown of input time on the host.').map((s) => s.text).join('');
+    expect(text).not.toMatch(/Section 3/);
+    expect(segments('custom input pipeline (please ignore Section 3 below).')[0].text).toBe(
+      'custom input pipeline (so the host-side analysis below does not apply).',
+    );
+  });
 });

@@ -1,0 +1,227 @@
+// Browser test of the XLA tool pages in real headless Chromium (playwright-core + /usr/bin/chromium).
+//
+//   PROFILE_E2E_URL=http://127.0.0.1:8791/ PROFILE_E2E_ARTIFACTS=/tmp/shots node e2e/xla.e2e.mjs
+//
+// On every JAX fixture run: the memory viewer (peak and buffer count equal the server's, heap
+// chart drawn, a buffer's op opens the graph viewer), the graph viewer (the drawn ops are the
+// server's neighbourhood, a fusion expands, the HLO text tab shows the module's text), op profile
+// (rows are the tree's children, drill-down, group by category, an op opens the graph viewer),
+// HLO stats (row count, CSV equals data_csv) and roofline's NOT_APPLICABLE reason on a CPU.
+// Fails on requests to other origins, console errors (a NOT_APPLICABLE 404 excepted), page errors
+// or CSP violations. Screenshots land in PROFILE_E2E_ARTIFACTS (xla-*.png).
+import { mkdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { apiClient, check, enforceStrictCsp, guardOrigin, launchChromium, parseCsv, query, watchConsole } from './browser.mjs';
+
+const BASE = process.env.PROFILE_E2E_URL;
+const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
+const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
+if (!BASE) {
+  console.error('Set PROFILE_E2E_URL to the server root, e.g. http://127.0.0.1:8791/');
+  process.exit(1);
+}
+const base = new URL(BASE);
+const pluginBase = new URL('data/plugin/profile/', base);
+mkdirSync(ARTIFACTS, { recursive: true });
+
+const problems = [];
+const results = [];
+let page;
+let step = 'start';
+
+const api = apiClient(pluginBase);
+
+const appUrl = (params) => new URL(`?${query(params)}`, base).href;
+const slug = (text) => text.replace(/[^\w]+/g, '-').replace(/^-|-$/g, '');
+
+async function shot(name) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(ARTIFACTS, `xla-${slug(name)}.png`), fullPage: true });
+}
+
+async function view(tag) {
+  const element = page.locator(`pf-tool-view > ${tag}`);
+  await element.waitFor({ timeout: TIMEOUT_MS });
+  return element;
+}
+
+const param = (name) => new URL(page.url()).searchParams.get(name) ?? '';
+
+async function memoryViewer(run) {
+  await page.goto(appUrl({ run, tool: 'memory_viewer' }));
+  const el = await view('pf-memory-viewer-view');
+  await el.locator('section[aria-label="Memory summary"]').waitFor({ timeout: TIMEOUT_MS });
+  const module = param('module_name');
+  check(module, 'the memory viewer did not put its module in the URL');
+  const data = await api('data', { run, tag: 'memory_viewer', module_name: module });
+  const summary = (await el.locator('section[aria-label="Memory summary"]').textContent()).replace(/\s+/g, ' ');
+  check(summary.includes(`${data.peakHeapMib.toFixed(2)} MiB`), `summary "${summary}" lacks the peak ${data.peakHeapMib}`);
+  await el.locator('pf-echart.heap canvas').first().waitFor({ timeout: TIMEOUT_MS });
+  const rows = await el.locator('pf-data-table tbody tr').count();
+  check(rows === Math.min(data.maxHeapBySize.length, 50), `peak table shows ${rows} rows, server has ${data.maxHeapBySize.length}`);
+  await shot(`memory-viewer-${run}`);
+  const link = el.locator('pf-data-table tbody a').first();
+  if (!(await link.count())) return `${module}: peak ${data.peakHeapMib.toFixed(3)} MiB (no op links)`;
+  const op = (await link.textContent()).replace(/\{[\d,]*\}$/, '');
+  await link.click();
+  await graphDrawn(op);
+  check(param('tool') === 'graph_viewer' && param('node_name') === op, `the op link did not open ${op} in the graph viewer`);
+  return `${module}: peak ${data.peakHeapMib.toFixed(3)} MiB, ${rows} buffers; ${op} opens the graph viewer`;
+}
+
+async function graphDrawn(op) {
+  const el = await view('pf-graph-viewer-view');
+  await el.locator(`svg g.node.center[data-op="${op}"]`).waitFor({ timeout: TIMEOUT_MS });
+  return el;
+}
+
+async function graphViewer(run) {
+  // The largest program makes the most telling picture.
+  let module = '';
+  let ops = [];
+  for (const name of (await api('module_list', { run }, 'text')).split(',')) {
+    const reply = await api('data', { run, tag: 'graph_viewer', module_name: name, type: 'ops' });
+    if (reply.ops.length > ops.length) [module, ops] = [name, reply.ops];
+  }
+  const fusion = ops.find((o) => o.opcode === 'fusion') ?? ops[ops.length - 1];
+  await page.goto(appUrl({ run, tool: 'graph_viewer', module_name: module, node_name: fusion.name }));
+  const el = await graphDrawn(fusion.name);
+  const graph = await api('data', { run, tag: 'graph_viewer', module_name: module, type: 'graph', node_name: fusion.name, graph_width: 2 });
+  const drawn = await el.locator('svg g.node').count();
+  check(drawn === graph.nodes.length, `drew ${drawn} ops, the server's neighbourhood has ${graph.nodes.length}`);
+  let expanded = '';
+  if (fusion.opcode === 'fusion') {
+    await el.locator(`svg g.node.center rect.toggle`).click();
+    const inner = await el.locator('svg g.node.center g rect').count();
+    check(inner > 0, 'expanding the fusion drew none of its ops');
+    expanded = `, fusion expands to ${inner} ops`;
+  }
+  await shot(`graph-viewer-${run}`);
+  await el.locator('button[role="tab"]', { hasText: 'HLO text' }).click();
+  const pre = el.locator('pre.hlo');
+  await page.waitForFunction((node) => node.textContent.startsWith('HloModule'), await pre.elementHandle(), { timeout: TIMEOUT_MS });
+  const expected = await api('data', { run, tag: 'graph_viewer', module_name: module, type: 'short_txt' }, 'text');
+  check((await pre.textContent()) === expected, 'the HLO text tab differs from the server text');
+  await shot(`graph-viewer-text-${run}`);
+  return `${module} around ${fusion.name}: ${drawn} ops${expanded}; text tab = short_txt`;
+}
+
+async function opProfile(run) {
+  await page.goto(appUrl({ run, tool: 'op_profile' }));
+  const el = await view('pf-op-profile-view');
+  const table = el.locator('table[aria-label="Op profile items"]');
+  await table.waitFor({ timeout: TIMEOUT_MS });
+  const data = await api('data', { run, tag: 'op_profile' });
+  const programs = data.byProgramExcludeIdle.children;
+  check((await table.locator('tbody tr').count()) === programs.length, 'program rows differ from the tree');
+  await table.locator('button.drill').first().click();
+  await table.locator('button.drill').first().click();
+  const opLinks = table.locator('a.op-link');
+  await opLinks.first().waitFor({ timeout: TIMEOUT_MS });
+  await shot(`op-profile-${run}`);
+  await el.locator('select[name="group_by"]').selectOption('category');
+  await page.waitForFunction(
+    (node) => node.shadowRoot.querySelector('nav.crumbs button')?.textContent === 'by_category',
+    await el.elementHandle(),
+    { timeout: TIMEOUT_MS },
+  );
+  await shot(`op-profile-by-category-${run}`);
+  await table.locator('button.drill').first().click();
+  const link = table.locator('a.op-link').first();
+  const op = await link.textContent();
+  await link.click();
+  await graphDrawn(op);
+  return `${programs.length} programs; drill-down, by category, ${op} opens the graph viewer`;
+}
+
+async function hloStats(run) {
+  await page.goto(appUrl({ run, tool: 'hlo_stats' }));
+  const el = await view('pf-hlo-stats-view');
+  const table = el.locator('pf-data-table');
+  await table.locator('tbody tr').first().waitFor({ timeout: TIMEOUT_MS });
+  await el.locator('pf-echart.pie canvas').first().waitFor({ timeout: TIMEOUT_MS });
+  const host = param('host');
+  const data = await api('data', { run, tag: 'hlo_stats', host });
+  const count = (await table.locator('.count').textContent()).replace(/\s+/g, ' ');
+  check(count.includes(String(data.rows.length)), `row count "${count}" is not ${data.rows.length}`);
+  const href = new URL(await table.locator('a.export').getAttribute('href'), page.url());
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: TIMEOUT_MS }), table.locator('a.export').click()]);
+  const file = readFileSync(await download.path(), 'utf8');
+  check(href.pathname.endsWith('/data_csv'), 'CSV link is not data_csv');
+  check(file === (await api('data_csv', { run, tag: 'hlo_stats', host }, 'text')), 'downloaded CSV differs from data_csv');
+  check(parseCsv(file).length - 1 === data.rows.length, 'CSV row count differs');
+  await shot(`hlo-stats-${run}`);
+  const link = table.locator('tbody a').first();
+  const op = await link.textContent();
+  await link.click();
+  await graphDrawn(op);
+  return `${data.rows.length} ops, CSV = data_csv, ${op} opens the graph viewer`;
+}
+
+async function rooflineWhyNot(run) {
+  const response = await api('data', { run, tag: 'roofline_model' }, 'response');
+  check(response.status === 404, `roofline_model answered ${response.status} on a CPU run`);
+  const reason = (await response.json()).error.message;
+  await page.route('**/run_tools?*', async (route) => {
+    const tools = await (await route.fetch()).json();
+    await route.fulfill({ json: tools.includes('roofline_model') ? tools : [...tools, 'roofline_model'] });
+  });
+  try {
+    await page.goto(appUrl({ run, tool: 'roofline_model' }));
+    const card = page.locator('pf-tool-view > pf-message[kind="info"]');
+    await card.waitFor({ timeout: TIMEOUT_MS });
+    const shown = await card.evaluate((node) => node.shadowRoot.textContent.replace(/\s+/g, ' '));
+    check(shown.includes(reason), `info card lacks the server's reason "${reason}"`);
+    await shot(`roofline-not-applicable-${run}`);
+  } finally {
+    await page.unroute('**/run_tools?*');
+  }
+  return `"${reason.slice(0, 50)}…"`;
+}
+
+async function main() {
+  const browser = await launchChromium();
+  let failed = 0;
+  try {
+    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
+    await enforceStrictCsp(context, base.origin);
+    page = await context.newPage();
+    guardOrigin(page, base.origin, problems);
+    watchConsole(page, problems, () => step);
+    const runs = (await api('runs')).filter((r) => r.startsWith('jax_'));
+    check(runs.length >= 3, `expected the three JAX fixture runs, found ${runs}`);
+    for (const run of runs) {
+      for (const [name, fn] of [
+        ['memory viewer', memoryViewer],
+        ['graph viewer', graphViewer],
+        ['op profile', opProfile],
+        ['HLO stats', hloStats],
+        ['roofline why-not', rooflineWhyNot],
+      ]) {
+        step = `${name} ${run}`;
+        try {
+          results.push(`ok   ${step}: ${await fn(run)}`);
+        } catch (error) {
+          failed++;
+          results.push(`FAIL ${step}: ${error?.message ?? error}`);
+          await page.screenshot({ path: join(ARTIFACTS, `xla-failure-${slug(step)}.png`), fullPage: true }).catch(() => {});
+        }
+      }
+    }
+    if (problems.length) {
+      failed++;
+      results.push(`FAIL page health:\n  ${problems.join('\n  ')}`);
+    } else results.push('ok   page health: all same-origin; no console errors or CSP violations');
+  } finally {
+    await browser.close();
+  }
+  console.log(results.join('\n'));
+  console.log(`${results.length - failed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((error) => {
+  console.error(`e2e FAILED at "${step}": ${error?.message ?? error}`);
+  process.exit(1);
+});

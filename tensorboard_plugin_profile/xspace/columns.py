@@ -1,0 +1,132 @@
+"""Compact event columns: string codes instead of Python objects per row.
+
+Shared by the decoder and by ``analysis.plane_edit`` (which rebuilds the same
+columns after an edit), so both give the same dtypes:
+
+- the long stats tables' ``str_value`` is a categorical: its codes are ids into
+  the plane's table of distinct strings (bytes values, rare, are categories
+  too), code -1 where the row has no string value;
+- a well-known string stat is a categorical event column (missing = NaN) whose
+  categories are the values that occur, sorted, plus ``""`` so that
+  ``fillna("")`` works;
+- a well-known integer stat is a nullable integer column; a stat that no event
+  carries costs no memory (a read-only all-missing view).
+
+See docs/decoder.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import schema
+from .model import KIND_BYTES, KIND_REF, KIND_STR, stat_values
+
+# Stat kinds whose value is in ``str_value``.
+_STRING_KINDS = (KIND_STR, KIND_BYTES, KIND_REF)
+
+
+def object_index(values: list) -> pd.Index:
+    """An object Index of these values (pandas 3 would otherwise infer its str dtype)."""
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    return pd.Index(column, dtype=object)
+
+
+def str_categorical(codes: np.ndarray, strings: list) -> pd.Categorical:
+    """Codes into ``strings`` (-1 = no value) as a categorical column."""
+    return pd.Categorical.from_codes(
+        np.asarray(codes, dtype=_code_dtype(len(strings))), categories=object_index(strings)
+    )
+
+
+def _code_dtype(n: int) -> type:
+    return np.int8 if n < 127 else np.int16 if n < 32767 else np.int32
+
+
+def empty_str_column(n: int) -> pd.Categorical:
+    """An all-missing string column that costs no memory per row."""
+    return pd.Categorical.from_codes(
+        np.broadcast_to(np.int8(-1), (n,)), categories=object_index([""])
+    )
+
+
+def empty_int_column(n: int, unsigned: bool = False) -> pd.api.extensions.ExtensionArray:
+    values = np.broadcast_to(np.uint64(0) if unsigned else np.int64(0), (n,))
+    return pd.arrays.IntegerArray(values, np.broadcast_to(np.True_, (n,)))
+
+
+def stat_rows(stats: pd.DataFrame, names) -> dict:
+    """Stat name -> row positions of that stat in ``stats`` (in table order)."""
+    categories = stats["stat"].cat.categories
+    codes = stats["stat"].cat.codes.to_numpy()
+    wanted = [(i, str(c)) for i, c in enumerate(categories) if str(c) in set(names)]
+    if not wanted:
+        return {}
+    rows = np.flatnonzero(np.isin(codes, [i for i, _ in wanted]))
+    rows = rows[np.argsort(codes[rows], kind="stable")]
+    sorted_codes = codes[rows]
+    out: dict = {}
+    for code, name in wanted:
+        lo, hi = np.searchsorted(sorted_codes, [code, code + 1])
+        # Two stat ids may share a name: their rows are merged, in table order.
+        out[name] = np.sort(np.concatenate([out.get(name, rows[:0]), rows[lo:hi]]))
+    return out
+
+
+def well_known_columns(n: int, stats: pd.DataFrame, names) -> dict:
+    """Typed event columns of these stats from the long table (last value wins)."""
+    rows_of = stat_rows(stats, names)
+    event = stats["event"].to_numpy()
+    out = {}
+    for name in names:
+        rows = rows_of.get(name)
+        if name in schema.STR_STATS:
+            out[name] = _str_column(n, stats, rows) if rows is not None else empty_str_column(n)
+            continue
+        unsigned = name in schema.UINT_STATS
+        if rows is None:
+            out[name] = empty_int_column(n, unsigned)
+            continue
+        # Integers keep their 64 bits: uint64 stats are bit-cast into the column.
+        values = np.zeros(n, dtype=np.int64)
+        mask = np.ones(n, dtype=bool)
+        values[event[rows]] = stats["int_value"].to_numpy()[rows]
+        mask[event[rows]] = False
+        out[name] = pd.arrays.IntegerArray(values.view(np.uint64) if unsigned else values, mask)
+    return out
+
+
+def _str_column(n: int, stats: pd.DataFrame, rows: np.ndarray) -> pd.Categorical:
+    """A well-known string stat as a sorted categorical (a numeric value stays a number)."""
+    str_value = stats["str_value"]
+    codes = str_value.cat.codes.to_numpy()[rows].astype(np.int64)
+    strings = list(str_value.cat.categories)
+    kinds = stats["kind"].to_numpy()[rows]
+    numeric = ~np.isin(kinds, _STRING_KINDS)
+    if numeric.any():
+        # Rare: a number under a string stat's name keeps its Python value.
+        extra = stat_values(stats.iloc[rows[numeric]])
+        position = {v: i for i, v in enumerate(strings)}
+        for i, value in zip(np.flatnonzero(numeric), extra):
+            codes[i] = position.setdefault(value, len(position))
+        strings = list(position)
+    used = np.unique(codes[codes >= 0])
+    values = [strings[c] for c in used]
+    if "" not in values:
+        used, values = np.append(used, len(strings)), values + [""]
+    order = _sorted_order(values)
+    remap = np.full(len(strings) + 1, -1, dtype=np.int64)
+    remap[used[order]] = np.arange(len(order))
+    column: np.ndarray = np.full(n, -1, dtype=_code_dtype(len(order)))
+    column[stats["event"].to_numpy()[rows]] = np.where(codes >= 0, remap[codes], -1)
+    return pd.Categorical.from_codes(column, categories=object_index([values[i] for i in order]))
+
+
+def _sorted_order(values: list) -> list:
+    """Positions of values in sorted order (str before bytes before numbers if mixed)."""
+    try:
+        return sorted(range(len(values)), key=values.__getitem__)
+    except TypeError:
+        return sorted(range(len(values)), key=lambda i: (type(values[i]).__name__, values[i]))
