@@ -1,6 +1,7 @@
 """The ``tbprof`` command (also ``python -m tensorboard_plugin_profile``).
 
-    tbprof serve --logdir DIR [--port 8791] [--host 127.0.0.1] [cache flags]
+    tbprof serve DIR [--port 8791] [--host 127.0.0.1] [cache flags]   (or --logdir DIR)
+    tbprof advise PATH [--format text|json] [--fail-on critical|warning]
     tbprof convert PATH --tool TOOL [--host H] [--format json|csv] [-o FILE] [cache flags]
     tbprof cache info|clear [--cache_dir DIR]
 
@@ -29,7 +30,10 @@ from .service import ProfileService
 def _serve(args: argparse.Namespace) -> int:
     from .server import serve
 
-    serve(args.logdir, args.port, args.host, config=CacheConfig.from_flags(args))
+    logdir = args.logdir or args.path
+    if not logdir:
+        raise ProfileError("Give the profiles to serve: tbprof serve DIR_OR_FILE (or --logdir).")
+    serve(logdir, args.port, args.host, config=CacheConfig.from_flags(args))
     return 0
 
 
@@ -58,13 +62,14 @@ def _write_converted(service: ProfileService, args: argparse.Namespace) -> int:
     if not runs:
         raise ProfileError(f"No profile (.xplane.pb or Chrome trace) found at {args.path}.")
     run = runs[0]
+    params = dict(_params(args), run=run)  # tools that link to pages (advisor) name the run
     out = open(args.output, "wb") if args.output else sys.stdout.buffer
     try:
         if args.format == "csv":
-            _, text = service.tool_csv(run, args.tool, host=args.host, params=_params(args))
+            _, text = service.tool_csv(run, args.tool, host=args.host, params=params)
             out.write(text.encode())
         else:
-            result = service.tool_data(run, args.tool, host=args.host, params=_params(args))
+            result = service.tool_data(run, args.tool, host=args.host, params=params)
             for chunk in result.chunks():
                 out.write(chunk)
             out.write(b"\n")
@@ -87,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="start the standalone Profile server")
-    serve.add_argument("--logdir", required=True, help="log dir, session folder or profile file")
+    serve.add_argument("path", nargs="?", help="log dir, session folder or profile file")
+    serve.add_argument("--logdir", default=None, help="the same as PATH")
     serve.add_argument("--port", type=int, default=8791)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
     add_flags(serve)
@@ -103,6 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("-o", "--output", default=None, help="write here instead of stdout")
     add_flags(convert)
     convert.set_defaults(func=_convert)
+
+    from .advise_cli import add_advise_arguments
+
+    add_advise_arguments(commands)
 
     cache = commands.add_parser("cache", help="show or clear the disk cache")
     cache.add_argument("action", choices=("info", "clear"))

@@ -129,10 +129,12 @@ class Routes:
         service: ProfileService,
         hide_capture: bool = False,
         capture: Optional[Any] = None,
+        live: Optional[dict] = None,
     ):
         self.service = service
         self.hide_capture = hide_capture
         self.capture = capture
+        self.live = live  # set by live.serve: this process's profiler, for the capture dialog
 
     def table(self) -> dict:
         routes = {
@@ -191,15 +193,15 @@ class Routes:
         return response
 
     def config(self, request: Request) -> Response:
-        return _json_response(
-            request,
-            {
-                "enableTabNameLabel": False,
-                "hideCaptureProfileButton": self.hide_capture or self.capture is None,
-                "srcPathPrefix": "",
-                "warnings": conflicts.conflict_warnings(),
-            },
-        )
+        config = {
+            "enableTabNameLabel": False,
+            "hideCaptureProfileButton": self.hide_capture or self.capture is None,
+            "srcPathPrefix": "",
+            "warnings": conflicts.conflict_warnings(),
+        }
+        if self.live:
+            config["live"] = self.live
+        return _json_response(request, config)
 
     def version(self, request: Request) -> Response:
         return _bytes_response(request, [__version__.encode()], "text/plain; charset=utf-8")

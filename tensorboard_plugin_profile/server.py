@@ -37,11 +37,15 @@ class StandaloneApp:
         logdir: str,
         hide_capture: bool = False,
         service: Optional[Any] = None,
+        live: Optional[dict] = None,
         config: Optional[CacheConfig] = None,
     ):
         self.service = service or ProfileService(logdir, config=config)
         routes = http_api.Routes(
-            self.service, hide_capture=hide_capture, capture=_capture_routes(self.service)
+            self.service,
+            hide_capture=hide_capture,
+            capture=_capture_routes(self.service),
+            live=live,
         )
         self.routes = routes.table()
 

@@ -21,6 +21,14 @@ export interface ProfileConfig {
   srcPathPrefix?: string | null;
   /** Problems the server found with its installation (e.g. a conflicting plugin). */
   warnings?: string[];
+  /** Set when the page is served from inside a training script (live.serve): what to capture. */
+  live?: LiveInfo;
+}
+
+export interface LiveInfo {
+  service_addr: string;
+  framework: string;
+  pid: number;
 }
 
 /** One conversion in flight on the server. */

@@ -90,6 +90,21 @@ export class ShellModel {
     return this.resolve({ run, tool: run === this.selection.run ? this.selection.tool : '', host: '' }, 'push', false);
   }
 
+  /** Live pages: pick up sessions saved meanwhile (e.g. captured by the script itself). */
+  async refreshRuns(): Promise<void> {
+    let after: string[];
+    try {
+      after = await this.api.runs();
+    } catch {
+      return;
+    }
+    const before = this.runs ?? [];
+    if (after.length === before.length && after.every((run, i) => run === before[i])) return;
+    if (this.phase === 'no-runs' || !this.selection.run) return this.resolve(this.selection, 'replace', true);
+    this.runs = after;
+    this.changed();
+  }
+
   async resolve(wanted: Selection, mode: HistoryMode, reloadRuns: boolean): Promise<void> {
     const generation = ++this.generation;
     this.abort?.abort();

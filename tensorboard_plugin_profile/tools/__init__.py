@@ -134,6 +134,12 @@ def _has_roofline(space: Any) -> bool:
     return peaks and _has_xla_ops(space)
 
 
+def _has_python_sources(space: Any) -> bool:
+    from ..analysis.attribution import has_python_sources
+
+    return has_python_sources(space)
+
+
 # What a trace_viewer@ request may ask (docs/trace_viewer.md): a window, a search or details.
 TRACE_QUERY_PARAMS = (
     "format",
@@ -218,6 +224,10 @@ _REGISTERED = (
         aliases=("hlo_op_stats",),
     ),
     Tool("roofline_model", "roofline_model", HOSTS_EACH_OR_ALL, listed_for=_has_roofline),
+    Tool("op_types", "op_types", HOSTS_EACH_OR_ALL),
+    Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL),
+    Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources),
+    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL, params=("run",)),  # its links name the run
     # Chrome-trace profiles (chrome_trace/): ProfilerHook tensor memory, PyTorch analyses.
     Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
     Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
@@ -256,6 +266,10 @@ TOOL_ORDER = (
     "framework_op_stats",
     "hlo_stats",
     "tf_data_bottleneck_analysis",
+    "advisor",
+    "op_types",
+    "scope_view",
+    "code_view",
     "pytorch_overview",
     "pytorch_operators",
     "pytorch_kernels",

@@ -77,12 +77,24 @@ def to_csv(table: Mapping[str, Any]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
     cols = table.get("cols", [])
-    writer.writerow([c.get("label") or c.get("id", "") for c in cols])
+    writer.writerow([_no_formula(c.get("label") or c.get("id", "")) for c in cols])
+    text_columns = [c.get("type") == "string" for c in cols]
     for row in table.get("rows", []):
         cells = row.get("c", []) if isinstance(row, dict) else []
         values = ["" if not c or c.get("v") is None else str(c["v"]) for c in cells]
+        values = [_no_formula(v) if t else v for v, t in zip(values, text_columns)] + values[
+            len(text_columns) :
+        ]
         writer.writerow(values + [""] * (len(cols) - len(values)))  # short rows padded
     return out.getvalue()
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _no_formula(text: str) -> str:
+    """Text from a profile (op names, frames) never starts a spreadsheet formula."""
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
 # --- number formatting shared by the tools (spec §5.1) -------------------------

@@ -41,3 +41,9 @@ def test_number_formats():
     assert one_digit(14.875539) == "14.9"
     assert one_digit(float("nan")) == "-nan"
     assert percent(30.47) == "30.5%" and percent(-1) == "unknown"
+
+
+def test_csv_text_never_starts_a_formula():
+    columns = [Column("name", "Name", "string"), Column("parent", "Parent", "number")]
+    table = data_table(columns, [["=HYPERLINK(1)", -1], ["@x", 2], ["ok", 3]])
+    assert to_csv(table) == '"Name","Parent"\n"\'=HYPERLINK(1)","-1.0"\n"\'@x","2.0"\n"ok","3.0"\n'

@@ -18,12 +18,15 @@ import './select-field';
 import { controlStyles } from './shared-styles';
 import './tool-view';
 
+const LIVE_REFRESH_MS = 3000;
+
 @customElement('pf-app')
 export class AppShell extends LitElement {
   @property({ attribute: false }) api!: ProfileApi;
   @query('pf-capture-dialog') private captureDialog!: CaptureDialog;
   private model!: ShellModel;
   private context: ToolContext | null = null;
+  private liveTimer: ReturnType<typeof setInterval> | undefined;
   private readonly onPopState = () => void this.model.followUrl();
   private readonly onNavigate = (event: Event) => {
     const tool = (event as CustomEvent<NavigateDetail>).detail?.tool;
@@ -57,6 +60,11 @@ export class AppShell extends LitElement {
       .spacer {
         flex: 1;
       }
+      .live {
+        align-self: center;
+        font-size: 0.85rem;
+        color: var(--pf-muted);
+      }
       main {
         padding: 8px 16px 32px;
       }
@@ -75,6 +83,14 @@ export class AppShell extends LitElement {
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     window.removeEventListener('popstate', this.onPopState);
+    clearInterval(this.liveTimer);
+  }
+
+  /** A live page lists sessions as they are saved, whoever captured them. */
+  override updated(): void {
+    if (this.model.config.live && this.liveTimer === undefined) {
+      this.liveTimer = setInterval(() => void this.model.refreshRuns(), LIVE_REFRESH_MS);
+    }
   }
 
   override render() {
@@ -107,6 +123,11 @@ export class AppShell extends LitElement {
           @pf-select=${(e: CustomEvent<{ value: string }>) => void m.selectHost(e.detail.value)}
         ></pf-select-field>
         <span class="spacer"></span>
+        ${m.config.live
+          ? html`<span class="live" title="This page is served by the training process itself"
+              >Live: ${m.config.live.framework} process ${m.config.live.pid}</span
+            >`
+          : nothing}
         ${showCapture
           ? html`<button type="button" class="primary" @click=${() => this.captureDialog.open()}>
               Capture Profile
@@ -123,6 +144,7 @@ export class AppShell extends LitElement {
       ${showCapture
         ? html`<pf-capture-dialog
             .api=${this.api}
+            .live=${m.config.live}
             @pf-captured=${(e: CustomEvent<{ session?: string }>) => void m.reloadRunsAndSelectNewest(e.detail?.session)}
           ></pf-capture-dialog>`
         : nothing}

@@ -7,7 +7,7 @@
  */
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
-import type { CaptureStatus, ProfileApi } from '../api';
+import type { CaptureStatus, LiveInfo, ProfileApi } from '../api';
 import { capturedText, clockOffset, progressText } from '../capture/progress';
 import {
   HOST_TRACER_LEVELS,
@@ -29,6 +29,8 @@ type Status =
 @customElement('pf-capture-dialog')
 export class CaptureDialog extends LitElement {
   @property({ attribute: false }) api!: ProfileApi;
+  /** The training process serving this page (live.serve): the dialog captures it by default. */
+  @property({ attribute: false }) live?: LiveInfo;
   @state() private form: CaptureForm = loadCaptureForm(safeStorage());
   @state() private status: Status = { kind: 'idle' };
   @state() private errors: Partial<Record<keyof CaptureForm, string>> = {};
@@ -135,6 +137,7 @@ export class CaptureDialog extends LitElement {
 
   open(): void {
     if (this.status.kind !== 'running') this.status = { kind: 'idle' };
+    if (this.live?.service_addr) this.form = { ...this.form, serviceAddr: this.live.service_addr };
     this.dialog.showModal();
   }
 

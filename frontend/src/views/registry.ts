@@ -126,6 +126,18 @@ function registerDashboards(): void {
     load: async () => (await import('./pod-viewer-view')).POD_VIEWER_VIEW_TAG,
   });
   registerToolView({
+    id: 'tree-table',
+    matchesTool: toolIs('op_types', 'scope_view', 'code_view'),
+    matchesPayload: isTablePayload,
+    load: async () => (await import('./tree-table-view')).TREE_TABLE_VIEW_TAG,
+  });
+  registerToolView({
+    id: 'advisor',
+    matchesTool: toolIs('advisor'),
+    matchesPayload: isTablePayload,
+    load: async () => (await import('./advisor-view')).ADVISOR_VIEW_TAG,
+  });
+  registerToolView({
     id: 'tf-data',
     matchesTool: toolIs('tf_data_bottleneck_analysis'),
     matchesPayload: isTablePayload,

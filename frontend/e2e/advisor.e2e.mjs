@@ -1,0 +1,211 @@
+// Browser test of the advisor, op-type, scope and code pages, and the live page's capture dialog,
+// in real headless Chromium against the real server on tests/data.
+//
+//   PROFILE_E2E_URL=http://127.0.0.1:8791/ PROFILE_E2E_ARTIFACTS=/tmp/shots node e2e/advisor.e2e.mjs
+//
+// Numbers on the pages are compared with the tool data the server sends; Export as CSV with
+// `data_csv`. Fails on any request to another origin, console error, page error or CSP violation.
+// Screenshots land in PROFILE_E2E_ARTIFACTS (advisor-*.png).
+import { mkdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { enforceStrictCsp, guardOrigin, launchChromium } from './browser.mjs';
+
+const BASE = process.env.PROFILE_E2E_URL;
+const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
+const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
+if (!BASE) {
+  console.error('Set PROFILE_E2E_URL to the server root, e.g. http://127.0.0.1:8791/');
+  process.exit(1);
+}
+const base = new URL(BASE);
+const pluginBase = new URL('data/plugin/profile/', base);
+mkdirSync(ARTIFACTS, { recursive: true });
+
+const KERAS = 'tf_keras2_fit/session_1';
+const JAX = 'jax_cpu_train/session_1';
+const problems = [];
+const results = [];
+let page;
+let step = 'start';
+
+function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
+const q = (params) => new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')).toString();
+
+async function api(route, params = {}, as = 'json') {
+  const response = await fetch(new URL(`${route}?${q(params)}`, pluginBase));
+  check(response.ok, `GET ${route} ${q(params)} answered ${response.status}`);
+  return as === 'text' ? response.text() : response.json();
+}
+
+async function open(run, tool, viewTag) {
+  await page.goto(new URL(`?${q({ run, tool })}`, base).href);
+  const view = page.locator(`pf-tool-view > ${viewTag}, pf-tool-view > pf-message`).first();
+  await view.waitFor({ timeout: TIMEOUT_MS * 2 });
+  const banner = page.locator('pf-tool-view > pf-message[kind="error"]');
+  if (await banner.count()) throw new Error('error banner on ' + tool);
+  return page.locator(`pf-tool-view > ${viewTag}`);
+}
+
+async function shot(name) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(ARTIFACTS, `advisor-${name}.png`), fullPage: true });
+}
+
+const clean = (s) => s.replace(/\s+/g, ' ').trim();
+const column = (table, id) => table.cols.findIndex((c) => c.id === id);
+
+async function advisorPage() {
+  const data = await api('data', { run: KERAS, tag: 'advisor' });
+  const view = await open(KERAS, 'advisor', 'pf-advisor-view');
+  const cards = view.locator('article.finding');
+  await cards.first().waitFor({ timeout: TIMEOUT_MS });
+  check((await cards.count()) === data.rows.length, `${await cards.count()} cards for ${data.rows.length} findings`);
+  const first = cards.first();
+  check((await first.getAttribute('data-check')) === 'input_bound', 'the first finding is not input_bound');
+  check((await first.getAttribute('class')).includes('critical'), 'input_bound is not shown as critical');
+  const title = data.rows[0].c[column(data, 'title')].v;
+  check(clean(await first.textContent()).includes(title), 'card does not show the finding title');
+  check((await view.locator('[data-check="tf_data_bottleneck"]').count()) === 1, 'no tf.data bottleneck card');
+  await shot('keras');
+  await first.locator('a.tool-link').click();
+  await page.locator('pf-tool-view > pf-input-pipeline-view, pf-tool-view > pf-message').first().waitFor({ timeout: TIMEOUT_MS * 2 });
+  check(new URL(page.url()).searchParams.get('tool') === 'input_pipeline_analyzer', `link went to ${page.url()}`);
+  return `${data.rows.length} findings, evidence link opens the input pipeline analyzer`;
+}
+
+async function jaxAdvisor() {
+  const view = await open(JAX, 'advisor', 'pf-advisor-view');
+  await view.locator('article.finding').first().waitFor({ timeout: TIMEOUT_MS });
+  const all = clean(await view.evaluate((el) => el.shadowRoot.textContent));
+  check(all.includes('JAX profile'), 'framework not named');
+  check(!/tf\.data|TF2|tf\.function/.test(all), 'TensorFlow advice on a JAX run');
+  await shot('jax');
+  return 'JAX advice only';
+}
+
+async function opTypesPage() {
+  const data = await api('data', { run: KERAS, tag: 'op_types' });
+  const view = await open(KERAS, 'op_types', 'pf-tree-table-view');
+  const rows = view.locator('tbody tr');
+  await rows.first().waitFor({ timeout: TIMEOUT_MS });
+  const rootMs = data.rows[0].c[column(data, 'total_time_us')].v / 1000;
+  const shown = Number(clean(await rows.first().locator('td').nth(1).textContent()));
+  check(Math.abs(shown - rootMs) < 0.001, `root total ${shown} ms, data ${rootMs} ms`);
+  const types = await view.locator('tbody tr[data-kind="type"]').count();
+  const expected = data.rows.filter((r) => r.c[column(data, 'kind')].v === 'type').length;
+  check(types === expected, `${types} type rows, data has ${expected}`);
+  const before = await rows.count();
+  await view.locator('tbody tr[data-kind="type"] button.toggle').first().click();
+  check((await rows.count()) > before, 'expanding a type showed no ops');
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: TIMEOUT_MS }), view.locator('a.export').click()]);
+  const file = readFileSync(await download.path(), 'utf8');
+  check(file === (await api('data_csv', { run: KERAS, tag: 'op_types' }, 'text')), 'CSV differs from data_csv');
+  await shot('op-types');
+  return `${types} op types, drill-down and CSV`;
+}
+
+async function scopePage() {
+  const view = await open(KERAS, 'scope_view', 'pf-tree-table-view');
+  await view.locator('tbody tr').first().waitFor({ timeout: TIMEOUT_MS });
+  await view.locator('input[type="search"]').fill('conv2d_1');
+  await page.waitForTimeout(200);
+  const names = await view.locator('tbody td.name').allTextContents();
+  check(names.some((n) => n.includes('conv2d_1')), 'filter hid the matching scope');
+  check(names.some((n) => n.includes('Conv2DBackpropFilter')), "filter hid the matching scope's ops");
+  await shot('scope');
+  return `filter shows ${names.length} rows`;
+}
+
+async function codePage() {
+  const view = await open(JAX, 'code_view', 'pf-tree-table-view');
+  await view.locator('tbody tr').first().waitFor({ timeout: TIMEOUT_MS });
+  await view.locator('button', { hasText: 'Expand all' }).click();
+  const frames = await view.locator('tbody tr[data-kind="frame"] td.name').allTextContents();
+  check(frames.some((f) => f.includes('train_step')), 'no train_step frame');
+  await shot('code');
+  return `${frames.length} frame rows`;
+}
+
+async function overviewUsesAdvisor() {
+  await open(KERAS, 'overview_page', 'pf-overview-view');
+  const card = page.locator('pf-overview-view .recommendation article.finding').first();
+  await card.waitFor({ timeout: TIMEOUT_MS });
+  check((await card.getAttribute('data-check')) === 'input_bound', 'overview does not show the input-bound finding');
+  await shot('overview-keras');
+  await open(JAX, 'overview_page', 'pf-overview-view');
+  await page.locator('pf-overview-view .recommendation article.finding').first().waitFor({ timeout: TIMEOUT_MS });
+  const text = clean(await page.locator('pf-overview-view .recommendation').textContent());
+  check(!text.includes('TF2 Profiler FAQ'), 'JAX overview still refers to the TF2 FAQ');
+  await shot('overview-jax');
+  return 'advisor findings in the recommendation';
+}
+
+async function livePrefill() {
+  // A page served by live.serve gets `live` in /config; play that server's answer here.
+  await page.route('**/config*', async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    await route.fulfill({ response, json: { ...body, live: { service_addr: 'localhost:45678', framework: 'JAX', pid: 4242 } } });
+  });
+  await open(JAX, 'advisor', 'pf-advisor-view');
+  const badge = page.locator('pf-app .live');
+  await badge.waitFor({ timeout: TIMEOUT_MS });
+  check(clean(await badge.textContent()) === 'Live: JAX process 4242', 'no live badge');
+  await page.locator('pf-app header button.primary').click();
+  const input = page.locator('pf-capture-dialog input[name="serviceAddr"]');
+  await input.waitFor({ timeout: TIMEOUT_MS });
+  for (let i = 0; i < 50 && (await input.inputValue()) !== 'localhost:45678'; i++) await page.waitForTimeout(100);
+  check((await input.inputValue()) === 'localhost:45678', `dialog not pre-filled: ${await input.inputValue()}`);
+  await page.screenshot({ path: join(ARTIFACTS, 'advisor-live-dialog.png') });
+  await page.unroute('**/config*');
+  return 'capture dialog pre-filled with this process';
+}
+
+async function main() {
+  const browser = await launchChromium();
+  let failed = 0;
+  try {
+    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
+    await enforceStrictCsp(context, base.origin);
+    page = await context.newPage();
+    guardOrigin(page, base.origin, problems);
+    page.on('console', (m) => m.type() === 'error' && problems.push(`console error in "${step}": ${m.text()}`));
+    page.on('pageerror', (e) => problems.push(`page error in "${step}": ${e.message}`));
+    const checks = [
+      ['advisor', advisorPage],
+      ['advisor on JAX', jaxAdvisor],
+      ['op types', opTypesPage],
+      ['scope view', scopePage],
+      ['code view', codePage],
+      ['overview', overviewUsesAdvisor],
+      ['live capture dialog', livePrefill],
+    ];
+    for (const [name, fn] of checks) {
+      step = name;
+      try {
+        results.push(`ok   ${name}: ${await fn()}`);
+      } catch (error) {
+        failed++;
+        results.push(`FAIL ${name}: ${error?.message ?? error}`);
+        await page.screenshot({ path: join(ARTIFACTS, `advisor-failure-${name.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => {});
+      }
+    }
+    if (problems.length) {
+      failed++;
+      results.push(`FAIL page health:\n  ${problems.join('\n  ')}`);
+    } else results.push('ok   page health: same-origin only, no console errors or CSP violations');
+  } finally {
+    await browser.close();
+  }
+  console.log(results.join('\n'));
+  console.log(`${results.length - failed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((error) => {
+  console.error(`e2e FAILED at "${step}": ${error?.message ?? error}`);
+  process.exit(1);
+});

@@ -1,0 +1,173 @@
+"""The advisor's checks: findings over the analyses we already have.
+
+Each check reads the op statistics, step database, kernels, device timelines or
+tf.data pipelines of a session and returns zero or more ``Finding``s: a
+severity, a one-line title, the evidence (numbers, and a link to the page or
+trace window that shows them, as a query of the page's URL) and what to do.
+Advice is phrased for the framework that made the profile: a JAX run never gets
+tf.data or TF2 FAQ advice.
+
+Checks stay quiet when their input is missing (no steps, no device): an idle
+capture yields only the one finding that says nothing ran.
+
+Usage::
+
+    report = advise([("vm", space)], run="run1")
+    [f.title for f in report.findings]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Optional, Sequence
+from urllib.parse import urlencode
+
+import numpy as np
+import pandas as pd
+
+from ..xspace import schema
+from ..xspace.model import Space
+from . import input_analysis as ia
+from .op_stats import OpStats, op_stats_of_hosts
+from .preprocess import preprocess
+
+CRITICAL, WARNING, INFO = "critical", "warning", "info"
+SEVERITY_ORDER = {CRITICAL: 0, WARNING: 1, INFO: 2}
+TENSORFLOW, JAX, PYTORCH, UNKNOWN = "TensorFlow", "JAX", "PyTorch", "unknown"
+
+
+@dataclasses.dataclass
+class Finding:
+    check: str  # stable id, e.g. "input_bound"
+    severity: str
+    title: str
+    evidence: str  # numbers, in words
+    advice: str  # what to do
+    link: dict = dataclasses.field(default_factory=dict)  # page query: tool, start_ms, ...
+    numbers: dict = dataclasses.field(default_factory=dict)  # machine-readable evidence
+
+
+@dataclasses.dataclass
+class Context:
+    """What every check may read, computed once per report."""
+
+    hosts: Sequence[tuple]
+    spaces: list
+    stats: OpStats
+    details: pd.DataFrame
+    framework: str
+    run: str
+    host: str
+
+
+@dataclasses.dataclass
+class Report:
+    framework: str
+    findings: list
+
+    def as_json(self) -> dict:
+        return {
+            "framework": self.framework,
+            "findings": [dataclasses.asdict(f) for f in self.findings],
+        }
+
+
+def advise(hosts: Sequence[tuple], run: str = "", host: str = "") -> Report:
+    """Runs every check (``CHECKS``) and returns the findings, most severe first."""
+    from .advice_checks import CHECKS
+
+    ctx = context_of(hosts, run, host)
+    findings: list = []
+    for check in CHECKS:
+        findings.extend(check(ctx))
+    findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])  # stable: check order within
+    return Report(ctx.framework, findings)
+
+
+def context_of(hosts: Sequence[tuple], run: str = "", host: str = "") -> Context:
+    """What the checks read, computed once from the (name, Space) hosts."""
+    spaces = [preprocess(space) for _, space in hosts]
+    stats = op_stats_of_hosts(hosts)
+    return Context(
+        hosts=hosts,
+        spaces=spaces,
+        stats=stats,
+        details=ia.step_details(stats.steps),
+        framework=framework_of(spaces, stats),
+        run=run,
+        host=host,
+    )
+
+
+def framework_of(spaces: Sequence[Space], stats: Optional[OpStats] = None) -> str:
+    """The framework that made the profile, from what its planes say about themselves."""
+    for space in spaces:
+        metadata = space.plane(schema.METADATA_PLANE)
+        if metadata is not None and "jax_version" in metadata.stat_names.values():
+            return JAX
+    if stats is not None and stats.steps.framework:
+        return str(stats.steps.framework)
+    for space in spaces:
+        host = space.plane(schema.HOST_PLANE)
+        if host is None:
+            continue
+        names = pd.Series(host.event_metadata["name"], dtype=object).astype(str)
+        if names.str.startswith("aten::").any():
+            return PYTORCH
+        if names.str.startswith(("PjitFunction", "PjRt")).any():
+            return JAX
+        lines = host.lines["name"].astype(str)
+        if lines.str.startswith("tf_").any() or names.str.startswith("Iterator::").any():
+            return TENSORFLOW
+    if stats is not None and not stats.host_ops.without_idle().empty:
+        return TENSORFLOW
+    return UNKNOWN
+
+
+def page_link(ctx: Context, tool: str, **params: object) -> dict:
+    """A link as the page's URL query (``?run=&tool=&host=`` plus view parameters)."""
+    query = {"run": ctx.run, "tool": tool}
+    if ctx.host:
+        query["host"] = ctx.host
+    query.update({k: _param(v) for k, v in params.items() if v is not None})
+    return {"tool": tool, "query": "?" + urlencode(query)}
+
+
+def trace_window(ctx: Context, begin_ps: int, end_ps: int) -> dict:
+    """A link to the trace viewer showing [begin, end] (ms on the trace clock) with margins."""
+    margin = max((end_ps - begin_ps) // 20, 1)
+    return page_link(
+        ctx,
+        "trace_viewer@",
+        start_ms=(begin_ps - margin) / 1e9,
+        end_ms=(end_ps + margin) / 1e9,
+    )
+
+
+def _param(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.6f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def percent(part: float, whole: float) -> float:
+    return 100.0 * part / whole if whole else 0.0
+
+
+def busy_time_ps(begin: np.ndarray, end: np.ndarray) -> int:
+    """Length of the union of intervals (sorted merge, no loop per interval)."""
+    if len(begin) == 0:
+        return 0
+    order = np.argsort(begin, kind="stable")
+    begin, end = begin[order], end[order]
+    reach = np.maximum.accumulate(end)
+    starts_run = np.ones(len(begin), dtype=bool)
+    starts_run[1:] = begin[1:] > reach[:-1]
+    run_id = np.cumsum(starts_run) - 1
+    run_begin = begin[starts_run]
+    run_end = np.zeros(len(run_begin), dtype=np.int64)
+    np.maximum.at(run_end, run_id, reach)
+    return int((run_end - run_begin).sum())
+
+
+Check = Callable[[Context], list]

@@ -1,0 +1,36 @@
+"""code_view: op time attributed to the Python lines that created or launched the ops.
+
+Frames come from XLA's HLO metadata (JAX: the call stack of each traced
+operation) or from Python-tracer events enclosing the ops on a host thread.
+Ops with no known source are kept under one "(no Python source)" node, so the
+root's total stays the total op time.
+
+Usage::
+
+    table = convert([("host", space)], {})     # a tree DataTable (see tree_table)
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from ..analysis.attribution import op_records
+from ..analysis.op_tree import build_tree
+from ..errors import NotApplicable
+from .tree_table import tree_table
+
+NO_SOURCE = "(no Python source)"
+
+
+def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> dict:
+    records = op_records(hosts)
+    if not any(records["frames"]):
+        raise NotApplicable(
+            "No op in this profile has a Python call site: profile a JAX program, or "
+            "enable the Python tracer (python_tracer_level=1) when capturing."
+        )
+    paths = [
+        (f or (NO_SOURCE,)) + (f"{n} ({s})",)
+        for f, n, s in zip(records["frames"], records["name"], records["side"])
+    ]
+    return tree_table(build_tree(records, paths, "frame"), {"view": "code_view"})

@@ -1,0 +1,147 @@
+"""Live tracing from inside a real JAX training loop: capture through the page, reopen.
+
+The child process runs a jitted loop inside ``live.tracing(...)``; the test talks
+to it only over HTTP, as the page does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from werkzeug.test import Client
+
+from tensorboard_plugin_profile.server import StandaloneApp
+
+pytestmark = pytest.mark.slow
+
+TRAIN = r"""
+import sys, time
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError as e:
+    print("noimport", e, flush=True)
+    sys.exit(0)
+from tensorboard_plugin_profile import live
+
+@jax.jit
+def step(x):
+    return jnp.tanh(x @ x) * 0.5
+
+logdir, stop_file = sys.argv[1], sys.argv[2]
+with live.tracing(port=0, logdir=logdir, quiet=True) as server:
+    x = jnp.ones((128, 128))
+    step(x).block_until_ready()
+    print("ready", server.url, server.profiler_address, flush=True)
+    deadline = time.time() + 120  # never outlive a broken test
+    steps = 0
+    while time.time() < deadline and not __import__("os").path.exists(stop_file):
+        x = step(x)
+        x.block_until_ready()
+        steps += 1
+        time.sleep(0.002)
+print("done", steps, flush=True)
+"""
+
+
+def _get(url: str, timeout: float = 60) -> bytes:
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return response.read()
+
+
+def _port_is_closed(url: str) -> bool:
+    host, port = url.split("//", 1)[1].rstrip("/").rsplit(":", 1)
+    with socket.socket() as sock:
+        return sock.connect_ex((host, int(port))) != 0
+
+
+def test_capture_a_jax_loop_through_the_live_page_and_reopen_it(tmp_path):
+    logdir, stop_file = tmp_path / "logs", tmp_path / "stop"
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1")
+    child = subprocess.Popen(
+        [sys.executable, "-c", TRAIN, str(logdir), str(stop_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        first = child.stdout.readline()
+        if first.startswith("noimport"):
+            pytest.skip(f"import jax failed: {first}")
+        assert first.startswith("ready"), first + child.stderr.read()
+        _, url, profiler = first.split()
+        # The page learns what to capture from /config: this process's profiler.
+        config = json.loads(_get(url + "config"))
+        assert config["live"]["service_addr"] == profiler
+        assert config["live"]["framework"] == "JAX"
+        assert config["live"]["pid"] == child.pid
+        # Capture through the page's route while the loop keeps running.
+        query = f"capture_profile?service_addr={profiler}&duration=800&num_retry=2"
+        reply = json.loads(_get(url + query))
+        assert reply.get("result", "").startswith("Capture profile successfully"), reply
+        (session,) = json.loads(_get(url + "runs"))  # shown as soon as it is written
+        tools = json.loads(_get(url + f"run_tools?run={session}"))
+        assert "trace_viewer@" in tools and "advisor" in tools
+    finally:
+        stop_file.write_text("stop")
+        out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    assert out.startswith("done"), out
+    assert _port_is_closed(url)  # the page stopped with the training loop
+    # Reopen the saved session as `tbprof serve LOGDIR` would.
+    client = Client(StandaloneApp(str(logdir)))
+    assert json.loads(client.get("/runs").data) == [session]
+    trace = client.get(f"/data?run={session}&tag=trace_viewer&host=")
+    assert trace.status_code == 200
+    names = {e.get("name", "") for e in json.loads(trace.data)["traceEvents"]}
+    assert any("PjitFunction(step)" in n for n in names)
+    advice = json.loads(client.get(f"/data?run={session}&tag=advisor").data)
+    assert advice["p"]["framework"] == "JAX"
+
+
+def test_tbprof_serve_takes_the_path_as_its_argument():
+    from tensorboard_plugin_profile.cli import build_parser
+
+    args = build_parser().parse_args(["serve", "some/dir", "--port", "0", "--host", "::1"])
+    assert (args.path, args.logdir, args.port, args.host) == ("some/dir", None, 0, "::1")
+    args = build_parser().parse_args(["serve", "--logdir", "other"])
+    assert args.logdir == "other" and args.path is None
+
+
+SERVE_AND_EXIT = r"""
+import sys
+try:
+    import jax
+except ImportError as e:
+    print("noimport", e, flush=True)
+    sys.exit(0)
+from tensorboard_plugin_profile import live
+
+server = live.serve(port=0, logdir=sys.argv[1], quiet=True)
+print("ready", server.url, flush=True)
+# No stop(): leaving the script must still shut everything down.
+"""
+
+
+def test_a_script_that_never_stops_the_server_still_exits_promptly(tmp_path):
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE_AND_EXIT, str(tmp_path / "logs")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    if result.stdout.startswith("noimport"):
+        pytest.skip(result.stdout)
+    assert result.returncode == 0, result.stderr
+    _, url = result.stdout.split()
+    assert _port_is_closed(url)
+    assert (tmp_path / "logs" / "plugins" / "profile").is_dir()
