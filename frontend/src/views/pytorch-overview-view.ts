@@ -11,7 +11,7 @@ import '../components/data-table';
 import { dashboardStyles, metricList } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
 import { pytorchOverviewModel, type PytorchOverviewModel } from '../models/pytorch-overview';
-import { formatNumber } from '../table/format';
+import { formatNumber } from '../format';
 import type { ToolContext, ToolViewElement } from './contract';
 
 export const PYTORCH_OVERVIEW_VIEW_TAG = 'pf-pytorch-overview-view';
