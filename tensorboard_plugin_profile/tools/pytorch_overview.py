@@ -2,7 +2,7 @@
 
 Tables (``analysis/pytorch/overview.py`` computes them): the average step and each step
 split into Kernel / Memcpy / Memset / Communication / Runtime / DataLoader / CPU Exec /
-Other (µs, with each part's share of the step), the GPU summary (utilization, estimated
+Other (µs), the GPU summary (utilization, estimated
 SM efficiency and achieved occupancy, the GPU's name, memory and compute capability) and
 the run environment.
 
@@ -43,9 +43,8 @@ def _breakdown(ov) -> dict:
     parts = _shown_parts(ov)
     columns = [Column("step", "Step", "string"), Column("total_us", "Step time (us)", "number")]
     for part in parts:
-        key = part.lower().replace(" ", "_")
-        columns.append(Column(f"{key}_us", f"{part} (us)", "number"))
-        columns.append(Column(f"{key}_percent", f"{part} (%)", "number"))
+        # Time only (the page shows each part's share of the average step beside the table).
+        columns.append(Column(f"{part.lower().replace(' ', '_')}_us", f"{part} (us)", "number"))
     rows = [_row("Average", ov.average, parts)]
     for record in ov.steps.to_dict("records"):
         rows.append(_row(str(record["step"]), record, parts))
@@ -58,12 +57,9 @@ def _breakdown(ov) -> dict:
 
 
 def _row(name: str, costs: Mapping, parts: list) -> list:
-    total = float(costs[TOTAL])
-    row: list = [name, round(total / _US)]
-    for part in parts:
-        value = float(costs[part])
-        row += [round(value / _US), round(100 * value / total, 2) if total else 0.0]
-    return row
+    return [name, round(float(costs[TOTAL]) / _US)] + [
+        round(float(costs[part]) / _US) for part in parts
+    ]
 
 
 def _gpus(ov, space) -> dict:
