@@ -87,14 +87,20 @@ setup(
         ],
         "console_scripts": ["tbprof = tensorboard_plugin_profile.cli:main"],
     },
-    # The compiled XSpace reader is optional: without a C compiler the package
-    # installs and uses the pure-Python reader (same results, slower).
+    # The compiled extensions are optional: without a C compiler the package installs
+    # and uses the pure-Python reader and numpy passes (same results, slower).
     ext_modules=[
         Extension(
             "tensorboard_plugin_profile.xspace._fastdecode",
             ["tensorboard_plugin_profile/xspace/_fastdecode.c"],
             optional=True,
-        )
+        ),
+        # Sequential analysis passes (stacks, sweeps); numpy fallbacks otherwise.
+        Extension(
+            "tensorboard_plugin_profile.analysis._passes",
+            ["tensorboard_plugin_profile/analysis/_passes.c"],
+            optional=True,
+        ),
     ],
     cmdclass={"build_py": BuildPyWithFrontend},
 )

@@ -33,7 +33,8 @@ import dataclasses
 from collections import deque
 
 import numpy as np
-import pandas as pd
+
+from . import passes
 
 NO_LABEL = np.iinfo(np.int64).max
 # Producer/consumer contexts are connected unless both sides are this large.
@@ -51,39 +52,13 @@ def intra_thread_parents(run, begin, end, skip) -> np.ndarray:
     backwards = (b[1:] < b[:-1]) & (r[1:] == r[:-1])
     bad_runs = np.unique(r[1:][backwards])
     sorted_rows = ~np.isin(r, bad_runs) if len(bad_runs) else np.ones(len(r), dtype=bool)
-    found = _previous_enclosing(r, e)
+    found = passes.previous_enclosing(r, e)
     parent[rows[sorted_rows]] = np.where(found >= 0, rows[np.maximum(found, 0)], -1)[sorted_rows]
     for bad in bad_runs.tolist():  # one iteration per out-of-order line, not per event
         on_run = np.flatnonzero(r == bad)
         local = _stack_parents(b[on_run].tolist(), e[on_run].tolist())
         parent[rows[on_run]] = np.where(local >= 0, rows[on_run][np.maximum(local, 0)], -1)
     return parent
-
-
-def _previous_enclosing(run: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Per position: the latest earlier position of its run with end >= its end, else -1.
-
-    Invariant: every position strictly between ``cand[i]`` and ``i`` ends before
-    ``i``; a candidate that also ends before ``i`` can be skipped to its own
-    candidate. Jumps double like list ranking, so rounds stay logarithmic.
-    """
-    m = len(run)
-    positions = np.arange(m, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
-    run_start = np.repeat(starts, np.diff(np.r_[starts, m]))
-    cand = positions - 1
-    # Nothing earlier in the run ends at or after us: a top-level event, no search.
-    latest_end = pd.Series(end).groupby(run, sort=False).cummax().to_numpy()
-    top = np.r_[True, latest_end[:-1] < end[1:]] | (cand < run_start)
-    cand[top] = run_start[top] - 1
-    active = positions[~top]
-    while len(active):
-        c = cand[active]
-        jump = end[c] < end[active]
-        active, c = active[jump], c[jump]
-        cand[active] = cand[c]
-        active = active[cand[active] >= run_start[active]]
-    return np.where(cand >= run_start, cand, -1)
 
 
 def _stack_parents(begin: list, end: list) -> np.ndarray:

@@ -73,6 +73,7 @@ class Nodes:
     def of(cls, space: Space) -> Nodes:
         planes = list(space.planes)
         offsets = np.cumsum([0] + [len(p.events) for p in planes]).astype(np.int64)
+        n = int(offsets[-1])
 
         def cat(fn, dtype):
             parts = [np.asarray(fn(p), dtype=dtype) for p in planes]
@@ -87,6 +88,9 @@ class Nodes:
         cols, present = {}, {}
         for key in _COLUMNS:
             pairs = [_int_values(p.events, key) for p in planes]
+            if not any(m.any() for _, m in pairs):  # absent everywhere: untouched zero pages
+                cols[key], present[key] = np.zeros(n, np.int64), np.zeros(n, bool)
+                continue
             cols[key] = np.concatenate([v for v, _ in pairs] + [np.zeros(0, dtype=np.int64)])
             present[key] = np.concatenate([m for _, m in pairs] + [np.zeros(0, dtype=bool)])
         types = cat(_node_types, np.int8)
@@ -133,6 +137,8 @@ def _int_values(events, name: str) -> tuple:
     # The array, not the Series: a fifth of the per-call cost on small planes.
     col = events[name].array
     present = ~np.asarray(col.isna(), dtype=bool)
+    if not present.any():  # most stat columns of a profile are empty: skip the copy
+        return np.zeros(len(events), dtype=np.int64), present
     dtype = np.uint64 if str(col.dtype).startswith("UInt") else np.int64
     return col.to_numpy(dtype=dtype, na_value=0).view(np.int64), present
 

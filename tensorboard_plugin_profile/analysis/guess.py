@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Space
+from . import per_name, step_events
 from . import steps as steps_module
 
 JAX = "JAX"
@@ -41,17 +42,17 @@ def detect_framework(space: Space) -> str:
     if metadata is not None and any("jax" in str(k) for k in metadata.plane_stats):
         return JAX
     host = space.plane(schema.HOST_PLANE)
-    if host is not None and _distinct(host.events["name"]).str.startswith("PjitFunction").any():
+    if host is not None and _names_used(host, lambda s: s.str.startswith("PjitFunction")).any():
         return JAX
     return TENSORFLOW
 
 
-def _distinct(names: pd.Series) -> pd.Series:
-    """The distinct names as strings (the categories of a categorical column): string work
-    once per name, not per event."""
-    if isinstance(names.dtype, pd.CategoricalDtype):
-        return pd.Series(names.cat.categories, dtype=object).astype(str)
-    return pd.Series(names.unique(), dtype=object).astype(str)
+def _names_used(plane, test) -> np.ndarray:
+    """Per distinct name that some event carries: ``test`` of it."""
+    codes, names = per_name.distinct(plane.events["name"])
+    used = np.zeros(len(names), dtype=bool)
+    used[codes[codes >= 0]] = True
+    return np.asarray(test(names[used]), dtype=bool) if used.any() else used[:0]
 
 
 def guessed_step_db(space: Space, db: steps_module.StepDb) -> steps_module.StepDb:
@@ -59,45 +60,75 @@ def guessed_step_db(space: Space, db: steps_module.StepDb) -> steps_module.StepD
     host = space.plane(schema.HOST_PLANE)
     if host is None or host.events.empty:
         return dataclasses.replace(db, framework=framework)
-    ev = steps_module._real_events(host)
-    windows = _step_events(ev)
+    rows = step_events.real_rows(host)
+    windows = _step_events(host.events, rows)
     if windows.empty:
         return dataclasses.replace(db, framework=framework)
-    markers, spans = _assign_to_windows(space, ev, windows)
+    markers, spans = _assign_to_windows(space, host.events, rows, windows)
     guessed = steps_module.build_step_db(markers, spans, has_device=db.has_device)
     guessed.guessed_from = str(windows["name"].iloc[0])
     guessed.framework = framework
     return guessed if not guessed.steps.empty else dataclasses.replace(db, framework=framework)
 
 
-def _step_events(ev: pd.DataFrame) -> pd.DataFrame:
-    """Non-overlapping occurrences of the most likely step event, in time order."""
-    names = ev["name"].astype(str)
-    numbered = ev["step_num"].notna() & ev["_r"].isna()
+def _step_events(events: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """Non-overlapping occurrences of the most likely step event, in time order
+    (a small frame indexed by event row, with the event's ``name`` as str)."""
+    numbered = per_name.present(events["step_num"], rows) & ~per_name.present(events["_r"], rows)
     if numbered.any():
-        chosen = ev[numbered & (names == names[numbered].value_counts().index[0])]
+        candidates = rows[numbered]
+        names = _names_of(events, candidates)
+        chosen = candidates[(names == names.value_counts().index[0]).to_numpy()]
     else:
-        calls = ev[names.str.contains(_STEP_FUNCTION, regex=True).to_numpy()]
-        if calls.empty:
-            return calls.iloc[:0].assign(step=0)
-        total = calls.groupby(calls["name"].astype(str)).agg(
-            n=("duration_ps", "size"), t=("duration_ps", "sum")
+        calls = rows[
+            per_name.per_value(
+                events["name"], lambda s: s.str.contains(_STEP_FUNCTION, regex=True), rows
+            )
+        ]
+        names = _names_of(events, calls)
+        total = (
+            events["duration_ps"]
+            .iloc[calls]
+            .groupby(names.to_numpy())
+            .agg(["size", "sum"])
+            .rename(columns={"size": "n", "sum": "t"})
         )
         total = total[total["n"] >= 2]
         if total.empty:
-            return calls.iloc[:0].assign(step=0)
-        chosen = calls[calls["name"].astype(str) == total["t"].idxmax()]
-    chosen = chosen.sort_values("begin_ps", kind="stable")
-    end = (chosen["begin_ps"] + chosen["duration_ps"]).to_numpy()
+            return _frame(events, calls[:0])
+        chosen = calls[(names == total["t"].idxmax()).to_numpy()]
+    frame = _frame(events, chosen).sort_values("begin_ps", kind="stable")
+    end = (frame["begin_ps"] + frame["duration_ps"]).to_numpy()
     # Keep top-level occurrences: those starting after every earlier one ended.
     previous_end = np.concatenate([[np.iinfo(np.int64).min], np.maximum.accumulate(end)[:-1]])
-    chosen = chosen[chosen["begin_ps"].to_numpy() >= previous_end]
-    numbers = chosen["step_num"].to_numpy(dtype=np.float64, na_value=np.nan)
-    step = np.where(np.isnan(numbers), np.arange(len(chosen)), numbers).astype(np.int64)
-    return chosen.assign(step=step)
+    frame = frame[frame["begin_ps"].to_numpy() >= previous_end]
+    numbers = frame["step_num"].to_numpy(dtype=np.float64, na_value=np.nan)
+    step = np.where(np.isnan(numbers), np.arange(len(frame)), numbers).astype(np.int64)
+    return frame.assign(step=step)
 
 
-def _assign_to_windows(space: Space, host_events: pd.DataFrame, windows: pd.DataFrame) -> tuple:
+def _names_of(events: pd.DataFrame, rows: np.ndarray) -> pd.Series:
+    codes, names = per_name.distinct(events["name"], rows)
+    return pd.Series(per_name.lookup(names.to_numpy(), codes, "nan"), dtype=object)
+
+
+def _frame(events: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """The few chosen events: times, step number and name, indexed by event row."""
+    return pd.DataFrame(
+        {
+            "begin_ps": events["begin_ps"].to_numpy()[rows],
+            "duration_ps": events["duration_ps"].to_numpy()[rows],
+            "step_num": events["step_num"].array[rows],
+            "name": _names_of(events, rows).to_numpy(),
+            "step": 0,
+        },
+        index=rows,
+    )
+
+
+def _assign_to_windows(
+    space: Space, host_events: pd.DataFrame, host_rows: np.ndarray, windows: pd.DataFrame
+) -> tuple:
     """Markers from the windows; typed spans of the events starting inside each."""
     begin = windows["begin_ps"].to_numpy(dtype=np.int64)
     end = begin + windows["duration_ps"].to_numpy(dtype=np.int64)
@@ -113,22 +144,22 @@ def _assign_to_windows(space: Space, host_events: pd.DataFrame, windows: pd.Data
     )
     gpus = [p for p in space.planes if schema.is_gpu_plane(p.name)]
     if gpus:
-        events = pd.concat([steps_module._real_events(p) for p in gpus], ignore_index=True)
-        types = steps_module._device_types(events)
+        parts = [(p.events, step_events.real_rows(p)) for p in gpus]
+        types = np.concatenate([step_events.device_types(ev, r) for ev, r in parts])
     else:
-        events = host_events.drop(index=windows.index)
-        events = events[
-            ~events["name"].astype(str).str.startswith(steps_module._NOT_STEP_WORK).to_numpy()
-        ]
-        types = steps_module._host_types(events)
-    starts = events["begin_ps"].to_numpy(dtype=np.int64)
+        rows = host_rows[~np.isin(host_rows, windows.index.to_numpy())]
+        rows = rows[~step_events.not_step_work(host_events, rows)]
+        parts = [(host_events, rows)]
+        types = step_events.host_types(host_events, rows)
+    starts = np.concatenate([ev["begin_ps"].to_numpy(dtype=np.int64)[r] for ev, r in parts])
+    durations = np.concatenate([ev["duration_ps"].to_numpy(dtype=np.int64)[r] for ev, r in parts])
     window = np.searchsorted(begin, starts, side="right") - 1
     inside = (window >= 0) & (starts < end[np.maximum(window, 0)])
     spans = pd.DataFrame(
         {
             "group": window[inside],
             "begin": starts[inside],
-            "end": starts[inside] + events["duration_ps"].to_numpy(dtype=np.int64)[inside],
+            "end": starts[inside] + durations[inside],
             "type": np.asarray(types)[inside],
         }
     )

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Plane, Space
-from . import op_names
+from . import op_names, per_name
 
 MAX_KERNELS = 1000
 TENSOR_CORE_KERNEL_MARKERS = (
@@ -91,27 +91,32 @@ def _plane_kernels(plane: Plane) -> pd.DataFrame:
     ev = plane.events
     line_ids = plane.lines["id"].to_numpy(dtype=np.int64)
     derived = (line_ids >= schema.DERIVED_LINE_ID_MIN) & (line_ids <= schema.DERIVED_LINE_ID_MAX)
-    details = ev["kernel_details"].fillna("")
-    keep = (~derived[ev["line"].to_numpy()]) & (details != "").to_numpy()
-    keep &= ev["duration_ps"].to_numpy() >= 1000
-    ev = ev[keep]
-    if ev.empty:
+    # Kernel rows by index; names, tf_op parsing and tensor-core checks once per distinct value.
+    keep = ~derived[ev["line"].to_numpy()] & (ev["duration_ps"].to_numpy() >= 1000)
+    rows = np.flatnonzero(keep)
+    rows = rows[per_name.per_value(ev["kernel_details"], lambda s: s != "", rows)]
+    if not len(rows):
         return empty_reports()
-    parsed = parse_kernel_details(ev["kernel_details"])
-    names = ev["name"].astype(str).reset_index(drop=True)
-    uses_tc = _contains_any(names, TENSOR_CORE_KERNEL_MARKERS)
-    tf_op = ev["tf_op"].fillna("").reset_index(drop=True)
-    op_name = pd.Series("", index=tf_op.index, dtype=object)
-    annotated = (tf_op != "").to_numpy()
+    parsed = parse_kernel_details(ev["kernel_details"].iloc[rows])
+    name_codes, distinct_names = per_name.distinct(ev["name"], rows)
+    names = per_name.lookup(distinct_names.to_numpy(), name_codes, "nan")
+    markers = _contains_any(distinct_names, TENSOR_CORE_KERNEL_MARKERS)
+    uses_tc = per_name.lookup(markers, name_codes, False)
+    op_codes, tf_ops = per_name.distinct(ev["tf_op"], rows)
+    ops = pd.concat([tf_ops, pd.Series([""], dtype=object)], ignore_index=True)  # last: none
+    op_of = np.where(op_codes < 0, len(tf_ops), op_codes)
+    annotated = (ops != "").to_numpy()
+    op_table = pd.Series("", index=ops.index, dtype=object)
     if annotated.any():
-        op_name[annotated] = op_names.parse_column(tf_op[annotated])["name"].to_numpy()
-    eligible = is_tensor_core_eligible(op_name) | uses_tc
+        op_table[annotated] = op_names.parse_op_names(ops[annotated].tolist())["name"].to_numpy()
+    op_name = op_table.to_numpy(dtype=object)[op_of]
+    eligible = is_tensor_core_eligible(op_table).to_numpy(dtype=bool)[op_of] | uses_tc
     out = parsed.assign(
-        name=names.to_numpy(dtype=object),
-        is_kernel_using_tensor_core=uses_tc.to_numpy(),
-        is_op_tensor_core_eligible=eligible.to_numpy(),
-        op_name=op_name.to_numpy(dtype=object),
-        duration_ns=ev["duration_ps"].to_numpy(dtype=np.int64) // 1000,
+        name=names,
+        is_kernel_using_tensor_core=uses_tc,
+        is_op_tensor_core_eligible=eligible,
+        op_name=op_name,
+        duration_ns=ev["duration_ps"].to_numpy(dtype=np.int64)[rows] // 1000,
     )
     return out
 

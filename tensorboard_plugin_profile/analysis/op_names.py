@@ -13,10 +13,12 @@ Usage::
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import pandas as pd
+
+from . import per_name
 
 UNKNOWN = "unknown"
 TENSORFLOW = "TensorFlow"
@@ -77,13 +79,23 @@ def _assign(category, name, op_type, mask, value, names: pd.Series, types: pd.Se
 
 
 def parse_column(values: pd.Series) -> pd.DataFrame:
-    """Parses a column of names (categorical or object), each distinct name once."""
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    parsed = parse_op_names([str(u) for u in uniques])
-    # Missing values (code -1) map to an extra "unknown" row.
+    """Parses a column of names (categorical or object), each distinct name once.
+
+    One row per value: for small tables. Large columns use ``parse_codes`` and
+    index its per-name table instead of building object columns per event.
+    """
+    codes, table = parse_codes(values)
+    return table.iloc[codes].reset_index(drop=True)
+
+
+def parse_codes(values: pd.Series, rows: Optional[np.ndarray] = None) -> tuple:
+    """(row of ``table`` per value, ``table``): ``parse_op_names`` of each distinct
+    value, plus a last "unknown" row that missing values point to."""
+    codes, names = per_name.distinct(values, rows)
+    parsed = parse_op_names(names.tolist())
     extra = pd.DataFrame({"category": [UNKNOWN], "name": [""], "type": [""]})
     table = pd.concat([parsed, extra], ignore_index=True)
-    return table.iloc[np.where(codes < 0, len(parsed), codes)].reset_index(drop=True)
+    return np.where(codes < 0, len(parsed), codes), table
 
 
 _TF_NAME_RE = re.compile(_TF_NAME)

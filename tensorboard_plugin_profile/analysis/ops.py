@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Plane
-from . import op_names
+from . import op_names, per_name
 from .nesting import nest
 
 IDLE = "IDLE"
@@ -163,8 +163,9 @@ def _host_activities(plane: Plane) -> pd.DataFrame:
     ev = plane.events
     real = _nonderived(plane)
     index = np.arange(len(ev), dtype=np.int64)
-    parsed = op_names.parse_column(ev["name"])
-    named = real & parsed["category"].isin(op_names.KNOWN_CATEGORIES).to_numpy()
+    codes, table = op_names.parse_codes(ev["name"])  # each distinct name parsed once
+    known = table["category"].isin(op_names.KNOWN_CATEGORIES).to_numpy()
+    named = real & known[codes]
     stage = real & ev["_ipl_stage_id"].notna().to_numpy() & ev["_ipl_stage_cat"].notna().to_numpy()
     named &= ~stage
     eager = ev["is_eager"].fillna(0).to_numpy(dtype=np.int64) != 0
@@ -172,8 +173,8 @@ def _host_activities(plane: Plane) -> pd.DataFrame:
         _activities(
             ev,
             index[named],
-            parsed["name"][named],
-            parsed["type"][named],
+            table["name"].to_numpy()[codes[named]],
+            table["type"].to_numpy()[codes[named]],
             eager[named],
             ev["metadata_id"].to_numpy()[named],
             0,
@@ -186,7 +187,7 @@ def _host_activities(plane: Plane) -> pd.DataFrame:
             _activities(
                 ev,
                 index[stage],
-                ev["name"].astype(str)[stage],
+                _names_at(ev, np.flatnonzero(stage)),
                 ev["_ipl_stage_cat"][stage],
                 eager[stage],
                 stage_ids,
@@ -195,7 +196,7 @@ def _host_activities(plane: Plane) -> pd.DataFrame:
             )
         )
     tf_op = ev["tf_op"]
-    annotated = real & tf_op.notna().to_numpy() & (tf_op.fillna("") != "").to_numpy()
+    annotated = real & per_name.per_value(tf_op, lambda s: s != "")
     if annotated.any():
         codes, uniques = pd.factorize(tf_op[annotated])
         parsed_op = op_names.parse_op_names(list(uniques)).iloc[codes]
@@ -214,6 +215,12 @@ def _host_activities(plane: Plane) -> pd.DataFrame:
         )
     acts = pd.concat(frames, ignore_index=True)
     return acts.sort_values(["line", "order"], kind="stable").reset_index(drop=True)
+
+
+def _names_at(ev: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Event names of some rows as str (object array), looked up per distinct name."""
+    codes, names = per_name.distinct(ev["name"], rows)
+    return per_name.lookup(names.to_numpy(), codes, "nan")
 
 
 def _activities(ev, rows, names, types, eager, keys, program_id, key_offset, sub=0):
@@ -247,8 +254,7 @@ def _gpu_plane_ops(plane: Plane) -> OpMetricsDb:
     begin = ev["begin_ps"].to_numpy()
     end = begin + ev["duration_ps"].to_numpy()
     span = int(end.max() - begin.min())
-    tf_op = ev["tf_op"].fillna("")
-    kernels = ev[(tf_op != "").to_numpy()]
+    kernels = ev[per_name.per_value(ev["tf_op"], lambda s: s != "")]
     ops = empty_ops()
     if not kernels.empty:
         codes, uniques = pd.factorize(kernels["tf_op"])

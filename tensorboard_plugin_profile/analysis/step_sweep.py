@@ -12,8 +12,9 @@ higher is open therefore leaves its type "stuck" on until the next start of
 that type or a higher one — its end was sorted before its start, so the
 lowering already happened. On JAX CPU profiles this makes the time a host
 thread waits for asynchronously dispatched XLA work count as host compute. We
-reproduce it by stretching such instants to that next start, then sweeping
-exactly.
+reproduce it with the tracker itself in compiled code (``passes.tracker_top``),
+or, without the extension, by stretching such instants to that next start and
+sweeping exactly.
 
 Usage::
 
@@ -22,20 +23,35 @@ Usage::
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 import pandas as pd
 
-UNKNOWN_TIME = 0
+from . import passes
 
 
-def non_overlapping(spans: pd.DataFrame, num_types: int) -> pd.DataFrame:
-    """Per group, cuts typed spans into pieces each owned by the highest active type."""
+def non_overlapping(
+    spans: pd.DataFrame, num_types: int, pure_python: Optional[bool] = None
+) -> pd.DataFrame:
+    """Per group, cuts typed spans into pieces each owned by the highest active type.
+
+    Compiled: one sort and upstream's tracker in one pass. Fallback: the exact
+    sweep, then again with stuck instants stretched. Both give the same pieces
+    (boundary times are the same set; ``tests/analysis/test_passes.py``).
+    """
     if spans.empty:
         return spans.iloc[:0][["group", "begin", "end", "type"]]
     sweep = _Sweep(spans, num_types)
+    tracked = passes.tracker_top(sweep.group, sweep.kind, sweep.start, num_types, pure_python)
+    if tracked is not None:
+        sweep.top = tracked
+        return sweep.pieces()
+    sweep.sweep_exactly()
     stretched = sweep.stretched_instants()
     if stretched is not None:
         sweep = _Sweep(stretched, num_types)
+        sweep.sweep_exactly()
     return sweep.pieces()
 
 
@@ -45,27 +61,30 @@ class _Sweep:
     def __init__(self, spans: pd.DataFrame, num_types: int):
         self.spans = spans
         n = len(spans)
-        group = np.repeat(spans["group"].to_numpy(), 2)
-        time = np.column_stack([spans["begin"], spans["end"]]).ravel()
-        kind = np.repeat(spans["type"].to_numpy(), 2)
-        start = np.tile([1, 0], n)
-        # Time order; at equal times ends before starts, then higher types first.
-        self.order = np.lexsort((-kind, start, time, group))
+        group = np.repeat(spans["group"].to_numpy(dtype=np.int64), 2)
+        time = np.empty(2 * n, dtype=np.int64)
+        time[0::2], time[1::2] = spans["begin"].to_numpy(), spans["end"].to_numpy()
+        kind = np.repeat(spans["type"].to_numpy(dtype=np.int64), 2)
+        start = np.tile(np.array([1, 0], dtype=np.int64), n)
+        self.order = _boundary_order(group, time, start, kind, num_types)
         self.group, self.time = group[self.order], time[self.order]
         self.kind, self.start = kind[self.order], start[self.order]
-        delta = np.zeros((2 * n, num_types), dtype=np.int32)
-        delta[np.arange(2 * n), self.kind] = np.where(self.start == 1, 1, -1)
-        active = np.cumsum(delta, axis=0) > 0  # groups are balanced: counts reset per group
-        top = num_types - 1 - np.argmax(active[:, ::-1], axis=1)
-        self.top = np.where(active.any(axis=1), top, UNKNOWN_TIME)
+        self.num_types = num_types
+        self.top = np.zeros(0, dtype=np.int64)
+
+    def sweep_exactly(self) -> None:
+        """The highest open type after each boundary, one pass with a running count
+        per type (groups are balanced, so counts are back at zero where a group ends)."""
+        self.top = passes.sweep_top(self.group, self.kind, self.start, self.num_types)
 
     def pieces(self) -> pd.DataFrame:
         group, time, top = self.group, self.time, self.top
-        same_group = group[:-1] == group[1:]
-        pieces = pd.DataFrame(
-            {"group": group[:-1], "begin": time[:-1], "end": time[1:], "type": top[:-1]}
-        )[same_group]
-        return pieces[pieces["end"] > pieces["begin"]].reset_index(drop=True)
+        # Non-empty gaps between consecutive boundaries of one group, selected
+        # before any table is built (one frame, no filtered copies).
+        at = np.flatnonzero((group[:-1] == group[1:]) & (time[1:] > time[:-1]))
+        return pd.DataFrame(
+            {"group": group[at], "begin": time[at], "end": time[at + 1], "type": top[at]}
+        )
 
     def stretched_instants(self):
         """The spans with stuck instants stretched (see module docstring), or None."""
@@ -97,6 +116,25 @@ class _Sweep:
         found = np.where(i < len(starts), starts[np.minimum(i, len(starts) - 1)], fallback)
         found = np.where(found <= fallback, found, fallback)  # stay in the row's group
         return self.time[found]
+
+
+def _boundary_order(group, time, start, kind, num_types: int) -> np.ndarray:
+    """Time order per group; at equal times ends before starts, then higher types first.
+
+    One stable argsort of a packed int64 key when (group, time, start, type) fit in
+    63 bits (always, for real profiles: ~10 bits of group, ~46 of time), else a
+    lexsort; both keep equal boundaries in input order, so the orders are the same.
+    """
+    if not len(group):
+        return np.zeros(0, dtype=np.int64)
+    g, t = group - group.min(), time - time.min()
+    tail = start * num_types + (num_types - 1 - kind)  # in [0, 2 * num_types)
+    tail_bits = (2 * num_types - 1).bit_length()
+    time_bits = int(t.max()).bit_length()
+    if int(g.max()).bit_length() + time_bits + tail_bits > 63:
+        return np.lexsort((-kind, start, time, group))
+    key = (g << (time_bits + tail_bits)) | (t << tail_bits) | tail
+    return np.argsort(key, kind="stable")
 
 
 def _last_row_of_moment(group: np.ndarray, time: np.ndarray) -> np.ndarray:

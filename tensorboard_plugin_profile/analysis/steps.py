@@ -22,33 +22,12 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
-from ..xspace.model import Plane, Space
-from . import op_names, step_sweep
+from ..xspace.model import Space
+from . import step_events, step_sweep
 
-EVENT_TYPES = (
-    "UNKNOWN_TIME",
-    "HOST_COMPUTE",
-    "HOST_PREPROCESS",
-    "HOST_POSTPROCESS",
-    "HOST_BATCH_FORMATION",
-    "HOST_RUNTIME",
-    "HOST_COMPILE",
-    "HOST_TO_HOST",
-    "HOST_TO_DEVICE",
-    "HOST_PREPARE",
-    "DEVICE_COLLECTIVES",
-    "HOST_WAIT_INPUT",
-    "DEVICE_TO_DEVICE",
-    "DEVICE_TO_HOST",
-    "DEVICE_COMPUTE_32",
-    "DEVICE_COMPUTE_16",
-    "DEVICE_WAIT_DEVICE",
-    "DEVICE_WAIT_HOST",
-)  # index = priority (upstream value / 10): later entries win where spans overlap
-TYPE = {name: i for i, name in enumerate(EVENT_TYPES)}
+EVENT_TYPES = step_events.EVENT_TYPES  # index = priority: later entries win
+TYPE = step_events.TYPE
 MAX_STEPS_KEPT_WHOLE = 5
-_MARKER_PREFIXES = ("train", "test", "TraceContext")
-_NOT_STEP_WORK = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
 
 
 @dataclasses.dataclass
@@ -87,9 +66,9 @@ def empty_steps() -> pd.DataFrame:
 def step_database(space: Space, drop_incomplete: bool = True) -> StepDb:
     gpus = [p for p in space.planes if schema.is_gpu_plane(p.name)]
     if gpus:
-        markers, spans = _device_step_events(gpus)
+        markers, spans = step_events.device_step_events(gpus)
     else:
-        markers, spans = _host_step_events(space.plane(schema.HOST_PLANE))
+        markers, spans = step_events.host_step_events(space.plane(schema.HOST_PLANE))
     db = build_step_db(markers, spans, has_device=bool(gpus), drop_incomplete=drop_incomplete)
     from . import guess  # noqa: PLC0415 (guess builds on this module)
 
@@ -98,115 +77,6 @@ def step_database(space: Space, drop_incomplete: bool = True) -> StepDb:
     # The overview words its recommendation for the framework that made the profile.
     db.framework = guess.detect_framework(space)
     return db
-
-
-# --- step events ------------------------------------------------------------------
-def _real_events(plane: Plane) -> pd.DataFrame:
-    ids = plane.lines["id"].to_numpy(dtype=np.int64)
-    derived = (ids >= schema.DERIVED_LINE_ID_MIN) & (ids <= schema.DERIVED_LINE_ID_MAX)
-    return plane.events[~derived[plane.events["line"].to_numpy()]]
-
-
-def _span_frame(ev: pd.DataFrame, types: np.ndarray) -> pd.DataFrame:
-    begin = ev["begin_ps"].to_numpy(dtype=np.int64)
-    return pd.DataFrame(
-        {
-            "group": ev["group_id"].to_numpy(dtype=np.int64),
-            "begin": begin,
-            "end": begin + ev["duration_ps"].to_numpy(dtype=np.int64),
-            "type": np.asarray(types, dtype=np.int64),
-        }
-    )
-
-
-def _host_step_events(plane: Optional[Plane]) -> tuple:
-    """(markers, typed spans) of grouped host events (CPU-only profiles)."""
-    if plane is None or plane.events.empty:
-        no_types = np.zeros(0, dtype=np.int64)
-        return _no_markers(), _span_frame(plane.events.iloc[:0], no_types) if plane else _no_spans()
-    ev = _real_events(plane)
-    ev = ev[ev["group_id"].notna().to_numpy()]
-    names = ev["name"].astype(str)
-    explicit = names.str.startswith(_MARKER_PREFIXES) & ~names.str.contains("/", regex=False)
-    marker = (explicit | ev["step_name"].notna()).to_numpy()
-    markers = _span_frame(ev[marker], np.zeros(marker.sum()))
-    markers["step_name"] = ev["step_name"][marker].to_numpy(dtype=object)
-    work = ev[~marker & ~names.str.startswith(_NOT_STEP_WORK).to_numpy()]
-    return markers, _span_frame(work, _host_types(work))
-
-
-def _host_types(ev: pd.DataFrame) -> np.ndarray:
-    parsed = op_names.parse_column(ev["name"])
-    op_type = parsed["type"]
-    names = ev["name"].astype(str).str.lower().reset_index(drop=True)
-    types = np.full(len(ev), TYPE["HOST_COMPUTE"])
-    root_stage = _root_input_stages(ev)
-    types[(names.str.startswith("iteratorgetnext") | root_stage).to_numpy()] = TYPE[
-        "HOST_WAIT_INPUT"
-    ]
-    types[(op_type == "MemcpyHToH").to_numpy()] = TYPE["HOST_TO_HOST"]
-    to_device = op_type.str.startswith("InfeedEnqueue") | (op_type == "MemcpyHToD")
-    types[to_device.to_numpy()] = TYPE["HOST_TO_DEVICE"]
-    return types
-
-
-def _root_input_stages(ev: pd.DataFrame) -> pd.Series:
-    """Input-pipeline stage events not nested in another stage (approximation:
-    stages whose ``parent_id`` is absent)."""
-    stage = ev["_ipl_stage_name"].notna() & ev["parent_id"].isna()
-    return stage.reset_index(drop=True)
-
-
-def _device_step_events(planes: Sequence[Plane]) -> tuple:
-    markers, spans = [], []
-    for plane in planes:
-        ev = _real_events(plane)
-        steps_line = plane.lines.index[plane.lines["name"] == schema.STEPS_LINE]
-        on_steps = plane.events["line"].isin(steps_line)
-        step_events = plane.events[on_steps & plane.events["group_id"].notna()]
-        grouped = ev[ev["correlation_id"].notna().to_numpy() & ev["group_id"].notna().to_numpy()]
-        grouped = grouped[grouped["group_id"].to_numpy() >= 0]
-        # Keep the groups that have both device events and a step marker.
-        both = np.intersect1d(
-            step_events["group_id"].to_numpy(dtype=np.int64),
-            grouped["group_id"].to_numpy(dtype=np.int64),
-        )
-        m = _span_frame(step_events, np.zeros(len(step_events)))
-        m["step_name"] = None
-        markers.append(m[m["group"].isin(both)])
-        s = _span_frame(grouped, _device_types(grouped))
-        spans.append(s[s["group"].isin(both)])
-    return pd.concat(markers, ignore_index=True), pd.concat(spans, ignore_index=True)
-
-
-def _device_types(ev: pd.DataFrame) -> np.ndarray:
-    names = ev["name"].astype(str).reset_index(drop=True)
-    op_type = op_names.parse_column(ev["name"])["type"]
-    shape = ev["shape"].fillna("").reset_index(drop=True)
-    half = np.where(
-        shape != "",
-        shape.str.contains("half", regex=False),
-        names.str.contains("half|fp16", regex=True),
-    )
-    types = np.where(half, TYPE["DEVICE_COMPUTE_16"], TYPE["DEVICE_COMPUTE_32"])
-    types[names.str.lower().str.startswith("nccl").to_numpy()] = TYPE["DEVICE_COLLECTIVES"]
-    for memcpy, kind in (
-        ("MemcpyHToD", "HOST_TO_DEVICE"),
-        ("MemcpyDToH", "DEVICE_TO_HOST"),
-        ("MemcpyDToD", "DEVICE_TO_DEVICE"),
-    ):
-        types[(op_type == memcpy).to_numpy()] = TYPE[kind]
-    return types
-
-
-def _no_markers() -> pd.DataFrame:
-    frame = _no_spans()
-    frame["step_name"] = pd.Series(dtype=object)
-    return frame
-
-
-def _no_spans() -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=np.int64) for c in ("group", "begin", "end", "type")})
 
 
 # --- step database ---------------------------------------------------------------
@@ -219,27 +89,33 @@ def build_step_db(
     windows = _step_windows(markers)
     pieces = non_overlapping(spans)
     per_type, present = _breakdown(pieces, windows)
-    steps = windows.join(per_type, on="group").fillna(0)
+    steps = windows
+    # Columns as a pivot by type name would give them: present types by name, then the rest.
+    shown = sorted(np.flatnonzero(present.any(axis=0)).tolist(), key=EVENT_TYPES.__getitem__)
+    for t in shown:
+        steps[EVENT_TYPES[t]] = per_type[:, t]
     for name in EVENT_TYPES:
-        steps[name] = steps[name].astype(np.int64) if name in steps else 0
+        if name not in steps:
+            steps[name] = 0
     known = steps[list(EVENT_TYPES)].sum(axis=1)
     steps["UNKNOWN_TIME"] += np.maximum(steps["duration_ps"] - known, 0)
     needed = ["DEVICE_COMPUTE_16", "DEVICE_COMPUTE_32"] if has_device else ["HOST_COMPUTE"]
-    well_formed = present.reindex(steps["group"]).reindex(columns=needed).any(axis=1)
-    steps = steps[well_formed.to_numpy() & (steps["duration_ps"] > 0).to_numpy()]
+    well_formed = present[:, [TYPE[n] for n in needed]].any(axis=1)
+    steps = steps[well_formed & (steps["duration_ps"] > 0).to_numpy()]
     steps = steps.sort_values("group").rename(columns={"group": "step_num"})
     steps = steps.reset_index(drop=True)
     steps["max_duration_ps"] = steps["duration_ps"]
     all_steps = steps
     if drop_incomplete and len(steps) > MAX_STEPS_KEPT_WHOLE:
         steps = steps.iloc[1:-1].reset_index(drop=True)
-    kept = pieces[pieces["group"].isin(steps["step_num"])]
-    length = kept["end"] - kept["begin"]
+    kept = np.isin(pieces["group"].to_numpy(), steps["step_num"].to_numpy())
+    length = (pieces["end"].to_numpy() - pieces["begin"].to_numpy())[kept]
+    kind = pieces["type"].to_numpy()[kept]
     return StepDb(
         steps,
         has_device,
-        precision_16bit_ps=int(length[kept["type"] == TYPE["DEVICE_COMPUTE_16"]].sum()),
-        precision_32bit_ps=int(length[kept["type"] == TYPE["DEVICE_COMPUTE_32"]].sum()),
+        precision_16bit_ps=int(length[kind == TYPE["DEVICE_COMPUTE_16"]].sum()),
+        precision_32bit_ps=int(length[kind == TYPE["DEVICE_COMPUTE_32"]].sum()),
         all_steps=all_steps,
     )
 
@@ -269,23 +145,37 @@ def _step_windows(markers: pd.DataFrame) -> pd.DataFrame:
 def non_overlapping(spans: pd.DataFrame) -> pd.DataFrame:
     """Per group, cuts typed spans into pieces each owned by the highest active type."""
     if spans.empty:
-        return _no_spans()
+        return step_events.no_spans()
     return step_sweep.non_overlapping(spans, len(EVENT_TYPES))
 
 
 def _breakdown(pieces: pd.DataFrame, windows: pd.DataFrame) -> tuple:
-    """(ps per group × type inside the step window, types present per group)."""
-    w = windows.set_index("group")
-    begin = w["begin_ps"].reindex(pieces["group"]).to_numpy()
-    end = begin + w["duration_ps"].reindex(pieces["group"]).to_numpy()
-    overlap = np.minimum(pieces["end"], end) - np.maximum(pieces["begin"], begin)
-    frame = pieces.assign(ps=np.maximum(overlap, 0), name=np.asarray(EVENT_TYPES)[pieces["type"]])
-    frame = frame[~np.isnan(begin)] if len(frame) else frame
-    per_type = frame.pivot_table(index="group", columns="name", values="ps", aggfunc="sum")
-    present = frame.assign(one=True).pivot_table(
-        index="group", columns="name", values="one", aggfunc="any"
-    )
-    return per_type, present.fillna(False).astype(bool)
+    """(ps per window × type inside the step window, whether the type occurs there).
+
+    Both are (len(windows), len(EVENT_TYPES)) arrays in window order; pieces of
+    groups without a window are ignored. Sums are exact int64.
+    """
+    groups = windows["group"].to_numpy(dtype=np.int64)  # unique and sorted
+    num_types = len(EVENT_TYPES)
+    per_type = np.zeros(len(groups) * num_types, dtype=np.int64)
+    present = np.zeros(len(groups) * num_types, dtype=bool)
+    g = pieces["group"].to_numpy(dtype=np.int64)
+    slot = np.minimum(np.searchsorted(groups, g), max(len(groups) - 1, 0))
+    piece_begin = pieces["begin"].to_numpy(dtype=np.int64)
+    piece_end = pieces["end"].to_numpy(dtype=np.int64)
+    piece_type = pieces["type"].to_numpy(dtype=np.int64)
+    mine = groups[slot] == g if len(groups) else np.zeros(len(g), dtype=bool)
+    if not mine.all():  # pieces of groups without a window: leave them out
+        keep = np.flatnonzero(mine)
+        slot, piece_begin, piece_end = slot[keep], piece_begin[keep], piece_end[keep]
+        piece_type = piece_type[keep]
+    begin = windows["begin_ps"].to_numpy(dtype=np.int64)[slot]
+    end = begin + windows["duration_ps"].to_numpy(dtype=np.int64)[slot]
+    overlap = np.maximum(np.minimum(piece_end, end) - np.maximum(piece_begin, begin), 0)
+    key = slot * num_types + piece_type
+    np.add.at(per_type, key, overlap)
+    present[key] = True
+    return per_type.reshape(-1, num_types), present.reshape(-1, num_types)
 
 
 # --- several hosts ---------------------------------------------------------------

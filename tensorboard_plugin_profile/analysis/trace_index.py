@@ -27,7 +27,6 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-import heapq
 from typing import Optional
 
 import numpy as np
@@ -35,7 +34,7 @@ import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Plane
-from . import trace_flows
+from . import passes, trace_flows
 
 _NO_BREAK = np.iinfo(np.int64).max
 LEVEL_BASE_PS = 1000
@@ -146,7 +145,7 @@ _DTYPES = {"name": np.int32, "plane": np.int16}
 
 def _concat(arrays: list, key: str) -> np.ndarray:
     dtype = _DTYPES.get(key, np.int64)
-    return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
+    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype)
 
 
 def _plane_columns(plane_no: int, tp: TracePlane) -> dict:
@@ -241,7 +240,20 @@ def _row_of(pid: np.ndarray, tid: np.ndarray, row_keys: np.ndarray) -> np.ndarra
 
 
 def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Positions sorted by (row, begin, longest first): parents before children."""
+    """Positions sorted by (row, begin, longest first): parents before children.
+
+    Each line's events already come in that order (preprocessing keeps it), so a
+    stable sort by row alone usually suffices; it is checked, else a full lexsort
+    (both keep equal keys in input order, so the result is the same).
+    """
+    small = row.astype(np.int16) if len(row) and row.max() < 2**15 else row
+    order = np.argsort(small, kind="stable")  # radix sort for 16-bit keys
+    r, b = row[order], begin[order]
+    minus = b - end[order]
+    same_row, same_begin = r[1:] == r[:-1], b[1:] == b[:-1]
+    ordered = ~same_row | (b[1:] > b[:-1]) | (same_begin & (minus[1:] >= minus[:-1]))
+    if ordered.all():
+        return order
     return np.lexsort((begin - end, begin, row))
 
 
@@ -254,7 +266,7 @@ def _depths(row: np.ndarray, begin: np.ndarray, end: np.ndarray, num_rows: int) 
             continue
         d = _nesting_depth(begin[lo:hi], end[lo:hi])
         if not _levels_disjoint(d, begin[lo:hi], end[lo:hi]):
-            d = _first_free_level(begin[lo:hi], end[lo:hi])
+            d = passes.first_free_levels(begin[lo:hi], end[lo:hi])
             relaid += 1
         depth[lo:hi] = d
     return depth, relaid
@@ -282,24 +294,6 @@ def _levels_disjoint(depth: np.ndarray, begin: np.ndarray, end: np.ndarray) -> b
     d, b, e = depth[order], begin[order], end[order]
     same = d[1:] == d[:-1]
     return bool(np.all(b[1:][same] >= e[:-1][same]))
-
-
-def _first_free_level(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Greedy lanes for rows whose events overlap without nesting (per-event loop)."""
-    free: list = []  # heap of free level numbers
-    busy: list = []  # heap of (end, level)
-    out = np.empty(len(begin), dtype=np.int64)
-    levels = 0
-    for i, (b, e) in enumerate(zip(begin.tolist(), end.tolist())):
-        while busy and busy[0][0] <= b:
-            heapq.heappush(free, heapq.heappop(busy)[1])
-        if free:
-            level = heapq.heappop(free)
-        else:
-            level, levels = levels, levels + 1
-        out[i] = level
-        heapq.heappush(busy, (e, level))
-    return out
 
 
 def _segments(row: np.ndarray, depth: np.ndarray) -> tuple:

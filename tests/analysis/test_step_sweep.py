@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tensorboard_plugin_profile.analysis import steps
+from tensorboard_plugin_profile.analysis import step_sweep, steps
 from tensorboard_plugin_profile.analysis.steps import TYPE
 
 HC, WAIT = TYPE["HOST_COMPUTE"], TYPE["HOST_WAIT_INPUT"]
@@ -99,3 +99,16 @@ def test_best_host_offset_matches_trying_every_offset(seed):
         if total > best_total:
             best, best_total = off, total
     assert steps._best_offset(chief, other) == best
+
+
+@pytest.mark.parametrize("time_scale", [100, 1 << 60])  # packed key, and the lexsort fallback
+@pytest.mark.parametrize("seed", range(5))
+def test_boundary_order_is_the_lexsort_order(seed, time_scale):
+    rng = np.random.default_rng(seed)
+    n = 400
+    group = rng.integers(0, 4, n)
+    time = rng.integers(0, 30, n) * (time_scale // 30)
+    start, kind = rng.integers(0, 2, n), rng.integers(0, 18, n)
+    expected = np.lexsort((-kind, start, time, group))
+    got = step_sweep._boundary_order(group, time, start, kind, 18)
+    assert got.tolist() == expected.tolist()

@@ -247,3 +247,16 @@ def test_flow_arrows_need_an_event_at_least_a_pixel_long():
     for pixel, expected in ((0, 2), (20, 2), (21, 1), (3000, 1), (3001, 0)):
         arrows, _ = tw.window_arrows(index, 0, 5000, everything, 10, pixel)
         assert len(arrows) == expected, pixel
+
+
+@pytest.mark.parametrize("presorted", [True, False])
+def test_time_order_is_the_lexsort_order(presorted):
+    rng = np.random.default_rng(3)
+    row = rng.integers(0, 5, 500)
+    begin = rng.integers(0, 40, 500)
+    end = begin + rng.integers(0, 10, 500)
+    if presorted:  # each row's events in (begin, longest first) order, rows interleaved
+        by = np.lexsort((begin - end, begin))
+        begin, end = begin[by], end[by]
+    expected = np.lexsort((begin - end, begin, row))
+    assert ti._time_order(row, begin, end).tolist() == expected.tolist()

@@ -1,0 +1,297 @@
+/*
+ * Optional compiled sequential passes of the analysis (see analysis/passes.py).
+ *
+ * Why: a few passes carry state from one event to the next (a stack, a running
+ * count per type, a heap of free lanes). numpy can only express them with extra
+ * rounds or per-type copies of the whole input; a single loop here is O(n) (or
+ * O(n log n) for the heap) with no temporary arrays. passes.py holds a numpy /
+ * pure-Python fallback giving identical results, and a test checks both agree.
+ *
+ * All arrays are C-contiguous int64 buffers (numpy arrays); results are written
+ * into an output buffer the caller allocated. The GIL is released while looping.
+ *
+ * sweep_top(group, kind, start, num_types, out)
+ *     boundaries sorted per group; kind in [0, num_types); start 1 = a span starts,
+ *     0 = it ends. out[i] = the highest type with a positive running count after
+ *     boundary i (counts run over the whole array: each group is balanced), else 0.
+ * tracker_top(group, kind, start, num_types, out)
+ *     the same input; out[i] = upstream's tracked type after boundary i, which keeps
+ *     an instant's type on until a later start (see step_sweep.py). The fallback
+ *     gets the same pieces by stretching such instants and running sweep_top.
+ * previous_enclosing(run, end, out)
+ *     out[i] = the latest j < i with run[j] == run[i] and end[j] >= end[i], else -1.
+ * first_free_levels(begin, end, out)
+ *     events sorted by begin; out[i] = the smallest lane whose previous event
+ *     ended at or before begin[i] (a new lane when none is free).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Arg;
+
+static int as_int64(PyObject *obj, Arg *arg, int writable, Py_ssize_t n, const char *what) {
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &arg->view, flags) < 0) return -1;
+    arg->held = 1;
+    if (arg->view.itemsize != 8 || (n >= 0 && arg->view.len != n * 8)) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd int64 values", what, n);
+        return -1;
+    }
+    return 0;
+}
+
+static void release(Arg *args, int count) {
+    for (int i = 0; i < count; i++) {
+        if (args[i].held) PyBuffer_Release(&args[i].view);
+        args[i].held = 0;
+    }
+}
+
+/* --- sweep_top, tracker_top -------------------------------------------------------- */
+/* Both take (group, kind, start, num_types, out); parsed and range-checked here. */
+typedef struct {
+    Arg a[4];
+    const int64_t *group, *kind, *start;
+    int64_t *out, *count; /* count: one running count per type */
+    Py_ssize_t n, num_types;
+} Sweep;
+
+static void sweep_release(Sweep *s) {
+    release(s->a, 4);
+    PyMem_Free(s->count);
+    s->count = NULL;
+}
+
+static int sweep_parse(PyObject *py_args, Sweep *s, const char *name) {
+    PyObject *o_group, *o_kind, *o_start, *o_out;
+    memset(s, 0, sizeof(*s));
+    if (!PyArg_ParseTuple(py_args, "OOOnO", &o_group, &o_kind, &o_start, &s->num_types, &o_out))
+        return -1;
+    if (s->num_types <= 0 || s->num_types > 1024) {
+        PyErr_Format(PyExc_ValueError, "%s: num_types out of range", name);
+        return -1;
+    }
+    if (as_int64(o_kind, &s->a[1], 0, -1, "kind") < 0) return -1;
+    s->n = s->a[1].view.len / 8;
+    if (as_int64(o_group, &s->a[0], 0, s->n, "group") < 0 ||
+        as_int64(o_start, &s->a[2], 0, s->n, "start") < 0 ||
+        as_int64(o_out, &s->a[3], 1, s->n, "out") < 0)
+        return -1;
+    s->group = s->a[0].view.buf;
+    s->kind = s->a[1].view.buf;
+    s->start = s->a[2].view.buf;
+    s->out = s->a[3].view.buf;
+    for (Py_ssize_t i = 0; i < s->n; i++) {
+        if (s->kind[i] < 0 || s->kind[i] >= s->num_types) {
+            PyErr_Format(PyExc_ValueError, "%s: kind out of range", name);
+            return -1;
+        }
+    }
+    s->count = PyMem_Calloc((size_t)s->num_types, sizeof(int64_t));
+    if (!s->count) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *sweep_top(PyObject *self, PyObject *py_args) {
+    Sweep s;
+    if (sweep_parse(py_args, &s, "sweep_top") < 0) {
+        sweep_release(&s);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < s.n; i++) {
+        s.count[s.kind[i]] += s.start[i] ? 1 : -1;
+        int64_t top = 0;
+        for (int64_t t = s.num_types - 1; t > 0; t--) {
+            if (s.count[t] > 0) {
+                top = t;
+                break;
+            }
+        }
+        s.out[i] = top;
+    }
+    Py_END_ALLOW_THREADS
+    sweep_release(&s);
+    Py_RETURN_NONE;
+}
+
+/* Upstream's priority tracker, literally: the current type rises with every start
+ * and, at the end that empties the current type, falls to the highest type still
+ * open. Counts and the current type start afresh in each group. */
+static PyObject *tracker_top(PyObject *self, PyObject *py_args) {
+    Sweep s;
+    if (sweep_parse(py_args, &s, "tracker_top") < 0) {
+        sweep_release(&s);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    int64_t current = 0;
+    for (Py_ssize_t i = 0; i < s.n; i++) {
+        int64_t k = s.kind[i];
+        if (i > 0 && s.group[i] != s.group[i - 1]) {
+            memset(s.count, 0, (size_t)s.num_types * sizeof(int64_t));
+            current = 0;
+        }
+        if (s.start[i]) {
+            s.count[k]++;
+            if (k > current) current = k;
+        } else if (--s.count[k] == 0 && k == current) {
+            current = 0;
+            for (int64_t t = k - 1; t >= 0; t--) {
+                if (s.count[t] > 0) {
+                    current = t;
+                    break;
+                }
+            }
+        }
+        s.out[i] = current;
+    }
+    Py_END_ALLOW_THREADS
+    sweep_release(&s);
+    Py_RETURN_NONE;
+}
+
+/* --- previous_enclosing ----------------------------------------------------------- */
+static PyObject *previous_enclosing(PyObject *self, PyObject *py_args) {
+    PyObject *o_run, *o_end, *o_out;
+    if (!PyArg_ParseTuple(py_args, "OOO", &o_run, &o_end, &o_out)) return NULL;
+    Arg a[3];
+    memset(a, 0, sizeof(a));
+    if (as_int64(o_run, &a[0], 0, -1, "run") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (as_int64(o_end, &a[1], 0, n, "end") < 0 || as_int64(o_out, &a[2], 1, n, "out") < 0)
+        goto fail;
+    const int64_t *run = a[0].view.buf, *end = a[1].view.buf;
+    int64_t *out = a[2].view.buf;
+    int64_t *stack = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!stack) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t top = 0; /* stack size; entries of the current run, ends non-increasing */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i > 0 && run[i] != run[i - 1]) top = 0;
+        while (top > 0 && end[stack[top - 1]] < end[i]) top--;
+        out[i] = top > 0 ? stack[top - 1] : -1;
+        stack[top++] = i;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(stack);
+    release(a, 3);
+    Py_RETURN_NONE;
+fail:
+    release(a, 3);
+    return NULL;
+}
+
+/* --- first_free_levels ------------------------------------------------------------ */
+/* A binary min-heap of (key, level) pairs ordered by key, then level. */
+typedef struct {
+    int64_t *key, *level;
+    Py_ssize_t size;
+} Heap;
+
+static int heap_less(const Heap *h, Py_ssize_t a, Py_ssize_t b) {
+    return h->key[a] < h->key[b] || (h->key[a] == h->key[b] && h->level[a] < h->level[b]);
+}
+
+static void heap_swap(Heap *h, Py_ssize_t a, Py_ssize_t b) {
+    int64_t k = h->key[a], l = h->level[a];
+    h->key[a] = h->key[b];
+    h->level[a] = h->level[b];
+    h->key[b] = k;
+    h->level[b] = l;
+}
+
+static void heap_push(Heap *h, int64_t key, int64_t level) {
+    Py_ssize_t i = h->size++;
+    h->key[i] = key;
+    h->level[i] = level;
+    while (i > 0 && heap_less(h, i, (i - 1) / 2)) {
+        heap_swap(h, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_pop(Heap *h) {
+    h->size--;
+    h->key[0] = h->key[h->size];
+    h->level[0] = h->level[h->size];
+    Py_ssize_t i = 0;
+    for (;;) {
+        Py_ssize_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->size && heap_less(h, l, m)) m = l;
+        if (r < h->size && heap_less(h, r, m)) m = r;
+        if (m == i) break;
+        heap_swap(h, i, m);
+        i = m;
+    }
+}
+
+static PyObject *first_free_levels(PyObject *self, PyObject *py_args) {
+    PyObject *o_begin, *o_end, *o_out;
+    if (!PyArg_ParseTuple(py_args, "OOO", &o_begin, &o_end, &o_out)) return NULL;
+    Arg a[3];
+    memset(a, 0, sizeof(a));
+    if (as_int64(o_begin, &a[0], 0, -1, "begin") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (as_int64(o_end, &a[1], 0, n, "end") < 0 || as_int64(o_out, &a[2], 1, n, "out") < 0)
+        goto fail;
+    const int64_t *begin = a[0].view.buf, *end = a[1].view.buf;
+    int64_t *out = a[2].view.buf;
+    size_t cells = (size_t)(n ? n : 1);
+    int64_t *mem = PyMem_Malloc(cells * 4 * sizeof(int64_t));
+    if (!mem) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    /* busy: (end, level) of occupied lanes; free: (level, level) of free lanes. */
+    Heap busy = {mem, mem + cells, 0}, free_lanes = {mem + 2 * cells, mem + 3 * cells, 0};
+    Py_BEGIN_ALLOW_THREADS
+    int64_t lanes = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        while (busy.size > 0 && busy.key[0] <= begin[i]) {
+            heap_push(&free_lanes, busy.level[0], busy.level[0]);
+            heap_pop(&busy);
+        }
+        int64_t lane;
+        if (free_lanes.size > 0) {
+            lane = free_lanes.key[0];
+            heap_pop(&free_lanes);
+        } else {
+            lane = lanes++;
+        }
+        out[i] = lane;
+        heap_push(&busy, end[i], lane);
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(mem);
+    release(a, 3);
+    Py_RETURN_NONE;
+fail:
+    release(a, 3);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"sweep_top", sweep_top, METH_VARARGS, "Highest open type after each sorted boundary."},
+    {"tracker_top", tracker_top, METH_VARARGS, "Upstream's priority tracker per boundary."},
+    {"previous_enclosing", previous_enclosing, METH_VARARGS,
+     "Latest earlier event of the run ending at or after each event."},
+    {"first_free_levels", first_free_levels, METH_VARARGS, "Greedy lanes of sorted events."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_passes",
+                                    "Compiled sequential analysis passes.", -1, methods};
+
+PyMODINIT_FUNC PyInit__passes(void) { return PyModule_Create(&module); }

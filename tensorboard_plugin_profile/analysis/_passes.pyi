@@ -1,0 +1,12 @@
+# Interface of the optional compiled passes (_passes.c), which mypy cannot read.
+def sweep_top(group: object, kind: object, start: object, num_types: int, out: object, /) -> None:
+    """Highest open type after each sorted boundary, written into ``out``."""
+
+def tracker_top(group: object, kind: object, start: object, num_types: int, out: object, /) -> None:
+    """Upstream's priority tracker after each sorted boundary, written into ``out``."""
+
+def previous_enclosing(run: object, end: object, out: object, /) -> None:
+    """Latest earlier event of the run ending at or after each event, written into ``out``."""
+
+def first_free_levels(begin: object, end: object, out: object, /) -> None:
+    """Greedy lanes of events sorted by begin, written into ``out``."""
