@@ -8,8 +8,9 @@
 Cache flags (docs/cache.md): --cache_dir DIR, --no_cache, --cache_bytes SIZE,
 --disk_cache_bytes SIZE.
 
-DIR may be a log directory, one session folder or one ``.xplane.pb`` file;
-PATH a session folder or one ``.xplane.pb`` file. Capture commands
+DIR may be a log directory, one session folder or one profile file; PATH a
+session folder or one profile file: an ``.xplane.pb``, a ProfilerHook
+``timeline-N.json`` or a PyTorch ``*.pt.trace.json[.gz]`` (any Chrome-trace JSON). Capture commands
 (``capture``, ``monitor``) come from ``capture/``.
 """
 
@@ -59,7 +60,7 @@ def _convert(args: argparse.Namespace) -> int:
 def _write_converted(service: ProfileService, args: argparse.Namespace) -> int:
     runs = service.runs()
     if not runs:
-        raise ProfileError(f"No .xplane.pb profile found at {args.path}.")
+        raise ProfileError(f"No profile (.xplane.pb or Chrome trace) found at {args.path}.")
     run = runs[0]
     params = dict(_params(args), run=run)  # tools that link to pages (advisor) name the run
     out = open(args.output, "wb") if args.output else sys.stdout.buffer
@@ -91,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="start the standalone Profile server")
-    serve.add_argument("path", nargs="?", help="log dir, session folder or .xplane.pb")
+    serve.add_argument("path", nargs="?", help="log dir, session folder or profile file")
     serve.add_argument("--logdir", default=None, help="the same as PATH")
     serve.add_argument("--port", type=int, default=8791)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
@@ -99,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_serve)
 
     convert = commands.add_parser("convert", help="print one tool's data for a profile")
-    convert.add_argument("path", help="a session folder or one .xplane.pb file")
+    convert.add_argument("path", help="a session folder or one profile file")
     convert.add_argument("--tool", required=True)
     convert.add_argument("--host", default=None)
     convert.add_argument("--format", choices=("json", "csv"), default="json")

@@ -14,6 +14,11 @@ since), so a race can neither read outside the logdir nor fail with a 500.
 (``tbprof serve --logdir some/session`` or ``--logdir vm.xplane.pb``): the run
 is then named after the session folder.
 
+Chrome-trace profiles (``chrome_trace/discovery.py``) need no ``plugins/profile``: a
+folder holding ``timeline-<step>.json`` or ``<worker>.<span>.pt.trace.json[.gz]`` files is
+a run, ``<folder>/<session>`` (a timeline, or a PyTorch span whose workers are hosts).
+A single such file can be given as the logdir too.
+
 Usage::
 
     logdir = LogDir("/tmp/logs")
@@ -31,8 +36,9 @@ import re
 import stat
 import threading
 import time
-from typing import Optional
+from typing import IO, Optional
 
+from .chrome_trace import discovery as chrome_discovery
 from .errors import InvalidArgument, NotFound, PermissionDenied
 
 logger = logging.getLogger(__name__)
@@ -82,6 +88,14 @@ class Session:
         raise NotFound(f"No profile for host {host!r} in run {self.run!r}.")
 
 
+@dataclasses.dataclass(frozen=True)
+class _ChromeSession:
+    """Where a Chrome-trace session's files are: their folder and names."""
+
+    folder: str
+    session: str
+
+
 @dataclasses.dataclass
 class Diagnosis:
     """What discovery found and skipped, for an empty-logdir explanation."""
@@ -113,13 +127,14 @@ def _within(root_real: str, real: str) -> bool:
     return real == root_real or real.startswith(root_real + os.sep)
 
 
-def read_inside(root_real: str, path: str) -> bytes:
-    """The bytes of the regular file at ``path``, if what was opened is inside ``root_real``.
+def open_inside(root_real: str, path: str) -> IO[bytes]:
+    """The regular file at ``path``, opened, if what was opened is inside ``root_real``.
 
     The file is opened first, then checked: the real path of ``path`` *now* must be
     inside the root and be the very file that was opened (same device and inode). A
     link swapped in before the open fails the first test, one swapped back after it
-    the second. Non-blocking open: a FIFO or device cannot stall the request.
+    the second. Non-blocking open: a FIFO or device cannot stall the request. The
+    caller closes the file.
     """
     name = os.path.basename(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
@@ -131,19 +146,38 @@ def read_inside(root_real: str, path: str) -> bytes:
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode) or not _is_listed_file(root_real, path, opened):
             raise NotFound(f"Profile file {name} changed while it was opened; reload the page.")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
+        return os.fdopen(fd, "rb")
     except OSError as e:
-        raise _read_error(name, e) from None
-    finally:
         os.close(fd)
+        raise _read_error(name, e) from None
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_inside(root_real: str, path: str) -> bytes:
+    """The bytes of the regular file at ``path`` (checked as ``open_inside`` does)."""
+    with open_inside(root_real, path) as f:
+        try:
+            return f.read()
+        except OSError as e:
+            raise _read_error(os.path.basename(path), e) from None
+
+
+def open_host_file(host_file: HostFile) -> IO[bytes]:
+    """A listed host file, opened; never anything outside its logdir."""
+    if not host_file.logdir_real:
+        raise NotFound(f"Profile file {host_file.name} was not listed from a log directory.")
+    return open_inside(host_file.logdir_real, host_file.path)
 
 
 def read_host_file(host_file: HostFile) -> bytes:
     """The bytes of a listed host file, never anything outside its logdir."""
-    if not host_file.logdir_real:
-        raise NotFound(f"Profile file {host_file.name} was not listed from a log directory.")
-    return read_inside(host_file.logdir_real, host_file.path)
+    with open_host_file(host_file) as f:
+        try:
+            return f.read()
+        except OSError as e:
+            raise _read_error(host_file.name, e) from None
 
 
 def _is_listed_file(root_real: str, path: str, opened: os.stat_result) -> bool:
@@ -176,6 +210,7 @@ class LogDir:
         self._walk_started = 0.0
         self._has_runs = False
         self._single_file: Optional[str] = None
+        self._skipped: list = []  # (relative path, reason) of trace files that cannot be read
         if self.path and os.path.isfile(self.path):
             self._single_file = self.path
         self.root = os.path.dirname(self.path) if self._single_file else self.path
@@ -238,12 +273,17 @@ class LogDir:
         if not self.path or not os.path.isdir(self.root):
             return {}
         if self._single_file:
+            single = chrome_discovery.single_file_name(self._single_file)
+            if single is not None and not self._single_file.endswith(XPLANE_SUFFIX):
+                return {single.session: _ChromeSession(self.root, single.session)}
             return {os.path.basename(self.root) or "session": self.root}
         if self._is_session_dir(self.path):
             return {os.path.basename(self.path) or "session": self.path}
         runs: dict = {}
-        for dirpath, dirnames, _ in os.walk(self.path, followlinks=False):
+        self._skipped = []
+        for dirpath, dirnames, filenames in os.walk(self.path, followlinks=False):
             dirnames.sort()
+            self._add_chrome_sessions(runs, dirpath, filenames)
             if _is_profile_dir(dirpath):
                 tb_run = os.path.relpath(os.path.dirname(os.path.dirname(dirpath)), self.path)
                 self._add_sessions(runs, tb_run, dirpath)
@@ -264,6 +304,12 @@ class LogDir:
             prefix = "" if tb_run == "." else tb_run.replace(os.sep, "/") + "/"
             runs.setdefault(prefix + entry.name, entry.path)
 
+    def _add_chrome_sessions(self, runs: dict, dirpath: str, filenames: list) -> None:
+        rel = os.path.relpath(dirpath, self.path)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        for session in chrome_discovery.sessions_in(filenames):
+            runs.setdefault(prefix + session, _ChromeSession(dirpath, session))
+
     @staticmethod
     def _is_session_dir(path: str) -> bool:
         try:
@@ -282,7 +328,41 @@ class LogDir:
         if run not in runs:
             raise NotFound(f"Run {run!r} was not found in the log directory.")
         path = runs[run]
+        if isinstance(path, _ChromeSession):
+            files = self._chrome_host_files(path)
+            return Session(run=run, path=path.folder, host_files=tuple(files))
         return Session(run=run, path=path, host_files=tuple(self._host_files(path)))
+
+    def _chrome_host_files(self, where: _ChromeSession) -> list:
+        if self._single_file:
+            names = [(chrome_discovery.single_file_name(self._single_file), self._single_file)]
+            pairs = [(parsed.host, path) for parsed, path in names if parsed is not None]
+        else:
+            try:
+                listing = os.listdir(where.folder)
+            except OSError:
+                return []
+            found = chrome_discovery.sessions_in(listing).get(where.session, [])
+            pairs = [(host, os.path.join(where.folder, name)) for host, name in found]
+        files = []
+        for host, path in pairs:
+            reason = self._unreadable(path)
+            if reason is not None:
+                rel = os.path.relpath(path, self.root)
+                if (rel, reason) not in self._skipped:
+                    self._skipped.append((rel, reason))
+                logger.warning("skipping %s: %s", path, reason)
+                continue
+            st = os.stat(path)
+            files.append(HostFile(host, path, st.st_size, st.st_mtime_ns))
+        return sorted(files, key=lambda f: f.host)
+
+    def _unreadable(self, path: str) -> Optional[str]:
+        if not _inside(self._root_real, path):
+            return "it links outside the log directory"
+        if not os.path.isfile(path):
+            return "not a regular file"
+        return chrome_discovery.unreadable_reason(path)
 
     def _host_files(self, session_dir: str) -> list:
         files = []
@@ -322,7 +402,12 @@ class LogDir:
         )
         if not diag.exists:
             return diag
-        diag.sessions = len(self._run_map(max_age_s=0.0))
+        runs = self._run_map(max_age_s=0.0)
+        diag.sessions = len(runs)
+        for run in sorted(runs):
+            if isinstance(runs[run], _ChromeSession):
+                self.session(run)  # sniffs its files: unreadable ones land in _skipped
+        diag.skipped += [f"{rel}: {reason}" for rel, reason in self._skipped]
         if diag.sessions or not os.path.isdir(self.path):
             return diag
 
@@ -342,7 +427,9 @@ class LogDir:
                         f"{rel}: not inside <run>/plugins/profile/<session>/, "
                         "so it is not part of a session"
                     )
-                elif name.endswith((".trace.json.gz", ".xplane.riegeli")):
+                elif name.endswith((".trace.json.gz", ".xplane.riegeli")) and not (
+                    chrome_discovery.parse_trace_file_name(name)
+                ):
                     diag.skipped.append(f"{rel}: this format is not read; an .xplane.pb is needed")
                 elif len(diag.other_files) < 20:
                     diag.other_files.append(rel)

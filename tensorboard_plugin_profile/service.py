@@ -228,7 +228,7 @@ class ProfileService:
         session: Session, tool: Any, host: Optional[str], hosts: Optional[str]
     ) -> list:
         if not session.host_files:
-            raise NotFound(f"No profile files (.xplane.pb) in run {session.run!r}.")
+            raise NotFound(f"No readable profile files in run {session.run!r}.")
         if hosts and tool.hosts_mode == tool_registry.HOSTS_TRACE and not host:
             return [session.host_file(h) for h in hosts.split(",") if h]
         if host and host != ALL_HOSTS:

@@ -33,16 +33,15 @@ from .analysis import memo
 from .cache import ByteBudgetCache
 from .disk_cache import DiskCache, code_fingerprint
 from .host_pool import HostPool
-from .logdir import read_host_file
 from .memsize import deep_size
-from .xspace import decode_xspace
+from .profile_reader import read_host_profile
 
 logger = logging.getLogger(__name__)
 
 # Memory per byte of .xplane.pb before any profile was measured: decoded and
 # preprocessed frames plus memoised analyses (measured on a 48 MB JAX profile).
 INITIAL_BYTES_PER_FILE_BYTE = 40
-_DECODER_CODE = ("xspace", "frames_codec.py")
+_DECODER_CODE = ("xspace", "chrome_trace", "profile_reader.py", "frames_codec.py")
 
 
 class SpaceStore:
@@ -53,6 +52,7 @@ class SpaceStore:
         self.decodes = 0  # in this process (tests and benchmarks read it)
         self._lock = threading.Lock()
         self._ratio: Optional[float] = None  # measured bytes in memory per file byte
+        self._ratios: dict = {}  # the same, per input kind (_input_kind)
         self._measured: dict = {}  # cache key -> number of memo entries when last measured
 
     @staticmethod
@@ -84,9 +84,14 @@ class SpaceStore:
 
     def estimate(self, host_files: list) -> int:
         """Bytes to reserve before opening these files (0 for those already in memory)."""
-        ratio = self._ratio or INITIAL_BYTES_PER_FILE_BYTE
         cold = [f for f in host_files if self.cache.get(self.key(f)) is None]
-        return int(ratio * sum(max(f.size, 1) for f in cold))
+        return int(sum(self._ratio_of(f.path) * max(f.size, 1) for f in cold))
+
+    def _ratio_of(self, path: str) -> float:
+        # Learned per input kind: a gzip-compressed JSON trace holds far more per file byte
+        # than an .xplane.pb, and must not inflate the estimate for the others.
+        learned = self._ratios.get(_input_kind(path))
+        return learned or self._ratio or INITIAL_BYTES_PER_FILE_BYTE
 
     def recharge(self, host_files: list, spaces: list) -> None:
         """Re-measures Spaces that analyses added to since they were last measured."""
@@ -97,7 +102,7 @@ class SpaceStore:
                 continue
             size = deep_size([space] + derived)
             self._measured[key] = len(derived)
-            self._learn(size, f.size)
+            self._learn(size, f.size, f.path)
             self.cache.recharge(key, size)
 
     # --- internals ---------------------------------------------------------
@@ -128,7 +133,7 @@ class SpaceStore:
     def _decode(self, host_file: Any) -> Any:
         started = time.perf_counter()
         logger.info("decoding %s (%.1f MB)", host_file.path, host_file.size / 1e6)
-        space = decode_xspace(read_host_file(host_file), host_file.name)  # checked open
+        space = read_host_profile(host_file)  # checked open
         self._count_decode()
         logger.info(
             "decoded %s: %d events in %.0f ms",
@@ -142,7 +147,16 @@ class SpaceStore:
         with self._lock:
             self.decodes += 1
 
-    def _learn(self, size: int, file_size: int) -> None:
+    def _learn(self, size: int, file_size: int, path: str = "") -> None:
         if file_size > 0:
             with self._lock:
-                self._ratio = max(self._ratio or 0.0, size / file_size)
+                kind = _input_kind(path)
+                self._ratios[kind] = max(self._ratios.get(kind, 0.0), size / file_size)
+                if kind == "xplane":
+                    self._ratio = max(self._ratio or 0.0, size / file_size)
+
+
+def _input_kind(path: str) -> str:
+    if ".xplane.pb" in path or not path:
+        return "xplane"
+    return "json.gz" if path.endswith(".gz") else "json"

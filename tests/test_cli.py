@@ -54,7 +54,7 @@ def test_convert_a_session_folder_to_csv_file(tmp_path):
 def test_errors_are_one_line_without_traceback(tmp_path):
     result = run_cli("convert", str(tmp_path), "--tool", "trace_viewer")
     assert result.returncode == 1
-    assert b"No .xplane.pb profile found" in result.stderr
+    assert b"No profile (.xplane.pb or Chrome trace) found" in result.stderr
     assert b"Traceback" not in result.stderr
     bad = tmp_path / "bad.xplane.pb"
     bad.write_bytes(b"\x0a\xff\xff")

@@ -68,7 +68,7 @@ class Tool:
     module: str
     hosts_mode: str
     # Whether run_tools lists the tool for a session, from its first host's planes.
-    listed_for: Callable[[Any], bool] = lambda space: True
+    listed_for: Callable[[Any], bool] = lambda space: _is_xspace(space)
     aliases: tuple = ()
     # The query parameters ``convert`` reads: the only ones it is given, and the
     # only ones in its result's cache key (a junk parameter must not bust the cache).
@@ -83,20 +83,60 @@ class Tool:
         return module.convert(hosts, params)
 
 
+def _format(space: Any) -> str:
+    return getattr(space, "source_format", "xspace")
+
+
+def _is_xspace(space: Any) -> bool:
+    return _format(space) == "xspace"
+
+
+def _any_format(space: Any) -> bool:
+    return True
+
+
+def _is_profiler_hook(space: Any) -> bool:
+    return _format(space) == "profiler_hook"
+
+
+def _tf_stats_input(space: Any) -> bool:
+    return _format(space) in ("xspace", "profiler_hook")
+
+
+def _is_pytorch(space: Any) -> bool:
+    return _format(space) == "pytorch"
+
+
+def _has_pytorch_kernels(space: Any) -> bool:
+    return _is_pytorch(space) and any(
+        (p.metadata_stats["str_value"] == "kernel").any() for p in space.planes
+    )
+
+
+def _is_distributed_pytorch(space: Any) -> bool:
+    return _is_pytorch(space) and bool(space.extras.get("metadata", {}).get("distributedInfo"))
+
+
 def _has_gpu(space: Any) -> bool:
-    return any(schema.is_gpu_plane(p.name) for p in space.planes)
+    return _is_xspace(space) and any(schema.is_gpu_plane(p.name) for p in space.planes)
 
 
 def _has_allocator_events(space: Any) -> bool:
     from ..analysis.memory import has_allocator_events
 
-    return has_allocator_events(space)
+    return _is_xspace(space) and has_allocator_events(space)
 
 
 def _has_tf_data(space: Any) -> bool:
     from ..analysis.tf_data import has_tf_data
 
-    return has_tf_data(space)
+    return _is_xspace(space) and has_tf_data(space)
+
+
+def _has_tensor_memory(space: Any) -> bool:
+    from ..analysis.timeline_memory import has_tensor_memory
+
+    return _is_profiler_hook(space) and has_tensor_memory(space)
 
 
 def _has_hlo_modules(space: Any) -> bool:
@@ -142,13 +182,20 @@ TRACE_QUERY_PARAMS = (
 )
 
 _REGISTERED = (
-    Tool("trace_viewer", "trace_viewer", HOSTS_TRACE),
-    Tool("trace_viewer@", "trace_viewer_at", HOSTS_TRACE, params=TRACE_QUERY_PARAMS),
+    Tool("trace_viewer", "trace_viewer", HOSTS_TRACE, listed_for=_any_format),
+    Tool(
+        "trace_viewer@",
+        "trace_viewer_at",
+        HOSTS_TRACE,
+        listed_for=_any_format,
+        params=TRACE_QUERY_PARAMS,
+    ),
     Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL),
     Tool(
         "framework_op_stats",
         "framework_op_stats",
         HOSTS_EACH_OR_ALL,
+        listed_for=_tf_stats_input,
         aliases=("tensorflow_stats",),
     ),
     Tool("kernel_stats", "kernel_stats", HOSTS_EACH_OR_ALL, listed_for=_has_gpu),
@@ -206,6 +253,23 @@ _REGISTERED = (
     Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL),
     Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources),
     Tool("advisor", "advisor", HOSTS_EACH_OR_ALL, params=("run",)),  # its links name the run
+    # Chrome-trace profiles (chrome_trace/): ProfilerHook tensor memory, PyTorch analyses.
+    Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
+    Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
+    Tool(
+        "pytorch_operators",
+        "pytorch_operators",
+        HOSTS_SINGLE,
+        listed_for=_is_pytorch,
+        params=("group_by",),
+    ),
+    Tool("pytorch_kernels", "pytorch_kernels", HOSTS_SINGLE, listed_for=_has_pytorch_kernels),
+    Tool(
+        "pytorch_distributed",
+        "pytorch_distributed",
+        HOSTS_COMBINED,
+        listed_for=_is_distributed_pytorch,
+    ),
 )
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}
@@ -231,6 +295,11 @@ TOOL_ORDER = (
     "op_types",
     "scope_view",
     "code_view",
+    "pytorch_overview",
+    "pytorch_operators",
+    "pytorch_kernels",
+    "pytorch_distributed",
+    "tensor_memory",
 )
 
 

@@ -18,6 +18,8 @@ import pandas as pd
 from ..analysis import op_names, ops
 from ..analysis.environment import PerfEnv
 from ..analysis.op_stats import OpStats, op_stats_of_hosts
+from ..analysis.timeline_ops import timeline_op_stats
+from ..chrome_trace import is_chrome_space
 from .datatable import Column, data_table, rows_from_columns
 
 MAX_ROWS = 500
@@ -54,6 +56,8 @@ _TAIL = (Column("bound_by", "Bound by", "string"), Column("eager", "Execution mo
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
+    if any(is_chrome_space(space) for _, space in hosts):
+        return framework_op_tables(timeline_op_stats(hosts))  # ProfilerHook timelines
     return framework_op_tables(op_stats_of_hosts(hosts))
 
 

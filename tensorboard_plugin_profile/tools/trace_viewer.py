@@ -70,6 +70,8 @@ def trace_events_multi_host(spaces: list, max_events: int = MAX_EVENTS) -> Itera
 
 def trace_planes(space: Space) -> list:
     """(pid, plane) pairs shown in the trace: the host plane, then device planes."""
+    if getattr(space, "source_format", "xspace") != "xspace":
+        return [(1 + p.index, p) for p in space.planes]  # Chrome traces: every process
     shown = []
     host = space.plane(schema.HOST_PLANE)
     if host is not None:

@@ -80,6 +80,11 @@ def decode_xspace(
         sum(_length(p["stats"][2], 1) for p in raw["planes"]),
         len(data),
     )
+    return space_from_raw(raw, source)
+
+
+def space_from_raw(raw: dict, source: str) -> Space:
+    """The tables of a raw form (``wire.py`` documents it); other input formats call this too."""
     time_base_ns = _time_base_ns(raw["planes"])
     planes = []
     for i in range(len(raw["planes"])):

@@ -91,6 +91,10 @@ class Space:
     group_names: dict = dataclasses.field(default_factory=dict)
     group_children: dict = dataclasses.field(default_factory=dict)
     preprocessed: bool = False
+    # "xspace", or the Chrome-trace kind ("profiler_hook", "pytorch") read by chrome_trace/;
+    # extras holds what that format carries beside the events (top-level trace keys).
+    source_format: str = "xspace"
+    extras: dict = dataclasses.field(default_factory=dict)
 
     def plane(self, name: str) -> Optional[Plane]:
         """The first plane with exactly this name, or None."""

@@ -108,6 +108,12 @@ function registerDashboards(): void {
     load: async () => (await import('./input-pipeline-view')).INPUT_PIPELINE_VIEW_TAG,
   });
   registerToolView({
+    id: 'pytorch-overview',
+    matchesTool: toolIs('pytorch_overview'),
+    matchesPayload: isList,
+    load: async () => (await import('./pytorch-overview-view')).PYTORCH_OVERVIEW_VIEW_TAG,
+  });
+  registerToolView({
     id: 'memory-profile',
     matchesTool: toolIs('memory_profile'),
     matchesPayload: isObject,

@@ -1,0 +1,172 @@
+// Browser test of the Chrome-trace profiles (ProfilerHook timelines, PyTorch traces) in real
+// headless Chromium.
+//
+//   PROFILE_E2E_URL=http://127.0.0.1:8791/ PROFILE_E2E_ARTIFACTS=/tmp/shots node e2e/chrome_trace.e2e.mjs
+//
+// Every run whose tools include a Chrome-trace tool is opened with every such tool it lists
+// (pytorch_overview, pytorch_operators, pytorch_kernels, pytorch_distributed, tensor_memory,
+// framework_op_stats of a timeline, trace_viewer@), through a deep link. The PyTorch overview
+// dashboard must show the average step and draw its per-step chart. Table pages must show
+// each table the server sent, with its title and row count; their first table's Export as CSV
+// must equal `data_csv`. The trace viewer must draw its canvas and list the trace's processes.
+// Fails on any request to another origin, console error, page error or CSP violation.
+// Screenshots of every page land in PROFILE_E2E_ARTIFACTS as chrome-<run>-<tool>.png.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  apiClient,
+  check,
+  e2eTarget,
+  enforceStrictCsp,
+  guardOrigin,
+  launchChromium,
+  parseCsv,
+  query as q,
+  watchConsole,
+} from './browser.mjs';
+
+const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
+const api = apiClient(pluginBase);
+const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
+const TABLE_TOOLS = ['pytorch_overview', 'pytorch_operators', 'pytorch_kernels', 'pytorch_distributed', 'tensor_memory'];
+
+const problems = [];
+const results = [];
+let page;
+let step = 'start';
+
+const hostsOf = async (run, tool) => (await api('hosts', { run, tag: tool })).map((h) => h.hostname ?? h);
+const appUrl = (run, tool, host) => new URL(`?${q({ run, tool, host })}`, base).href;
+const shotName = (run, tool) => `chrome-${run}-${tool}`.replace(/[^A-Za-z0-9_-]+/g, '_');
+
+async function shot(run, tool) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(ARTIFACTS, `${shotName(run, tool)}.png`), fullPage: true });
+}
+
+async function open(run, tool, host, viewTag) {
+  await page.goto(appUrl(run, tool, host));
+  const view = page.locator(`pf-tool-view > ${viewTag}, pf-tool-view > pf-message`).first();
+  await view.waitFor({ timeout: TIMEOUT_MS * 2 });
+  const banner = page.locator('pf-tool-view > pf-message');
+  if (await banner.count()) throw new Error(`message instead of ${viewTag}: ${(await banner.first().evaluate((el) => el.shadowRoot.textContent)).replace(/\s+/g, ' ')}`);
+  return page.locator(`pf-tool-view > ${viewTag}`);
+}
+
+/** A table page: every non-empty table with its title and row count; CSV of the first = data_csv. */
+async function tablePage(run, tool, host) {
+  const data = await api('data', { run, tag: tool, host });
+  const tables = data.filter((t) => t?.cols?.length);
+  const dashboard = tool === 'pytorch_overview';
+  const view = await open(run, tool, host, dashboard ? 'pf-pytorch-overview-view' : 'pf-datatable-view');
+  if (dashboard) {
+    // The dashboard's headline is the breakdown's average row; its chart stacks every step.
+    const average = tables[0].p.average_step_time_us;
+    const headline = (await view.locator('section[aria-label="Average step"] h2').textContent()).replace(/,/g, '');
+    const shownMs = Number(headline.match(/([\d.]+) ms/)?.[1]);
+    check(Math.abs(shownMs - Number(average) / 1000) < 0.01, `headline "${headline}" vs ${average} us`);
+    if (tables[0].rows.length > 1) await view.locator('pf-echart.steps canvas').first().waitFor({ timeout: TIMEOUT_MS });
+  }
+  const shown = view.locator('pf-data-table');
+  await shown.first().waitFor({ timeout: TIMEOUT_MS });
+  check((await shown.count()) === tables.length, `${await shown.count()} tables shown, server sent ${tables.length}`);
+  const titles = await view.locator('section h2').allTextContents();
+  for (const table of tables) check(titles.includes(table.p.title), `title "${table.p.title}" not shown`);
+  for (let i = 0; i < tables.length; i++) {
+    const count = (await shown.nth(i).locator('.count').textContent()).trim();
+    const n = tables[i].rows.length;
+    check(count === `${n} ${n === 1 ? 'row' : 'rows'}`, `table ${i} says "${count}", server sent ${n} rows`);
+  }
+  const first = data.findIndex((t) => t?.cols?.length);
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: TIMEOUT_MS }), shown.first().locator('.export').click()]);
+  const file = readFileSync(await download.path(), 'utf8');
+  const expected = await api('data_csv', { run, tag: tool, host, table: first }, 'text');
+  check(file === expected, `downloaded CSV differs from data_csv (${file.length} vs ${expected.length} bytes)`);
+  check(parseCsv(file).length - 1 === tables[0].rows.length, 'CSV row count differs from the table');
+  await shot(run, tool);
+  return `${tables.length} tables (${tables.map((t) => t.rows.length).join('/')} rows), CSV = data_csv`;
+}
+
+async function opStatsPage(run, tool, host) {
+  const view = await open(run, tool, host, 'pf-op-stats-view');
+  await view.locator('pf-data-table tbody tr').first().waitFor({ timeout: TIMEOUT_MS });
+  const [, withoutIdle] = await api('data', { run, tag: tool, host });
+  const count = (await view.locator('pf-data-table .count').first().textContent()).trim();
+  check(count.startsWith(`${withoutIdle.rows.length} `), `TF stats shows "${count}", server has ${withoutIdle.rows.length} ops`);
+  const pie = view.locator('pf-echart.pie').first();
+  await pie.locator('canvas').first().waitFor({ timeout: TIMEOUT_MS });
+  await page.waitForFunction((el) => !!el.instance, await pie.elementHandle(), { timeout: TIMEOUT_MS });
+  await page.waitForTimeout(300); // the pies animate in
+  await shot(run, tool);
+  return `TF stats: ${count}`;
+}
+
+async function tracePage(run, tool, host) {
+  const view = await open(run, tool, host, 'pf-trace-view');
+  await view.locator('canvas').first().waitFor({ timeout: TIMEOUT_MS });
+  const window = await api('data', { run, tag: tool, host, format: 'columnar' });
+  check(window.processes.length > 0 && window.returned > 0, 'the first window has no events');
+  await page.waitForTimeout(500); // let the canvas paint before the screenshot
+  await shot(run, tool);
+  return `${window.processes.length} processes, ${window.returned} events in the first window`;
+}
+
+async function checkRun(run, tools) {
+  const notes = [];
+  for (const tool of tools) {
+    const hosts = await hostsOf(run, tool);
+    const host = hosts.includes('ALL_HOSTS') ? 'ALL_HOSTS' : hosts[0] ?? '';
+    step = `${run} ${tool}`;
+    let note;
+    if (TABLE_TOOLS.includes(tool)) note = await tablePage(run, tool, host);
+    else if (tool === 'framework_op_stats') note = await opStatsPage(run, tool, host);
+    else if (tool === 'trace_viewer@') note = await tracePage(run, tool, host);
+    else continue;
+    notes.push(`${tool}: ${note}`);
+  }
+  return notes.join('; ');
+}
+
+async function main() {
+  const browser = await launchChromium();
+  let failed = 0;
+  try {
+    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
+    await enforceStrictCsp(context, base.origin);
+    page = await context.newPage();
+    guardOrigin(page, base.origin, problems);
+    watchConsole(page, problems, () => step);
+    let runs = 0;
+    for (const run of await api('runs')) {
+      const tools = await api('run_tools', { run });
+      if (!tools.some((t) => TABLE_TOOLS.includes(t))) continue;
+      runs++;
+      try {
+        results.push(`ok   ${run}: ${await checkRun(run, tools)}`);
+      } catch (error) {
+        failed++;
+        results.push(`FAIL ${run} (${step}): ${error?.message ?? error}`);
+        await page.screenshot({ path: join(ARTIFACTS, `chrome-failure-${shotName(run, 'x')}.png`), fullPage: true }).catch(() => {});
+      }
+    }
+    if (runs === 0) {
+      failed++;
+      results.push('FAIL no Chrome-trace run found among the fixtures');
+    }
+    if (problems.length) {
+      failed++;
+      results.push(`FAIL page health:\n  ${problems.join('\n  ')}`);
+    } else results.push('ok   page health: same-origin only, no console errors or CSP violations');
+  } finally {
+    await browser.close();
+  }
+  console.log(results.join('\n'));
+  console.log(`screenshots in ${ARTIFACTS}`);
+  console.log(`${results.length - failed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

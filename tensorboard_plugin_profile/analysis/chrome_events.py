@@ -1,0 +1,95 @@
+"""Columns of Chrome-trace events that the ProfilerHook and PyTorch analyses read.
+
+The Chrome-trace reader keeps each event's category as a ``cat`` stat of its event
+metadata and its ``args`` as event stats. ``events_of`` gathers, for every plane, one
+frame of events with ``plane``, ``line``, ``tid``, ``name``, ``cat``, ``begin_ps``,
+``end_ps``, ``duration_ps`` and the requested numeric / string args as columns
+(NaN / None where absent). String work happens once per distinct metadata row.
+
+Usage::
+
+    ev = events_of(space, numbers=("correlation",), strings=("Input Dims",))
+    kernels = ev[ev["cat"] == "kernel"]
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..xspace.model import KIND_DOUBLE, KIND_STR, Plane, Space
+
+CATEGORY = "cat"
+
+
+def plane_categories(plane: Plane) -> np.ndarray:
+    """Per event: its category (from the metadata's ``cat`` stat), '' when absent."""
+    ms = plane.metadata_stats
+    rows = ms[ms["stat"] == CATEGORY]
+    ids = plane.event_metadata["id"].to_numpy()
+    lookup = pd.Series(rows["str_value"].to_numpy(dtype=object), index=rows["metadata_id"])
+    cat_of_meta = lookup.reindex(ids).fillna("").to_numpy(dtype=object)
+    pos = np.searchsorted(ids, plane.events["metadata_id"].to_numpy())
+    pos = np.minimum(pos, max(len(ids) - 1, 0))
+    return cat_of_meta[pos] if len(ids) else np.full(len(plane.events), "", dtype=object)
+
+
+def numeric_stat(plane: Plane, name: str) -> np.ndarray:
+    """One numeric arg per event as float64 (NaN where absent; last value wins)."""
+    st = plane.stats
+    rows = st[st["stat"] == name]
+    out = np.full(len(plane.events), np.nan)
+    if len(rows):
+        kinds = rows["kind"].to_numpy()
+        values = np.where(
+            kinds == KIND_DOUBLE,
+            rows["float_value"].to_numpy(),
+            rows["int_value"].to_numpy().astype(np.float64),
+        )
+        numeric = kinds != KIND_STR
+        out[rows["event"].to_numpy()[numeric]] = values[numeric]
+    return out
+
+
+def string_stat(plane: Plane, name: str) -> np.ndarray:
+    """One string arg per event (None where absent)."""
+    st = plane.stats
+    rows = st[(st["stat"] == name) & (st["kind"] == KIND_STR)]
+    out = np.full(len(plane.events), None, dtype=object)
+    if len(rows):
+        out[rows["event"].to_numpy()] = rows["str_value"].to_numpy(dtype=object)
+    return out
+
+
+def events_of(
+    space: Space, numbers: Sequence[str] = (), strings: Sequence[str] = ()
+) -> pd.DataFrame:
+    frames = []
+    for plane in space.planes:
+        ev = plane.events
+        if not len(ev):
+            continue
+        begin = ev["begin_ps"].to_numpy()
+        duration = ev["duration_ps"].to_numpy()
+        columns = {
+            "plane": np.full(len(ev), plane.index),
+            "line": ev["line"].to_numpy(),
+            "tid": plane.lines["tid"].to_numpy()[ev["line"].to_numpy()],
+            "name": ev["name"].astype(object).to_numpy(),
+            CATEGORY: plane_categories(plane),
+            "begin_ps": begin,
+            "end_ps": begin + duration,
+            "duration_ps": duration,
+        }
+        for stat in numbers:
+            columns[stat] = numeric_stat(plane, stat)
+        for stat in strings:
+            columns[stat] = string_stat(plane, stat)
+        frames.append(pd.DataFrame(columns))
+    if not frames:
+        names = ("plane", "line", "tid", "name", CATEGORY, "begin_ps", "end_ps", "duration_ps")
+        empty: dict = {c: [] for c in (*names, *numbers, *strings)}
+        return pd.DataFrame(empty)
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,76 @@
+"""The distributed view of several PyTorch workers (ranks) of one span.
+
+Per worker and step: computation (kernel time, or CPU op time without kernels), the part
+of it overlapping communication, communication alone, and the rest of the step; and per
+worker, the NCCL/Gloo collectives: calls, bytes (from their input shapes and types) and
+latency (the union of their spans). torch-tb-profiler's "synchronizing time" needs the
+collectives of all ranks matched call by call; it is not computed here.
+
+Usage::
+
+    overlap = overlap_by_step([("rank0", space0), ("rank1", space1)])
+    ops = communication_ops(space0)
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from ...xspace.model import Space
+from . import events as E
+from .overview import step_overview
+from .ranges import Segments
+
+BYTES_PER_VALUE = {"long int": 8, "float": 4, "int": 4, "c10::Half": 2, "c10::BFloat16": 2,
+                   "unsigned char": 1}  # fmt: skip
+
+
+def overlap_by_step(hosts: list) -> pd.DataFrame:
+    """worker, step, computation, overlapping, communication, other (ps); step "all" = mean."""
+    frames = []
+    for worker, space in hosts:
+        c = step_overview(space).comm_overlap
+        frame = pd.DataFrame(
+            {
+                "worker": worker,
+                "step": c["step"].astype(str),
+                "computation": c["computation"] - c["overlap"],
+                "overlapping": c["overlap"],
+                "communication": c["communication"] - c["overlap"],
+                "other": c["other"],
+            }
+        )
+        mean = frame[["computation", "overlapping", "communication", "other"]].mean()
+        frames.append(frame)
+        frames.append(pd.DataFrame([{"worker": worker, "step": "all", **mean.to_dict()}]))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def communication_ops(space: Space) -> pd.DataFrame:
+    """name, calls, total_bytes, latency_ps of one worker's collectives."""
+    ev = E.trace_events(space)
+    ops = ev[np.isin(ev["type"], E.HOST_OP_TYPES) & np.isin(ev["name"], E.NCCL_OPS + E.GLOO_OPS)]
+    rows = []
+    for name, group in ops.groupby("name", sort=False):
+        begin, end = group["begin_ps"].to_numpy(), group["end_ps"].to_numpy()
+        seg = Segments([(begin, end)])
+        latency = seg.total_within(seg.covered((begin, end)), [begin.min()], [end.max()])[0]
+        size = sum(_bytes(d, t) for d, t in zip(group["input_dims"], group["input_type"]))
+        rows.append((name, len(group), size, latency))
+    return pd.DataFrame(rows, columns=["name", "calls", "total_bytes", "latency_ps"])
+
+
+def _bytes(dims_text, types_text) -> int:
+    """Bytes of one call's inputs; unknown element types count 0 (as torch-tb-profiler)."""
+    try:
+        dims, types = json.loads(dims_text or "[]"), json.loads(types_text or "[]")
+    except ValueError:
+        return 0
+    total = 0
+    for shape, kind in zip(dims, types):
+        count = int(np.prod(shape)) if isinstance(shape, list) else 0
+        total += count * BYTES_PER_VALUE.get(kind, 0)
+    return total

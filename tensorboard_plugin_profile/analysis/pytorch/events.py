@@ -1,0 +1,128 @@
+"""The events of one PyTorch trace, classified as torch-tb-profiler classified them.
+
+Types come from the Kineto category (``cat``): ``kernel``; ``gpu_memcpy``/``memcpy``;
+``gpu_memset``/``memset``; ``runtime``; operators (``cpu_op``/``operator``) and ``python``;
+``ProfilerStep#N`` annotations or operators are steps. Like torch-tb-profiler 0.4.3 (whose
+numbers we match, docs/differences.md), ``cuda_runtime`` calls are not runtime events and
+user annotations count only as steps or NCCL/Gloo collectives. Times stay integer
+picoseconds; the args the analyses read become columns.
+
+Usage::
+
+    ev = trace_events(space)
+    ev[ev["type"] == KERNEL]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...xspace.model import Space
+from ..chrome_events import events_of
+from ..memo import memoized
+
+KERNEL, MEMCPY, MEMSET, RUNTIME = "Kernel", "Memcpy", "Memset", "Runtime"
+OPERATOR, PYTHON, USER_ANNOTATION = "Operator", "Python", "UserAnnotation"
+PROFILER_STEP, TRACE = "ProfilerStep", "Trace"
+# Launch calls torch-tb-profiler 0.4.3 did not count as Runtime (cuda_runtime, ...): kept to
+# tie device work to the operator that launched it, never part of the step breakdown.
+LAUNCH = "Launch"
+DEVICE_TYPES = (KERNEL, MEMCPY, MEMSET)
+HOST_OP_TYPES = (OPERATOR, PYTHON, USER_ANNOTATION)
+
+_LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver", "mtia_runtime", "glow_runtime",
+                      "xpu_runtime", "privateuse1_runtime")  # fmt: skip
+_TYPE_OF_CATEGORY = {
+    **{cat: LAUNCH for cat in _LAUNCH_CATEGORIES},
+    "trace": TRACE,
+    "cpu_op": OPERATOR,
+    "operator": OPERATOR,
+    "runtime": RUNTIME,
+    "kernel": KERNEL,
+    "memcpy": MEMCPY,
+    "gpu_memcpy": MEMCPY,
+    "memset": MEMSET,
+    "gpu_memset": MEMSET,
+    "python": PYTHON,
+    "user_annotation": USER_ANNOTATION,
+    "gpu_user_annotation": USER_ANNOTATION,
+}
+STEP_PREFIX = "ProfilerStep#"
+NCCL_OPS = (
+    "nccl:broadcast",
+    "nccl:reduce",
+    "nccl:all_reduce",
+    "nccl:all_gather",
+    "nccl:reduce_scatter",
+)
+GLOO_OPS = (
+    "gloo:broadcast",
+    "gloo:reduce",
+    "gloo:all_reduce",
+    "gloo:all_gather",
+    "gloo:reduce_scatter",
+)
+
+NUMBERS = (
+    "External id",
+    "external id",
+    "correlation",
+    "device",
+    "blocks per SM",
+    "warps per SM",
+    "est. achieved occupancy %",
+    "registers per thread",
+    "shared memory",
+)
+STRINGS = ("grid", "block", "Input Dims", "Input dims", "Input type", "Call stack")
+
+
+def trace_events(space: Space) -> pd.DataFrame:
+    """Classified events of one worker, computed once per decoded Space."""
+    return memoized([space], "pytorch_events", lambda: _classify(space))
+
+
+def _classify(space: Space) -> pd.DataFrame:
+    ev = events_of(space, numbers=NUMBERS, strings=STRINGS)
+    cats = pd.Series(ev["cat"].to_numpy(dtype=object)).str.lower()
+    kind = cats.map(_TYPE_OF_CATEGORY).to_numpy(dtype=object)
+    names = ev["name"].to_numpy(dtype=object)
+    is_step = np.isin(kind, [OPERATOR, USER_ANNOTATION]) & pd.Series(names).str.startswith(
+        STEP_PREFIX
+    ).to_numpy(dtype=bool)
+    kind = np.where(is_step, PROFILER_STEP, kind)
+    ignored = (kind == USER_ANNOTATION) & ~np.isin(names, NCCL_OPS + GLOO_OPS)
+    kind[ignored] = None
+    ext = ev["External id"].where(ev["External id"].notna(), ev["external id"])
+    out = pd.DataFrame(
+        {
+            "type": kind,
+            "name": names,
+            "plane": ev["plane"].to_numpy(),
+            "tid": ev["tid"].to_numpy(),
+            "begin_ps": ev["begin_ps"].to_numpy(),
+            "end_ps": ev["end_ps"].to_numpy(),
+            "external_id": ext.to_numpy(),
+            "correlation": ev["correlation"].to_numpy(),
+            "device": ev["device"].to_numpy(),
+            "blocks_per_sm": ev["blocks per SM"].to_numpy(),
+            "warps_per_sm": ev["warps per SM"].to_numpy(),
+            "occupancy": ev["est. achieved occupancy %"].to_numpy(),
+            "registers": ev["registers per thread"].to_numpy(),
+            "shared_memory": ev["shared memory"].to_numpy(),
+            "grid": ev["grid"].to_numpy(),
+            "block": ev["block"].to_numpy(),
+            "input_dims": ev["Input Dims"].where(ev["Input Dims"].notna(), ev["Input dims"]),
+            "input_type": ev["Input type"].to_numpy(),
+            "call_stack": ev["Call stack"].to_numpy(),
+        }
+    )
+    out = out[pd.notna(out["type"])]
+
+    # torch-tb-profiler orders events by start time (a stable sort of file order).
+    return out.sort_values("begin_ps", kind="stable", ignore_index=True)
+
+
+def step_numbers(names) -> np.ndarray:
+    return pd.Series(names, dtype=object).str.slice(len(STEP_PREFIX)).to_numpy(dtype=object)

@@ -1,0 +1,34 @@
+"""Chrome-trace JSON profiles: TensorFlow ProfilerHook timelines and PyTorch profiler traces.
+
+One reader for both (``read_chrome_trace``): the file is streamed (``stream.py``), its
+events collected into interned columns (``collect.py``), turned into the XSpace decoder's
+raw form (``raw.py``) and built into the same ``Space`` tables as an ``.xplane.pb``
+(``tables.py``). ``Space.source_format`` says which kind it was; ``Space.extras`` holds the
+file's top-level keys (PyTorch's ``deviceProperties``, ``distributedInfo``, ...).
+
+File names (``names.py``) decide what discovery picks up: ``timeline-<step>.json`` and
+``<worker>.<span>.pt.trace.json``, each optionally gzip-compressed.
+
+Usage::
+
+    space = read_chrome_trace("run/worker0.1.pt.trace.json.gz")
+    space.source_format        # "pytorch"
+"""
+
+from .names import (
+    PROFILER_HOOK,
+    PYTORCH,
+    TraceFileName,
+    is_chrome_space,
+    parse_trace_file_name,
+)
+from .read import read_chrome_trace
+
+__all__ = [
+    "PROFILER_HOOK",
+    "PYTORCH",
+    "TraceFileName",
+    "is_chrome_space",
+    "parse_trace_file_name",
+    "read_chrome_trace",
+]

@@ -1,0 +1,56 @@
+"""``pytorch_operators``: CPU operators of a PyTorch worker (``analysis/pytorch/operators.py``).
+
+One table of operators grouped by name, or by name and input shapes with
+``group_by=input_shape``: calls, device self / total µs (the kernels they launched), host
+self / total µs, Tensor Core eligibility and the Tensor Core share of their kernel time,
+and whether call stacks were recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from ..analysis.pytorch.operators import operator_stats
+from ..errors import InvalidArgument, NotApplicable
+from .datatable import Column, data_table, rows_from_columns
+
+GROUPINGS = ("operation", "input_shape")
+
+
+def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
+    group_by = params.get("group_by") or "operation"
+    if group_by not in GROUPINGS:
+        raise InvalidArgument(f"group_by must be one of {', '.join(GROUPINGS)}.")
+    by_shape = group_by == "input_shape"
+    t = operator_stats(hosts[0][1], by_input_shape=by_shape)
+    if t.empty:
+        raise NotApplicable("This trace has no CPU operators.")
+    columns = [Column("name", "Name", "string")]
+    values = [t["name"]]
+    if by_shape:
+        columns.append(Column("input_shape", "Input shape", "string"))
+        values.append(t["input_shape"])
+    columns += [
+        Column("calls", "Calls", "number"),
+        Column("device_self_us", "Device self duration (us)", "number"),
+        Column("device_total_us", "Device total duration (us)", "number"),
+        Column("host_self_us", "Host self duration (us)", "number"),
+        Column("host_total_us", "Host total duration (us)", "number"),
+        Column("tc_eligible", "Tensor Cores eligible", "string"),
+        Column("tc_self_percent", "Tensor Cores self (%)", "number"),
+        Column("tc_total_percent", "Tensor Cores total (%)", "number"),
+        Column("has_call_stack", "Call stack recorded", "string"),
+    ]
+    values += [
+        t["calls"],
+        t["device_self_us"].round(3),
+        t["device_total_us"].round(3),
+        t["host_self_us"].round(3),
+        t["host_total_us"].round(3),
+        ["Yes" if v else "No" for v in t["tc_eligible"]],
+        (100 * t["tc_self_ratio"]).round(2),
+        (100 * t["tc_total_ratio"]).round(2),
+        ["Yes" if v else "No" for v in t["has_call_stack"]],
+    ]
+    title = "Operators by name and input shape" if by_shape else "Operators"
+    return [data_table(columns, rows_from_columns(*values), {"title": title, "group_by": group_by})]

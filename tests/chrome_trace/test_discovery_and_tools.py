@@ -1,0 +1,130 @@
+"""Chrome-trace files as runs: discovery, the service, the CLI and the ProfilerHook tools."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import FIXTURES
+
+from tensorboard_plugin_profile.errors import NotApplicable
+from tensorboard_plugin_profile.logdir import LogDir
+from tensorboard_plugin_profile.service import ProfileService
+
+HOOK = FIXTURES / "profiler_hook"
+TWO_RANKS = FIXTURES / "pytorch_two_ranks"
+
+
+def test_timelines_are_sessions_of_their_folder_and_spans_group_workers():
+    assert LogDir(str(HOOK)).runs() == ["train/timeline-8", "train/timeline-4", "train/timeline-12"]
+    logdir = LogDir(str(TWO_RANKS))
+    assert logdir.runs() == ["run/1"]
+    assert logdir.session("run/1").hosts() == ["rank0", "rank1"]
+
+
+def test_a_single_trace_file_is_a_logdir(tmp_path):
+    path = TWO_RANKS / "run" / "rank1.1.pt.trace.json.gz"
+    logdir = LogDir(str(path))
+    assert logdir.runs() == ["1"]
+    assert logdir.session("1").hosts() == ["rank1"]
+    odd = tmp_path / "my trace.json"
+    shutil.copyfile(HOOK / "train" / "timeline-4.json", odd)
+    assert LogDir(str(odd)).session("my trace").hosts() == ["my trace"]
+
+
+def test_unreadable_trace_files_are_skipped_with_the_reason(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    name = "rank0.1.pt.trace.json.gz"
+    shutil.copyfile(TWO_RANKS / "run" / name, run / name)
+    (run / "rank1.1.pt.trace.json.gz").write_bytes(b"\x1f\x8bnot gzip at all")
+    (run / "timeline-3.json").write_text("")
+    logdir = LogDir(str(tmp_path))
+    assert logdir.session("run/1").hosts() == ["rank0"]
+    assert logdir.session("run/timeline-3").hosts() == []
+    skipped = " ".join(logdir.diagnose().skipped)
+    assert "rank1.1.pt.trace.json.gz: a damaged gzip file" in skipped
+    assert "timeline-3.json: empty" in skipped
+
+
+def test_run_tools_per_kind():
+    service = ProfileService(str(FIXTURES))
+    assert service.run_tools("profiler_hook/train/timeline-4") == [
+        "trace_viewer@",
+        "framework_op_stats",
+        "tensor_memory",
+    ]
+    assert service.run_tools("pytorch_two_ranks/run/1") == [
+        "trace_viewer@",
+        "pytorch_overview",
+        "pytorch_operators",
+        "pytorch_kernels",
+        "pytorch_distributed",
+    ]
+    assert "pytorch_kernels" not in service.run_tools("pytorch_cpu_only/run/1074")
+    assert service.hosts("pytorch_two_ranks/run/1", "pytorch_distributed") == [
+        {"hostname": "ALL_HOSTS"}
+    ]
+
+
+def test_profiler_hook_tf_stats_are_the_op_events():
+    service = ProfileService(str(HOOK))
+    raw = json.loads((HOOK / "train" / "timeline-8.json").read_text())["traceEvents"]
+    table = service.tool_data("train/timeline-8", "framework_op_stats").json()[0]
+    labels = [c["label"] for c in table["cols"]]
+    rows = [dict(zip(labels, (c["v"] for c in r["c"]))) for r in table["rows"]]
+    ops = [r for r in rows if r["Operation Type"] != "IDLE"]
+    x = [e for e in raw if e["ph"] == "X"]
+    assert sum(r["#Occurrences"] for r in ops) == len(x)
+    assert sum(r["Total time (us)"] for r in ops) == pytest.approx(sum(e["dur"] for e in x))
+    by_node = {r["Operation Name"]: r["Operation Type"] for r in ops}
+    assert all(by_node[e["args"]["name"]] == e["args"]["op"] for e in x)
+
+
+def test_profiler_hook_memory_peak_agrees_with_the_allocator_counter():
+    service = ProfileService(str(HOOK))
+    for run in service.runs():
+        summary, live, timeline = service.tool_data(run, "tensor_memory").json()
+        row = [c["v"] for c in summary["rows"][0]["c"]]
+        allocator, peak, _, live_count, counter_peak = row
+        assert allocator == "mklcpu"
+        assert peak == counter_peak  # tensor lifetimes replay the allocator's own number
+        sizes = [r["c"][2]["v"] for r in live["rows"]]
+        assert len(sizes) == live_count and sum(sizes) == peak
+        assert max(r["c"][2]["v"] for r in timeline["rows"]) == peak
+
+
+def test_pytorch_tools_reject_what_is_not_there():
+    service = ProfileService(str(FIXTURES / "pytorch_cpu_only"))
+    with pytest.raises(NotApplicable, match="no GPU kernels"):
+        service.tool_data("run/1074", "pytorch_kernels", host="rank-34")
+
+
+def test_trace_viewer_windows_flows_and_search_on_a_pytorch_trace():
+    service = ProfileService(str(FIXTURES / "pytorch_amd_mi250"))
+    params = {"start_time_ms": "0", "end_time_ms": "1e9", "resolution": "0"}
+    window = _json(service.tool_data("run/1", "trace_viewer@", params=params))
+    assert window["processes"] and window["flows"]["from_row"]
+    found = _json(service.tool_data("run/1", "trace_viewer@", params={"search": "aten::addmm"}))
+    assert json.dumps(found).count("aten::addmm") >= 1
+
+
+def _json(result) -> dict:
+    return json.loads(b"".join(result.chunks()))
+
+
+def test_cli_converts_a_pytorch_file_to_csv():
+    path = TWO_RANKS / "run" / "rank0.1.pt.trace.json.gz"
+    result = subprocess.run(
+        [sys.executable, "-m", "tensorboard_plugin_profile", "convert", str(path), "--tool",
+         "pytorch_kernels", "--format", "csv"],
+        capture_output=True,
+        timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert lines[0].startswith('"Name","Tensor Cores used","Calls"')
+    assert len(lines) == 1 + 194
