@@ -354,7 +354,7 @@ class LogDir:
                 logger.warning("skipping %s: %s", path, reason)
                 continue
             st = os.stat(path)
-            files.append(HostFile(host, path, st.st_size, st.st_mtime_ns))
+            files.append(HostFile(host, path, st.st_size, st.st_mtime_ns, self._root_real))
         return sorted(files, key=lambda f: f.host)
 
     def _unreadable(self, path: str) -> Optional[str]:

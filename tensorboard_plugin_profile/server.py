@@ -1,6 +1,6 @@
 """The standalone server: the Profile tab without TensorBoard, on the same routes.
 
-URL space (spec/api.md §1.5): every route under ``/data/plugin/profile/`` and
+URL space (docs/http_api.md, "Standalone server"): every route under ``/data/plugin/profile/`` and
 also at the root; the page at ``/``; a client-side path under the prefix
 (no ``.`` in its last segment) also gets the page, so reloads work.
 

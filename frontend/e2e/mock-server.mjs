@@ -1,5 +1,5 @@
 // DEVELOPMENT ONLY: a throwaway stand-in for the Python server, following the HTTP contract the
-// frontend codes against (spec §3, §4, §5.1). CI runs the e2e test against the real server.
+// frontend codes against (docs/http_api.md). CI runs the e2e test against the real server.
 //
 //   npm run build && node e2e/mock-server.mjs [port]      # serves on 127.0.0.1:<port> (default 8792)
 //   PROFILE_E2E_URL=http://127.0.0.1:8792/ npm run e2e

@@ -1,5 +1,5 @@
 /**
- * HTTP client for the plugin routes (spec §3) and the types of their answers.
+ * HTTP client for the plugin routes (docs/http_api.md) and the types of their answers.
  *
  * Every route lives under one base path: the part of `location.pathname` up to and including
  * `/data/plugin/profile/` (TensorBoard, any --path_prefix), or `/data/plugin/profile/` when the

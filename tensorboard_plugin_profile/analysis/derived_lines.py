@@ -1,4 +1,4 @@
-"""Derived GPU timelines (spec/conversion.md §3.5): rows the profiler did not record.
+"""Derived GPU timelines (docs/conversion.md §3.5): rows the profiler did not record.
 
 For each GPU plane of a freshly grouped space:
 

@@ -1,4 +1,4 @@
-"""Run environment, GPU perf environment and diagnostics of a host (spec §4.1).
+"""Run environment, GPU perf environment and diagnostics of a host (docs/conversion.md §4.1).
 
 Usage::
 
@@ -190,7 +190,7 @@ def _fields(data: bytes, number: int) -> list:
 
 
 def combine_environments(envs: Iterable[RunEnvironment]) -> Optional[RunEnvironment]:
-    """Hostnames union, device type of the non-CPU hosts, counts added (spec §4.7)."""
+    """Hostnames union, device type of the non-CPU hosts, counts added (docs/conversion.md §4.7)."""
     envs = list(envs)
     if not envs:
         return None

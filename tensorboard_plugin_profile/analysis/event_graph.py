@@ -1,4 +1,4 @@
-"""The event graph of step grouping (spec/conversion.md §3.4) as integer arrays.
+"""The event graph of step grouping (docs/conversion.md §3.4) as integer arrays.
 
 Upstream builds one node object per event and walks pointers; here a node is an
 index (planes in order, each plane's events in table order) and the edges are

@@ -1,4 +1,4 @@
-"""Flow synthesis (``AddFlowsToXplane``, spec/conversion.md §3.3).
+"""Flow synthesis (``AddFlowsToXplane``, docs/conversion.md §3.3).
 
 Adds ``flow`` stats (uint64) that tie a kernel launch to its kernel
 (``correlation_id``) and a TraceMe producer to its consumers (``_pt``/``_p``,

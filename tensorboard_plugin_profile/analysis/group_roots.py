@@ -1,4 +1,4 @@
-"""The nodes, edges and roots of step grouping (spec/conversion.md §3.4), in columns.
+"""The nodes, edges and roots of step grouping (docs/conversion.md §3.4), in columns.
 
 ``Nodes`` holds what grouping reads of every event of a space as flat arrays
 (planes concatenated); ``edges`` returns the graph's edge sets in upstream parent

@@ -1,4 +1,4 @@
-"""Step grouping (``GroupTfEvents``, spec/conversion.md §3.4): events → step groups.
+"""Step grouping (``GroupTfEvents``, docs/conversion.md §3.4): events → step groups.
 
 Every event of every plane is a node of one graph (``event_graph``): nesting on a
 thread, inter-thread links (executor → iterator ops on (``id``, ``iter_num``),

@@ -1,4 +1,4 @@
-"""Generic (GPU/CPU) step-time breakdown and bottleneck analysis (spec §5.3).
+"""Generic (GPU/CPU) step-time breakdown and bottleneck analysis (docs/conversion.md §5.3).
 
 The overview page and the input-pipeline analyzer share this: per-step details
 in milliseconds, their summary statistics, and the bottleneck classification
@@ -24,7 +24,7 @@ from . import input_ops
 from .ops import OpMetricsDb
 from .steps import StepDb
 
-# Detail (ms column) → the step event types it adds up (spec §5.3 table).
+# Detail (ms column) → the step event types it adds up (docs/conversion.md §5.3 table).
 DETAIL_TYPES = {
     "unknown_time_ms": ("UNKNOWN_TIME",),
     "host_wait_input_ms": ("HOST_WAIT_INPUT",),

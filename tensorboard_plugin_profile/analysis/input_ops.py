@@ -1,4 +1,4 @@
-"""Host-side input operations and where input time goes (spec §5.3, "Host input ops").
+"""Host-side input operations and where input time goes (docs/conversion.md §5.3, "Host input ops").
 
 The input-pipeline analyzer lists the host ops that feed the program — tf.data
 iterators (``Iterator::...``, op type ``Dataset``), input-pipeline stages

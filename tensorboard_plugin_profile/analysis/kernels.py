@@ -1,4 +1,4 @@
-"""GPU kernel reports (spec §4.5): one row per distinct kernel launch shape and op.
+"""GPU kernel reports (docs/conversion.md §4.5): one row per distinct kernel launch shape and op.
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""Memory profile of one host (spec/conversion.md §5.8): allocator events → per allocator
+"""Memory profile of one host (docs/conversion.md §5.8): allocator events → per allocator
 a timeline, a summary at the peak, and the breakdown of what was allocated at the peak.
 
 TensorFlow's BFC allocators write a ``MemoryAllocation`` / ``MemoryDeallocation`` event

@@ -1,4 +1,4 @@
-"""TraceMe 2.0 mutators (spec/conversion.md §3.1): stats and events that old
+"""TraceMe 2.0 mutators (docs/conversion.md §3.1): stats and events that old
 runtimes did not record but grouping and flows need.
 
 * root levels for batching events (``_r``);

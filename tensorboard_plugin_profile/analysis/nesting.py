@@ -2,7 +2,7 @@
 
 Upstream walks each line's begin/end points (stable-sorted by time, ties in
 insertion order) with a stack; an end pops entries until it finds an open
-activity with the same key, and an end without one is dropped (spec §4.2).
+activity with the same key, and an end without one is dropped (docs/conversion.md §4.2).
 
 We do the same without a Python loop per event. Walking the points, the depth
 before each end and after each begin gives every point a *level*; within one

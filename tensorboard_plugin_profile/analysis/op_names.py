@@ -1,4 +1,4 @@
-"""Framework op names (``name:Type``) → (category, name, type), spec §2.5.
+"""Framework op names (``name:Type``) → (category, name, type), docs/conversion.md §2.5.
 
 Profiles repeat a few thousand distinct names over millions of events, so the
 parser works on the *unique* names with pandas string methods and callers map
@@ -122,5 +122,5 @@ def is_tensorflow_op(name: str) -> bool:
 
 
 def is_gradient_name(names: pd.Series) -> pd.Series:
-    """True where an op name shows a training (gradient) scope (spec §4.1)."""
+    """True where an op name shows a training (gradient) scope (docs/conversion.md §4.1)."""
     return names.astype(str).str.contains(_GRADIENT_SCOPE, regex=True)

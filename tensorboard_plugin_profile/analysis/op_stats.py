@@ -1,4 +1,4 @@
-"""Per-host OpStats (spec §4) and their combination across hosts (§4.7).
+"""Per-host OpStats (docs/conversion.md §4) and their combination across hosts (§4.7).
 
 Each host is analysed on its own into a small ``OpStats`` (op databases, kernel
 reports, steps, environment); combining is cheap. This is the map step a

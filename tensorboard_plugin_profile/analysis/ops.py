@@ -1,4 +1,4 @@
-"""Op metrics databases (spec §4.2, §4.3): host framework ops and device ops.
+"""Op metrics databases (docs/conversion.md §4.2, §4.3): host framework ops and device ops.
 
 An ``OpMetricsDb`` is a DataFrame with one row per op (``OP_COLUMNS``; an
 ``IDLE`` row carries the idle time) plus the totals upstream keeps beside it.
@@ -323,7 +323,7 @@ def combine(dbs: Iterable[OpMetricsDb]) -> OpMetricsDb:
 
 
 def device_framework_ops(device: OpMetricsDb, with_idle: bool = False) -> OpMetricsDb:
-    """Device ops regrouped by the framework op that launched them (spec §5.4)."""
+    """Device ops regrouped by the framework op that launched them (docs/conversion.md §5.4)."""
     ops = device.without_idle()
     if ops.empty:
         frame = empty_ops()

@@ -1,4 +1,4 @@
-"""Preprocessing of one host's XSpace (spec/conversion.md §3): what every tool reads.
+"""Preprocessing of one host's XSpace (docs/conversion.md §3): what every tool reads.
 
 ``preprocess(space)`` returns a new ``Space`` (the cached input is not touched) in
 which, unless the file was already grouped by its profiler:

@@ -1,4 +1,6 @@
-"""Step markers and typed spans of a host's events (spec §4.4), the input of ``steps``.
+"""Step markers and typed spans of a host's events, the input of ``steps``.
+
+See docs/conversion.md §4.4.
 
 Markers are the events whose span is a step (host ``train``/``TraceContext``
 annotations, or the GPU ``Steps`` line); spans are the events whose time a step

@@ -1,4 +1,6 @@
-"""Typed spans → non-overlapping pieces, as upstream's priority tracker cuts them (spec §4.4).
+"""Typed spans → non-overlapping pieces, as upstream's priority tracker cuts them.
+
+See docs/conversion.md §4.4.
 
 Per step group, span boundaries are sorted by time (ends before starts at equal
 times, then higher types first) and every interval between two boundaries goes

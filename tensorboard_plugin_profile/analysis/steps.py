@@ -1,4 +1,4 @@
-"""Step events → step database with a step-time breakdown (spec §4.4, §4.7).
+"""Step events → step database with a step-time breakdown (docs/conversion.md §4.4, §4.7).
 
 A step is a group (``group_id`` from preprocessing). Its time comes from step
 markers (host ``train``/``TraceContext`` annotations, or the GPU ``Steps`` line);
@@ -43,7 +43,7 @@ class StepDb:
     guessed_from: Optional[str] = None  # event name the steps were guessed from
     framework: Optional[str] = None  # "TensorFlow" / "JAX" when detectable
     # Every well-formed step, before the first and last are dropped: upstream's
-    # pod viewer keeps them (spec §9 item 1). None means "same as ``steps``".
+    # pod viewer keeps them (docs/conversion.md §9 item 1). None means "same as ``steps``".
     all_steps: Optional[pd.DataFrame] = None
 
     @property
@@ -180,7 +180,7 @@ def _breakdown(pieces: pd.DataFrame, windows: pd.DataFrame) -> tuple:
 
 # --- several hosts ---------------------------------------------------------------
 def combine_step_dbs(dbs: Sequence[StepDb]) -> StepDb:
-    """Aligns hosts' step sequences (spec §4.7); rows stay the first host's steps."""
+    """Aligns hosts' step sequences (docs/conversion.md §4.7); rows stay the first host's steps."""
     if len(dbs) == 1:
         return dbs[0]
     has_device = any(db.has_device for db in dbs)

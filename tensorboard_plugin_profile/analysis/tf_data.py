@@ -1,4 +1,4 @@
-"""tf.data input pipelines of each host, their executions and bottlenecks (spec §5.9).
+"""tf.data input pipelines of each host, their executions and bottlenecks (docs/conversion.md §5.9).
 
 tf.data writes one ``Iterator::Root::Prefetch::Map…`` event per ``GetNext`` call of each
 iterator, with the iterator's ``id`` and its ``parent_id``. An execution of a pipeline

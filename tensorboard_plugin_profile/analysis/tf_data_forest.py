@@ -1,4 +1,4 @@
-"""The tf.data event forest of one host plane: who waits on whom (spec §5.9).
+"""The tf.data event forest of one host plane: who waits on whom (docs/conversion.md §5.9).
 
 Edges go from an iterator call to the tf.data calls it waited on: the ``Iterator::…``
 events nested in it on its thread, and — for asynchronous iterators — the producer's

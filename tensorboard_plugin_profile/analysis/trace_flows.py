@@ -26,7 +26,7 @@ from ..xspace import schema
 LEVEL_BASE_PS = 1000
 LEVEL_FACTOR = 4
 
-# Flow categories by context type (spec/conversion.md §3.2); Generic/Legacy have none.
+# Flow categories by context type (docs/conversion.md §3.2); Generic/Legacy have none.
 CATEGORY_NAMES = (
     "", "", "tf_exec", "tfrt_exec", "batch_sched", "PjRt", "as_batch_sched", "tfrt_rt",
     "tpu_embed", "gpu_launch", "batcher", "tpu_stream", "tpu_launch", "pathways_exec",

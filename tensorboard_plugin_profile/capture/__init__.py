@@ -1,4 +1,4 @@
-"""Capture profiles from running TensorFlow / JAX profiler servers (spec §5).
+"""Capture profiles from running TensorFlow / JAX profiler servers (docs/capture.md).
 
 ``trace`` and ``monitor`` are the Python API (same arguments as TensorFlow's
 ``tf.profiler.experimental.client``); ``jobs`` runs captures in worker threads

@@ -122,7 +122,7 @@ def profile_request(
     options: ProfilerOptions,
     emit_xspace: bool,
 ) -> profiler_service_pb2.ProfileRequest:
-    """The request the upstream client sends (spec §5.5), plus ``emit_xspace``."""
+    """The request the upstream client sends (docs/capture.md), plus ``emit_xspace``."""
     opts = profiler_options_pb2.ProfileOptions(
         version=1,
         include_dataset_ops=True,

@@ -33,7 +33,7 @@ from typing import (
 from ..xspace import schema
 from ..xspace.model import Space
 
-# How a tool treats the host selector (spec/api.md §3.3, §3.4).
+# How a tool treats the host selector (docs/http_api.md, "Hosts").
 HOSTS_EACH_OR_ALL = "each_or_all"  # one host, or ALL_HOSTS (combined)
 HOSTS_COMBINED = "combined"  # ALL_HOSTS only when the session has several hosts
 HOSTS_SINGLE = "single"  # exactly one host
@@ -275,7 +275,7 @@ _REGISTERED = (
 TOOLS = {tool.name: tool for tool in _REGISTERED}
 ALIASES = {alias: tool.name for tool in _REGISTERED for alias in tool.aliases}
 
-# Upstream's display order (spec/api.md §2.6); unknown names sort after, by name.
+# Upstream's display order (docs/http_api.md, "Tool list"); unknown names sort after, by name.
 TOOL_ORDER = (
     "overview_page",
     "trace_viewer",

@@ -1,6 +1,6 @@
 """Google-Charts DataTable JSON exactly as upstream's C++ writer emits it, and CSV.
 
-Upstream (spec/conversion.md §5.1) writes objects with sorted keys, compact
+Upstream (docs/conversion.md §5.1) writes objects with sorted keys, compact
 separators, numbers as doubles and every custom property (``p``) as a string.
 We build plain dicts in that key order, so both ``json.dumps`` (as the service
 does) and :func:`dumps` give the reference bytes.
@@ -126,7 +126,7 @@ def link(url: str, text: str) -> str:
     return f'<a href="{html.escape(url)}" target="_blank">{html.escape(text)}</a>'
 
 
-# --- number formatting shared by the tools (spec §5.1) -------------------------
+# --- number formatting shared by the tools (docs/conversion.md §5.1) -------------------------
 def one_digit(x: float) -> str:
     return _fixed(x, 1)
 

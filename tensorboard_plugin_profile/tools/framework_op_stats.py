@@ -1,4 +1,4 @@
-"""framework_op_stats (old name tensorflow_stats): time per framework op (spec §5.5).
+"""framework_op_stats (old name tensorflow_stats): time per framework op (docs/conversion.md §5.5).
 
 The answer is ``[with_idle, without_idle]``: two DataTables of device ops (regrouped
 by the framework op that launched them) then host ops, ranked by self time.

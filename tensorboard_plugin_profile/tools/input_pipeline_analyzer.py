@@ -1,4 +1,6 @@
-"""input_pipeline_analyzer: is the program input-bound, and where input time goes (spec §5.3).
+"""input_pipeline_analyzer: is the program input-bound, and where input time goes.
+
+See docs/conversion.md §5.3.
 
 Five DataTables, as upstream: [device-side input table (empty off TPU), step-time
 table (the overview's), host input-op table, recommendations, diagnostics]. The

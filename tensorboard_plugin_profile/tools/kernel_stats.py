@@ -1,4 +1,4 @@
-"""kernel_stats: one row per GPU kernel shape and op (spec §5.6).
+"""kernel_stats: one row per GPU kernel shape and op (docs/conversion.md §5.6).
 
 ``kernel_stats_table`` is the data (an empty table for CPU/TPU profiles, as
 upstream); ``convert`` raises ``NotApplicable`` instead of showing an empty page.

@@ -1,4 +1,4 @@
-"""overview_page: the run at a glance (spec §5.4).
+"""overview_page: the run at a glance (docs/conversion.md §5.4).
 
 Seven slots, as upstream: [analysis (top device ops), step-time table, run
 environment, recommendation, inference latency, {}, diagnostics]. Slot 5 is the
@@ -159,7 +159,7 @@ def _eager_percent(frame) -> float:
 
 
 def overview_diagnostics(stats: OpStats) -> tuple:
-    """(info, warnings, errors) messages for the diagnostics table (spec §4.8)."""
+    """(info, warnings, errors) messages for the diagnostics table (docs/conversion.md §4.8)."""
     info: list = []
     warnings: list = list(stats.warnings)
     db = stats.steps

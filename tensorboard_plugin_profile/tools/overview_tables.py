@@ -1,4 +1,4 @@
-"""The overview page's tables other than the analysis (spec §5.3 T1/T4, §5.4).
+"""The overview page's tables other than the analysis (docs/conversion.md §5.3 T1/T4, §5.4).
 
 The step-time table (T1) and the diagnostics table (T4) are the same in the
 input-pipeline analyzer, so they live here for both tools.

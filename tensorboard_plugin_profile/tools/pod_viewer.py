@@ -1,4 +1,6 @@
-"""pod_viewer: the step-time breakdown of every core of every host, step by step (spec §5.7).
+"""pod_viewer: the step-time breakdown of every core of every host, step by step.
+
+See docs/conversion.md §5.7.
 
 Proto-JSON of ``PodViewerDatabase`` (fields in field-number order, doubles
 without a trailing ``.0``, map keys sorted). Each host contributes its step

@@ -1,6 +1,6 @@
 """Upstream's streaming ``trace_viewer@`` envelope of a whole trace, for old clients.
 
-Key order and metadata events follow spec/conversion.md §6.2. Every event comes as a
+Key order and metadata events follow docs/conversion.md §6.2. Every event comes as a
 complete event (``ph: "X"``, µs ``ts``/``dur``, at least 1 ps long) with
 ``args.group_id`` when grouped; an event carrying a flow gets ``bind_id`` (our dense
 flow number), ``flow_in``/``flow_out`` and ``cat``. Nothing is filtered by visibility.

@@ -1,4 +1,4 @@
-"""The non-streaming ``trace_viewer`` tool (spec/conversion.md §6.1): Chrome trace JSON.
+"""The non-streaming ``trace_viewer`` tool (docs/conversion.md §6.1): Chrome trace JSON.
 
 Output shape, as upstream's ``TraceEventsJsonStream``::
 

@@ -1,6 +1,6 @@
 """Every plane, line, stat and event name the program relies on, defined once.
 
-Names come from the profilers' own schema (spec/conversion.md §2). Other
+Names come from the profilers' own schema (docs/conversion.md §2). Other
 modules import these constants instead of writing the strings again.
 """
 
@@ -137,7 +137,7 @@ PROCESS_ID = "process_id"
 KERNEL_DETAILS = "kernel_details"
 MEMCPY_DETAILS = "memcpy_details"
 
-# Memory allocator events (spec §2.3, §5.8).
+# Memory allocator events (docs/conversion.md §2.3, §5.8).
 ALLOCATOR_NAME = "allocator_name"
 INDEX_ON_HOST = "index_on_host"
 DEVICE_ORDINAL = "device_ordinal"
@@ -153,7 +153,7 @@ REGION_TYPE = "region_type"
 DATA_TYPE = "data_type"
 TENSOR_SHAPE = "shape"
 
-# tf.data iterator events (spec §5.9).
+# tf.data iterator events (docs/conversion.md §5.9).
 ELEMENT_ID = "element_id"
 PARENT_ID = "parent_id"
 
@@ -174,7 +174,7 @@ TF_DATA_ASYNC_STAGES = (
     "ParseExample",
     "ParallelBatch",
 )
-# Events never shown in traces (spec §2.4).
+# Events never shown in traces (docs/conversion.md §2.4).
 INTERNAL_EVENTS = frozenset(
     {
         MEMORY_ALLOCATION,
@@ -184,7 +184,7 @@ INTERNAL_EVENTS = frozenset(
     | {f"{stage}{side}" for stage in TF_DATA_ASYNC_STAGES for side in ("Produce", "Consume")}
 )
 
-# --- host event types used by preprocessing (spec §2.4, §3) -----------------
+# --- host event types used by preprocessing (docs/conversion.md §2.4, §3) -----------------
 TRACE_CONTEXT = "TraceContext"
 FUNCTION_RUN = "FunctionRun"
 SESSION_RUN = "SessionRun"
@@ -222,7 +222,7 @@ NUM_LAUNCHES = "num_launches"
 MAX_LAUNCH_TIME_US = "max_launch_time_us"
 AVG_LAUNCH_TIME_US = "avg_launch_time_us"
 
-# TraceMe 2.0 context types (spec §3.2): value -> flow category name.
+# TraceMe 2.0 context types (docs/conversion.md §3.2): value -> flow category name.
 CONTEXT_TYPE_LEGACY = 1
 CONTEXT_TYPE_GPU_LAUNCH = 9
 CONTEXT_TYPE_THREADPOOL_EVENT = 15

@@ -1,5 +1,5 @@
 /**
- * The Capture Profile form (spec §5.1): defaults, validation, the query it sends, and the
+ * The Capture Profile form (docs/capture.md): defaults, validation, the query it sends, and the
  * last-used values kept in localStorage.
  */
 import type { QueryParams } from '../api';

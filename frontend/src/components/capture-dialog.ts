@@ -1,5 +1,5 @@
 /**
- * The Capture Profile dialog (spec §5.1), a native modal <dialog> (focus trap and Esc for free).
+ * The Capture Profile dialog (docs/capture.md), a native modal <dialog> (focus trap and Esc for free).
  * It starts the capture with `async=1` and polls `capture_status`: a countdown to the server's
  * expected end, then the phase (collecting, writing). A backend without async capture answers
  * the first request when done; the dialog then only counts down from delay + duration.
