@@ -15,7 +15,7 @@ from conftest import FIXTURES
 from werkzeug.test import Client
 from xspace_builder import HostPlane, SpaceBuilder
 
-from tensorboard_plugin_profile.analysis import safe_regex
+from tensorboard_plugin_profile.analysis.trace import safe_regex
 from tensorboard_plugin_profile.errors import NotFound
 from tensorboard_plugin_profile.logdir import LogDir, read_host_file
 from tensorboard_plugin_profile.server import StandaloneApp

@@ -29,7 +29,7 @@ from ..xspace import schema
 from ..xspace.model import Space
 from . import input_analysis as ia
 from .op_stats import OpStats, op_stats_of_hosts
-from .preprocess import preprocess
+from .preprocessing.preprocess import preprocess
 
 CRITICAL, WARNING, INFO = "critical", "warning", "info"
 SEVERITY_ORDER = {CRITICAL: 0, WARNING: 1, INFO: 2}

@@ -38,7 +38,7 @@ from .hlo_metadata import instruction_metadata
 from .memo import memoized
 from .nesting import nest
 from .op_stats import op_stats_of_hosts
-from .preprocess import preprocess
+from .preprocessing.preprocess import preprocess
 
 RECORD_COLUMNS = (
     "side",

@@ -26,7 +26,7 @@ import pandas as pd
 from ..xspace import schema
 from ..xspace.model import Space
 from . import per_name, step_events
-from . import steps as steps_module
+from .step_db import StepDb, build_step_db
 
 JAX = "JAX"
 TENSORFLOW = "TensorFlow"
@@ -55,7 +55,7 @@ def _names_used(plane, test) -> np.ndarray:
     return np.asarray(test(names[used]), dtype=bool) if used.any() else used[:0]
 
 
-def guessed_step_db(space: Space, db: steps_module.StepDb) -> steps_module.StepDb:
+def guessed_step_db(space: Space, db: StepDb) -> StepDb:
     framework = detect_framework(space)
     host = space.plane(schema.HOST_PLANE)
     if host is None or host.events.empty:
@@ -65,7 +65,7 @@ def guessed_step_db(space: Space, db: steps_module.StepDb) -> steps_module.StepD
     if windows.empty:
         return dataclasses.replace(db, framework=framework)
     markers, spans = _assign_to_windows(space, host.events, rows, windows)
-    guessed = steps_module.build_step_db(markers, spans, has_device=db.has_device)
+    guessed = build_step_db(markers, spans, has_device=db.has_device)
     guessed.guessed_from = str(windows["name"].iloc[0])
     guessed.framework = framework
     return guessed if not guessed.steps.empty else dataclasses.replace(db, framework=framework)

@@ -22,7 +22,7 @@ import pandas as pd
 
 from . import input_ops
 from .ops import OpMetricsDb
-from .steps import StepDb
+from .step_db import StepDb
 
 # Detail (ms column) → the step event types it adds up (docs/conversion.md §5.3 table).
 DETAIL_TYPES = {

@@ -387,6 +387,6 @@ def _grouped_host_plane(space: Space):
     """The host plane after step grouping (for step ids); preprocessing is memoised per Space."""
     if not has_allocator_events(space):
         return None
-    from .preprocess import preprocess
+    from .preprocessing.preprocess import preprocess
 
     return preprocess(space).plane(schema.HOST_PLANE)

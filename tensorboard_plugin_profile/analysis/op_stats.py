@@ -19,9 +19,9 @@ import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Space
-from . import environment, kernels, ops, steps
+from . import environment, kernels, ops, step_db, steps
 from .memo import memoized
-from .preprocess import preprocess
+from .preprocessing.preprocess import preprocess
 
 
 @dataclasses.dataclass
@@ -29,7 +29,7 @@ class OpStats:
     host_ops: ops.OpMetricsDb
     device_ops: ops.OpMetricsDb
     kernels: pd.DataFrame
-    steps: steps.StepDb
+    steps: step_db.StepDb
     run_environment: environment.RunEnvironment
     perf_env: environment.PerfEnv
     errors: list

@@ -4,8 +4,9 @@ A step is a group (``group_id`` from preprocessing). Its time comes from step
 markers (host ``train``/``TraceContext`` annotations, or the GPU ``Steps`` line);
 its breakdown from the typed spans of its events (host compute, waiting for
 input, device compute, memcpy, collectives, ...) made non-overlapping by
-priority. When a profile has no step markers we *guess* steps (``guess.py``)
-and mark the database ``guessed`` so the tools can say so.
+priority (``step_db.py``). When a profile has no step markers we *guess* steps
+(``guess.py``) and mark the database ``guessed`` so the tools can say so. Several
+hosts' databases are aligned step by step here.
 
 Usage::
 
@@ -15,7 +16,6 @@ Usage::
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Optional, Sequence
 
 import numpy as np
@@ -23,44 +23,8 @@ import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Space
-from . import step_events, step_sweep
-
-EVENT_TYPES = step_events.EVENT_TYPES  # index = priority: later entries win
-TYPE = step_events.TYPE
-MAX_STEPS_KEPT_WHOLE = 5
-
-
-@dataclasses.dataclass
-class StepDb:
-    # One row per step: step_num, step_name, begin_ps, duration_ps, one column per
-    # EVENT_TYPES (ps), max_duration_ps (longest over hosts/cores).
-    steps: pd.DataFrame
-    has_device: bool = False
-    num_steps_dropped: int = 0
-    empty_intersect: bool = False
-    precision_16bit_ps: int = 0
-    precision_32bit_ps: int = 0
-    guessed_from: Optional[str] = None  # event name the steps were guessed from
-    framework: Optional[str] = None  # "TensorFlow" / "JAX" when detectable
-    # Every well-formed step, before the first and last are dropped: upstream's
-    # pod viewer keeps them (docs/conversion.md §9 item 1). None means "same as ``steps``".
-    all_steps: Optional[pd.DataFrame] = None
-
-    @property
-    def with_incomplete_steps(self) -> pd.DataFrame:
-        return self.steps if self.all_steps is None else self.all_steps
-
-    @property
-    def guessed(self) -> bool:
-        return self.guessed_from is not None
-
-
-def empty_steps() -> pd.DataFrame:
-    columns = ["step_num", "step_name", "begin_ps", "duration_ps"] + list(EVENT_TYPES)
-    frame = pd.DataFrame({c: pd.Series(dtype=np.int64) for c in columns})
-    frame["step_name"] = frame["step_name"].astype(object)
-    frame["max_duration_ps"] = frame["duration_ps"]
-    return frame
+from . import guess, step_events
+from .step_db import StepDb, build_step_db, empty_steps
 
 
 def step_database(space: Space, drop_incomplete: bool = True) -> StepDb:
@@ -70,112 +34,11 @@ def step_database(space: Space, drop_incomplete: bool = True) -> StepDb:
     else:
         markers, spans = step_events.host_step_events(space.plane(schema.HOST_PLANE))
     db = build_step_db(markers, spans, has_device=bool(gpus), drop_incomplete=drop_incomplete)
-    from . import guess  # noqa: PLC0415 (guess builds on this module)
-
     if db.steps.empty:
         return guess.guessed_step_db(space, db)
     # The overview words its recommendation for the framework that made the profile.
     db.framework = guess.detect_framework(space)
     return db
-
-
-# --- step database ---------------------------------------------------------------
-def build_step_db(
-    markers: pd.DataFrame, spans: pd.DataFrame, has_device: bool, drop_incomplete: bool = True
-) -> StepDb:
-    """Step time from the longest marker per group; breakdown of its typed spans."""
-    if markers.empty:
-        return StepDb(empty_steps(), has_device)
-    windows = _step_windows(markers)
-    pieces = non_overlapping(spans)
-    per_type, present = _breakdown(pieces, windows)
-    steps = windows
-    # Columns as a pivot by type name would give them: present types by name, then the rest.
-    shown = sorted(np.flatnonzero(present.any(axis=0)).tolist(), key=EVENT_TYPES.__getitem__)
-    for t in shown:
-        steps[EVENT_TYPES[t]] = per_type[:, t]
-    for name in EVENT_TYPES:
-        if name not in steps:
-            steps[name] = 0
-    known = steps[list(EVENT_TYPES)].sum(axis=1)
-    steps["UNKNOWN_TIME"] += np.maximum(steps["duration_ps"] - known, 0)
-    needed = ["DEVICE_COMPUTE_16", "DEVICE_COMPUTE_32"] if has_device else ["HOST_COMPUTE"]
-    well_formed = present[:, [TYPE[n] for n in needed]].any(axis=1)
-    steps = steps[well_formed & (steps["duration_ps"] > 0).to_numpy()]
-    steps = steps.sort_values("group").rename(columns={"group": "step_num"})
-    steps = steps.reset_index(drop=True)
-    steps["max_duration_ps"] = steps["duration_ps"]
-    all_steps = steps
-    if drop_incomplete and len(steps) > MAX_STEPS_KEPT_WHOLE:
-        steps = steps.iloc[1:-1].reset_index(drop=True)
-    kept = np.isin(pieces["group"].to_numpy(), steps["step_num"].to_numpy())
-    length = (pieces["end"].to_numpy() - pieces["begin"].to_numpy())[kept]
-    kind = pieces["type"].to_numpy()[kept]
-    return StepDb(
-        steps,
-        has_device,
-        precision_16bit_ps=int(length[kind == TYPE["DEVICE_COMPUTE_16"]].sum()),
-        precision_32bit_ps=int(length[kind == TYPE["DEVICE_COMPUTE_32"]].sum()),
-        all_steps=all_steps,
-    )
-
-
-def _step_windows(markers: pd.DataFrame) -> pd.DataFrame:
-    """Per group: the longest marker's span, and the group's last step name."""
-    m = markers.assign(duration=markers["end"] - markers["begin"])
-    longest = (
-        m.sort_values(["group", "duration", "begin"], ascending=[True, False, True], kind="stable")
-        .groupby("group", sort=True)
-        .head(1)
-    )
-    names = markers.dropna(subset=["step_name"]).groupby("group")["step_name"].last()
-    out = pd.DataFrame(
-        {
-            "group": longest["group"].to_numpy(),
-            "begin_ps": longest["begin"].to_numpy(),
-            "duration_ps": longest["duration"].to_numpy(),
-        }
-    )
-    out["step_name"] = names.reindex(out["group"]).to_numpy(dtype=object)
-    missing = pd.isna(out["step_name"])
-    out.loc[missing, "step_name"] = out.loc[missing, "group"].astype(str)
-    return out
-
-
-def non_overlapping(spans: pd.DataFrame) -> pd.DataFrame:
-    """Per group, cuts typed spans into pieces each owned by the highest active type."""
-    if spans.empty:
-        return step_events.no_spans()
-    return step_sweep.non_overlapping(spans, len(EVENT_TYPES))
-
-
-def _breakdown(pieces: pd.DataFrame, windows: pd.DataFrame) -> tuple:
-    """(ps per window × type inside the step window, whether the type occurs there).
-
-    Both are (len(windows), len(EVENT_TYPES)) arrays in window order; pieces of
-    groups without a window are ignored. Sums are exact int64.
-    """
-    groups = windows["group"].to_numpy(dtype=np.int64)  # unique and sorted
-    num_types = len(EVENT_TYPES)
-    per_type = np.zeros(len(groups) * num_types, dtype=np.int64)
-    present = np.zeros(len(groups) * num_types, dtype=bool)
-    g = pieces["group"].to_numpy(dtype=np.int64)
-    slot = np.minimum(np.searchsorted(groups, g), max(len(groups) - 1, 0))
-    piece_begin = pieces["begin"].to_numpy(dtype=np.int64)
-    piece_end = pieces["end"].to_numpy(dtype=np.int64)
-    piece_type = pieces["type"].to_numpy(dtype=np.int64)
-    mine = groups[slot] == g if len(groups) else np.zeros(len(g), dtype=bool)
-    if not mine.all():  # pieces of groups without a window: leave them out
-        keep = np.flatnonzero(mine)
-        slot, piece_begin, piece_end = slot[keep], piece_begin[keep], piece_end[keep]
-        piece_type = piece_type[keep]
-    begin = windows["begin_ps"].to_numpy(dtype=np.int64)[slot]
-    end = begin + windows["duration_ps"].to_numpy(dtype=np.int64)[slot]
-    overlap = np.maximum(np.minimum(piece_end, end) - np.maximum(piece_begin, begin), 0)
-    key = slot * num_types + piece_type
-    np.add.at(per_type, key, overlap)
-    present[key] = True
-    return per_type.reshape(-1, num_types), present.reshape(-1, num_types)
 
 
 # --- several hosts ---------------------------------------------------------------

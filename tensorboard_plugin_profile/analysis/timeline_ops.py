@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from . import environment, kernels, ops, steps
+from . import environment, kernels, ops, step_db
 from .chrome_events import events_of
 from .op_stats import OpStats
 
@@ -38,7 +38,7 @@ def timeline_op_stats(hosts: Sequence[tuple]) -> OpStats:
         host_ops=_op_db(ev[~gpu]),
         device_ops=_op_db(ev[gpu]),
         kernels=kernels.empty_reports(),
-        steps=steps.StepDb(steps=pd.DataFrame()),
+        steps=step_db.StepDb(steps=pd.DataFrame()),
         run_environment=environment.RunEnvironment(
             hostnames=[name for name, _ in hosts], device_type=device_type
         ),

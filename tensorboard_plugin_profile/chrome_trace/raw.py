@@ -5,9 +5,10 @@ ordered by (plane, line, begin, longest first). Flow points are bound to events 
 vectorised: a point belongs to the latest event of its line that begins at or before it,
 unless that event has ended and the point is a flow's step or end (``t``/``f``), which
 then binds to the next event of the line (Chrome's rule for "next slice"). Each bound
-point becomes a ``flow`` stat (direction, id, category as ``analysis/flows.py`` encodes).
-PyTorch traces without flow events get launch → kernel flows from their ``correlation``
-ids, so the arrows are there for old Kineto files too.
+point becomes a ``flow`` stat (direction, id, category as
+``analysis/preprocessing/flows.py`` encodes). PyTorch traces without flow events get
+launch → kernel flows from their ``correlation`` ids, so the arrows are there for old
+Kineto files too.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..analysis import flows
+from ..analysis.preprocessing import flows
 from ..xspace import schema
 from ..xspace.model import KIND_STR, KIND_UINT64
 from .collect import Collector

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ..analysis.trace_flows import CATEGORY_NAMES, DIRECTIONS
-from ..analysis.trace_index import TraceIndex
+from ..analysis.trace.trace_flows import CATEGORY_NAMES, DIRECTIONS
+from ..analysis.trace.trace_index import TraceIndex
 from ..errors import InvalidArgument
 from ..xspace import schema
 from .trace_viewer import stat_strings

@@ -20,8 +20,8 @@ from typing import Iterator
 import numpy as np
 
 from .. import json_out
-from ..analysis.trace_flows import CATEGORY_NAMES
-from ..analysis.trace_index import TraceIndex
+from ..analysis.trace.trace_flows import CATEGORY_NAMES
+from ..analysis.trace.trace_index import TraceIndex
 
 CHUNK_EVENTS = 8192
 

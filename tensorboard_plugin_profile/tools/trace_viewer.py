@@ -32,7 +32,7 @@ from typing import Iterable, Iterator, Mapping
 import numpy as np
 
 from .. import json_out
-from ..analysis.preprocess import preprocess
+from ..analysis.preprocessing.preprocess import preprocess
 from ..xspace import schema
 from ..xspace.model import KIND_BYTES, KIND_DOUBLE, KIND_INT64, KIND_UINT64, Plane, Space
 from . import ToolOutput

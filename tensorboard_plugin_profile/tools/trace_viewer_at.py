@@ -1,6 +1,6 @@
 """The ``trace_viewer@`` tool: windows, search and details over a trace index.
 
-The index (``analysis.trace_index``) is built once per host set and kept as long as the
+The index (``analysis.trace.trace_index``) is built once per host set and kept as long as the
 decoded Spaces live, so every window, search or detail request of a session after the
 first costs only its own query. Formats: docs/trace_viewer.md. Without any query
 parameter the answer is upstream's streaming envelope of the whole trace
@@ -19,10 +19,10 @@ from typing import Mapping, Optional
 import numpy as np
 
 from .. import json_out
-from ..analysis import trace_search, trace_window
 from ..analysis.memo import memoized
-from ..analysis.preprocess import preprocess
-from ..analysis.trace_index import TraceIndex, TracePlane, build_index
+from ..analysis.preprocessing.preprocess import preprocess
+from ..analysis.trace import trace_search, trace_window
+from ..analysis.trace.trace_index import TraceIndex, TracePlane, build_index
 from ..params import float_param, int_list_param, int_param
 from . import ToolOutput, trace_details, trace_envelope
 from .trace_viewer import trace_planes

@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 from conftest import all_host_files
 
-from tensorboard_plugin_profile.analysis import grouping
-from tensorboard_plugin_profile.analysis import preprocess as preprocess_module
+from tensorboard_plugin_profile.analysis.preprocessing import grouping
+from tensorboard_plugin_profile.analysis.preprocessing import preprocess as preprocess_module
 from tensorboard_plugin_profile.xspace import read_xspace
 
 from . import grouping_reference

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from tensorboard_plugin_profile.analysis import input_analysis, op_names, steps
+from tensorboard_plugin_profile.analysis import input_analysis, op_names, step_db
 from tensorboard_plugin_profile.analysis.op_names import parse_op_names
 
 
@@ -50,14 +50,14 @@ def test_non_overlapping_takes_highest_priority():
             "begin": [0, 2, 8],
             "end": [10, 5, 12],
             "type": [
-                steps.TYPE["HOST_COMPUTE"],
-                steps.TYPE["HOST_WAIT_INPUT"],
-                steps.TYPE["HOST_COMPUTE"],
+                step_db.TYPE["HOST_COMPUTE"],
+                step_db.TYPE["HOST_WAIT_INPUT"],
+                step_db.TYPE["HOST_COMPUTE"],
             ],
         }
     )
-    pieces = steps.non_overlapping(spans)
-    names = [steps.EVENT_TYPES[t] for t in pieces["type"]]
+    pieces = step_db.non_overlapping(spans)
+    names = [step_db.EVENT_TYPES[t] for t in pieces["type"]]
     assert list(zip(pieces["begin"], pieces["end"], names)) == [
         (0, 2, "HOST_COMPUTE"),
         (2, 5, "HOST_WAIT_INPUT"),
@@ -77,8 +77,8 @@ def test_more_than_five_steps_drop_first_and_last():
             "step_name": [f"train {i}" for i in range(7)],
         }
     )
-    spans = markers.assign(type=steps.TYPE["HOST_COMPUTE"]).drop(columns="step_name")
-    db = steps.build_step_db(markers, spans, has_device=False)
+    spans = markers.assign(type=step_db.TYPE["HOST_COMPUTE"]).drop(columns="step_name")
+    db = step_db.build_step_db(markers, spans, has_device=False)
     assert db.steps["step_name"].tolist() == [f"train {i}" for i in range(1, 6)]
     assert db.steps["HOST_COMPUTE"].tolist() == [9] * 5
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from xspace_builder import Uint, space_from_tables
 
-from tensorboard_plugin_profile.analysis.plane_edit import line_order
-from tensorboard_plugin_profile.analysis.preprocess import preprocess
+from tensorboard_plugin_profile.analysis.preprocessing.plane_edit import line_order
+from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace
 from tensorboard_plugin_profile.xspace.model import Space

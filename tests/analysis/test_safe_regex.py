@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from tensorboard_plugin_profile.analysis import safe_regex
+from tensorboard_plugin_profile.analysis.trace import safe_regex
 from tensorboard_plugin_profile.errors import InvalidArgument
 
 

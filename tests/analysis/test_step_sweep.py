@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tensorboard_plugin_profile.analysis import step_sweep, steps
-from tensorboard_plugin_profile.analysis.steps import TYPE
+from tensorboard_plugin_profile.analysis import step_db, step_sweep, steps
+from tensorboard_plugin_profile.analysis.step_db import TYPE
 
 HC, WAIT = TYPE["HOST_COMPUTE"], TYPE["HOST_WAIT_INPUT"]
 
@@ -25,7 +25,7 @@ def _tracker(spans: pd.DataFrame) -> dict:
     out: dict = {}
     for i, (g, time, is_start, _, t) in enumerate(boundaries):
         if i == 0 or boundaries[i - 1][0] != g:
-            counts, current = [0] * len(steps.EVENT_TYPES), 0
+            counts, current = [0] * len(step_db.EVENT_TYPES), 0
         if is_start:
             counts[t] += 1
             current = max(current, t)
@@ -41,14 +41,14 @@ def _tracker(spans: pd.DataFrame) -> dict:
 
 
 def _ours(spans) -> dict:
-    pieces = steps.non_overlapping(spans)
+    pieces = step_db.non_overlapping(spans)
     totals = (pieces["end"] - pieces["begin"]).groupby([pieces["group"], pieces["type"]]).sum()
     return {k: v for k, v in totals.items() if v}
 
 
 def test_an_instant_with_nothing_open_keeps_its_type_until_the_next_start():
     # Host compute "sticks" from the instant at 10 to the start of the span at 50.
-    pieces = steps.non_overlapping(_spans([(0, 10, 10, HC), (0, 50, 60, HC)]))
+    pieces = step_db.non_overlapping(_spans([(0, 10, 10, HC), (0, 50, 60, HC)]))
     assert pieces.values.tolist() == [[0, 10, 50, HC], [0, 50, 60, HC]]
 
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_profile.analysis import trace_index as ti
-from tensorboard_plugin_profile.analysis import trace_window as tw
+from tensorboard_plugin_profile.analysis.trace import trace_index as ti
+from tensorboard_plugin_profile.analysis.trace import trace_window as tw
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace
 

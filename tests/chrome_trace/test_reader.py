@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from conftest import FIXTURES
 
-from tensorboard_plugin_profile.analysis import flows
 from tensorboard_plugin_profile.analysis.chrome_events import events_of
+from tensorboard_plugin_profile.analysis.preprocessing import flows
 from tensorboard_plugin_profile.chrome_trace import read_chrome_trace
 from tensorboard_plugin_profile.chrome_trace.stream import TraceStream
 from tensorboard_plugin_profile.errors import CorruptProfile

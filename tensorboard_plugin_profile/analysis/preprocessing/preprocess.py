@@ -37,10 +37,10 @@ import dataclasses
 
 import numpy as np
 
-from ..xspace import schema
-from ..xspace.model import KIND_INT64, KIND_STR, Space
+from ...xspace import schema
+from ...xspace.model import KIND_INT64, KIND_STR, Space
+from ..memo import memoized
 from . import derived_lines, flows, grouping, mutators
-from .memo import memoized
 from .plane_edit import PlaneEdit
 
 

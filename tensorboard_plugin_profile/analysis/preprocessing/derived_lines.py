@@ -29,9 +29,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..xspace import schema
-from ..xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR
-from . import op_names
+from ...xspace import schema
+from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR
+from .. import op_names
 from .plane_edit import PlaneEdit
 
 _BLOCK = 7  # display ids per stream: the stream row and six derived rows

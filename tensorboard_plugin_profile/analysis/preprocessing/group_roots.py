@@ -17,9 +17,10 @@ import dataclasses
 
 import numpy as np
 
-from ..xspace import schema
-from ..xspace.model import Space
-from . import event_graph, op_names
+from ...xspace import schema
+from ...xspace.model import Space
+from .. import op_names
+from . import event_graph
 
 # Node types the grouping cares about (anything else is 0).
 OTHER, TRACE_CONTEXT, IMPLICIT_ROOT, EXECUTOR, EAGER = 0, 1, 2, 3, 4

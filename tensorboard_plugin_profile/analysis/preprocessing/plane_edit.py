@@ -23,9 +23,9 @@ from typing import Optional, Union
 import numpy as np
 import pandas as pd
 
-from ..xspace import schema
-from ..xspace.columns import str_categorical, well_known_columns
-from ..xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64, Plane
+from ...xspace import schema
+from ...xspace.columns import str_categorical, well_known_columns
+from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64, Plane
 
 _STAT_COLUMNS = ("event", "stat", "kind", "int_value", "float_value", "str_value")
 

@@ -21,10 +21,8 @@ import dataclasses
 
 import numpy as np
 
-from ..xspace import schema
-
-LEVEL_BASE_PS = 1000
-LEVEL_FACTOR = 4
+from ...xspace import schema
+from .levels import pixel_sizes
 
 # Flow categories by context type (docs/conversion.md §3.2); Generic/Legacy have none.
 CATEGORY_NAMES = (
@@ -128,15 +126,13 @@ def build_flows(index, positions: np.ndarray, event_rows: list) -> FlowTable:
 
 def _levels(table: FlowTable, longest: int) -> list:
     out = []
-    pixel = LEVEL_BASE_PS
-    while pixel <= longest:
+    for pixel in pixel_sizes(longest):
         starting = np.flatnonzero(table.arrow_key >= pixel)
         if 2 * len(starting) <= len(table.arrow_key):
             ending = table.to_order[table.arrow_key[table.to_order] >= pixel]
             out.append(
                 (pixel, starting, table.from_ps[starting], ending, table.begin_of_to[ending])
             )
-        pixel *= LEVEL_FACTOR
     return out
 
 

@@ -25,7 +25,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 
-from ..xspace import schema
+from ...xspace import schema
 from .plane_edit import PlaneEdit
 
 _RUN_ID_MASK = (1 << 27) - 1

@@ -34,7 +34,7 @@ from collections import deque
 
 import numpy as np
 
-from . import passes
+from .. import passes
 
 NO_LABEL = np.iinfo(np.int64).max
 # Producer/consumer contexts are connected unless both sides are this large.

@@ -18,8 +18,8 @@ import zlib
 
 import numpy as np
 
-from ..xspace import schema
-from ..xspace.model import KIND_UINT64
+from ...xspace import schema
+from ...xspace.model import KIND_UINT64
 from .plane_edit import PlaneEdit
 
 FLOW_IN = 1

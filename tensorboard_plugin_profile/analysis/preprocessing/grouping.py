@@ -32,8 +32,8 @@ import dataclasses
 
 import numpy as np
 
-from ..xspace import schema
-from ..xspace.model import Space
+from ...xspace import schema
+from ...xspace.model import Space
 from . import event_graph, group_roots
 from .event_graph import NO_LABEL
 from .group_roots import Nodes

@@ -32,13 +32,13 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from ..xspace import schema
-from ..xspace.model import Plane
-from . import passes, trace_flows
+from ...xspace import schema
+from ...xspace.model import Plane
+from .. import passes
+from . import trace_flows
+from .levels import LEVEL_FACTOR, pixel_sizes
 
 _NO_BREAK = np.iinfo(np.int64).max
-LEVEL_BASE_PS = 1000
-LEVEL_FACTOR = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -321,10 +321,8 @@ def _levels(key: np.ndarray, begin: np.ndarray, end: np.ndarray) -> list:
         return []
     span = int(end.max() - begin.min())
     out = []
-    pixel = LEVEL_BASE_PS
-    while pixel <= max(span, 1) * LEVEL_FACTOR:
+    for pixel in pixel_sizes(max(span, 1) * LEVEL_FACTOR):
         cuts = np.flatnonzero(key >= pixel)
         if 2 * len(cuts) <= len(key):
             out.append((pixel, cuts.astype(np.int32 if len(key) < 2**31 else np.int64)))
-        pixel *= LEVEL_FACTOR
     return out

@@ -18,7 +18,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..xspace.model import KIND_STR
+from ...xspace.model import KIND_STR
 from . import safe_regex
 from .trace_index import TraceIndex
 
