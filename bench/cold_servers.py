@@ -157,6 +157,18 @@ def first_window_params(name: str) -> dict:
     return {"resolution": 8000}  # upstream's page: the whole trace at its default resolution
 
 
+# Tools that show one XLA module at a time (the page picks the first of module_list).
+MODULE_TOOLS = ("memory_viewer", "graph_viewer")
+
+
+def module_names(server: Server, run: str) -> list:
+    try:
+        _, body = server.get("module_list", run=run)
+    except OSError:
+        return []
+    return [name for name in body.decode().strip().split(",") if name]
+
+
 def run_tools(server: Server, run: str) -> list:
     _, body = server.get("run_tools", run=run)
     skip = ("overview_page", "trace_viewer@", "trace_viewer")
@@ -186,9 +198,11 @@ def measure(name: str, args, profile: pathlib.Path) -> dict:
         result["trace_bytes"] = len(trace_body)
         if args.tools:
             result["tools"] = {}
+            modules = module_names(server, run)
             for tool in run_tools(server, run):
+                extra = {"module_name": modules[0]} if tool in MODULE_TOOLS and modules else {}
                 try:
-                    result["tools"][tool], _ = server.get("data", tag=tool, **data)
+                    result["tools"][tool], _ = server.get("data", tag=tool, **data, **extra)
                 except OSError as e:  # a tool a peer lists but cannot answer
                     result["tools"][tool] = f"error: {e}"
         warm = [server.get("data", tag="overview_page", **data)[0] for _ in range(10)]
