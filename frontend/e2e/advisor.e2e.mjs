@@ -6,21 +6,12 @@
 // Numbers on the pages are compared with the tool data the server sends; Export as CSV with
 // `data_csv`. Fails on any request to another origin, console error, page error or CSP violation.
 // Screenshots land in PROFILE_E2E_ARTIFACTS (advisor-*.png).
-import { mkdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { enforceStrictCsp, guardOrigin, launchChromium } from './browser.mjs';
+import { abort, apiClient, check, e2eTarget, launchChromium, openPage, query, report } from './browser.mjs';
 
-const BASE = process.env.PROFILE_E2E_URL;
-const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
+const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
 const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
-if (!BASE) {
-  console.error('Set PROFILE_E2E_URL to the server root, e.g. http://127.0.0.1:8791/');
-  process.exit(1);
-}
-const base = new URL(BASE);
-const pluginBase = new URL('data/plugin/profile/', base);
-mkdirSync(ARTIFACTS, { recursive: true });
 
 const KERAS = 'tf_keras2_fit/session_1';
 const JAX = 'jax_cpu_train/session_1';
@@ -29,16 +20,8 @@ const results = [];
 let page;
 let step = 'start';
 
-function check(condition, message) {
-  if (!condition) throw new Error(message);
-}
-const q = (params) => new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')).toString();
-
-async function api(route, params = {}, as = 'json') {
-  const response = await fetch(new URL(`${route}?${q(params)}`, pluginBase));
-  check(response.ok, `GET ${route} ${q(params)} answered ${response.status}`);
-  return as === 'text' ? response.text() : response.json();
-}
+const q = query;
+const api = apiClient(pluginBase);
 
 async function open(run, tool, viewTag) {
   await page.goto(new URL(`?${q({ run, tool })}`, base).href);
@@ -168,10 +151,7 @@ async function main() {
   const browser = await launchChromium();
   let failed = 0;
   try {
-    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
-    await enforceStrictCsp(context, base.origin);
-    page = await context.newPage();
-    guardOrigin(page, base.origin, problems);
+    page = await openPage(browser, base.origin, problems);
     page.on('console', (m) => m.type() === 'error' && problems.push(`console error in "${step}": ${m.text()}`));
     page.on('pageerror', (e) => problems.push(`page error in "${step}": ${e.message}`));
     const checks = [
@@ -193,19 +173,10 @@ async function main() {
         await page.screenshot({ path: join(ARTIFACTS, `advisor-failure-${name.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => {});
       }
     }
-    if (problems.length) {
-      failed++;
-      results.push(`FAIL page health:\n  ${problems.join('\n  ')}`);
-    } else results.push('ok   page health: same-origin only, no console errors or CSP violations');
   } finally {
     await browser.close();
   }
-  console.log(results.join('\n'));
-  console.log(`${results.length - failed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  report(results, failed, problems);
 }
 
-main().catch((error) => {
-  console.error(`e2e FAILED at "${step}": ${error?.message ?? error}`);
-  process.exit(1);
-});
+main().catch((error) => abort(error, step));

@@ -118,3 +118,35 @@ export function watchConsole(page, problems, where = () => '') {
   });
   page.on('pageerror', (error) => problems.push(`page error in "${where()}": ${error.message}`));
 }
+
+/**
+ * A page of a fresh context (downloads on, 1280x900 unless `viewport` says otherwise) under the
+ * strict CSP, with requests leaving `origin` recorded in `problems` (`onRequest` sees every one).
+ */
+export async function openPage(browser, origin, problems, { viewport = { width: 1280, height: 900 }, onRequest } = {}) {
+  const context = await browser.newContext({ acceptDownloads: true, viewport });
+  await enforceStrictCsp(context, origin);
+  const page = await context.newPage();
+  guardOrigin(page, origin, problems, onRequest);
+  return page;
+}
+
+/**
+ * Ends a browser test: adds the page-health line (requests to other origins, console errors,
+ * CSP violations collected in `problems`), prints every result and the count, exits 1 on failure.
+ */
+export function report(results, failed, problems, suffix = '') {
+  if (problems.length) {
+    failed++;
+    results.push(`FAIL page health:\n  ${problems.join('\n  ')}`);
+  } else results.push('ok   page health: same-origin only, no console errors or CSP violations');
+  console.log(results.join('\n'));
+  console.log(`${results.length - failed} passed, ${failed} failed${suffix}`);
+  process.exit(failed ? 1 : 0);
+}
+
+/** An error that stopped a browser test before it could report: say where, exit 1. */
+export function abort(error, step = '') {
+  console.error(`e2e FAILED${step ? ` at "${step}"` : ''}: ${error?.message ?? error}`);
+  process.exit(1);
+}

@@ -14,7 +14,7 @@
 // error or CSP violation. Screenshots of every page land in PROFILE_E2E_ARTIFACTS.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { e2eTarget, enforceStrictCsp, guardOrigin, launchChromium, parseCsv } from './browser.mjs';
+import { abort, e2eTarget, launchChromium, openPage, parseCsv, report } from './browser.mjs';
 
 const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
 const FIRST_PAINT_BUDGET_MS = Number(process.env.PROFILE_E2E_FIRST_PAINT_MS || 1000);
@@ -628,10 +628,7 @@ async function main() {
   const browser = await launchChromium();
   let failed = 0;
   try {
-    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
-    await enforceStrictCsp(context, base.origin);
-    page = await context.newPage();
-    guardOrigin(page, base.origin, problems, () => requests++);
+    page = await openPage(browser, base.origin, problems, { onRequest: () => requests++ });
     page.on('console', (message) => {
       if (message.type() !== 'error') return;
       const from = message.location()?.url ?? '';
@@ -671,20 +668,10 @@ async function main() {
       }
     }
     step = 'page health';
-    if (problems.length) {
-      failed++;
-      results.push(`FAIL page health:\n  ${problems.join('\n  ')}`);
-    } else results.push(`ok   page health: ${requests} requests, all same-origin; no console errors or CSP violations`);
   } finally {
     await browser.close();
   }
-  console.log(results.join('\n'));
-  console.log(`screenshots in ${ARTIFACTS}`);
-  console.log(`${results.length - failed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  report(results, failed, problems, `; ${requests} requests; screenshots in ${ARTIFACTS}`);
 }
 
-main().catch((error) => {
-  console.error(`e2e FAILED at "${step}": ${error?.message ?? error}`);
-  process.exit(1);
-});
+main().catch((error) => abort(error, step));

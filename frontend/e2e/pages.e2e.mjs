@@ -8,7 +8,7 @@
 // whose shown columns fit the window (the Columns menu has the others). A screenshot of each page lands in PROFILE_E2E_ARTIFACTS as
 // `page-<run>-<tool>.png`. Fails on requests to another origin, page errors and CSP violations.
 import { join } from 'node:path';
-import { e2eTarget, enforceStrictCsp, guardOrigin, launchChromium } from './browser.mjs';
+import { abort, e2eTarget, enforceStrictCsp, guardOrigin, launchChromium, report } from './browser.mjs';
 
 const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 120000);
 // HTML a converter may put into a string; C++ template arguments (`vector<float>`) are not markup.
@@ -109,19 +109,10 @@ async function main() {
         }
       }
     }
-    if (problems.length) {
-      failed++;
-      results.push(`FAIL page health:\n  ${problems.join('\n  ')}`);
-    }
   } finally {
     await browser.close();
   }
-  console.log(results.join('\n'));
-  console.log(`${results.length - failed} passed, ${failed} failed; screenshots in ${ARTIFACTS}`);
-  process.exit(failed ? 1 : 0);
+  report(results, failed, problems, `; screenshots in ${ARTIFACTS}`);
 }
 
-main().catch((error) => {
-  console.error(`e2e FAILED: ${error?.message ?? error}`);
-  process.exit(1);
-});
+main().catch((error) => abort(error));

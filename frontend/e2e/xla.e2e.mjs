@@ -9,21 +9,12 @@
 // HLO stats (row count, CSV equals data_csv) and roofline's NOT_APPLICABLE reason on a CPU.
 // Fails on requests to other origins, console errors (a NOT_APPLICABLE 404 excepted), page errors
 // or CSP violations. Screenshots land in PROFILE_E2E_ARTIFACTS (xla-*.png).
-import { mkdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { apiClient, check, enforceStrictCsp, guardOrigin, launchChromium, parseCsv, query, watchConsole } from './browser.mjs';
+import { abort, apiClient, check, e2eTarget, launchChromium, openPage, parseCsv, query, report, watchConsole } from './browser.mjs';
 
-const BASE = process.env.PROFILE_E2E_URL;
-const ARTIFACTS = process.env.PROFILE_E2E_ARTIFACTS || join(tmpdir(), 'profile-e2e-artifacts');
+const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
 const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
-if (!BASE) {
-  console.error('Set PROFILE_E2E_URL to the server root, e.g. http://127.0.0.1:8791/');
-  process.exit(1);
-}
-const base = new URL(BASE);
-const pluginBase = new URL('data/plugin/profile/', base);
-mkdirSync(ARTIFACTS, { recursive: true });
 
 const problems = [];
 const results = [];
@@ -184,10 +175,7 @@ async function main() {
   const browser = await launchChromium();
   let failed = 0;
   try {
-    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
-    await enforceStrictCsp(context, base.origin);
-    page = await context.newPage();
-    guardOrigin(page, base.origin, problems);
+    page = await openPage(browser, base.origin, problems);
     watchConsole(page, problems, () => step);
     const runs = (await api('runs')).filter((r) => r.startsWith('jax_'));
     check(runs.length >= 3, `expected the three JAX fixture runs, found ${runs}`);
@@ -209,19 +197,10 @@ async function main() {
         }
       }
     }
-    if (problems.length) {
-      failed++;
-      results.push(`FAIL page health:\n  ${problems.join('\n  ')}`);
-    } else results.push('ok   page health: all same-origin; no console errors or CSP violations');
   } finally {
     await browser.close();
   }
-  console.log(results.join('\n'));
-  console.log(`${results.length - failed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  report(results, failed, problems);
 }
 
-main().catch((error) => {
-  console.error(`e2e FAILED at "${step}": ${error?.message ?? error}`);
-  process.exit(1);
-});
+main().catch((error) => abort(error, step));
