@@ -1,6 +1,6 @@
 """Cold path on one large profile: fresh processes, whole-process times and peak memory.
 
-    python bench/cold_path.py /work/bench/big800/plugins/profile/*/vm.xplane.pb [--repeat 3]
+    python bench/cold_path.py LOGDIR/plugins/profile/*/vm.xplane.pb [--repeat 3]
     python bench/cold_path.py FILE --source /path/to/other/checkout   # e.g. a baseline
 
 Two kinds of fresh process, each run ``--repeat`` times (best wall time kept, since

@@ -20,7 +20,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
 FIXTURES = REPO / "tests" / "data"
-UPSTREAM_PYTHON = HERE / ".venv-upstream" / "bin" / "python"
+UPSTREAM_PYTHON = HERE / ".venv-xprof" / "bin" / "python"
 
 # Our tool names where they differ from upstream's.
 UPSTREAM_NAME = {"trace_viewer": "trace_viewer", "tensorflow_stats": "framework_op_stats"}
@@ -73,7 +73,7 @@ def main() -> None:
     parser.add_argument("--fixture", default=None)
     args = parser.parse_args()
     if not UPSTREAM_PYTHON.exists():
-        raise SystemExit("run bench/setup_upstream.sh first")
+        raise SystemExit("run bench/setup_peers.sh first")
     print(f"{'fixture/host':48} {'ours s':>7} {'up s':>7} {'ratio':>6} {'ours MB':>8} {'up MB':>7}")
     for path in sorted(FIXTURES.glob("*/plugins/profile/*/*.xplane.pb")):
         name = path.relative_to(FIXTURES).parts[0]

@@ -8,8 +8,8 @@ Without files it measures every fixture. Columns:
 - ``decode``: ``decode_xspace`` end to end (ms), and ``pb``: the protobuf
   library's own full parse of the same bytes, for scale;
 - ``B/ev``: bytes the decoded tables hold per event (``Space.nbytes``);
-- ``up ms`` / ``ratio``: upstream's cheapest read, when bench/.venv-upstream
-  exists (see setup_upstream.sh).
+- ``up ms`` / ``ratio``: upstream's cheapest read, when bench/.venv-xprof
+  exists (see setup_peers.sh).
 Run one big file at a time: a 200 MB profile decodes to about 1 GB.
 """
 
@@ -27,7 +27,7 @@ from tensorboard_plugin_profile.xspace.decode import _fastdecode
 
 HERE = pathlib.Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "tests" / "data"
-UPSTREAM_PYTHON = HERE / ".venv-upstream" / "bin" / "python"
+UPSTREAM_PYTHON = HERE / ".venv-xprof" / "bin" / "python"
 
 
 def upstream_ms(paths: list, repeat: int) -> dict:

@@ -5,7 +5,7 @@
 
 Reports decode / preprocess / index times, per window the server time (query + JSON),
 payload bytes raw and gzip, and peak memory (ru_maxrss). ``--upstream`` also times
-upstream's ``trace_viewer@`` on the same file in its own virtualenv (bench/.venv-upstream),
+upstream's ``trace_viewer@`` on the same file in its own virtualenv (bench/.venv-xprof),
 as a child process with a time limit.
 """
 
@@ -84,9 +84,9 @@ def search_and_details(hosts: list) -> None:
 
 
 def upstream(path: str, timeout_s: int) -> None:
-    python = BENCH / ".venv-upstream" / "bin" / "python"
+    python = BENCH / ".venv-xprof" / "bin" / "python"
     if not python.exists():
-        print("upstream: bench/.venv-upstream missing (bash bench/setup_upstream.sh)")
+        print("upstream: bench/.venv-xprof missing (bash bench/setup_peers.sh)")
         return
     started = time.perf_counter()
     try:

@@ -1,6 +1,6 @@
 """Runs upstream xprof's converter once (use the upstream virtualenv's python).
 
-bench/.venv-upstream/bin/python bench/upstream_convert.py FILE.xplane.pb TOOL
+bench/.venv-xprof/bin/python bench/upstream_convert.py FILE.xplane.pb TOOL
 """
 
 import os

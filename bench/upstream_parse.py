@@ -1,6 +1,6 @@
 """Upstream's cheapest full read of an XSpace: its `tool_names` conversion (parse + scan).
 
-    bench/.venv-upstream/bin/python bench/upstream_parse.py REPEAT FILE...
+    bench/.venv-xprof/bin/python bench/upstream_parse.py REPEAT FILE...
 
 Prints one line per file: `<path> <median ms>`. Each run works on a fresh copy,
 because upstream caches results beside its input.

@@ -1,6 +1,6 @@
 """Times upstream xprof's XLA tools in one process (use the upstream virtualenv's python).
 
-    /work/bench/xprof/bin/python bench/upstream_xla.py FILE.xplane.pb MODULE
+    bench/.venv-xprof/bin/python bench/upstream_xla.py FILE.xplane.pb MODULE
 
 Prints one JSON line: per tool, the first call (cold: upstream extracts the HLO protos and
 caches beside its input) and a second identical call (warm), in seconds. Works on a fresh

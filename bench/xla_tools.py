@@ -83,7 +83,7 @@ def main() -> None:
     parser.add_argument("--path", help="an .xplane.pb file instead of a fixture")
     parser.add_argument("--module", default="jit_step(8)")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--upstream-python", default="/work/bench/xprof/bin/python")
+    parser.add_argument("--upstream-python", default=str(HERE / ".venv-xprof" / "bin" / "python"))
     args = parser.parse_args()
     path = (
         pathlib.Path(args.path)
