@@ -132,7 +132,7 @@ def _direct_count(space):
     """(program_id, hlo_op) -> (events, total ps), counted straight from the host plane."""
     ev = space.plane("/host:CPU").events
     ops = ev[ev["hlo_op"].notna() & ev["program_id"].notna()]
-    grouped = ops.groupby(["program_id", "hlo_op"]).duration_ps.agg(["size", "sum"])
+    grouped = ops.groupby(["program_id", "hlo_op"], observed=True).duration_ps.agg(["size", "sum"])
     return {(int(p), str(o)): (int(n), int(t)) for (p, o), (n, t) in grouped.iterrows()}
 
 
