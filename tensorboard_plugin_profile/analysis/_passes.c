@@ -282,12 +282,126 @@ fail:
     return NULL;
 }
 
+/* === Stream A: step breakdown from packed boundary keys ============================
+ * step_breakdown(key, layout, win_group, win_begin, win_end, per_type, present, total)
+ *     key: sorted packed boundaries (group | time | start, type; see step_sweep.py),
+ *     layout: int64 [num_types, time_bits, tail_bits, group_min, time_min];
+ *     win_*: one window per step group, win_group sorted and unique.
+ *     Runs upstream's tracker (as tracker_top) and, for every non-empty gap between
+ *     two boundaries of one group that has a window, adds to row (window, type):
+ *     per_type += the gap's overlap with the window, total += its length, and
+ *     present = 1. Outputs are (windows x num_types) int64, zeroed by the caller.
+ * The same sums as cutting the pieces (non_overlapping) and adding them up, without
+ * materialising a piece table (one row per boundary on real profiles). */
+static Py_ssize_t window_slot(const int64_t *wg, Py_ssize_t nw, int64_t group) {
+    Py_ssize_t lo = 0, hi = nw;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (wg[mid] < group) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < nw && wg[lo] == group ? lo : -1;
+}
+
+static PyObject *step_breakdown(PyObject *self, PyObject *py_args) {
+    PyObject *o[8];
+    if (!PyArg_ParseTuple(py_args, "OOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7]))
+        return NULL;
+    Arg a[8];
+    memset(a, 0, sizeof(a));
+    int64_t *count = NULL;
+    if (as_int64(o[0], &a[0], 0, -1, "key") < 0 || as_int64(o[1], &a[1], 0, 5, "layout") < 0 ||
+        as_int64(o[2], &a[2], 0, -1, "win_group") < 0)
+        goto fail;
+    Py_ssize_t n = a[0].view.len / 8, nw = a[2].view.len / 8;
+    const int64_t *layout = a[1].view.buf;
+    int64_t num_types = layout[0], time_bits = layout[1], tail_bits = layout[2];
+    if (num_types <= 0 || num_types > 1024 || time_bits < 0 || tail_bits < 1 ||
+        time_bits + tail_bits > 62 || (2 * num_types - 1) >> tail_bits) {
+        PyErr_SetString(PyExc_ValueError, "step_breakdown: bad key layout");
+        goto fail;
+    }
+    Py_ssize_t cells = nw * (Py_ssize_t)num_types;
+    if (as_int64(o[3], &a[3], 0, nw, "win_begin") < 0 ||
+        as_int64(o[4], &a[4], 0, nw, "win_end") < 0 ||
+        as_int64(o[5], &a[5], 1, cells, "per_type") < 0 ||
+        as_int64(o[6], &a[6], 1, cells, "present") < 0 ||
+        as_int64(o[7], &a[7], 1, cells, "total") < 0)
+        goto fail;
+    const int64_t *key = a[0].view.buf, *wg = a[2].view.buf;
+    const int64_t *wb = a[3].view.buf, *we = a[4].view.buf;
+    int64_t *per_type = a[5].view.buf, *present = a[6].view.buf, *total = a[7].view.buf;
+    const int64_t group_min = layout[3], time_min = layout[4];
+    const int shift = (int)(time_bits + tail_bits);
+    const int64_t tail_mask = ((int64_t)1 << tail_bits) - 1;
+    const int64_t time_mask = ((int64_t)1 << time_bits) - 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t tail = key[i] & tail_mask;
+        if (key[i] < 0 || tail >= 2 * num_types || (i > 0 && key[i] < key[i - 1])) {
+            PyErr_SetString(PyExc_ValueError, "step_breakdown: keys not sorted or out of range");
+            goto fail;
+        }
+    }
+    count = PyMem_Calloc((size_t)num_types, sizeof(int64_t));
+    if (!count) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    int64_t current = 0, group = -1;
+    Py_ssize_t slot = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t k = key[i], tail = k & tail_mask, g = k >> shift;
+        int64_t kind = num_types - 1 - tail % num_types;
+        if (i == 0 || g != group) {
+            memset(count, 0, (size_t)num_types * sizeof(int64_t));
+            current = 0;
+            group = g;
+            slot = window_slot(wg, nw, g + group_min);
+        }
+        if (tail >= num_types) { /* a start */
+            count[kind]++;
+            if (kind > current) current = kind;
+        } else if (--count[kind] == 0 && kind == current) {
+            current = 0;
+            for (int64_t t = kind - 1; t >= 0; t--) {
+                if (count[t] > 0) {
+                    current = t;
+                    break;
+                }
+            }
+        }
+        if (slot < 0 || i + 1 == n || (key[i + 1] >> shift) != g) continue;
+        int64_t begin = ((k >> tail_bits) & time_mask) + time_min;
+        int64_t end = ((key[i + 1] >> tail_bits) & time_mask) + time_min;
+        if (end <= begin) continue;
+        Py_ssize_t cell = slot * (Py_ssize_t)num_types + current;
+        int64_t lo = begin > wb[slot] ? begin : wb[slot];
+        int64_t hi = end < we[slot] ? end : we[slot];
+        per_type[cell] += hi > lo ? hi - lo : 0;
+        total[cell] += end - begin;
+        present[cell] = 1;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(count);
+    release(a, 8);
+    Py_RETURN_NONE;
+fail:
+    PyMem_Free(count);
+    release(a, 8);
+    return NULL;
+}
+/* === end of stream A section ======================================================= */
+
 static PyMethodDef methods[] = {
     {"sweep_top", sweep_top, METH_VARARGS, "Highest open type after each sorted boundary."},
     {"tracker_top", tracker_top, METH_VARARGS, "Upstream's priority tracker per boundary."},
     {"previous_enclosing", previous_enclosing, METH_VARARGS,
      "Latest earlier event of the run ending at or after each event."},
     {"first_free_levels", first_free_levels, METH_VARARGS, "Greedy lanes of sorted events."},
+    {"step_breakdown", step_breakdown, METH_VARARGS,
+     "Per step window and type: tracked time inside the window, in all, and presence."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,3 +10,16 @@ def previous_enclosing(run: object, end: object, out: object, /) -> None:
 
 def first_free_levels(begin: object, end: object, out: object, /) -> None:
     """Greedy lanes of events sorted by begin, written into ``out``."""
+
+def step_breakdown(
+    key: object,
+    layout: object,
+    win_group: object,
+    win_begin: object,
+    win_end: object,
+    per_type: object,
+    present: object,
+    total: object,
+    /,
+) -> None:
+    """Per step window and type: tracked time inside it, in all, and presence (see step_sweep)."""

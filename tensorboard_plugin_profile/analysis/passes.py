@@ -9,6 +9,9 @@ in one vectorised step:
 - ``previous_enclosing``: per event, the latest earlier event of its line run that
   ends at or after it (the intra-thread parent of step grouping, ``event_graph``);
   the fallback is pointer jumping (O(log n) rounds of gathers);
+- ``step_breakdown``: the tracker of ``tracker_top`` over packed, sorted boundary keys,
+  adding each piece to its step window as it goes (no piece table); compiled only,
+  ``step_sweep`` sums its pieces with numpy otherwise;
 - ``first_free_levels``: greedy lanes for trace rows whose events overlap without
   nesting (``trace_index``); the fallback is the same heap loop in Python.
 
@@ -95,6 +98,20 @@ def tracker_top(
     if len(kind):
         _passes.tracker_top(_int64(group), kind, _int64(start), int(num_types), out)
     return out
+
+
+def step_breakdown(key, layout, windows, out, pure_python: Optional[bool] = None) -> bool:
+    """The tracker over sorted packed boundary keys, summed per step window × type
+    into the zeroed int64 outputs ``out`` = (per_type, present, total); ``windows`` =
+    (group, begin, end). Compiled only: False when not run, and ``step_sweep`` then
+    gets the same sums from its piece table with numpy.
+    """
+    if not _use_compiled(pure_python):
+        return False
+    assert _passes is not None
+    group, begin, end = (_int64(w) for w in windows)
+    _passes.step_breakdown(_int64(key), _int64(layout), group, begin, end, *out)
+    return True
 
 
 # --- previous_enclosing ----------------------------------------------------------------

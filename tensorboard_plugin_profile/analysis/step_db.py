@@ -66,8 +66,7 @@ def build_step_db(
     if markers.empty:
         return StepDb(empty_steps(), has_device)
     windows = _step_windows(markers)
-    pieces = non_overlapping(spans)
-    per_type, present = _breakdown(pieces, windows)
+    per_type, total, present = _breakdown(spans, windows)
     steps = windows
     # Columns as a pivot by type name would give them: present types by name, then the rest.
     shown = sorted(np.flatnonzero(present.any(axis=0)).tolist(), key=EVENT_TYPES.__getitem__)
@@ -87,14 +86,13 @@ def build_step_db(
     all_steps = steps
     if drop_incomplete and len(steps) > MAX_STEPS_KEPT_WHOLE:
         steps = steps.iloc[1:-1].reset_index(drop=True)
-    kept = np.isin(pieces["group"].to_numpy(), steps["step_num"].to_numpy())
-    length = (pieces["end"].to_numpy() - pieces["begin"].to_numpy())[kept]
-    kind = pieces["type"].to_numpy()[kept]
+    # Precision counts whole pieces (not cut to the window) of the steps kept.
+    kept = total[np.isin(windows["group"].to_numpy(), steps["step_num"].to_numpy())]
     return StepDb(
         steps,
         has_device,
-        precision_16bit_ps=int(length[kind == TYPE["DEVICE_COMPUTE_16"]].sum()),
-        precision_32bit_ps=int(length[kind == TYPE["DEVICE_COMPUTE_32"]].sum()),
+        precision_16bit_ps=int(kept[:, TYPE["DEVICE_COMPUTE_16"]].sum()),
+        precision_32bit_ps=int(kept[:, TYPE["DEVICE_COMPUTE_32"]].sum()),
         all_steps=all_steps,
     )
 
@@ -128,30 +126,13 @@ def non_overlapping(spans: pd.DataFrame) -> pd.DataFrame:
     return step_sweep.non_overlapping(spans, len(EVENT_TYPES))
 
 
-def _breakdown(pieces: pd.DataFrame, windows: pd.DataFrame) -> tuple:
-    """(ps per window × type inside the step window, whether the type occurs there).
-
-    Both are (len(windows), len(EVENT_TYPES)) arrays in window order; pieces of
-    groups without a window are ignored. Sums are exact int64.
-    """
-    groups = windows["group"].to_numpy(dtype=np.int64)  # unique and sorted
-    num_types = len(EVENT_TYPES)
-    per_type = np.zeros(len(groups) * num_types, dtype=np.int64)
-    present = np.zeros(len(groups) * num_types, dtype=bool)
-    g = pieces["group"].to_numpy(dtype=np.int64)
-    slot = np.minimum(np.searchsorted(groups, g), max(len(groups) - 1, 0))
-    piece_begin = pieces["begin"].to_numpy(dtype=np.int64)
-    piece_end = pieces["end"].to_numpy(dtype=np.int64)
-    piece_type = pieces["type"].to_numpy(dtype=np.int64)
-    mine = groups[slot] == g if len(groups) else np.zeros(len(g), dtype=bool)
-    if not mine.all():  # pieces of groups without a window: leave them out
-        keep = np.flatnonzero(mine)
-        slot, piece_begin, piece_end = slot[keep], piece_begin[keep], piece_end[keep]
-        piece_type = piece_type[keep]
-    begin = windows["begin_ps"].to_numpy(dtype=np.int64)[slot]
-    end = begin + windows["duration_ps"].to_numpy(dtype=np.int64)[slot]
-    overlap = np.maximum(np.minimum(piece_end, end) - np.maximum(piece_begin, begin), 0)
-    key = slot * num_types + piece_type
-    np.add.at(per_type, key, overlap)
-    present[key] = True
-    return per_type.reshape(-1, num_types), present.reshape(-1, num_types)
+def _breakdown(spans: pd.DataFrame, windows: pd.DataFrame) -> tuple:
+    """(ps per window × type inside the step window, ps of whole pieces, whether the
+    type occurs there): ``step_sweep.breakdown`` over the windows (in window order)."""
+    if spans.empty:
+        shape = (len(windows), len(EVENT_TYPES))
+        return np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, bool)
+    begin = windows["begin_ps"].to_numpy(dtype=np.int64)
+    group = windows["group"].to_numpy(dtype=np.int64)  # unique and sorted
+    bounds = (group, begin, begin + windows["duration_ps"].to_numpy(dtype=np.int64))
+    return step_sweep.breakdown(spans, bounds, len(EVENT_TYPES))

@@ -18,9 +18,16 @@ reproduce it with the tracker itself in compiled code (``passes.tracker_top``),
 or, without the extension, by stretching such instants to that next start and
 sweeping exactly.
 
+Most callers only need the pieces' sums per step window and type: ``breakdown``
+gets them without a piece table. Compiled, it packs each boundary into one int64
+key (group | time | end-before-start | higher type first), sorts the keys and runs
+the tracker over them adding up as it goes (``passes.step_breakdown``); otherwise
+it cuts the pieces as below and sums them with numpy. Both give the same sums.
+
 Usage::
 
     pieces = non_overlapping(spans)   # spans: group, begin, end, type → same columns
+    per_type, total, present = breakdown(spans, (group, begin, end), num_types)
 """
 
 from __future__ import annotations
@@ -55,6 +62,78 @@ def non_overlapping(
         sweep = _Sweep(stretched, num_types)
         sweep.sweep_exactly()
     return sweep.pieces()
+
+
+def breakdown(
+    spans: pd.DataFrame,
+    windows: tuple,
+    num_types: int,
+    pure_python: Optional[bool] = None,
+) -> tuple:
+    """Per step window × type: (ps inside the window, ps in all, whether any piece).
+
+    ``windows`` is (group, begin, end) arrays, groups sorted and unique; pieces of
+    groups without a window are left out. Three (len(windows), num_types) arrays:
+    int64 sums, int64 sums, bool.
+    """
+    group, begin, end = (np.ascontiguousarray(w, dtype=np.int64) for w in windows)
+    shape = (len(group), num_types)
+    columns = [spans[c].to_numpy(dtype=np.int64) for c in ("group", "begin", "end", "type")]
+    key = _packed_keys(*columns, num_types) if len(spans) else None
+    if key is None:
+        return _summed_pieces(non_overlapping(spans, num_types, pure_python), windows, shape)
+    key, layout = key
+    key.sort(kind="stable")  # values only: equal keys are equal boundaries
+    out = [np.zeros(shape, dtype=np.int64) for _ in range(3)]
+    if not passes.step_breakdown(key, layout, (group, begin, end), out, pure_python):
+        return _summed_pieces(non_overlapping(spans, num_types, pure_python), windows, shape)
+    return out[0], out[2], out[1].astype(bool)
+
+
+def _packed_keys(group, begin, end, kind, num_types: int):
+    """(sorted-able int64 key per boundary, layout) or None when they do not fit.
+
+    Key = group | time | tail, tail = start * num_types + (num_types - 1 - type), so
+    ascending keys are ``_boundary_order``'s order; starts at even, ends at odd places.
+    """
+    if kind.min() < 0 or kind.max() >= num_types:
+        raise ValueError("step breakdown: type out of range")
+    group_min = int(group.min())
+    time_min = min(int(begin.min()), int(end.min()))
+    time_bits = (max(int(begin.max()), int(end.max())) - time_min).bit_length()
+    tail_bits = (2 * num_types - 1).bit_length()
+    if (int(group.max()) - group_min).bit_length() + time_bits + tail_bits > 62:
+        return None
+    high = (group - group_min) << (time_bits + tail_bits)
+    high |= num_types - 1 - kind
+    key = np.empty(2 * len(group), dtype=np.int64)
+    key[0::2] = ((begin - time_min) << tail_bits) | high
+    key[0::2] += num_types
+    key[1::2] = ((end - time_min) << tail_bits) | high
+    layout = np.array([num_types, time_bits, tail_bits, group_min, time_min], dtype=np.int64)
+    return key, layout
+
+
+def _summed_pieces(pieces: pd.DataFrame, windows: tuple, shape: tuple) -> tuple:
+    """``breakdown`` from a piece table, with numpy."""
+    groups, window_begin, window_end = (np.asarray(w, dtype=np.int64) for w in windows)
+    g = pieces["group"].to_numpy(dtype=np.int64)
+    slot = np.minimum(np.searchsorted(groups, g), max(len(groups) - 1, 0))
+    mine = np.flatnonzero(groups[slot] == g) if len(groups) else np.zeros(0, dtype=np.int64)
+    slot = slot[mine]
+    piece_begin = pieces["begin"].to_numpy(dtype=np.int64)[mine]
+    piece_end = pieces["end"].to_numpy(dtype=np.int64)[mine]
+    lo = np.maximum(piece_begin, window_begin[slot])
+    overlap = np.maximum(np.minimum(piece_end, window_end[slot]) - lo, 0)
+    cell = slot * shape[1] + pieces["type"].to_numpy(dtype=np.int64)[mine]
+    size = shape[0] * shape[1]
+    per_type = np.zeros(size, dtype=np.int64)
+    total = np.zeros(size, dtype=np.int64)
+    np.add.at(per_type, cell, overlap)
+    np.add.at(total, cell, piece_end - piece_begin)
+    present = np.zeros(size, dtype=bool)
+    present[cell] = True
+    return per_type.reshape(shape), total.reshape(shape), present.reshape(shape)
 
 
 class _Sweep:

@@ -108,3 +108,49 @@ def test_the_compiled_tracker_cuts_the_same_pieces_as_the_numpy_sweep(spans):
     compiled = step_sweep.non_overlapping(frame, 18, pure_python=False)
     fallback = step_sweep.non_overlapping(frame, 18, pure_python=True)
     assert compiled.values.tolist() == fallback.values.tolist()
+
+
+@needs_compiled
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 3),
+            st.integers(0, 60),
+            st.one_of(st.just(0), st.integers(1, 25)),  # many instants
+            st.sampled_from([0, 1, 7, 8, 11, 14, 15]),
+        ),
+        min_size=1,
+    ),
+    st.lists(st.tuples(st.integers(-1, 4), st.integers(-5, 70), st.integers(0, 40)), max_size=5),
+    st.sampled_from([1, 1 << 50]),  # packed keys, and times too wide to pack
+)
+def test_the_compiled_step_breakdown_sums_the_pieces_as_numpy_does(spans, windows, scale):
+    frame = pd.DataFrame(
+        [(g, b * scale, (b + d) * scale, k) for g, b, d, k in spans],
+        columns=["group", "begin", "end", "type"],
+    )
+    by_group = {g: (b * scale, (b + d) * scale) for g, b, d in windows}  # one window per group
+    group = np.array(sorted(by_group), dtype=np.int64)
+    begin = np.array([by_group[g][0] for g in group.tolist()], dtype=np.int64)
+    end = np.array([by_group[g][1] for g in group.tolist()], dtype=np.int64)
+    compiled = step_sweep.breakdown(frame, (group, begin, end), 18, pure_python=False)
+    fallback = step_sweep.breakdown(frame, (group, begin, end), 18, pure_python=True)
+    for got, expected in zip(compiled, fallback):
+        assert got.dtype == expected.dtype and got.shape == (len(group), 18)
+        assert got.tolist() == expected.tolist()
+    # And the sums are those of the pieces: whole pieces in ``total``.
+    pieces = step_sweep.non_overlapping(frame, 18, pure_python=True)
+    for g, row in zip(group.tolist(), compiled[1].tolist()):
+        mine = pieces[pieces["group"] == g]
+        lengths = (mine["end"] - mine["begin"]).groupby(mine["type"]).sum()
+        assert row == [int(lengths.get(t, 0)) for t in range(18)]
+
+
+@needs_compiled
+def test_the_step_breakdown_rejects_unsorted_keys():
+    layout = np.array([18, 8, 6, 0, 0], dtype=np.int64)
+    out = [np.zeros((1, 18), dtype=np.int64) for _ in range(3)]
+    one = np.zeros(1, dtype=np.int64)
+    with pytest.raises(ValueError):
+        passes.step_breakdown(np.array([40, 3], dtype=np.int64), layout, (one, one, one), out)
