@@ -353,14 +353,15 @@ static PyObject *step_breakdown(PyObject *self, PyObject *py_args) {
     Py_ssize_t slot = -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t k = key[i], tail = k & tail_mask, g = k >> shift;
-        int64_t kind = num_types - 1 - tail % num_types;
+        int is_start = tail >= num_types; /* tail < 2 * num_types: checked above */
+        int64_t kind = num_types - 1 - (is_start ? tail - num_types : tail);
         if (i == 0 || g != group) {
             memset(count, 0, (size_t)num_types * sizeof(int64_t));
             current = 0;
             group = g;
             slot = window_slot(wg, nw, g + group_min);
         }
-        if (tail >= num_types) { /* a start */
+        if (is_start) {
             count[kind]++;
             if (kind > current) current = kind;
         } else if (--count[kind] == 0 && kind == current) {

@@ -60,23 +60,27 @@ _DEVICE_MEMCPY = (
 
 def real_rows(plane: Plane) -> np.ndarray:
     """Rows of events on real (not derived) lines."""
+    return np.flatnonzero(_on_real_lines(plane))
+
+
+def _on_real_lines(plane: Plane) -> np.ndarray:
+    """Per event: on a real (not derived) line."""
     ids = plane.lines["id"].to_numpy(dtype=np.int64)
     derived = (ids >= schema.DERIVED_LINE_ID_MIN) & (ids <= schema.DERIVED_LINE_ID_MAX)
-    return np.flatnonzero(~derived[plane.events["line"].to_numpy()])
+    return ~derived[plane.events["line"].to_numpy()]
 
 
 def span_frame(events: pd.DataFrame, rows: np.ndarray, types) -> pd.DataFrame:
     """group / begin / end / type of the given (grouped) event rows."""
     begin = events["begin_ps"].to_numpy(dtype=np.int64)[rows]
     group = events[schema.GROUP_ID].array[rows]
-    return pd.DataFrame(
-        {
-            "group": np.asarray(group.to_numpy(dtype=np.int64), dtype=np.int64),
-            "begin": begin,
-            "end": begin + events["duration_ps"].to_numpy(dtype=np.int64)[rows],
-            "type": np.asarray(types, dtype=np.int64),
-        }
-    )
+    columns = {
+        "group": np.asarray(group.to_numpy(dtype=np.int64), dtype=np.int64),
+        "begin": begin,
+        "end": begin + events["duration_ps"].to_numpy(dtype=np.int64)[rows],
+        "type": np.asarray(types, dtype=np.int64),
+    }
+    return pd.DataFrame(columns, copy=False)  # fresh arrays: no consolidating copy
 
 
 def no_spans() -> pd.DataFrame:
@@ -91,49 +95,80 @@ def no_markers() -> pd.DataFrame:
 
 def not_step_work(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     """Per row: an eager/function wrapper, whose time is not step work."""
-    return per_name.per_value(events["name"], lambda s: s.str.startswith(NOT_STEP_WORK), rows)
+    return per_name.per_value(events["name"], _not_step_work, rows)
+
+
+def _not_step_work(names: pd.Series) -> pd.Series:
+    return names.str.startswith(NOT_STEP_WORK)
+
+
+def _explicit_marker(names: pd.Series) -> pd.Series:
+    return names.str.startswith(_MARKER_PREFIXES) & ~names.str.contains("/", regex=False)
+
+
+def _per_name(test, names: pd.Series, missing) -> np.ndarray:
+    """``test`` per distinct name, plus a last entry for missing names (code -1)."""
+    answer = np.asarray(test(names), dtype=bool) if len(names) else np.zeros(0, dtype=bool)
+    return np.append(answer, missing)
 
 
 # --- host -------------------------------------------------------------------------
 def host_step_events(plane: Optional[Plane]) -> tuple:
-    """(markers, typed spans) of grouped host events (CPU-only profiles)."""
+    """(markers, typed spans) of grouped host events (CPU-only profiles).
+
+    Boolean masks over all events (a few bytes per event) and per-name tables reached
+    through the name codes, one gather each; rows are taken once at the end.
+    """
     if plane is None or plane.events.empty:
         if plane is None:
             return no_markers(), no_spans()
         return no_markers(), span_frame(plane.events, np.zeros(0, dtype=np.int64), [])
     ev = plane.events
-    rows = real_rows(plane)
-    rows = rows[per_name.present(ev[schema.GROUP_ID], rows)]
-    explicit = per_name.per_value(
-        ev["name"],
-        lambda s: s.str.startswith(_MARKER_PREFIXES) & ~s.str.contains("/", regex=False),
-        rows,
+    codes, names = per_name.distinct(ev["name"])
+    selected = _on_real_lines(plane) & per_name.present(ev[schema.GROUP_ID])
+    marker = _per_name(_explicit_marker, names, False)[codes] | per_name.present(
+        ev[schema.STEP_NAME]
     )
-    marker = explicit | per_name.present(ev[schema.STEP_NAME], rows)
-    marker_rows = rows[marker]
+    marker &= selected
+    marker_rows = np.flatnonzero(marker)
     markers = span_frame(ev, marker_rows, np.zeros(len(marker_rows), dtype=np.int64))
     markers["step_name"] = ev[schema.STEP_NAME].iloc[marker_rows].to_numpy(dtype=object)
-    work = rows[~marker]
-    work = work[~not_step_work(ev, work)]
-    return markers, span_frame(ev, work, host_types(ev, work))
+    selected &= ~marker
+    selected &= ~_per_name(_not_step_work, names, False)[codes]
+    work = np.flatnonzero(selected)
+    types = _host_types_of(ev, work, codes[work], names)
+    return markers, span_frame(ev, work, types)
 
 
 def host_types(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     """Step-time type of each host event row (compute, waiting for input, copies)."""
-    codes, table = op_names.parse_codes(events["name"], rows)
-    op_type = table["type"]
-    waits = per_name.per_value(
-        events["name"], lambda s: s.str.lower().str.startswith("iteratorgetnext"), rows
-    )
-    types = np.full(len(rows), TYPE["HOST_COMPUTE"], dtype=np.int64)
-    types[waits | _root_input_stages(events, rows)] = TYPE["HOST_WAIT_INPUT"]
-    # Later rules win, as assignments in this order would.
-    by_name = np.full(len(table), -1, dtype=np.int64)
-    by_name[(op_type == "MemcpyHToH").to_numpy()] = TYPE["HOST_TO_HOST"]
-    to_device = op_type.str.startswith("InfeedEnqueue") | (op_type == "MemcpyHToD")
-    by_name[to_device.to_numpy()] = TYPE["HOST_TO_DEVICE"]
-    override = by_name[codes]
-    return np.where(override >= 0, override, types)
+    codes, names = per_name.distinct(events["name"], rows)
+    return _host_types_of(events, rows, codes, names)
+
+
+def _host_types_of(
+    events: pd.DataFrame, rows: np.ndarray, codes: np.ndarray, names: pd.Series
+) -> np.ndarray:
+    """``host_types`` with the rows' name codes into ``names`` (-1 = missing).
+
+    Per name: waiting for input (``IteratorGetNext``), else compute, unless its op
+    type is a host or host-to-device copy, which wins over everything (as later
+    assignments would). Per event, root input-pipeline stages wait for input too.
+    """
+    op_type = op_names.parse_op_names(names.tolist())["type"]
+    wait = _per_name(lambda s: s.str.lower().str.startswith("iteratorgetnext"), names, False)
+    by_name = np.where(wait, TYPE["HOST_WAIT_INPUT"], TYPE["HOST_COMPUTE"]).astype(np.int64)
+    copy = np.zeros(len(by_name), dtype=bool)
+    for rule, kind in (
+        (op_type == "MemcpyHToH", "HOST_TO_HOST"),
+        (op_type.str.startswith("InfeedEnqueue") | (op_type == "MemcpyHToD"), "HOST_TO_DEVICE"),
+    ):
+        chosen = np.append(np.asarray(rule, dtype=bool), False)
+        by_name[chosen] = TYPE[kind]
+        copy |= chosen
+    types = by_name[codes]
+    types[_root_input_stages(events, rows) & ~copy[codes]] = TYPE["HOST_WAIT_INPUT"]
+    return types
 
 
 def _root_input_stages(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:

@@ -104,12 +104,19 @@ def _packed_keys(group, begin, end, kind, num_types: int):
     tail_bits = (2 * num_types - 1).bit_length()
     if (int(group.max()) - group_min).bit_length() + time_bits + tail_bits > 62:
         return None
-    high = (group - group_min) << (time_bits + tail_bits)
+    high = group - group_min  # in place from here: few temporaries of n values
+    high <<= time_bits + tail_bits
     high |= num_types - 1 - kind
     key = np.empty(2 * len(group), dtype=np.int64)
-    key[0::2] = ((begin - time_min) << tail_bits) | high
-    key[0::2] += num_types
-    key[1::2] = ((end - time_min) << tail_bits) | high
+    part = np.subtract(begin, time_min)
+    part <<= tail_bits
+    part |= high
+    part += num_types  # starts: tail in [num_types, 2 * num_types)
+    key[0::2] = part
+    np.subtract(end, time_min, out=part)
+    part <<= tail_bits
+    part |= high
+    key[1::2] = part
     layout = np.array([num_types, time_bits, tail_bits, group_min, time_min], dtype=np.int64)
     return key, layout
 
