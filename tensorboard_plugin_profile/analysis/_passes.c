@@ -283,16 +283,99 @@ fail:
 }
 
 /* === Stream A: step breakdown from packed boundary keys ============================
+ * pack_boundaries(group, begin, end, kind, num_types, key, layout) -> bool
+ *     n spans in, 2n keys out: key[2i] = span i's start, key[2i+1] its end, each
+ *     (group - group_min) << (time_bits + tail_bits) | (time - time_min) << tail_bits
+ *     | tail, tail = is_start * num_types + (num_types - 1 - kind); so ascending keys
+ *     are: per group, by time, ends before starts, then higher types first. layout
+ *     (5 int64) = [num_types, time_bits, tail_bits, group_min, time_min]. False (and
+ *     nothing written) when the fields need more than 62 bits; ValueError when a kind
+ *     is not in [0, num_types).
  * step_breakdown(key, layout, win_group, win_begin, win_end, per_type, present, total)
- *     key: sorted packed boundaries (group | time | start, type; see step_sweep.py),
- *     layout: int64 [num_types, time_bits, tail_bits, group_min, time_min];
- *     win_*: one window per step group, win_group sorted and unique.
- *     Runs upstream's tracker (as tracker_top) and, for every non-empty gap between
- *     two boundaries of one group that has a window, adds to row (window, type):
- *     per_type += the gap's overlap with the window, total += its length, and
- *     present = 1. Outputs are (windows x num_types) int64, zeroed by the caller.
- * The same sums as cutting the pieces (non_overlapping) and adding them up, without
- * materialising a piece table (one row per boundary on real profiles). */
+ *     key: packed keys sorted ascending; win_*: one window per step group, win_group
+ *     sorted and unique. Runs upstream's tracker (as tracker_top) and, for every gap
+ *     between two boundaries of one group that has a window, adds to cell (window,
+ *     tracked type): per_type += the gap's overlap with the window, total += its
+ *     length, present = 1 when it is not empty. Outputs: (windows x num_types) int64,
+ *     zeroed by the caller. These are the sums of the pieces non_overlapping cuts,
+ *     without a piece table (about one piece per boundary on real profiles).
+ * num_types <= 62 (the keys need 2 * num_types tail values; 62 leaves room). */
+static int bit_length(uint64_t v) {
+    int bits = 0;
+    while (v) {
+        bits++;
+        v >>= 1;
+    }
+    return bits;
+}
+
+static PyObject *pack_boundaries(PyObject *self, PyObject *py_args) {
+    PyObject *o[6];
+    Py_ssize_t num_types;
+    if (!PyArg_ParseTuple(py_args, "OOOOnOO", &o[0], &o[1], &o[2], &o[3], &num_types, &o[4],
+                          &o[5]))
+        return NULL;
+    Arg a[6];
+    memset(a, 0, sizeof(a));
+    if (num_types <= 0 || num_types > 62) {
+        PyErr_SetString(PyExc_ValueError, "pack_boundaries: num_types out of range");
+        return NULL;
+    }
+    if (as_int64(o[0], &a[0], 0, -1, "group") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (as_int64(o[1], &a[1], 0, n, "begin") < 0 || as_int64(o[2], &a[2], 0, n, "end") < 0 ||
+        as_int64(o[3], &a[3], 0, n, "kind") < 0 || as_int64(o[4], &a[4], 1, 2 * n, "key") < 0 ||
+        as_int64(o[5], &a[5], 1, 5, "layout") < 0)
+        goto fail;
+    const int64_t *group = a[0].view.buf, *begin = a[1].view.buf, *end = a[2].view.buf;
+    const int64_t *kind = a[3].view.buf;
+    int64_t *key = a[4].view.buf, *layout = a[5].view.buf;
+    if (n == 0) {
+        release(a, 6);
+        Py_RETURN_FALSE;
+    }
+    int64_t gmin = group[0], gmax = group[0], tmin = begin[0], tmax = begin[0];
+    int bad_kind = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        gmin = group[i] < gmin ? group[i] : gmin;
+        gmax = group[i] > gmax ? group[i] : gmax;
+        int64_t lo = begin[i] < end[i] ? begin[i] : end[i];
+        int64_t hi = begin[i] < end[i] ? end[i] : begin[i];
+        tmin = lo < tmin ? lo : tmin;
+        tmax = hi > tmax ? hi : tmax;
+        bad_kind |= kind[i] < 0 || kind[i] >= num_types;
+    }
+    if (bad_kind) {
+        PyErr_SetString(PyExc_ValueError, "step breakdown: type out of range");
+        goto fail;
+    }
+    int time_bits = bit_length((uint64_t)tmax - (uint64_t)tmin);
+    int tail_bits = bit_length((uint64_t)(2 * num_types - 1));
+    if (bit_length((uint64_t)gmax - (uint64_t)gmin) + time_bits + tail_bits > 62) {
+        release(a, 6);
+        Py_RETURN_FALSE;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t high = ((uint64_t)group[i] - (uint64_t)gmin) << (time_bits + tail_bits);
+        uint64_t tail = (uint64_t)(num_types - 1 - kind[i]);
+        key[2 * i] = (int64_t)(high | ((uint64_t)begin[i] - (uint64_t)tmin) << tail_bits |
+                               (tail + (uint64_t)num_types));
+        key[2 * i + 1] = (int64_t)(high | ((uint64_t)end[i] - (uint64_t)tmin) << tail_bits | tail);
+    }
+    Py_END_ALLOW_THREADS
+    layout[0] = num_types;
+    layout[1] = time_bits;
+    layout[2] = tail_bits;
+    layout[3] = gmin;
+    layout[4] = tmin;
+    release(a, 6);
+    Py_RETURN_TRUE;
+fail:
+    release(a, 6);
+    return NULL;
+}
+
 static Py_ssize_t window_slot(const int64_t *wg, Py_ssize_t nw, int64_t group) {
     Py_ssize_t lo = 0, hi = nw;
     while (lo < hi) {
@@ -301,6 +384,74 @@ static Py_ssize_t window_slot(const int64_t *wg, Py_ssize_t nw, int64_t group) {
         else hi = mid;
     }
     return lo < nw && wg[lo] == group ? lo : -1;
+}
+
+typedef struct {
+    const int64_t *key, *wg, *wb, *we;
+    int64_t *per_type, *present, *total;
+    Py_ssize_t n, nw;
+    int64_t num_types, tail_bits, group_min, time_min, shift, time_mask, tail_mask;
+} Breakdown;
+
+/* The tracker and the sums; returns nonzero when the keys are unsorted or malformed.
+ * The sums of the current cell stay in registers until the cell changes (rarely:
+ * a new type or group), so consecutive pieces do not wait on memory. */
+static int breakdown_run(const Breakdown *b, int64_t *count) {
+    const int64_t nt = b->num_types;
+    int64_t current = 0, group = -1, previous = 0, bad = 0;
+    int64_t inside = 0, length = 0, some = 0;
+    Py_ssize_t slot = -1, cell = -1;
+    for (Py_ssize_t i = 0; i < b->n; i++) {
+        int64_t k = b->key[i], tail = k & b->tail_mask, g = k >> b->shift;
+        bad |= (k < previous) | (tail >= 2 * nt);
+        previous = k;
+        if (g != group) { /* a new group: everything starts afresh */
+            memset(count, 0, (size_t)nt * sizeof(int64_t));
+            current = 0;
+            group = g;
+            slot = window_slot(b->wg, b->nw, g + b->group_min);
+        }
+        if (tail >= nt) { /* a start */
+            int64_t kind = 2 * nt - 1 - tail;
+            count[kind]++;
+            if (kind > current) current = kind;
+        } else {
+            int64_t kind = nt - 1 - tail;
+            if (--count[kind] == 0 && kind == current) {
+                current = 0;
+                for (int64_t t = kind - 1; t > 0; t--) {
+                    if (count[t] > 0) {
+                        current = t;
+                        break;
+                    }
+                }
+            }
+        }
+        if (slot < 0 || i + 1 == b->n || (b->key[i + 1] >> b->shift) != g) continue;
+        int64_t t0 = ((k >> b->tail_bits) & b->time_mask) + b->time_min;
+        int64_t t1 = ((b->key[i + 1] >> b->tail_bits) & b->time_mask) + b->time_min;
+        Py_ssize_t here = slot * (Py_ssize_t)nt + current;
+        if (here != cell) {
+            if (cell >= 0) {
+                b->per_type[cell] += inside;
+                b->total[cell] += length;
+                b->present[cell] |= some;
+            }
+            cell = here;
+            inside = length = some = 0;
+        }
+        int64_t lo = t0 > b->wb[slot] ? t0 : b->wb[slot];
+        int64_t hi = t1 < b->we[slot] ? t1 : b->we[slot];
+        inside += hi > lo ? hi - lo : 0;
+        length += t1 - t0;
+        some |= t1 > t0;
+    }
+    if (cell >= 0) {
+        b->per_type[cell] += inside;
+        b->total[cell] += length;
+        b->present[cell] |= some;
+    }
+    return bad != 0;
 }
 
 static PyObject *step_breakdown(PyObject *self, PyObject *py_args) {
@@ -314,77 +465,50 @@ static PyObject *step_breakdown(PyObject *self, PyObject *py_args) {
     if (as_int64(o[0], &a[0], 0, -1, "key") < 0 || as_int64(o[1], &a[1], 0, 5, "layout") < 0 ||
         as_int64(o[2], &a[2], 0, -1, "win_group") < 0)
         goto fail;
-    Py_ssize_t n = a[0].view.len / 8, nw = a[2].view.len / 8;
+    Breakdown b;
+    b.n = a[0].view.len / 8;
+    b.nw = a[2].view.len / 8;
     const int64_t *layout = a[1].view.buf;
-    int64_t num_types = layout[0], time_bits = layout[1], tail_bits = layout[2];
-    if (num_types <= 0 || num_types > 1024 || time_bits < 0 || tail_bits < 1 ||
-        time_bits + tail_bits > 62 || (2 * num_types - 1) >> tail_bits) {
+    b.num_types = layout[0];
+    int64_t time_bits = layout[1];
+    b.tail_bits = layout[2];
+    if (b.num_types <= 0 || b.num_types > 62 || time_bits < 0 || b.tail_bits < 1 ||
+        time_bits + b.tail_bits > 62 || (2 * b.num_types - 1) >> b.tail_bits) {
         PyErr_SetString(PyExc_ValueError, "step_breakdown: bad key layout");
         goto fail;
     }
-    Py_ssize_t cells = nw * (Py_ssize_t)num_types;
-    if (as_int64(o[3], &a[3], 0, nw, "win_begin") < 0 ||
-        as_int64(o[4], &a[4], 0, nw, "win_end") < 0 ||
+    Py_ssize_t cells = b.nw * (Py_ssize_t)b.num_types;
+    if (as_int64(o[3], &a[3], 0, b.nw, "win_begin") < 0 ||
+        as_int64(o[4], &a[4], 0, b.nw, "win_end") < 0 ||
         as_int64(o[5], &a[5], 1, cells, "per_type") < 0 ||
         as_int64(o[6], &a[6], 1, cells, "present") < 0 ||
         as_int64(o[7], &a[7], 1, cells, "total") < 0)
         goto fail;
-    const int64_t *key = a[0].view.buf, *wg = a[2].view.buf;
-    const int64_t *wb = a[3].view.buf, *we = a[4].view.buf;
-    int64_t *per_type = a[5].view.buf, *present = a[6].view.buf, *total = a[7].view.buf;
-    const int64_t group_min = layout[3], time_min = layout[4];
-    const int shift = (int)(time_bits + tail_bits);
-    const int64_t tail_mask = ((int64_t)1 << tail_bits) - 1;
-    const int64_t time_mask = ((int64_t)1 << time_bits) - 1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t tail = key[i] & tail_mask;
-        if (key[i] < 0 || tail >= 2 * num_types || (i > 0 && key[i] < key[i - 1])) {
-            PyErr_SetString(PyExc_ValueError, "step_breakdown: keys not sorted or out of range");
-            goto fail;
-        }
-    }
-    count = PyMem_Calloc((size_t)num_types, sizeof(int64_t));
+    b.key = a[0].view.buf;
+    b.wg = a[2].view.buf;
+    b.wb = a[3].view.buf;
+    b.we = a[4].view.buf;
+    b.per_type = a[5].view.buf;
+    b.present = a[6].view.buf;
+    b.total = a[7].view.buf;
+    b.group_min = layout[3];
+    b.time_min = layout[4];
+    b.shift = time_bits + b.tail_bits;
+    b.tail_mask = ((int64_t)1 << b.tail_bits) - 1;
+    b.time_mask = ((int64_t)1 << time_bits) - 1;
+    count = PyMem_Calloc((size_t)b.num_types, sizeof(int64_t));
     if (!count) {
         PyErr_NoMemory();
         goto fail;
     }
+    int bad;
     Py_BEGIN_ALLOW_THREADS
-    int64_t current = 0, group = -1;
-    Py_ssize_t slot = -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t k = key[i], tail = k & tail_mask, g = k >> shift;
-        int is_start = tail >= num_types; /* tail < 2 * num_types: checked above */
-        int64_t kind = num_types - 1 - (is_start ? tail - num_types : tail);
-        if (i == 0 || g != group) {
-            memset(count, 0, (size_t)num_types * sizeof(int64_t));
-            current = 0;
-            group = g;
-            slot = window_slot(wg, nw, g + group_min);
-        }
-        if (is_start) {
-            count[kind]++;
-            if (kind > current) current = kind;
-        } else if (--count[kind] == 0 && kind == current) {
-            current = 0;
-            for (int64_t t = kind - 1; t >= 0; t--) {
-                if (count[t] > 0) {
-                    current = t;
-                    break;
-                }
-            }
-        }
-        if (slot < 0 || i + 1 == n || (key[i + 1] >> shift) != g) continue;
-        int64_t begin = ((k >> tail_bits) & time_mask) + time_min;
-        int64_t end = ((key[i + 1] >> tail_bits) & time_mask) + time_min;
-        if (end <= begin) continue;
-        Py_ssize_t cell = slot * (Py_ssize_t)num_types + current;
-        int64_t lo = begin > wb[slot] ? begin : wb[slot];
-        int64_t hi = end < we[slot] ? end : we[slot];
-        per_type[cell] += hi > lo ? hi - lo : 0;
-        total[cell] += end - begin;
-        present[cell] = 1;
-    }
+    bad = breakdown_run(&b, count);
     Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "step_breakdown: keys not sorted or out of range");
+        goto fail;
+    }
     PyMem_Free(count);
     release(a, 8);
     Py_RETURN_NONE;
@@ -401,6 +525,7 @@ static PyMethodDef methods[] = {
     {"previous_enclosing", previous_enclosing, METH_VARARGS,
      "Latest earlier event of the run ending at or after each event."},
     {"first_free_levels", first_free_levels, METH_VARARGS, "Greedy lanes of sorted events."},
+    {"pack_boundaries", pack_boundaries, METH_VARARGS, "Packed sort keys of span boundaries."},
     {"step_breakdown", step_breakdown, METH_VARARGS,
      "Per step window and type: tracked time inside the window, in all, and presence."},
     {NULL, NULL, 0, NULL},

@@ -23,3 +23,15 @@ def step_breakdown(
     /,
 ) -> None:
     """Per step window and type: tracked time inside it, in all, and presence (see step_sweep)."""
+
+def pack_boundaries(
+    group: object,
+    begin: object,
+    end: object,
+    kind: object,
+    num_types: int,
+    key: object,
+    layout: object,
+    /,
+) -> bool:
+    """Sortable int64 keys of span boundaries into ``key``; False when they do not fit."""

@@ -13,7 +13,10 @@ import dataclasses
 import re
 from typing import Iterable, Optional
 
+from google.protobuf.message import DecodeError
+
 from .. import protowire
+from ..protobuf import hlo_pb2
 from ..xspace import schema
 from ..xspace.model import Plane, Space
 
@@ -154,7 +157,15 @@ def is_training(space: Space) -> bool:
 
 def _hlo_is_training(proto) -> bool:
     data = proto.encode("latin-1") if isinstance(proto, str) else bytes(proto)
-    return any(_GRADIENT_OP_NAME.search(name) for name in hlo_op_names(data))
+    try:  # the protobuf library's parser: compiled, ~10x the wire walk below
+        names = [
+            instruction.metadata.op_name.encode()
+            for computation in hlo_pb2.HloProto.FromString(data).hlo_module.computations
+            for instruction in computation.instructions
+        ]
+    except DecodeError:  # damaged: the names read before the damage
+        names = hlo_op_names(data)
+    return any(_GRADIENT_OP_NAME.search(name) for name in names)
 
 
 def hlo_op_names(data: bytes) -> list:

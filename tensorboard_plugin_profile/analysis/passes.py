@@ -9,6 +9,7 @@ in one vectorised step:
 - ``previous_enclosing``: per event, the latest earlier event of its line run that
   ends at or after it (the intra-thread parent of step grouping, ``event_graph``);
   the fallback is pointer jumping (O(log n) rounds of gathers);
+- ``pack_boundaries``: one sortable int64 key per span boundary (numpy fallback);
 - ``step_breakdown``: the tracker of ``tracker_top`` over packed, sorted boundary keys,
   adding each piece to its step window as it goes (no piece table); compiled only,
   ``step_sweep`` sums its pieces with numpy otherwise;
@@ -98,6 +99,49 @@ def tracker_top(
     if len(kind):
         _passes.tracker_top(_int64(group), kind, _int64(start), int(num_types), out)
     return out
+
+
+MAX_TRACKED_TYPES = 62  # pack_boundaries / step_breakdown keep one bit per open type
+
+
+def pack_boundaries(group, begin, end, kind, num_types: int, pure_python: Optional[bool] = None):
+    """(one int64 sort key per span boundary, layout), or None when they need > 62 bits.
+
+    Key = group | time | tail, tail = is_start * num_types + (num_types - 1 - type), so
+    ascending keys are ``step_sweep``'s boundary order; span i's start at 2i, end at
+    2i + 1. layout = [num_types, time_bits, tail_bits, group_min, time_min].
+    """
+    group, begin, end, kind = (_int64(c) for c in (group, begin, end, kind))
+    if not len(group) or not 0 < num_types <= MAX_TRACKED_TYPES:
+        return None
+    if _use_compiled(pure_python):
+        assert _passes is not None
+        key, layout = np.empty(2 * len(group), dtype=np.int64), np.empty(5, dtype=np.int64)
+        packed = _passes.pack_boundaries(group, begin, end, kind, num_types, key, layout)
+        return (key, layout) if packed else None
+    if kind.min() < 0 or kind.max() >= num_types:
+        raise ValueError("step breakdown: type out of range")
+    group_min = int(group.min())
+    time_min = min(int(begin.min()), int(end.min()))
+    time_bits = (max(int(begin.max()), int(end.max())) - time_min).bit_length()
+    tail_bits = (2 * num_types - 1).bit_length()
+    if (int(group.max()) - group_min).bit_length() + time_bits + tail_bits > 62:
+        return None
+    high = group - group_min  # in place from here: few temporaries of n values
+    high <<= time_bits + tail_bits
+    high |= num_types - 1 - kind
+    key = np.empty(2 * len(group), dtype=np.int64)
+    part = np.subtract(begin, time_min)
+    part <<= tail_bits
+    part |= high
+    part += num_types  # starts: tail in [num_types, 2 * num_types)
+    key[0::2] = part
+    np.subtract(end, time_min, out=part)
+    part <<= tail_bits
+    part |= high
+    key[1::2] = part
+    layout = np.array([num_types, time_bits, tail_bits, group_min, time_min], dtype=np.int64)
+    return key, layout
 
 
 def step_breakdown(key, layout, windows, out, pure_python: Optional[bool] = None) -> bool:

@@ -79,46 +79,17 @@ def breakdown(
     group, begin, end = (np.ascontiguousarray(w, dtype=np.int64) for w in windows)
     shape = (len(group), num_types)
     columns = [spans[c].to_numpy(dtype=np.int64) for c in ("group", "begin", "end", "type")]
-    key = _packed_keys(*columns, num_types) if len(spans) else None
-    if key is None:
+    packed = None
+    if len(spans) and num_types <= passes.MAX_TRACKED_TYPES:
+        packed = passes.pack_boundaries(*columns, num_types, pure_python)
+    if packed is None:
         return _summed_pieces(non_overlapping(spans, num_types, pure_python), windows, shape)
-    key, layout = key
+    key, layout = packed
     key.sort(kind="stable")  # values only: equal keys are equal boundaries
     out = [np.zeros(shape, dtype=np.int64) for _ in range(3)]
     if not passes.step_breakdown(key, layout, (group, begin, end), out, pure_python):
         return _summed_pieces(non_overlapping(spans, num_types, pure_python), windows, shape)
     return out[0], out[2], out[1].astype(bool)
-
-
-def _packed_keys(group, begin, end, kind, num_types: int):
-    """(sorted-able int64 key per boundary, layout) or None when they do not fit.
-
-    Key = group | time | tail, tail = start * num_types + (num_types - 1 - type), so
-    ascending keys are ``_boundary_order``'s order; starts at even, ends at odd places.
-    """
-    if kind.min() < 0 or kind.max() >= num_types:
-        raise ValueError("step breakdown: type out of range")
-    group_min = int(group.min())
-    time_min = min(int(begin.min()), int(end.min()))
-    time_bits = (max(int(begin.max()), int(end.max())) - time_min).bit_length()
-    tail_bits = (2 * num_types - 1).bit_length()
-    if (int(group.max()) - group_min).bit_length() + time_bits + tail_bits > 62:
-        return None
-    high = group - group_min  # in place from here: few temporaries of n values
-    high <<= time_bits + tail_bits
-    high |= num_types - 1 - kind
-    key = np.empty(2 * len(group), dtype=np.int64)
-    part = np.subtract(begin, time_min)
-    part <<= tail_bits
-    part |= high
-    part += num_types  # starts: tail in [num_types, 2 * num_types)
-    key[0::2] = part
-    np.subtract(end, time_min, out=part)
-    part <<= tail_bits
-    part |= high
-    key[1::2] = part
-    layout = np.array([num_types, time_bits, tail_bits, group_min, time_min], dtype=np.int64)
-    return key, layout
 
 
 def _summed_pieces(pieces: pd.DataFrame, windows: tuple, shape: tuple) -> tuple:

@@ -154,3 +154,37 @@ def test_the_step_breakdown_rejects_unsorted_keys():
     one = np.zeros(1, dtype=np.int64)
     with pytest.raises(ValueError):
         passes.step_breakdown(np.array([40, 3], dtype=np.int64), layout, (one, one, one), out)
+
+
+big = st.integers(min_value=-(1 << 62), max_value=1 << 62)
+
+
+@needs_compiled
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(-3, 3), ints, st.integers(-5, 40), st.integers(0, 17))),
+    st.sampled_from([1, 1 << 20, 1 << 40]),
+    st.lists(st.tuples(big, big, big, st.integers(0, 17)), max_size=2),  # rarely fits
+)
+def test_packed_boundary_keys_agree(spans, scale, extreme):
+    rows = [(g, b * scale, (b + d) * scale, k) for g, b, d, k in spans] + extreme
+    group, begin, end, kind = np.array(rows, dtype=np.int64).reshape(-1, 4).T
+    compiled = passes.pack_boundaries(group, begin, end, kind, 18, pure_python=False)
+    fallback = passes.pack_boundaries(group, begin, end, kind, 18, pure_python=True)
+    assert (compiled is None) == (fallback is None)
+    if compiled is not None:
+        assert compiled[0].tolist() == fallback[0].tolist()
+        assert compiled[1].tolist() == fallback[1].tolist()
+        order = np.argsort(compiled[0], kind="stable")  # the boundary order of step_sweep
+        time = np.ravel(np.column_stack([begin, end]))
+        start = np.tile([1, 0], len(group))
+        kinds = np.repeat(kind, 2)
+        expected = np.lexsort((-kinds, start, time, np.repeat(group, 2)))
+        assert order.tolist() == expected.tolist()
+
+
+def test_a_type_out_of_range_is_refused_by_both_packers():
+    one = np.zeros(1, dtype=np.int64)
+    for pure in [True, False] if passes.compiled_available() else [True]:
+        with pytest.raises(ValueError):
+            passes.pack_boundaries(one, one, one, np.array([18]), 18, pure_python=pure)
