@@ -159,54 +159,61 @@ def _derived_lines(plane: Plane) -> np.ndarray:
 
 
 def _host_activities(plane: Plane) -> pd.DataFrame:
-    """One row per (begin, end) activity in line and insertion order."""
+    """One row per (begin, end) activity in line and insertion order.
+
+    Per-name tables reached through the name codes (one gather each) choose the
+    rows; everything else is read for the chosen rows only.
+    """
     ev = plane.events
     real = _nonderived(plane)
-    index = np.arange(len(ev), dtype=np.int64)
-    codes, table = op_names.parse_codes(ev["name"])  # each distinct name parsed once
-    known = table["category"].isin(op_names.KNOWN_CATEGORIES).to_numpy()
-    named = real & known[codes]
-    stage = real & ev["_ipl_stage_id"].notna().to_numpy() & ev["_ipl_stage_cat"].notna().to_numpy()
-    named &= ~stage
-    eager = ev["is_eager"].fillna(0).to_numpy(dtype=np.int64) != 0
+    codes, names = per_name.distinct(ev["name"])
+    table = op_names.parse_op_names(names.tolist())  # each distinct name parsed once
+    # A last entry for events without a name (code -1): an unknown op.
+    known = np.append(table["category"].isin(op_names.KNOWN_CATEGORIES).to_numpy(), False)
+    stage = real & per_name.present(ev["_ipl_stage_id"]) & per_name.present(ev["_ipl_stage_cat"])
+    rows = np.flatnonzero(real & known[codes] & ~stage)
+    named = codes[rows]
     frames = [
         _activities(
             ev,
-            index[named],
-            table["name"].to_numpy()[codes[named]],
-            table["type"].to_numpy()[codes[named]],
-            eager[named],
-            ev["metadata_id"].to_numpy()[named],
+            rows,
+            table["name"].to_numpy()[named],
+            table["type"].to_numpy()[named],
+            _eager(ev, rows),
+            ev["metadata_id"].to_numpy()[rows],
             0,
             0,
         ),
     ]
     if stage.any():
-        stage_ids = ev["_ipl_stage_id"].to_numpy(dtype=np.int64, na_value=0)[stage]
+        rows = np.flatnonzero(stage)
+        stage_ids = ev["_ipl_stage_id"].array[rows].to_numpy(dtype=np.int64, na_value=0)
         frames.append(
             _activities(
                 ev,
-                index[stage],
-                _names_at(ev, np.flatnonzero(stage)),
-                ev["_ipl_stage_cat"][stage],
-                eager[stage],
+                rows,
+                _names_at(ev, rows),
+                ev["_ipl_stage_cat"].iloc[rows].to_numpy(),
+                _eager(ev, rows),
                 stage_ids,
                 stage_ids,
                 1 << 40,
             )
         )
     tf_op = ev["tf_op"]
-    annotated = real & per_name.per_value(tf_op, lambda s: s != "")
-    if annotated.any():
-        codes, uniques = pd.factorize(tf_op[annotated])
+    op_codes, op_values = per_name.distinct(tf_op)
+    set_op = np.append((op_values != "").to_numpy(dtype=bool), False)
+    rows = np.flatnonzero(real & set_op[op_codes])
+    if len(rows):
+        codes, uniques = pd.factorize(tf_op.iloc[rows])
         parsed_op = op_names.parse_op_names(list(uniques)).iloc[codes]
         frames.append(
             _activities(
                 ev,
-                index[annotated],
+                rows,
                 parsed_op["name"],
                 parsed_op["type"],
-                np.zeros(annotated.sum(), dtype=bool),
+                np.zeros(len(rows), dtype=bool),
                 codes,
                 0,
                 1 << 41,
@@ -215,6 +222,11 @@ def _host_activities(plane: Plane) -> pd.DataFrame:
         )
     acts = pd.concat(frames, ignore_index=True)
     return acts.sort_values(["line", "order"], kind="stable").reset_index(drop=True)
+
+
+def _eager(ev: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Per row: ``is_eager`` is set and non-zero."""
+    return ev["is_eager"].array[rows].to_numpy(dtype=np.int64, na_value=0) != 0
 
 
 def _names_at(ev: pd.DataFrame, rows: np.ndarray) -> np.ndarray:

@@ -167,15 +167,22 @@ def _host_types_of(
         by_name[chosen] = TYPE[kind]
         copy |= chosen
     types = by_name[codes]
-    types[_root_input_stages(events, rows) & ~copy[codes]] = TYPE["HOST_WAIT_INPUT"]
+    stages = _root_input_stages(events, rows)
+    if len(stages):
+        stages = stages[~copy[codes[stages]]]
+        types[stages] = TYPE["HOST_WAIT_INPUT"]
     return types
 
 
 def _root_input_stages(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
-    """Input-pipeline stage events not nested in another stage (approximation:
-    stages whose ``parent_id`` is absent)."""
-    stage = per_name.present(events["_ipl_stage_name"], rows)
-    return stage & ~per_name.present(events["parent_id"], rows)
+    """Positions in ``rows`` of input-pipeline stage events not nested in another
+    stage (approximation: stages whose ``parent_id`` is absent). Most profiles have
+    no stage at all: then nothing per event is gathered."""
+    names = events["_ipl_stage_name"]
+    if isinstance(names.dtype, pd.CategoricalDtype) and not len(names.cat.categories):
+        return np.zeros(0, dtype=np.int64)
+    stage = np.flatnonzero(per_name.present(names, rows))
+    return stage[~per_name.present(events["parent_id"], rows[stage])]
 
 
 # --- device (GPU) -------------------------------------------------------------------
