@@ -285,12 +285,15 @@ fail:
 /* === Stream A: step breakdown from packed boundary keys ============================
  * pack_boundaries(group, begin, end, kind, num_types, key, layout) -> bool
  *     n spans in, 2n keys out: key[2i] = span i's start, key[2i+1] its end, each
- *     (group - group_min) << (time_bits + tail_bits) | (time - time_min) << tail_bits
- *     | tail, tail = is_start * num_types + (num_types - 1 - kind); so ascending keys
- *     are: per group, by time, ends before starts, then higher types first. layout
- *     (5 int64) = [num_types, time_bits, tail_bits, group_min, time_min]. False (and
- *     nothing written) when the fields need more than 62 bits; ValueError when a kind
- *     is not in [0, num_types).
+ *     (group - group_min) << (time_bits + tail_bits) | (time - time_min[group])
+ *     << tail_bits | tail, tail = is_start * num_types + (num_types - 1 - kind): so
+ *     ascending keys are per group, by time, ends before starts, higher types first.
+ *     Times count from their group's earliest boundary, so the bits needed grow with
+ *     the longest step, not with the profile. layout (5 + groups int64) = [num_types,
+ *     time_bits, tail_bits, group_min, groups, time_min of each group...]; the caller
+ *     sets layout[3] and layout[4] (group_min, groups = group_max - group_min + 1)
+ *     and sizes it. False (keys unset) when the fields need more than 62 bits;
+ *     ValueError when a kind is not in [0, num_types) or a group is out of range.
  * step_breakdown(key, layout, win_group, win_begin, win_end, per_type, present, total)
  *     key: packed keys sorted ascending; win_*: one window per step group, win_group
  *     sorted and unique. Runs upstream's tracker (as tracker_top) and, for every gap
@@ -317,6 +320,7 @@ static PyObject *pack_boundaries(PyObject *self, PyObject *py_args) {
         return NULL;
     Arg a[6];
     memset(a, 0, sizeof(a));
+    int64_t *tmax = NULL;
     if (num_types <= 0 || num_types > 62) {
         PyErr_SetString(PyExc_ValueError, "pack_boundaries: num_types out of range");
         return NULL;
@@ -325,53 +329,76 @@ static PyObject *pack_boundaries(PyObject *self, PyObject *py_args) {
     Py_ssize_t n = a[0].view.len / 8;
     if (as_int64(o[1], &a[1], 0, n, "begin") < 0 || as_int64(o[2], &a[2], 0, n, "end") < 0 ||
         as_int64(o[3], &a[3], 0, n, "kind") < 0 || as_int64(o[4], &a[4], 1, 2 * n, "key") < 0 ||
-        as_int64(o[5], &a[5], 1, 5, "layout") < 0)
+        as_int64(o[5], &a[5], 1, -1, "layout") < 0)
         goto fail;
     const int64_t *group = a[0].view.buf, *begin = a[1].view.buf, *end = a[2].view.buf;
     const int64_t *kind = a[3].view.buf;
     int64_t *key = a[4].view.buf, *layout = a[5].view.buf;
-    if (n == 0) {
-        release(a, 6);
-        Py_RETURN_FALSE;
-    }
-    int64_t gmin = group[0], gmax = group[0], tmin = begin[0], tmax = begin[0];
-    int bad_kind = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        gmin = group[i] < gmin ? group[i] : gmin;
-        gmax = group[i] > gmax ? group[i] : gmax;
-        int64_t lo = begin[i] < end[i] ? begin[i] : end[i];
-        int64_t hi = begin[i] < end[i] ? end[i] : begin[i];
-        tmin = lo < tmin ? lo : tmin;
-        tmax = hi > tmax ? hi : tmax;
-        bad_kind |= kind[i] < 0 || kind[i] >= num_types;
-    }
-    if (bad_kind) {
-        PyErr_SetString(PyExc_ValueError, "step breakdown: type out of range");
+    Py_ssize_t size = a[5].view.len / 8;
+    if (size < 5 || layout[4] < 1 || layout[4] != size - 5) {
+        PyErr_SetString(PyExc_ValueError, "pack_boundaries: layout size != 5 + groups");
         goto fail;
     }
-    int time_bits = bit_length((uint64_t)tmax - (uint64_t)tmin);
-    int tail_bits = bit_length((uint64_t)(2 * num_types - 1));
-    if (bit_length((uint64_t)gmax - (uint64_t)gmin) + time_bits + tail_bits > 62) {
+    const int64_t gmin = layout[3], groups = layout[4];
+    int64_t *tmin = layout + 5;
+    tmax = PyMem_Malloc((size_t)groups * sizeof(int64_t));
+    if (!tmax) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (int64_t g = 0; g < groups; g++) {
+        tmin[g] = INT64_MAX;
+        tmax[g] = INT64_MIN;
+    }
+    int bad = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t g = (uint64_t)group[i] - (uint64_t)gmin;
+        if (g >= (uint64_t)groups || kind[i] < 0 || kind[i] >= num_types) {
+            bad = 1;
+            break;
+        }
+        int64_t lo = begin[i] < end[i] ? begin[i] : end[i];
+        int64_t hi = begin[i] < end[i] ? end[i] : begin[i];
+        tmin[g] = lo < tmin[g] ? lo : tmin[g];
+        tmax[g] = hi > tmax[g] ? hi : tmax[g];
+    }
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "step breakdown: type or group out of range");
+        goto fail;
+    }
+    uint64_t widest = 0;
+    for (int64_t g = 0; g < groups; g++) {
+        if (tmin[g] > tmax[g]) { /* no span in this group */
+            tmin[g] = 0;
+            continue;
+        }
+        uint64_t width = (uint64_t)tmax[g] - (uint64_t)tmin[g];
+        widest = width > widest ? width : widest;
+    }
+    int time_bits = bit_length(widest), tail_bits = bit_length((uint64_t)(2 * num_types - 1));
+    PyMem_Free(tmax);
+    tmax = NULL;
+    if (bit_length((uint64_t)(groups - 1)) + time_bits + tail_bits > 62) {
         release(a, 6);
         Py_RETURN_FALSE;
     }
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
-        uint64_t high = ((uint64_t)group[i] - (uint64_t)gmin) << (time_bits + tail_bits);
+        uint64_t g = (uint64_t)group[i] - (uint64_t)gmin, base = (uint64_t)tmin[g];
+        uint64_t high = g << (time_bits + tail_bits);
         uint64_t tail = (uint64_t)(num_types - 1 - kind[i]);
-        key[2 * i] = (int64_t)(high | ((uint64_t)begin[i] - (uint64_t)tmin) << tail_bits |
+        key[2 * i] = (int64_t)(high | ((uint64_t)begin[i] - base) << tail_bits |
                                (tail + (uint64_t)num_types));
-        key[2 * i + 1] = (int64_t)(high | ((uint64_t)end[i] - (uint64_t)tmin) << tail_bits | tail);
+        key[2 * i + 1] = (int64_t)(high | ((uint64_t)end[i] - base) << tail_bits | tail);
     }
     Py_END_ALLOW_THREADS
     layout[0] = num_types;
     layout[1] = time_bits;
     layout[2] = tail_bits;
-    layout[3] = gmin;
-    layout[4] = tmin;
     release(a, 6);
     Py_RETURN_TRUE;
 fail:
+    PyMem_Free(tmax);
     release(a, 6);
     return NULL;
 }
@@ -390,7 +417,8 @@ typedef struct {
     const int64_t *key, *wg, *wb, *we;
     int64_t *per_type, *present, *total;
     Py_ssize_t n, nw;
-    int64_t num_types, tail_bits, group_min, time_min, shift, time_mask, tail_mask;
+    const int64_t *time_min; /* per group, from group_min on */
+    int64_t num_types, tail_bits, group_min, groups, shift, time_mask, tail_mask;
 } Breakdown;
 
 /* The tracker and the sums; returns nonzero when the keys are unsorted or malformed.
@@ -399,17 +427,19 @@ typedef struct {
 static int breakdown_run(const Breakdown *b, int64_t *count) {
     const int64_t nt = b->num_types;
     int64_t current = 0, group = -1, previous = 0, bad = 0;
-    int64_t inside = 0, length = 0, some = 0;
+    int64_t inside = 0, length = 0, some = 0, base = 0;
     Py_ssize_t slot = -1, cell = -1;
     for (Py_ssize_t i = 0; i < b->n; i++) {
         int64_t k = b->key[i], tail = k & b->tail_mask, g = k >> b->shift;
-        bad |= (k < previous) | (tail >= 2 * nt);
+        bad |= (k < previous) | (tail >= 2 * nt) | (g >= b->groups);
         previous = k;
+        if (bad) break;
         if (g != group) { /* a new group: everything starts afresh */
             memset(count, 0, (size_t)nt * sizeof(int64_t));
             current = 0;
             group = g;
             slot = window_slot(b->wg, b->nw, g + b->group_min);
+            base = b->time_min[g];
         }
         if (tail >= nt) { /* a start */
             int64_t kind = 2 * nt - 1 - tail;
@@ -428,8 +458,9 @@ static int breakdown_run(const Breakdown *b, int64_t *count) {
             }
         }
         if (slot < 0 || i + 1 == b->n || (b->key[i + 1] >> b->shift) != g) continue;
-        int64_t t0 = ((k >> b->tail_bits) & b->time_mask) + b->time_min;
-        int64_t t1 = ((b->key[i + 1] >> b->tail_bits) & b->time_mask) + b->time_min;
+        int64_t t0 = (int64_t)((uint64_t)((k >> b->tail_bits) & b->time_mask) + (uint64_t)base);
+        int64_t t1 = (int64_t)((uint64_t)((b->key[i + 1] >> b->tail_bits) & b->time_mask) +
+                               (uint64_t)base);
         Py_ssize_t here = slot * (Py_ssize_t)nt + current;
         if (here != cell) {
             if (cell >= 0) {
@@ -462,13 +493,17 @@ static PyObject *step_breakdown(PyObject *self, PyObject *py_args) {
     Arg a[8];
     memset(a, 0, sizeof(a));
     int64_t *count = NULL;
-    if (as_int64(o[0], &a[0], 0, -1, "key") < 0 || as_int64(o[1], &a[1], 0, 5, "layout") < 0 ||
+    if (as_int64(o[0], &a[0], 0, -1, "key") < 0 || as_int64(o[1], &a[1], 0, -1, "layout") < 0 ||
         as_int64(o[2], &a[2], 0, -1, "win_group") < 0)
         goto fail;
     Breakdown b;
     b.n = a[0].view.len / 8;
     b.nw = a[2].view.len / 8;
     const int64_t *layout = a[1].view.buf;
+    if (a[1].view.len < 5 * 8 || layout[4] < 1 || layout[4] != a[1].view.len / 8 - 5) {
+        PyErr_SetString(PyExc_ValueError, "step_breakdown: layout size != 5 + groups");
+        goto fail;
+    }
     b.num_types = layout[0];
     int64_t time_bits = layout[1];
     b.tail_bits = layout[2];
@@ -492,7 +527,8 @@ static PyObject *step_breakdown(PyObject *self, PyObject *py_args) {
     b.present = a[6].view.buf;
     b.total = a[7].view.buf;
     b.group_min = layout[3];
-    b.time_min = layout[4];
+    b.groups = layout[4];
+    b.time_min = layout + 5;
     b.shift = time_bits + b.tail_bits;
     b.tail_mask = ((int64_t)1 << b.tail_bits) - 1;
     b.time_mask = ((int64_t)1 << time_bits) - 1;

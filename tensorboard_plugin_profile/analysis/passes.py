@@ -101,7 +101,7 @@ def tracker_top(
     return out
 
 
-MAX_TRACKED_TYPES = 62  # pack_boundaries / step_breakdown keep one bit per open type
+MAX_TRACKED_TYPES = 62  # pack_boundaries / step_breakdown: 2 * num_types tail values
 
 
 def pack_boundaries(group, begin, end, kind, num_types: int, pure_python: Optional[bool] = None):
@@ -109,38 +109,51 @@ def pack_boundaries(group, begin, end, kind, num_types: int, pure_python: Option
 
     Key = group | time | tail, tail = is_start * num_types + (num_types - 1 - type), so
     ascending keys are ``step_sweep``'s boundary order; span i's start at 2i, end at
-    2i + 1. layout = [num_types, time_bits, tail_bits, group_min, time_min].
+    2i + 1. Times count from their group's earliest boundary (the bits grow with the
+    longest step, not the profile). layout = [num_types, time_bits, tail_bits,
+    group_min, groups, earliest time of each group...].
     """
     group, begin, end, kind = (_int64(c) for c in (group, begin, end, kind))
     if not len(group) or not 0 < num_types <= MAX_TRACKED_TYPES:
         return None
+    group_min = int(group.min())
+    groups = int(group.max()) - group_min + 1
+    if groups > 4 * len(group) + 1024:  # sparse group ids: not worth a table
+        return None
+    layout = np.zeros(5 + groups, dtype=np.int64)
+    layout[3:5] = group_min, groups
+    key = np.empty(2 * len(group), dtype=np.int64)
     if _use_compiled(pure_python):
         assert _passes is not None
-        key, layout = np.empty(2 * len(group), dtype=np.int64), np.empty(5, dtype=np.int64)
         packed = _passes.pack_boundaries(group, begin, end, kind, num_types, key, layout)
         return (key, layout) if packed else None
     if kind.min() < 0 or kind.max() >= num_types:
-        raise ValueError("step breakdown: type out of range")
-    group_min = int(group.min())
-    time_min = min(int(begin.min()), int(end.min()))
-    time_bits = (max(int(begin.max()), int(end.max())) - time_min).bit_length()
+        raise ValueError("step breakdown: type or group out of range")
+    slot = group - group_min
+    earliest = np.full(groups, np.iinfo(np.int64).max)
+    latest = np.full(groups, np.iinfo(np.int64).min)
+    np.minimum.at(earliest, slot, np.minimum(begin, end))
+    np.maximum.at(latest, slot, np.maximum(begin, end))
+    used = earliest <= latest
+    width = latest[used].view(np.uint64) - earliest[used].view(np.uint64)  # exact, unsigned
+    time_bits = int(width.max()).bit_length()
     tail_bits = (2 * num_types - 1).bit_length()
-    if (int(group.max()) - group_min).bit_length() + time_bits + tail_bits > 62:
+    if (groups - 1).bit_length() + time_bits + tail_bits > 62:
         return None
-    high = group - group_min  # in place from here: few temporaries of n values
-    high <<= time_bits + tail_bits
+    layout[:3] = num_types, time_bits, tail_bits
+    layout[5:] = np.where(used, earliest, 0)
+    base = layout[5:][slot]
+    high = slot << (time_bits + tail_bits)  # in place from here: few temporaries
     high |= num_types - 1 - kind
-    key = np.empty(2 * len(group), dtype=np.int64)
-    part = np.subtract(begin, time_min)
+    part = np.subtract(begin, base)
     part <<= tail_bits
     part |= high
     part += num_types  # starts: tail in [num_types, 2 * num_types)
     key[0::2] = part
-    np.subtract(end, time_min, out=part)
+    np.subtract(end, base, out=part)
     part <<= tail_bits
     part |= high
     key[1::2] = part
-    layout = np.array([num_types, time_bits, tail_bits, group_min, time_min], dtype=np.int64)
     return key, layout
 
 
