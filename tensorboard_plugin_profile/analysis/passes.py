@@ -47,6 +47,11 @@ def compiled_available() -> bool:
     return _passes is not None
 
 
+def use_compiled(pure_python: Optional[bool] = None) -> bool:
+    """Whether the compiled passes run (built, and not switched off)."""
+    return _use_compiled(pure_python)
+
+
 def _use_compiled(pure_python: Optional[bool]) -> bool:
     if pure_python is None:
         pure_python = os.environ.get("TBPROF_PURE_PYTHON_PASSES") == "1"

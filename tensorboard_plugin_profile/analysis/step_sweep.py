@@ -78,17 +78,16 @@ def breakdown(
     """
     group, begin, end = (np.ascontiguousarray(w, dtype=np.int64) for w in windows)
     shape = (len(group), num_types)
-    columns = [spans[c].to_numpy(dtype=np.int64) for c in ("group", "begin", "end", "type")]
     packed = None
-    if len(spans) and num_types <= passes.MAX_TRACKED_TYPES:
-        packed = passes.pack_boundaries(*columns, num_types, pure_python)
+    if len(spans) and passes.use_compiled(pure_python):  # else the keys would go unused
+        g, b, e, k = (spans[c].to_numpy(dtype=np.int64) for c in ("group", "begin", "end", "type"))
+        packed = passes.pack_boundaries(g, b, e, k, num_types, pure_python)
     if packed is None:
         return _summed_pieces(non_overlapping(spans, num_types, pure_python), windows, shape)
     key, layout = packed
     key.sort(kind="stable")  # values only: equal keys are equal boundaries
     out = [np.zeros(shape, dtype=np.int64) for _ in range(3)]
-    if not passes.step_breakdown(key, layout, (group, begin, end), out, pure_python):
-        return _summed_pieces(non_overlapping(spans, num_types, pure_python), windows, shape)
+    passes.step_breakdown(key, layout, (group, begin, end), out, pure_python)
     return out[0], out[2], out[1].astype(bool)
 
 

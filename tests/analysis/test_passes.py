@@ -88,19 +88,20 @@ def test_the_environment_variable_forces_the_fallback(monkeypatch):
     assert passes._use_compiled(None) == passes.compiled_available()
 
 
+TYPED_SPANS = st.lists(  # (group, begin, duration, type)
+    st.tuples(
+        st.integers(0, 3),
+        st.integers(0, 60),
+        st.one_of(st.just(0), st.integers(1, 25)),  # many instants
+        st.sampled_from([0, 1, 7, 8, 11, 14, 15]),
+    ),
+    min_size=1,
+)
+
+
 @needs_compiled
 @settings(max_examples=400, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.integers(0, 2),
-            st.integers(0, 60),
-            st.one_of(st.just(0), st.integers(1, 25)),  # many instants
-            st.sampled_from([0, 1, 7, 8, 11, 14]),
-        ),
-        min_size=1,
-    )
-)
+@given(TYPED_SPANS)
 def test_the_compiled_tracker_cuts_the_same_pieces_as_the_numpy_sweep(spans):
     frame = pd.DataFrame(
         [(g, b, b + d, k) for g, b, d, k in spans], columns=["group", "begin", "end", "type"]
@@ -113,15 +114,7 @@ def test_the_compiled_tracker_cuts_the_same_pieces_as_the_numpy_sweep(spans):
 @needs_compiled
 @settings(max_examples=400, deadline=None)
 @given(
-    st.lists(
-        st.tuples(
-            st.integers(0, 3),
-            st.integers(0, 60),
-            st.one_of(st.just(0), st.integers(1, 25)),  # many instants
-            st.sampled_from([0, 1, 7, 8, 11, 14, 15]),
-        ),
-        min_size=1,
-    ),
+    TYPED_SPANS,
     st.lists(st.tuples(st.integers(-1, 4), st.integers(-5, 70), st.integers(0, 40)), max_size=5),
     st.sampled_from([1, 1 << 50]),  # packed keys, and steps too long to pack
     st.sampled_from([0, 1 << 58]),  # far apart steps: times count from each group's first
