@@ -33,7 +33,7 @@ from .analysis import memo
 from .cache import ByteBudgetCache
 from .disk_cache import DiskCache, code_fingerprint
 from .host_pool import HostPool
-from .memsize import deep_size
+from .memsize import deep_size, limit_heap_fragmentation
 from .profile_reader import read_host_profile
 
 logger = logging.getLogger(__name__)
@@ -54,6 +54,7 @@ class SpaceStore:
         self._ratio: Optional[float] = None  # measured bytes in memory per file byte
         self._ratios: dict = {}  # the same, per input kind (_input_kind)
         self._measured: dict = {}  # cache key -> number of memo entries when last measured
+        limit_heap_fragmentation()  # freed event columns go back to the OS, not to holes
 
     @staticmethod
     def key(host_file: Any) -> tuple:

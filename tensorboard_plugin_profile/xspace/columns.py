@@ -10,7 +10,8 @@ columns after an edit), so both give the same dtypes:
   categories are the values that occur, sorted, plus ``""`` so that
   ``fillna("")`` works;
 - a well-known integer stat is a nullable integer column; a stat that no event
-  carries costs no memory (a read-only all-missing view).
+  carries costs no memory (a read-only all-missing view), and of one that few
+  events carry only the pages holding those rows are resident (``sparse_values``).
 
 See docs/decoder.md.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..memsize import sparse_values
 from . import schema
 from .model import KIND_BYTES, KIND_REF, KIND_STR, stat_values
 
@@ -89,13 +91,34 @@ def well_known_columns(n: int, stats: pd.DataFrame, names) -> dict:
         if rows is None:
             out[name] = empty_int_column(n, unsigned)
             continue
-        # Integers keep their 64 bits: uint64 stats are bit-cast into the column.
-        values = np.zeros(n, dtype=np.int64)
+        # Integers keep their 64 bits: uint64 stats are bit-cast into the column. Most such
+        # stats are on a few events: only the pages of those rows take memory.
+        values = sparse_values(n, np.int64, event[rows], stats["int_value"].to_numpy()[rows])
         mask = np.ones(n, dtype=bool)
-        values[event[rows]] = stats["int_value"].to_numpy()[rows]
         mask[event[rows]] = False
         out[name] = pd.arrays.IntegerArray(values.view(np.uint64) if unsigned else values, mask)
     return out
+
+
+def int_values(column) -> tuple:
+    """(int64 values, 0 where absent and uint64 bit-cast; present mask) of a nullable integer
+    column. Only the present rows are read, and the values are as sparse as the column
+    (reading every row of a mostly-empty column would make all its pages resident)."""
+    array = column.array if isinstance(column, pd.Series) else column
+    present = ~np.asarray(array.isna(), dtype=bool)
+    rows = np.flatnonzero(present)
+    dtype = np.uint64 if str(array.dtype).startswith("UInt") else np.int64
+    values = array[rows].to_numpy(dtype=dtype).view(np.int64)
+    return sparse_values(len(present), np.int64, rows, values), present
+
+
+def int_values_at(column, rows) -> np.ndarray:
+    """int64 values (uint64 bit-cast, 0 where absent) of a nullable integer column at these
+    rows, reading no other row."""
+    array = column.array if isinstance(column, pd.Series) else column
+    dtype = np.uint64 if str(array.dtype).startswith("UInt") else np.int64
+    taken = array[np.asarray(rows, dtype=np.int64)]
+    return taken.to_numpy(dtype=dtype, na_value=0).view(np.int64)
 
 
 def _str_column(n: int, stats: pd.DataFrame, rows: np.ndarray) -> pd.Categorical:
