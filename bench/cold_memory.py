@@ -149,7 +149,8 @@ def _print(decoded: int, both: int, events: int) -> None:
         cells = [(v - base) / 1024 for v in (before, peak, after)]
         print(f"{label:46} {cells[0]:8.0f} {cells[1]:8.0f} {cells[2]:8.0f} {cpu:7.2f}")
     whole = max(r[3] for r in _ROWS)
-    print(f"peak above the start: {(whole - base) / 1024:.0f} MB; process peak {whole / 1024:.0f} MB")
+    above, process = (whole - base) / 1024, whole / 1024
+    print(f"peak above the start: {above:.0f} MB; process peak {process:.0f} MB")
     print(
         f"deep_size: decoded Space {decoded / 2**20:.0f} MB ({decoded / events:.0f} B/event), "
         f"with its preprocessed copy {both / 2**20:.0f} MB ({both / events:.0f} B/event)"
