@@ -114,7 +114,7 @@ def main() -> None:
     for module, attr, label in _STAGES:
         _wrap(f"{_PKG}.{module}", attr, label)
     from tensorboard_plugin_profile.analysis.op_stats import host_op_stats
-    from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
+    from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess_decoded
     from tensorboard_plugin_profile.memsize import deep_size, limit_heap_fragmentation
     from tensorboard_plugin_profile.tools import trace_viewer_at
     from tensorboard_plugin_profile.xspace import read_xspace
@@ -126,10 +126,12 @@ def main() -> None:
     if args.tracemalloc:
         tracemalloc.start()
     with Stage("decode (read + walk + tables)"):
-        space = read_xspace(args.path)
+        decoded = read_xspace(args.path)
     args.tracemalloc and _top("decode")
-    with Stage("preprocess"):
-        pre = preprocess(space)
+    decoded_bytes = deep_size(decoded)
+    with Stage("preprocess (the decoded tables dropped)"):
+        space = preprocess_decoded(decoded)  # what the service keeps (profile_reader)
+        del decoded
     args.tracemalloc and _top("preprocess")
     with Stage("op statistics (overview)"):
         host_op_stats(space)
@@ -137,10 +139,10 @@ def main() -> None:
     if args.trace:
         with Stage("trace index (first window)"):
             trace_viewer_at.trace_index_of([("vm", space)])
-    _print(deep_size(space), deep_size([space, pre]), space.num_events)
+    _print(decoded_bytes, deep_size(space), space.num_events)
 
 
-def _print(decoded: int, both: int, events: int) -> None:
+def _print(decoded: int, kept: int, events: int) -> None:
     base = _BASE[0]
     print(f"RSS before reading the file: {base / 1024:.0f} MB; all figures below are above it")
     print(f"{'stage':46} {'before':>8} {'peak':>8} {'after':>8} {'cpu s':>7}")
@@ -153,7 +155,7 @@ def _print(decoded: int, both: int, events: int) -> None:
     print(f"peak above the start: {above:.0f} MB; process peak {process:.0f} MB")
     print(
         f"deep_size: decoded Space {decoded / 2**20:.0f} MB ({decoded / events:.0f} B/event), "
-        f"with its preprocessed copy {both / 2**20:.0f} MB ({both / events:.0f} B/event)"
+        f"the preprocessed Space kept {kept / 2**20:.0f} MB ({kept / events:.0f} B/event)"
     )
 
 

@@ -41,7 +41,9 @@ logger = logging.getLogger(__name__)
 # Memory per byte of .xplane.pb before any profile was measured: decoded and
 # preprocessed frames plus memoised analyses (measured on a 48 MB JAX profile).
 INITIAL_BYTES_PER_FILE_BYTE = 40
-_DECODER_CODE = ("xspace", "chrome_trace", "profile_reader.py", "frames_codec.py")
+# What a stored Space depends on: the decoders, and the preprocessing applied to an XSpace
+# before it is kept (``profile_reader.read_host_profile``), with the analyses it calls.
+_DECODER_CODE = ("xspace", "chrome_trace", "analysis", "profile_reader.py", "frames_codec.py")
 
 
 class SpaceStore:

@@ -12,6 +12,7 @@ from conftest import FIXTURES
 from werkzeug.test import Client
 
 from tensorboard_plugin_profile import tools as tool_registry
+from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.cache_config import CacheConfig
 from tensorboard_plugin_profile.errors import Overloaded
 from tensorboard_plugin_profile.memsize import deep_size
@@ -137,8 +138,9 @@ def test_a_space_is_charged_its_real_size_including_derived_tables():
     host_file = service.logdir.session(run).host_files[0]
     space = service.space(host_file)
     charged = service.cache._entries[service.spaces.key(host_file)][1]
-    alone = deep_size(read_xspace(host_file.path))
-    assert charged > 1.5 * alone  # the preprocessed copy and op stats count too
+    tables = deep_size(preprocess(read_xspace(host_file.path)))
+    assert space.preprocessed  # the service keeps the preprocessed tables only
+    assert charged > tables + 10_000  # and the op statistics memoised on them count too
     assert service.cache.used_bytes >= charged
     assert space is service.space(host_file)
 
