@@ -231,4 +231,7 @@ class _Sizer:
     def index(self, index: pd.Index) -> int:
         if isinstance(index, pd.RangeIndex):
             return 0
+        if isinstance(index, pd.MultiIndex):  # no single backing array: levels and codes
+            levels = sum(self.index(level) for level in index.levels)
+            return levels + sum(self.array(np.asarray(codes)) for codes in index.codes)
         return self.extension(index.array)
