@@ -54,6 +54,23 @@ def empty_str_column(n: int) -> pd.Categorical:
     )
 
 
+def zeros_view(n: int) -> np.ndarray:
+    """A read-only int64 column of zeros that costs no memory per row."""
+    return np.broadcast_to(np.int64(0), (n,))
+
+
+def compact_int64(values: np.ndarray) -> np.ndarray:
+    """An int64 column that is zero on every row (``occurrences`` on real profiles) as a
+    ``zeros_view``; other columns unchanged."""
+    if len(values) and not values.any():
+        return zeros_view(len(values))
+    return values
+
+
+def is_zeros_view(values: np.ndarray) -> bool:
+    return values.ndim == 1 and len(values) > 1 and values.strides[0] == 0 and not values[0]
+
+
 def empty_int_column(n: int, unsigned: bool = False) -> pd.api.extensions.ExtensionArray:
     values = np.broadcast_to(np.uint64(0) if unsigned else np.int64(0), (n,))
     return pd.arrays.IntegerArray(values, np.broadcast_to(np.True_, (n,)))
