@@ -111,10 +111,11 @@ class PlaneEdit:
         n = len(events)
         ints = np.zeros(n, dtype=np.int64)
         floats = np.zeros(n, dtype=np.float64)
-        strs = np.full(n, None, dtype=object)
+        strs = None  # only string stats carry Python objects (group ids are millions of rows)
         if kind == KIND_DOUBLE:
             floats[:] = np.asarray(values, dtype=np.float64)
         elif kind == KIND_STR:
+            strs = np.full(n, None, dtype=object)
             strs[:] = values if not isinstance(values, str) else [values] * n
         elif kind == KIND_UINT64:
             ints[:] = np.asarray(values, dtype=np.uint64).view(np.int64)
@@ -205,11 +206,11 @@ class PlaneEdit:
         ]
         for events, name, kind, ints, floats, strs in self._stat_rows:
             code = np.full(len(events), code_of[name], dtype=np.int64)
-            # New string values join the table once per distinct value.
-            str_codes = np.asarray(
-                [-1 if v is None else string_of.setdefault(v, len(string_of)) for v in strs],
-                dtype=np.int32,
-            )
+            str_codes = np.full(len(events), -1, dtype=np.int32)
+            if strs is not None:  # new string values join the table once per distinct value
+                str_codes[:] = [
+                    -1 if v is None else string_of.setdefault(v, len(string_of)) for v in strs
+                ]
             parts.append(
                 (events, code, np.full(len(events), kind, dtype=np.int8), ints, floats, str_codes)
             )
