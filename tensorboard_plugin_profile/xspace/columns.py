@@ -89,8 +89,10 @@ def stat_rows(stats: pd.DataFrame, names) -> dict:
     out: dict = {}
     for code, name in wanted:
         lo, hi = np.searchsorted(sorted_codes, [code, code + 1])
-        # Two stat ids may share a name: their rows are merged, in table order.
-        out[name] = np.sort(np.concatenate([out.get(name, rows[:0]), rows[lo:hi]]))
+        # The stable sort kept each code's rows in table order. Two stat ids may share a
+        # name: their rows are merged, in table order.
+        found = out.get(name)
+        out[name] = rows[lo:hi] if found is None else np.sort(np.concatenate([found, rows[lo:hi]]))
     return out
 
 
