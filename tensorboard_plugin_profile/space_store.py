@@ -38,8 +38,9 @@ from .profile_reader import read_host_profile
 
 logger = logging.getLogger(__name__)
 
-# Memory per byte of .xplane.pb before any profile was measured: decoded and
-# preprocessed frames plus memoised analyses (measured on a 48 MB JAX profile).
+# Memory per byte of .xplane.pb before any profile was measured. A cold overview and trace
+# window peak at ~20x the file above the idle server (docs/cold_path.md, "Memory"), of which
+# the preprocessed tables and memoised analyses kept afterwards are ~8x.
 INITIAL_BYTES_PER_FILE_BYTE = 40
 # What a stored Space depends on: the decoders, and the preprocessing applied to an XSpace
 # before it is kept (``profile_reader.read_host_profile``), with the analyses it calls.
