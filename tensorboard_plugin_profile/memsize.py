@@ -114,11 +114,11 @@ def _resident_bytes(array: np.ndarray) -> int:
     pages = -(-array.nbytes // mmap.PAGESIZE)
     if _MINCORE is None or not pages:
         return int(array.nbytes)
-    vector = (ctypes.c_ubyte * pages)()
+    vector = np.zeros(pages, dtype=np.uint8)  # one byte per page, bit 0: resident
     address = ctypes.c_void_p(array.__array_interface__["data"][0])
-    if _MINCORE(address, ctypes.c_size_t(array.nbytes), vector) != 0:
+    if _MINCORE(address, ctypes.c_size_t(array.nbytes), vector.ctypes.data_as(ctypes.c_void_p)):
         return int(array.nbytes)
-    return int(np.count_nonzero(np.frombuffer(vector, dtype=np.uint8) & 1)) * mmap.PAGESIZE
+    return int(np.count_nonzero(vector & 1)) * mmap.PAGESIZE
 
 
 def _mincore() -> Any:
