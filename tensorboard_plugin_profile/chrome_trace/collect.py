@@ -33,6 +33,14 @@ COUNTER_LINE_PREFIX = "counter"
 _INSTANT_PHASES = frozenset("iIR")
 _FLOW_PHASES = {"s": 0, "t": 1, "f": 2}
 _to_json = json.JSONEncoder(separators=(",", ":")).encode
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _int64(value: int) -> int:
+    """The value, or OverflowError when an int64 column cannot hold it."""
+    if not _INT64[0] <= value <= _INT64[1]:
+        raise OverflowError(value)
+    return value
 
 
 class Interner:
@@ -88,10 +96,18 @@ class Collector:
             self.base_us = int(ts)
         delta = ts - self.base_us
         ps = delta * 1_000_000 if type(delta) is int else int(round(delta * 1e6))
-        return ps
+        return _int64(ps)
 
     # --- events ---------------------------------------------------------------
     def add(self, ev: dict) -> None:
+        try:
+            self._add(ev)
+        except (TypeError, ValueError, OverflowError):
+            # A time that is not a number or out of range: counted, nothing half-added
+            # (every time is converted before anything is appended).
+            self._skip(f"phase {ev.get('ph')!r} with a bad time")
+
+    def _add(self, ev: dict) -> None:
         ph = ev.get("ph")
         if ph == "X":
             ts = ev.get("ts")
@@ -99,7 +115,8 @@ class Collector:
                 return self._skip("X without ts")
             dur = ev.get("dur") or 0
             begin = self._ps(ts)
-            self._event(ev, begin, int(round(dur * 1e6)) if dur else 0, ev.get("args"))
+            dur_ps = _int64(int(round(dur * 1e6))) if dur else 0
+            self._event(ev, begin, dur_ps, ev.get("args"))
         elif ph in _FLOW_PHASES:
             self._flow(ev, _FLOW_PHASES[ph])
         elif ph == "C":
@@ -109,8 +126,9 @@ class Collector:
         elif ph in ("N", "O", "D"):
             ts = ev.get("ts")
             if ts is not None:
+                ps = self._ps(ts)
                 line = self.lines((ev.get("pid"), ev.get("tid")))
-                self.objects.add(ph, ev, line, self._ps(ts), self.strings)
+                self.objects.add(ph, ev, line, ps, self.strings)
         elif ph in _INSTANT_PHASES:
             ts = ev.get("ts")
             if ts is not None:
@@ -202,8 +220,9 @@ class Collector:
         ts, flow_id = ev.get("ts"), ev.get("id", ev.get("bind_id"))
         if ts is None or flow_id is None:
             return self._skip("flow without ts or id")
+        ps = self._ps(ts)
         self.flow_line.append(self.lines((ev.get("pid"), ev.get("tid"))))
-        self.flow_ts.append(self._ps(ts))
+        self.flow_ts.append(ps)
         self.flow_key.append(self.flow_keys((str(ev.get("cat", "")), str(flow_id))))
         self.flow_phase.append(phase)
         return None
