@@ -12,6 +12,7 @@ values too. What each phase becomes:
 - ``N``/``O``/``D``: one object, shown as an event from creation to deletion with
   its last snapshot's fields as stats (``objects.py``).
 - ``M``: process and thread names, labels and sort order.
+- PyTorch ``[memory]`` instants also become allocator counter series (``memory.py``).
 
 Times are kept in picoseconds relative to the first timestamp seen (the ``base``,
 integer microseconds), so epoch-based microsecond times never overflow int64; ``raw.py``
@@ -25,6 +26,7 @@ from array import array
 from typing import Any
 
 from ..xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR
+from .memory import add_memory_counters
 from .objects import ObjectTable
 
 COUNTER_CATEGORY = "counter"
@@ -268,6 +270,7 @@ class Collector:
                 begin_ev, begin = stack.pop()
                 self._event(begin_ev, begin, max(self.end_ps - begin, 0), begin_ev.get("args"))
         self.objects.finish(self)
+        add_memory_counters(self)  # PyTorch [memory] events: allocator series
         self._finish_counters()
 
     def _finish_counters(self) -> None:

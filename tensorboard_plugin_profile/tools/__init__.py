@@ -261,7 +261,7 @@ _REGISTERED = (
         "pytorch_operators",
         HOSTS_SINGLE,
         listed_for=_is_pytorch,
-        params=("group_by",),
+        params=("group_by", "op_name", "input_shape"),
     ),
     Tool("pytorch_kernels", "pytorch_kernels", HOSTS_SINGLE, listed_for=_has_pytorch_kernels),
     Tool(
