@@ -124,7 +124,8 @@ def wait_time(hosts: list) -> WaitTime:
         return WaitTime(empty_step, empty_op, problem or "There are no ranks.")
     durations = np.stack([(r["end_ps"] - r["begin_ps"]).to_numpy() for _, _, r in per_rank])
     shortest = durations.min(axis=0)
-    by_step, by_op = [], []
+    by_step: list = []
+    by_op: list = []
     for worker, nodes, ranges in per_rank:
         node = ranges["node"].to_numpy()
         end = ranges["end_ps"].to_numpy()
