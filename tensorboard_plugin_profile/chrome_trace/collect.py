@@ -25,6 +25,8 @@ import json
 from array import array
 from typing import Any
 
+import numpy as np
+
 from ..xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR
 from .memory import add_memory_counters
 from .objects import ObjectTable
@@ -274,15 +276,47 @@ class Collector:
         self._finish_counters()
 
     def _finish_counters(self) -> None:
-        """Each series on its own line of the process; a sample lasts until the next one."""
-        value_key = COUNTER_VALUE
+        """Each series on its own line of the process; a sample lasts until the next one.
+        Whole series at once: a trace may hold millions of samples."""
         for (pid, name, series), (times, values) in self.counters.items():
             label = name if series == name else f"{name} {series}"
             tid = (COUNTER_LINE_PREFIX, label)
             self.thread_meta[(pid, tid)] = {"name": label}
             line = self.lines((pid, tid))
-            ends = list(times[1:]) + [max(self.end_ps, times[-1])]
-            for begin, end, value in zip(times, ends, values):
-                row = self.add_event(line, series, COUNTER_CATEGORY, begin, max(end - begin, 0))
-                self.add_stat(row, value_key, int(value) if value.is_integer() else value)
+            begin = np.frombuffer(times, dtype=np.int64)
+            end = np.append(begin[1:], max(self.end_ps, int(begin[-1])))
+            first = self._add_events(
+                line, series, COUNTER_CATEGORY, begin, np.maximum(end - begin, 0)
+            )
+            self._add_values(first, np.frombuffer(values, dtype=np.float64))
         self.counters.clear()
+
+    def _add_events(self, line: int, name: str, cat: str, begin, dur) -> int:
+        """``add_event`` for many events of one line, name and category; the first row."""
+        first, n = len(self.ev_begin), len(begin)
+        self.ev_line.frombytes(np.full(n, line, dtype=np.int64).tobytes())
+        self.ev_name.frombytes(np.full(n, self.strings(name), dtype=np.int64).tobytes())
+        self.ev_cat.frombytes(np.full(n, self.strings(cat), dtype=np.int64).tobytes())
+        self.ev_begin.frombytes(np.ascontiguousarray(begin, dtype=np.int64).tobytes())
+        self.ev_dur.frombytes(np.ascontiguousarray(dur, dtype=np.int64).tobytes())
+        if n:
+            self.end_ps = max(self.end_ps, int((begin + dur).max()))
+        return first
+
+    def _add_values(self, first: int, values) -> None:
+        """One ``value`` stat per row from ``first`` on: whole numbers as int64 (as text
+        beyond int64, like ``add_stats``), others as doubles."""
+        n = len(values)
+        whole = np.isfinite(values) & (values == np.floor(values))
+        fits = whole & (values >= -(2.0**63)) & (values < 2.0**63)
+        kinds = np.where(fits, KIND_INT64, KIND_DOUBLE).astype(np.int8)
+        ints = np.where(fits, values, 0).astype(np.int64)
+        floats = np.where(fits, 0.0, values)
+        key = self.stat_keys(COUNTER_VALUE)
+        for i in np.flatnonzero(whole & ~fits).tolist():  # rare: kept as text
+            kinds[i], ints[i], floats[i] = KIND_STR, self.strings(str(int(values[i]))), 0.0
+        self.st_event.frombytes(np.arange(first, first + n, dtype=np.int64).tobytes())
+        self.st_key.frombytes(np.full(n, key, dtype=np.int64).tobytes())
+        self.st_kind.frombytes(kinds.tobytes())
+        self.st_int.frombytes(ints.tobytes())
+        self.st_float.frombytes(floats.tobytes())
