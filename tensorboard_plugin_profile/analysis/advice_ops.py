@@ -26,7 +26,9 @@ def top_ops(ctx: Context) -> list:
         f"{n} ({s}) {percent(v, total):.1f}%"
         for n, s, v in zip(ops["name"], ops["side"], ops["self_time_ps"])
     )
-    where = "scope_view" if ctx.framework == JAX else "framework_op_stats"
+    where = {JAX: "scope_view", PYTORCH: "pytorch_operators"}.get(
+        ctx.framework, "framework_op_stats"
+    )
     return [
         Finding(
             "top_op_types",
@@ -92,14 +94,14 @@ def tiny_kernels(ctx: Context) -> list:
             f"{share:.1f}% of kernel launches are shorter than {TINY_KERNEL_US:.0f} us",
             f"{int(tiny)} of {int(launches)} launches average under {TINY_KERNEL_US:.0f} us; "
             "such steps are bound by launch overhead, not by the GPU.",
-            _FUSE_ADVICE.get(ctx.framework, _FUSE_ADVICE[TENSORFLOW]),
+            FUSE_ADVICE.get(ctx.framework, FUSE_ADVICE[TENSORFLOW]),
             page_link(ctx, "kernel_stats"),
             {"tiny_launch_percent": share, "launches": int(launches)},
         )
     ]
 
 
-_FUSE_ADVICE = {
+FUSE_ADVICE = {
     TENSORFLOW: "Fuse small ops: compile the step with XLA (tf.function(jit_compile=True)) "
     "and use larger batches.",
     JAX: "Jit larger functions (the whole step) so XLA fuses them, and use larger batches.",
