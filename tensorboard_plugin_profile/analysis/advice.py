@@ -162,6 +162,11 @@ def _param(value: object) -> str:
     return str(value)
 
 
+def duration_text(ps: float) -> str:
+    """A duration for a sentence: ms from 1 ms on, else us (a tiny trace is not "0.0 ms")."""
+    return f"{ps / 1e9:.1f} ms" if ps >= 1e9 else f"{ps / 1e6:.1f} us"
+
+
 def percent(part: float, whole: float) -> float:
     return 100.0 * part / whole if whole else 0.0
 

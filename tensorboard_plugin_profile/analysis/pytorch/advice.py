@@ -84,11 +84,16 @@ def device_utilization(ctx: Context) -> list:
             )
         ]
     severity = CRITICAL if len(low) == len(busy) and max(low.values()) < 10 else WARNING
+    if len(busy) == 1:
+        ((gpu, share),) = busy.items()
+        title = f"{gpu} ran kernels in only {share:.1f}% of the steps' span"
+    else:
+        title = f"{len(low)} of {len(busy)} GPUs ran kernels less than half of the steps' span"
     return [
         Finding(
             "device_utilization",
             severity,
-            f"{len(low)} of {len(busy)} GPUs were idle more than half of the steps",
+            title,
             f"Share of the steps' span with a kernel running: {listing}.",
             "An idle GPU waits for the host: the DataLoader, Python and kernel launches "
             "(see the step breakdown), or for other ranks in collectives. Larger batches, "
