@@ -84,6 +84,7 @@ def _op_records(hosts: Sequence[tuple]) -> pd.DataFrame:
             _framework_records(stats.device_ops, DEVICE, {}),
         ]
         records = pd.concat([f for f in frames if not f.empty] or [_empty()], ignore_index=True)
+        records = _with_tensor_bytes(records, [space for _, space in hosts])
     else:
         records = _xspace_records(hosts)
     keys = ["side", "name", "type", "scope", "frames"]
@@ -355,6 +356,29 @@ def _with_requested_bytes(records: pd.DataFrame, spaces: Sequence[Space]) -> pd.
     records = records.copy()
     records["bytes"] = records["bytes"].to_numpy() + np.where(host, extra, 0)
     return records
+
+
+def _with_tensor_bytes(records: pd.DataFrame, spaces: Sequence[Space]) -> pd.DataFrame:
+    """ProfilerHook (``show_memory=True``): bytes requested by the tensors each node made.
+
+    Tensor objects are named after the node that produced them (``conv1/Conv2D``, or with
+    an output index ``conv1/Conv2D:0``).
+    """
+    from ..chrome_trace.objects import REQUESTED_BYTES
+    from .chrome_events import events_of
+    from .timeline_memory import TENSOR_CATEGORY
+
+    parts = []
+    for space in spaces:
+        ev = events_of(space, numbers=(REQUESTED_BYTES,))
+        tensors = ev[(ev["cat"] == TENSOR_CATEGORY) & ev[REQUESTED_BYTES].notna()]
+        node = tensors["name"].astype(str).str.replace(r":\d+$", "", regex=True)
+        parts.append(pd.Series(tensors[REQUESTED_BYTES].to_numpy(dtype=np.int64), index=node))
+    per_node = pd.concat(parts).groupby(level=0).sum() if parts else pd.Series(dtype=np.int64)
+    if per_node.empty or records.empty:
+        return records
+    extra = per_node.reindex(records["name"]).fillna(0).to_numpy(dtype=np.int64)
+    return records.assign(bytes=records["bytes"].to_numpy() + extra)
 
 
 def _requested_by_op(space: Space) -> pd.Series:

@@ -113,8 +113,23 @@ def test_profiler_hook_op_types_are_its_tf_stats(path):
     # Types are the nodes' `args.op`, scopes their `args.name` paths.
     raw = [e for e in json.loads(path.read_text())["traceEvents"] if e.get("ph") == "X"]
     assert set(ours) == {e["args"]["op"] for e in raw if e.get("cat") == "Op"}
-    scopes = {r["path"] for r in rows(scope_view.convert(hosts, {}))}
+    scopes = {r["path"]: r for r in rows(scope_view.convert(hosts, {}))}
     assert "gradients / conv1 / Conv2D_grad / Conv2DBackpropFilter" in scopes
+    # Bytes: what the tensors each node made requested (show_memory=True).
+    made: dict = collections.defaultdict(int)
+    for e in raw_all(path):
+        if e.get("ph") == "O" and e.get("cat") == "Tensor":
+            text = e["args"]["snapshot"]["tensor_description"]
+            node = e["name"].rsplit(":", 1)[0] if ":" in e["name"] else e["name"]  # output :1
+            made[node] += int(text.split("requested_bytes: ")[1].split()[0])
+    bytes_of = dict(zip(op_records(hosts)["name"], op_records(hosts)["bytes"]))
+    assert bytes_of["conv1/Conv2D"] == made["conv1/Conv2D"] > 0
+    nodes = {e["args"]["name"] for e in raw if e.get("cat") == "Op"}
+    assert scopes[""]["bytes"] == sum(b for n, b in made.items() if n in nodes)
+
+
+def raw_all(path) -> list:
+    return json.loads(path.read_text())["traceEvents"]
 
 
 def _python_trace(tmp_path):
@@ -123,6 +138,10 @@ def _python_trace(tmp_path):
     def x(name, cat, ts, dur, **args):
         return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
                 "args": args}  # fmt: skip
+
+    def memory(ts, size):
+        return {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1,
+                "tid": 1, "ts": ts, "args": {"Bytes": size, "Addr": 1}}  # fmt: skip
 
     events = [
         x("ProfilerStep#1", "user_annotation", 0, 100),
@@ -137,7 +156,13 @@ def _python_trace(tmp_path):
         x("aten::relu", "cpu_op", 52, 5),
         x("Optimizer.step#SGD.step", "cpu_op", 70, 20),
         x("aten::add_", "cpu_op", 71, 8),
+        # profile_memory=True: allocations (and a free) inside the calls that made them.
+        memory(6, 4096),
+        memory(7, 1024),
+        memory(42, 512),
+        memory(72, -4096),
     ]
+
     path = tmp_path / "run" / "worker0.1.pt.trace.json.gz"
     path.parent.mkdir()
     path.write_bytes(gzip.compress(json.dumps({"traceEvents": events}).encode()))
@@ -152,6 +177,9 @@ def test_pytorch_modules_are_scopes_and_python_functions_are_code(tmp_path):
     assert scopes["Net_0 / Linear_0"]["total_time_us"] == pytest.approx(25.0)
     assert scopes["Net_0 / aten::relu"]["occurrences"] == 2
     assert scopes["Optimizer.step#SGD.step / aten::add_"]["self_time_us"] == pytest.approx(8.0)
+    assert addmm["bytes"] == 4096 + 1024  # the one at addmm's first moment is inside it
+    assert scopes["Net_0 / aten::relu"]["bytes"] == 512
+    assert scopes[""]["bytes"] == 4096 + 1024 + 512  # frees are not requests
     code = {r["path"]: r for r in rows(code_view.convert(hosts, {}))}
     step = "train.py(20): <module> / train.py(12): step"
     assert code[f"{step} / model.py(7): forward"]["total_time_us"] == pytest.approx(15.0)

@@ -15,10 +15,12 @@ Each call is nested, on its thread, in what encloses it:
 - **frames**: the other ``python_function`` events (``train.py(12): step``, recorded with
   ``with_stack=True``), caller first.
 
-A call makes one ``Host`` record (occurrences = calls, self = host self time) and, when it
-launched device work, one ``Device`` record (occurrences 0, so a type's occurrences stay
-its calls; self = device self time). Records are summed per (operator, scope, frames):
-string work is per distinct path, never per call.
+A call makes one ``Host`` record (occurrences = calls, self = host self time, bytes = what
+it allocated itself: the positive ``[memory]`` instants of ``profile_memory=True`` whose
+innermost enclosing call it is) and, when it launched device work, one ``Device`` record
+(occurrences 0, so a type's occurrences stay its calls; self = device self time).
+Records are summed per (operator, scope, frames): string work is per distinct path, never
+per call.
 
 Usage::
 
@@ -39,7 +41,9 @@ from .operators import EXCLUDED_OPS, operator_nodes
 
 MODULE_PREFIX = "nn.Module: "
 _PYTHON_CATEGORIES = ("python_function", "python")
-_SCOPE, _FRAME, _CALL = 0, 1, 2
+_SCOPE, _FRAME, _CALL, _MEMORY = 0, 1, 2, 3
+# profile_memory=True: an instant per allocation (positive) or free, on the allocating thread.
+MEMORY_EVENT, MEMORY_BYTES = "[memory]", "Bytes"
 
 
 def pytorch_records(space: Space) -> pd.DataFrame:
@@ -59,7 +63,7 @@ def _context(space: Space) -> pd.DataFrame:
 
 
 def _context_events(space: Space) -> pd.DataFrame:
-    ev = events_of(space)
+    ev = events_of(space, numbers=(MEMORY_BYTES,))
     cat = ev["cat"].astype(str).str.lower()
     names = ev["name"].astype(str)
     step = names.str.startswith(E.STEP_PREFIX)
@@ -69,16 +73,19 @@ def _context_events(space: Space) -> pd.DataFrame:
     annotation = cat.eq("user_annotation") & ~step
     python = cat.isin(_PYTHON_CATEGORIES)
     module = python & names.str.startswith(MODULE_PREFIX)
-    keep = (excluded_op | annotation | python).to_numpy(dtype=bool)
+    allocation = names.eq(MEMORY_EVENT) & (ev[MEMORY_BYTES].fillna(0) > 0)
+    keep = (excluded_op | annotation | python | allocation).to_numpy(dtype=bool)
     chosen = ev[keep]
     shown = names[keep].where(~module[keep], names[keep].str.slice(len(MODULE_PREFIX)))
+    kind = np.where((python & ~module)[keep].to_numpy(dtype=bool), _FRAME, _SCOPE)
     return pd.DataFrame(
         {
             "name": shown.to_numpy(dtype=object),
             "tid": chosen["tid"].to_numpy(),
             "begin_ps": chosen["begin_ps"].to_numpy(dtype=np.int64),
             "end_ps": chosen["end_ps"].to_numpy(dtype=np.int64),
-            "kind": np.where((python & ~module)[keep].to_numpy(dtype=bool), _FRAME, _SCOPE),
+            "kind": np.where(allocation[keep].to_numpy(dtype=bool), _MEMORY, kind),
+            "bytes": chosen[MEMORY_BYTES].fillna(0).to_numpy(dtype=np.int64),
         }
     )
 
@@ -100,6 +107,7 @@ def _records(space: Space) -> pd.DataFrame:
                     "begin_ps": calls["begin_ps"].to_numpy(dtype=np.int64),
                     "end_ps": calls["end_ps"].to_numpy(dtype=np.int64),
                     "kind": _CALL,
+                    "bytes": 0,
                     "call": np.arange(len(calls)),
                 }
             ),
@@ -113,13 +121,16 @@ def _records(space: Space) -> pd.DataFrame:
     is_call = (acts["kind"] == _CALL).to_numpy()
     at = np.empty(len(calls), dtype=np.int64)
     at[acts["call"].to_numpy()[is_call]] = np.flatnonzero(is_call)
-    table = calls.assign(scope_id=scope_key[at], frames_id=frames_key[at])
+    table = calls.assign(
+        scope_id=scope_key[at], frames_id=frames_key[at], bytes=_allocated(acts, parent, at)
+    )
     grouped = table.groupby(["name", "scope_id", "frames_id"], sort=False, as_index=False).agg(
         calls=("name", "size"),
         host_total=("host_total_ps", "sum"),
         host_self=("host_self_ps", "sum"),
         device_total=("device_total_ps", "sum"),
         device_self=("device_self_ps", "sum"),
+        allocated=("bytes", "sum"),
     )
     names = grouped["name"].tolist()
     scope = [scope_of(s) + (n,) for s, n in zip(grouped["scope_id"].tolist(), names)]
@@ -134,7 +145,7 @@ def _records(space: Space) -> pd.DataFrame:
             "occurrences": grouped["calls"].to_numpy(dtype=np.int64),
             "time_ps": grouped["host_total"].to_numpy(dtype=np.int64),
             "self_time_ps": grouped["host_self"].to_numpy(dtype=np.int64),
-            "bytes": np.zeros(len(grouped), dtype=np.int64),
+            "bytes": grouped["allocated"].to_numpy(dtype=np.int64),
         }
     )
     launched = (grouped["device_self"] > 0).to_numpy()
@@ -143,6 +154,7 @@ def _records(space: Space) -> pd.DataFrame:
         occurrences=np.int64(0),
         time_ps=grouped["device_total"].to_numpy(dtype=np.int64)[launched],
         self_time_ps=grouped["device_self"].to_numpy(dtype=np.int64)[launched],
+        bytes=np.int64(0),  # allocations count once, on the Host record
     )
     return pd.concat([host, device], ignore_index=True)[list(RECORD_COLUMNS)]
 
@@ -162,6 +174,18 @@ def _chains(acts: pd.DataFrame, parent: np.ndarray, members: tuple) -> tuple:
     stack_id, stacks = stack_keys(caller, is_member, acts["name"].to_numpy(dtype=object))
     key = np.where(caller >= 0, stack_id[np.maximum(caller, 0)], -1)
     return key, lambda k: stacks[k] if k >= 0 else ()
+
+
+def _allocated(acts: pd.DataFrame, parent: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Per call (``at``: its activity): bytes allocated while it was the innermost call."""
+    from ..attribution import nearest_ancestor
+
+    kind = acts["kind"].to_numpy()
+    owner = nearest_ancestor(parent, kind == _CALL)
+    alloc = np.flatnonzero((kind == _MEMORY) & (owner >= 0))
+    per_activity = np.zeros(len(acts), dtype=np.int64)
+    np.add.at(per_activity, owner[alloc], acts["bytes"].to_numpy(dtype=np.int64)[alloc])
+    return per_activity[at]
 
 
 def _parents(acts: pd.DataFrame) -> np.ndarray:
