@@ -72,14 +72,20 @@ async function jaxAdvisor() {
   return 'JAX advice only';
 }
 
-async function opTypesPage() {
-  const data = await api('data', { run: KERAS, tag: 'op_types' });
-  const view = await open(KERAS, 'op_types', 'pf-tree-table-view');
+/** Waits for a tree table's rows and checks that its first (root) row shows the data's total. */
+async function rootTotalShown(view, data) {
   const rows = view.locator('tbody tr');
   await rows.first().waitFor({ timeout: TIMEOUT_MS });
   const rootMs = data.rows[0].c[column(data, 'total_time_us')].v / 1000;
   const shown = Number(clean(await rows.first().locator('td').nth(1).textContent()));
   check(Math.abs(shown - rootMs) < 0.001, `root total ${shown} ms, data ${rootMs} ms`);
+  return rows;
+}
+
+async function opTypesPage() {
+  const data = await api('data', { run: KERAS, tag: 'op_types' });
+  const view = await open(KERAS, 'op_types', 'pf-tree-table-view');
+  const rows = await rootTotalShown(view, data);
   const types = await view.locator('tbody tr[data-kind="type"]').count();
   const expected = data.rows.filter((r) => r.c[column(data, 'kind')].v === 'type').length;
   check(types === expected, `${types} type rows, data has ${expected}`);
@@ -158,12 +164,7 @@ async function pytorchOverviewRecommends() {
 
 async function pytorchTrees() {
   const data = await api('data', { run: TWO_RANKS, tag: 'op_types', host: 'rank0' });
-  const view = await open(TWO_RANKS, 'op_types', 'pf-tree-table-view', 'rank0');
-  const rows = view.locator('tbody tr');
-  await rows.first().waitFor({ timeout: TIMEOUT_MS });
-  const rootMs = data.rows[0].c[column(data, 'total_time_us')].v / 1000;
-  const shown = Number(clean(await rows.first().locator('td').nth(1).textContent()));
-  check(Math.abs(shown - rootMs) < 0.001, `root total ${shown} ms, data ${rootMs} ms`);
+  await rootTotalShown(await open(TWO_RANKS, 'op_types', 'pf-tree-table-view', 'rank0'), data);
   await shot('pytorch-op-types');
   const scopes = await open(AMD, 'scope_view', 'pf-tree-table-view');
   await scopes.locator('tbody tr').first().waitFor({ timeout: TIMEOUT_MS });
