@@ -64,27 +64,31 @@ def _context(space: Space) -> pd.DataFrame:
 
 def _context_events(space: Space) -> pd.DataFrame:
     ev = events_of(space, numbers=(MEMORY_BYTES,))
-    cat = ev["cat"].astype(str).str.lower()
-    names = ev["name"].astype(str)
-    step = names.str.startswith(E.STEP_PREFIX)
-    excluded_op = cat.isin(("cpu_op", "operator")) & (
-        names.isin(EXCLUDED_OPS) | names.str.startswith("Optimizer.")
-    )
-    annotation = cat.eq("user_annotation") & ~step
-    python = cat.isin(_PYTHON_CATEGORIES)
-    module = python & names.str.startswith(MODULE_PREFIX)
-    allocation = names.eq(MEMORY_EVENT) & (ev[MEMORY_BYTES].fillna(0) > 0)
-    keep = (excluded_op | annotation | python | allocation).to_numpy(dtype=bool)
+    # String tests once per distinct name and category, then spread to events by code.
+    name_code, names = pd.factorize(ev["name"].astype(object))
+    cat_code, cats = pd.factorize(ev["cat"].astype(object))
+    names = pd.Series(names, dtype=object).astype(str)
+    cats = pd.Series(cats, dtype=object).astype(str).str.lower()
+    is_op = cats.isin(("cpu_op", "operator")).to_numpy()[cat_code]
+    left_out = (names.isin(EXCLUDED_OPS) | names.str.startswith("Optimizer.")).to_numpy()
+    annotation = cats.eq("user_annotation").to_numpy()[cat_code]
+    annotation &= ~names.str.startswith(E.STEP_PREFIX).to_numpy()[name_code]
+    python = cats.isin(_PYTHON_CATEGORIES).to_numpy()[cat_code]
+    is_module = names.str.startswith(MODULE_PREFIX).to_numpy()
+    module = python & is_module[name_code]
+    allocation = names.eq(MEMORY_EVENT).to_numpy()[name_code]
+    allocation &= ev[MEMORY_BYTES].fillna(0).to_numpy() > 0
+    keep = (is_op & left_out[name_code]) | annotation | python | allocation
+    shown = names.where(~is_module, names.str.slice(len(MODULE_PREFIX))).to_numpy(dtype=object)
+    kind = np.where(allocation, _MEMORY, np.where(python & ~module, _FRAME, _SCOPE))
     chosen = ev[keep]
-    shown = names[keep].where(~module[keep], names[keep].str.slice(len(MODULE_PREFIX)))
-    kind = np.where((python & ~module)[keep].to_numpy(dtype=bool), _FRAME, _SCOPE)
     return pd.DataFrame(
         {
-            "name": shown.to_numpy(dtype=object),
+            "name": shown[name_code[keep]],
             "tid": chosen["tid"].to_numpy(),
             "begin_ps": chosen["begin_ps"].to_numpy(dtype=np.int64),
             "end_ps": chosen["end_ps"].to_numpy(dtype=np.int64),
-            "kind": np.where(allocation[keep].to_numpy(dtype=bool), _MEMORY, kind),
+            "kind": kind[keep],
             "bytes": chosen[MEMORY_BYTES].fillna(0).to_numpy(dtype=np.int64),
         }
     )
