@@ -161,6 +161,10 @@ def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(
         {
             "name": names[rows],
+            # Where the call ran (the scope and code views nest it in its callers).
+            "tid": host["tid"].to_numpy()[rows],
+            "begin_ps": begin[rows],
+            "end_ps": end[rows],
             "input_shape": _shape_text(host["input_dims"].to_numpy(dtype=object)[rows]),
             "host_total_ps": dur[rows],
             "host_self_ps": dur[rows] - np.rint(children[rows]).astype(np.int64),
