@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...chrome_trace.memory import MEMORY_EVENT
 from ...xspace.model import Space
 from ..chrome_events import events_of
 from ..memo import memoized
@@ -43,7 +44,7 @@ MODULE_PREFIX = "nn.Module: "
 _PYTHON_CATEGORIES = ("python_function", "python")
 _SCOPE, _FRAME, _CALL, _MEMORY = 0, 1, 2, 3
 # profile_memory=True: an instant per allocation (positive) or free, on the allocating thread.
-MEMORY_EVENT, MEMORY_BYTES = "[memory]", "Bytes"
+MEMORY_BYTES = "Bytes"
 
 
 def pytorch_records(space: Space) -> pd.DataFrame:
