@@ -282,12 +282,191 @@ fail:
     return NULL;
 }
 
+/* === Step grouping graph passes (analysis/graph_passes.py) ============================
+ *
+ * Step grouping (analysis/preprocessing/) builds one graph over every event and floods
+ * it; done with numpy these are O(depth) rounds of whole-array gathers. Here each is
+ * one linear pass:
+ *
+ * stack_parents(line, begin, end, skip, out)
+ *     upstream's per-line stack: out[i] = the entry left on top after popping every
+ *     entry that does not contain event i (begin <= and end >=), else -1. The stack
+ *     starts empty whenever line[i] != line[i - 1]; rows with skip[i] != 0 (uint8)
+ *     take no part (out = -1, the stack is kept).
+ * csr(keys, values, n, ptr, out)
+ *     a stable counting sort by key in [0, n): ptr[k] .. ptr[k + 1] are the positions
+ *     of key k in out, which holds ``values`` in key order (input order within a key).
+ * flood_min(child_ptr, child_idx, order, label)
+ *     the least fixed point of label[x] = min(label[x], label[parent]): ``order`` lists
+ *     the labelled nodes by label, ascending; each floods its unvisited descendants
+ *     in turn (a node is reached first by the smallest label with a path to it).
+ */
+static int as_bytes(PyObject *obj, Arg *arg, Py_ssize_t n, const char *what) {
+    if (PyObject_GetBuffer(obj, &arg->view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    arg->held = 1;
+    if (arg->view.len != n) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd bytes", what, n);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *stack_parents(PyObject *self, PyObject *py_args) {
+    PyObject *o_line, *o_begin, *o_end, *o_skip, *o_out;
+    if (!PyArg_ParseTuple(py_args, "OOOOO", &o_line, &o_begin, &o_end, &o_skip, &o_out))
+        return NULL;
+    Arg a[5];
+    memset(a, 0, sizeof(a));
+    int64_t *stack = NULL;
+    if (as_int64(o_line, &a[0], 0, -1, "line") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (as_int64(o_begin, &a[1], 0, n, "begin") < 0 || as_int64(o_end, &a[2], 0, n, "end") < 0 ||
+        as_bytes(o_skip, &a[3], n, "skip") < 0 || as_int64(o_out, &a[4], 1, n, "out") < 0)
+        goto fail;
+    const int64_t *line = a[0].view.buf, *begin = a[1].view.buf, *end = a[2].view.buf;
+    const uint8_t *skip = a[3].view.buf;
+    int64_t *out = a[4].view.buf;
+    stack = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!stack) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t top = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i > 0 && line[i] != line[i - 1]) top = 0;
+        out[i] = -1;
+        if (skip[i]) continue;
+        while (top > 0) {
+            int64_t t = stack[top - 1];
+            if (begin[t] <= begin[i] && end[i] <= end[t]) {
+                out[i] = t;
+                break;
+            }
+            top--;
+        }
+        stack[top++] = i;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(stack);
+    release(a, 5);
+    Py_RETURN_NONE;
+fail:
+    release(a, 5);
+    return NULL;
+}
+
+static PyObject *csr(PyObject *self, PyObject *py_args) {
+    PyObject *o_keys, *o_values, *o_ptr, *o_out;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(py_args, "OOnOO", &o_keys, &o_values, &n, &o_ptr, &o_out)) return NULL;
+    Arg a[4];
+    memset(a, 0, sizeof(a));
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "csr: negative n");
+        return NULL;
+    }
+    if (as_int64(o_keys, &a[0], 0, -1, "keys") < 0) goto fail;
+    Py_ssize_t m = a[0].view.len / 8;
+    if (as_int64(o_values, &a[1], 0, m, "values") < 0 || as_int64(o_ptr, &a[2], 1, n + 1, "ptr") < 0 ||
+        as_int64(o_out, &a[3], 1, m, "out") < 0)
+        goto fail;
+    const int64_t *keys = a[0].view.buf, *values = a[1].view.buf;
+    int64_t *ptr = a[2].view.buf, *out = a[3].view.buf;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (keys[i] < 0 || keys[i] >= n) {
+            PyErr_SetString(PyExc_ValueError, "csr: key out of range");
+            goto fail;
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    memset(ptr, 0, (size_t)(n + 1) * sizeof(int64_t));
+    for (Py_ssize_t i = 0; i < m; i++) ptr[keys[i] + 1]++;
+    for (Py_ssize_t k = 0; k < n; k++) ptr[k + 1] += ptr[k];
+    /* ptr[k] doubles as the next free slot of key k, then is shifted back. */
+    for (Py_ssize_t i = 0; i < m; i++) out[ptr[keys[i]]++] = values[i];
+    for (Py_ssize_t k = n; k > 0; k--) ptr[k] = ptr[k - 1];
+    ptr[0] = 0;
+    Py_END_ALLOW_THREADS
+    release(a, 4);
+    Py_RETURN_NONE;
+fail:
+    release(a, 4);
+    return NULL;
+}
+
+static PyObject *flood_min(PyObject *self, PyObject *py_args) {
+    PyObject *o_ptr, *o_idx, *o_order, *o_label;
+    if (!PyArg_ParseTuple(py_args, "OOOO", &o_ptr, &o_idx, &o_order, &o_label)) return NULL;
+    Arg a[4];
+    memset(a, 0, sizeof(a));
+    uint8_t *done = NULL;
+    int64_t *stack = NULL;
+    if (as_int64(o_label, &a[3], 1, -1, "label") < 0) goto fail;
+    Py_ssize_t n = a[3].view.len / 8;
+    if (as_int64(o_ptr, &a[0], 0, n + 1, "child_ptr") < 0 ||
+        as_int64(o_idx, &a[1], 0, -1, "child_idx") < 0 ||
+        as_int64(o_order, &a[2], 0, -1, "order") < 0)
+        goto fail;
+    const int64_t *ptr = a[0].view.buf, *idx = a[1].view.buf, *order = a[2].view.buf;
+    int64_t *label = a[3].view.buf;
+    Py_ssize_t num_edges = a[1].view.len / 8, num_order = a[2].view.len / 8;
+    int bad = ptr[0] != 0 || ptr[n] != num_edges;
+    for (Py_ssize_t k = 0; k < n && !bad; k++) bad = ptr[k + 1] < ptr[k];
+    for (Py_ssize_t e = 0; e < num_edges && !bad; e++) bad = idx[e] < 0 || idx[e] >= n;
+    for (Py_ssize_t i = 0; i < num_order && !bad; i++) bad = order[i] < 0 || order[i] >= n;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "flood_min: malformed graph");
+        goto fail;
+    }
+    done = PyMem_Calloc((size_t)(n ? n : 1), 1);
+    stack = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!done || !stack) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < num_order; i++) {
+        int64_t source = order[i];
+        if (done[source]) continue;
+        done[source] = 1;
+        int64_t value = label[source];
+        Py_ssize_t top = 0;
+        stack[top++] = source;
+        while (top > 0) {
+            int64_t x = stack[--top];
+            for (int64_t e = ptr[x]; e < ptr[x + 1]; e++) {
+                int64_t c = idx[e];
+                if (done[c]) continue;
+                done[c] = 1;
+                label[c] = value;
+                stack[top++] = c;
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(done);
+    PyMem_Free(stack);
+    release(a, 4);
+    Py_RETURN_NONE;
+fail:
+    PyMem_Free(done);
+    PyMem_Free(stack);
+    release(a, 4);
+    return NULL;
+}
+/* === end of step grouping graph passes ================================================ */
+
 static PyMethodDef methods[] = {
     {"sweep_top", sweep_top, METH_VARARGS, "Highest open type after each sorted boundary."},
     {"tracker_top", tracker_top, METH_VARARGS, "Upstream's priority tracker per boundary."},
     {"previous_enclosing", previous_enclosing, METH_VARARGS,
      "Latest earlier event of the run ending at or after each event."},
     {"first_free_levels", first_free_levels, METH_VARARGS, "Greedy lanes of sorted events."},
+    /* step grouping graph passes */
+    {"stack_parents", stack_parents, METH_VARARGS, "Upstream's per-line nesting stack."},
+    {"csr", csr, METH_VARARGS, "Stable counting sort of values by key."},
+    {"flood_min", flood_min, METH_VARARGS, "Least fixed point of min-label propagation."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,24 +5,23 @@ index (planes in order, each plane's events in table order) and the edges are
 ``(parent, child)`` arrays built with sorts and joins:
 
 * **intra-thread**: upstream pops a per-line stack until the top contains the
-  event. When begins never decrease along a line (the decoder's order, and every
-  fixture's), the popped entries never contain a later event, so the parent is
-  simply the latest earlier event whose end is not before ours — a "previous
-  greater-or-equal" search done by pointer jumping (O(log n) rounds of gathers).
-  Lines whose begins go backwards replay the stack, on those lines only.
+  event; ``graph_passes.stack_parents`` runs that stack in one compiled pass (the
+  numpy fallback: when begins never decrease along a line, the parent is the latest
+  earlier event whose end is not before ours, found by pointer jumping).
 * **inter-thread** and **producer/consumer** links are joins on stat keys.
 
 Order matters in one place: ancestor searches are breadth first over each node's
 parent list, whose upstream order is intra-thread parent, inter-thread parent,
 context producers (by node), loop root. ``Graph`` keeps parents in that order.
 
-Everything else (group floods, reachability) is a label propagation over the
-child adjacency: ``propagate_min`` relaxes edges out of the nodes that changed
-until nothing changes; the number of rounds is the depth of the graph.
+Everything else (group floods, reachability) is a min-label propagation over the
+child adjacency (``propagate_min``): compiled, the labelled nodes flood their
+unvisited descendants in label order, visiting each node once; the numpy fallback
+relaxes edges out of the nodes that changed, one round per level of depth.
 
 Usage::
 
-    parent = intra_thread_parents(run, begin, end, skip)
+    parent = intra_thread_parents(line, begin, end, skip)
     graph = Graph.from_edges(n, [(parent_idx, child_idx, rank), ...])
     owner = propagate_min(graph, init)
 """
@@ -34,46 +33,19 @@ from collections import deque
 
 import numpy as np
 
-from .. import passes
-
-NO_LABEL = np.iinfo(np.int64).max
+from .. import graph_passes
+from ..graph_passes import NO_LABEL
 # Producer/consumer contexts are connected unless both sides are this large.
 MAX_CONTEXT_FANOUT = 64
 
 
-def intra_thread_parents(run, begin, end, skip) -> np.ndarray:
-    """Parent of each event on its line run (-1 for none; ``skip`` rows take no part)."""
-    n = len(run)
-    parent = np.full(n, -1, dtype=np.int64)
-    rows = np.flatnonzero(~skip)
-    if not len(rows):
-        return parent
-    r, b, e = run[rows], begin[rows], end[rows]
-    backwards = (b[1:] < b[:-1]) & (r[1:] == r[:-1])
-    bad_runs = np.unique(r[1:][backwards])
-    sorted_rows = ~np.isin(r, bad_runs) if len(bad_runs) else np.ones(len(r), dtype=bool)
-    found = passes.previous_enclosing(r, e)
-    parent[rows[sorted_rows]] = np.where(found >= 0, rows[np.maximum(found, 0)], -1)[sorted_rows]
-    for bad in bad_runs.tolist():  # one iteration per out-of-order line, not per event
-        on_run = np.flatnonzero(r == bad)
-        local = _stack_parents(b[on_run].tolist(), e[on_run].tolist())
-        parent[rows[on_run]] = np.where(local >= 0, rows[on_run][np.maximum(local, 0)], -1)
-    return parent
+def intra_thread_parents(line, begin, end, skip) -> np.ndarray:
+    """Parent of each event on its line (-1 for none; ``skip`` rows take no part).
 
-
-def _stack_parents(begin: list, end: list) -> np.ndarray:
-    """Upstream's stack pass over one line (events in table order)."""
-    parent = np.full(len(begin), -1, dtype=np.int64)
-    stack: list = []
-    for i, (b, e) in enumerate(zip(begin, end)):
-        while stack:
-            top = stack[-1]
-            if begin[top] <= b and e <= end[top]:
-                parent[i] = top
-                break
-            stack.pop()
-        stack.append(i)
-    return parent
+    ``line`` identifies the line of each row in node order; a stack starts empty
+    wherever it changes from one row to the next.
+    """
+    return graph_passes.stack_parents(line, begin, end, skip)
 
 
 def key_codes(columns: list) -> np.ndarray:
@@ -157,33 +129,18 @@ class Graph:
         """``edge_sets``: (parents, children) pairs, listed in parent-order rank."""
         parents = np.concatenate([p for p, _ in edge_sets] + [_no_edges()[0]])
         children = np.concatenate([c for _, c in edge_sets] + [_no_edges()[0]])
-        rank = np.concatenate(
-            [np.full(len(p), k, dtype=np.int8) for k, (p, _) in enumerate(edge_sets)]
-            + [np.zeros(0, dtype=np.int8)]
-        )
-        # Stable within a rank: context producers arrive in node order per consumer.
-        # (A composite key sorts faster than lexsort; edge sets come nearly sorted.)
-        by_child = np.argsort(children * len(edge_sets) + rank, kind="stable")
-        by_parent = np.argsort(parents, kind="stable")
-        return cls(
-            n=n,
-            parent_ptr=_pointers(children, n),
-            parent_idx=parents[by_child],
-            child_ptr=_pointers(parents, n),
-            child_idx=children[by_parent],
-        )
+        # Edge sets arrive in rank order, so a stable sort by child keeps each
+        # node's parents in upstream order (context producers in node order).
+        parent_ptr, parent_idx = graph_passes.csr(children, parents, n)
+        child_ptr, child_idx = graph_passes.csr(parents, children, n)
+        return cls(n, parent_ptr, parent_idx, child_ptr, child_idx)
 
     def parents_of(self, node: int) -> np.ndarray:
         return self.parent_idx[self.parent_ptr[node] : self.parent_ptr[node + 1]]
 
     def edges_from(self, nodes: np.ndarray) -> tuple:
         """(source, child) for every child edge out of ``nodes``."""
-        start, stop = self.child_ptr[nodes], self.child_ptr[nodes + 1]
-        fan = stop - start
-        total = int(fan.sum())
-        source = np.repeat(nodes, fan)
-        offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(fan) - fan, fan)
-        return source, self.child_idx[np.repeat(start, fan) + offset]
+        return graph_passes.edges_from(self.child_ptr, self.child_idx, nodes)
 
     def all_edges(self) -> tuple:
         """(parent, child) of every edge."""
@@ -205,33 +162,9 @@ class Graph:
         return None
 
 
-def _pointers(keys: np.ndarray, n: int) -> np.ndarray:
-    return np.r_[0, np.cumsum(np.bincount(keys, minlength=n))].astype(np.int64)
-
-
 def propagate_min(graph: Graph, label: np.ndarray) -> np.ndarray:
     """Least fixed point of ``label[x] = min(label[x], label[parent])`` over child edges."""
-    label = label.copy()
-    frontier = np.flatnonzero(label != NO_LABEL)
-    while len(frontier):
-        source, child = graph.edges_from(frontier)
-        offered = label[source]
-        better = offered < label[child]
-        source, child, offered = source[better], child[better], offered[better]
-        if not len(child):
-            break
-        np.minimum.at(label, child, offered)
-        frontier = _distinct(child, graph.n)
-    return label
-
-
-def _distinct(nodes: np.ndarray, n: int) -> np.ndarray:
-    """The distinct nodes, sorted (a mask beats a hash on big frontiers)."""
-    if len(nodes) * 32 < n:
-        return np.unique(nodes)
-    changed = np.zeros(n, dtype=bool)
-    changed[nodes] = True
-    return np.flatnonzero(changed)
+    return graph_passes.flood_min(graph.child_ptr, graph.child_idx, label)
 
 
 def reached_from(graph: Graph, sources: np.ndarray, proper: bool) -> np.ndarray:

@@ -59,7 +59,7 @@ class Nodes:
     offsets: np.ndarray
     begin: np.ndarray
     end: np.ndarray
-    run: np.ndarray  # id of the run of equal lines in node order (a stack resets between)
+    line: np.ndarray  # line of each node, unique over planes (a stack resets between lines)
     types: np.ndarray
     cols: dict  # stat name -> int64 values (0 where absent; uint64 viewed as int64)
     present: dict  # stat name -> bool
@@ -85,7 +85,6 @@ class Nodes:
         bases = np.cumsum([0] + [len(p.lines) + 1 for p in planes])
         line = cat(lambda p: p.events["line"].to_numpy().astype(np.int64), np.int64)
         line += np.repeat(bases[:-1], np.diff(offsets))
-        run = np.cumsum(np.r_[0, line[1:] != line[:-1]]) if len(line) else line
         cols, present = {}, {}
         for key in _COLUMNS:
             pairs = [_int_values(p.events, key) for p in planes]
@@ -98,7 +97,7 @@ class Nodes:
         root_level = np.where(present[schema.ROOT_LEVEL], cols[schema.ROOT_LEVEL], 0)
         root_level[(types == TRACE_CONTEXT) & ~present[schema.ROOT_LEVEL]] = 1
         graph_type = cat(lambda p: _notnone(p.events, schema.GRAPH_TYPE), bool)
-        return cls(planes, offsets, begin, end, run, types, cols, present, root_level, graph_type)
+        return cls(planes, offsets, begin, end, line, types, cols, present, root_level, graph_type)
 
     def locate(self, node: int) -> tuple:
         plane = int(np.searchsorted(self.offsets, node, side="right")) - 1
@@ -172,7 +171,7 @@ def _node_types(plane) -> np.ndarray:
 def edges(nodes: Nodes) -> list:
     """Edge sets in upstream parent order: intra-thread, inter-thread, contexts."""
     is_async = nodes.present[schema.IS_ASYNC] & (nodes.cols[schema.IS_ASYNC] != 0)
-    parent = event_graph.intra_thread_parents(nodes.run, nodes.begin, nodes.end, is_async)
+    parent = event_graph.intra_thread_parents(nodes.line, nodes.begin, nodes.end, is_async)
     child = np.flatnonzero(parent >= 0)
     inter = [
         _link(nodes, EXECUTOR, ITERATOR_GET_NEXT, (schema.STEP_ID, schema.ITER_NUM)),
