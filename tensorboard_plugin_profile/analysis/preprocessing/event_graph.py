@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import graph_passes
 from ..graph_passes import NO_LABEL
+
 # Producer/consumer contexts are connected unless both sides are this large.
 MAX_CONTEXT_FANOUT = 64
 
