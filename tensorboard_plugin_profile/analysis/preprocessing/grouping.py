@@ -115,10 +115,10 @@ def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Groupin
 def _has_same_level_ancestor(nodes: Nodes, graph, roots: np.ndarray) -> np.ndarray:
     """Per root: whether another node of its root level is an ancestor (or it is its own parent)."""
     out = np.zeros(len(roots), dtype=bool)
-    level = nodes.root_level
-    for value in np.unique(level[roots]).tolist():
-        mine = roots[level[roots] == value]
-        sources = level == value
+    root_level = nodes.root_level.at(roots)[0]
+    for value in np.unique(root_level).tolist():
+        mine = roots[root_level == value]
+        sources = nodes.root_level.mask(where=lambda level, v=value: level == v)
         smallest = event_graph.reached_from(graph, sources, proper=True)[mine]
         found = (smallest != NO_LABEL) & (smallest != mine)
         itself = smallest == mine  # reached only through a cycle: look for another source
@@ -126,7 +126,7 @@ def _has_same_level_ancestor(nodes: Nodes, graph, roots: np.ndarray) -> np.ndarr
             largest = _largest_source(graph, sources)[mine]
             found |= itself & (largest != mine)
             found |= itself & np.array([r in graph.parents_of(r) for r in mine.tolist()])
-        out[np.flatnonzero(level[roots] == value)] = found
+        out[np.flatnonzero(root_level == value)] = found
     return out
 
 
@@ -167,9 +167,9 @@ def _group_name(nodes: Nodes, graph, root: int, group_id: int) -> str:
         prefix = ""
     step = None
     for key in (schema.ITER_NUM, schema.STEP_NUM):
-        found = graph.first_ancestor(root, nodes.present[key])
+        found = graph.first_ancestor(root, nodes.present(key))
         if found is not None:
-            step = int(nodes.cols[key][found])
+            step = int(nodes.stats[key].at(np.array([found]))[0][0])
             break
     return f"{prefix}{group_id if step is None else step}"
 
@@ -186,7 +186,7 @@ def _mark_eager(nodes: Nodes, graph, result: Grouping) -> None:
     if not len(marked):
         return
     eager = types == group_roots.EAGER
-    single_op = eager & nodes.present[schema.IS_FUNC] & (nodes.cols[schema.IS_FUNC] == 0)
+    single_op = eager & nodes.stats[schema.IS_FUNC].mask(where=lambda is_func: is_func == 0)
     reach_single = event_graph.reached_from(graph, single_op, proper=False)[marked] != NO_LABEL
     reach_other = (
         event_graph.reached_from(graph, eager & ~single_op, proper=False)[marked] != NO_LABEL
