@@ -296,6 +296,10 @@ fail:
  * csr(keys, values, n, ptr, out)
  *     a stable counting sort by key in [0, n): ptr[k] .. ptr[k + 1] are the positions
  *     of key k in out, which holds ``values`` in key order (input order within a key).
+ * child_lists(parent_of, extra_parent, extra_child, ptr, out)
+ *     the child adjacency of a graph given as one parent per node (parent_of, -1 for
+ *     none) plus extra (parent, child) edges: ptr as in csr; each node's children are
+ *     the nodes naming it in parent_of (increasing), then its extra children in order.
  * flood_min(child_ptr, child_idx, order, label)
  *     the least fixed point of label[x] = min(label[x], label[parent]): ``order`` lists
  *     the labelled nodes by label, ascending; each floods its unvisited descendants
@@ -395,6 +399,55 @@ fail:
     return NULL;
 }
 
+static PyObject *child_lists(PyObject *self, PyObject *py_args) {
+    PyObject *o_parent, *o_xp, *o_xc, *o_ptr, *o_out;
+    if (!PyArg_ParseTuple(py_args, "OOOOO", &o_parent, &o_xp, &o_xc, &o_ptr, &o_out)) return NULL;
+    Arg a[5];
+    memset(a, 0, sizeof(a));
+    if (as_int64(o_parent, &a[0], 0, -1, "parent_of") < 0 ||
+        as_int64(o_xp, &a[1], 0, -1, "extra_parent") < 0)
+        goto fail;
+    Py_ssize_t n = a[0].view.len / 8, m = a[1].view.len / 8;
+    if (as_int64(o_xc, &a[2], 0, m, "extra_child") < 0 ||
+        as_int64(o_ptr, &a[3], 1, n + 1, "ptr") < 0)
+        goto fail;
+    const int64_t *parent = a[0].view.buf, *xp = a[1].view.buf, *xc = a[2].view.buf;
+    int64_t *ptr = a[3].view.buf;
+    Py_ssize_t edges = m;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (parent[i] < -1 || parent[i] >= n) {
+            PyErr_SetString(PyExc_ValueError, "child_lists: parent out of range");
+            goto fail;
+        }
+        edges += parent[i] >= 0;
+    }
+    for (Py_ssize_t e = 0; e < m; e++) {
+        if (xp[e] < 0 || xp[e] >= n || xc[e] < 0 || xc[e] >= n) {
+            PyErr_SetString(PyExc_ValueError, "child_lists: edge out of range");
+            goto fail;
+        }
+    }
+    if (as_int64(o_out, &a[4], 1, edges, "out") < 0) goto fail;
+    int64_t *out = a[4].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    memset(ptr, 0, (size_t)(n + 1) * sizeof(int64_t));
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (parent[i] >= 0) ptr[parent[i] + 1]++;
+    for (Py_ssize_t e = 0; e < m; e++) ptr[xp[e] + 1]++;
+    for (Py_ssize_t k = 0; k < n; k++) ptr[k + 1] += ptr[k];
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (parent[i] >= 0) out[ptr[parent[i]]++] = i;
+    for (Py_ssize_t e = 0; e < m; e++) out[ptr[xp[e]]++] = xc[e];
+    for (Py_ssize_t k = n; k > 0; k--) ptr[k] = ptr[k - 1];
+    ptr[0] = 0;
+    Py_END_ALLOW_THREADS
+    release(a, 5);
+    Py_RETURN_NONE;
+fail:
+    release(a, 5);
+    return NULL;
+}
+
 static PyObject *flood_min(PyObject *self, PyObject *py_args) {
     PyObject *o_ptr, *o_idx, *o_order, *o_label;
     if (!PyArg_ParseTuple(py_args, "OOOO", &o_ptr, &o_idx, &o_order, &o_label)) return NULL;
@@ -466,6 +519,7 @@ static PyMethodDef methods[] = {
     /* step grouping graph passes */
     {"stack_parents", stack_parents, METH_VARARGS, "Upstream's per-line nesting stack."},
     {"csr", csr, METH_VARARGS, "Stable counting sort of values by key."},
+    {"child_lists", child_lists, METH_VARARGS, "Child adjacency of parent_of plus extra edges."},
     {"flood_min", flood_min, METH_VARARGS, "Least fixed point of min-label propagation."},
     {NULL, NULL, 0, NULL},
 };

@@ -8,6 +8,8 @@ of whole-array gathers for them, the compiled versions one linear pass:
   the fallback finds the same parents with ``passes.previous_enclosing`` on lines
   whose begins never go backwards and replays the stack on the others;
 - ``csr``: a stable counting sort (adjacency lists); the fallback is a stable argsort;
+- ``child_lists``: the child adjacency of one-parent-per-node plus extra edges, without
+  materialising the edge list; the fallback concatenates the edges and uses ``csr``;
 - ``flood_min``: the least fixed point of min-label propagation along child edges;
   compiled, the labelled nodes flood their unvisited descendants in label order
   (each node is visited once); the fallback relaxes the edges out of the nodes that
@@ -20,6 +22,7 @@ Usage::
 
     parent = stack_parents(line, begin, end, skip)      # -1 = no parent
     ptr, child = csr(parent_of_edge, child_of_edge, n)  # children of k: child[ptr[k]:ptr[k+1]]
+    ptr, child = child_lists(parent_of_node, extra_parent, extra_child)
     label = flood_min(ptr, child, label)
 """
 
@@ -106,6 +109,30 @@ def csr(keys, values, n: int, pure_python: Optional[bool] = None) -> tuple:
         raise ValueError("csr: key out of range")
     ptr = np.r_[0, np.cumsum(np.bincount(keys, minlength=n))].astype(np.int64)
     return ptr, values[np.argsort(keys, kind="stable")]
+
+
+def child_lists(parent_of, extra_parent, extra_child, pure_python: Optional[bool] = None):
+    """(ptr, children) of the edges ``parent_of[x] -> x`` (where >= 0) then the extra ones.
+
+    Each node's children: the nodes naming it in ``parent_of`` (increasing), then its
+    extra children in input order.
+    """
+    parent_of = _int64(parent_of)
+    extra_parent, extra_child = _int64(extra_parent), _int64(extra_child)
+    n = len(parent_of)
+    compiled = _compiled(pure_python)
+    if compiled is not None:
+        ptr = np.empty(n + 1, dtype=np.int64)
+        out = np.empty(int(np.count_nonzero(parent_of >= 0)) + len(extra_parent), dtype=np.int64)
+        compiled.child_lists(parent_of, extra_parent, extra_child, ptr, out)
+        return ptr, out
+    if len(parent_of) and (parent_of.min() < -1 or parent_of.max() >= n):
+        raise ValueError("child_lists: parent out of range")
+    child = np.flatnonzero(parent_of >= 0)
+    keys = np.concatenate([parent_of[child], extra_parent])
+    if len(extra_child) and (extra_child.min() < 0 or extra_child.max() >= n):
+        raise ValueError("child_lists: edge out of range")
+    return csr(keys, np.concatenate([child, extra_child]), n, pure_python=True)
 
 
 # --- flood_min -------------------------------------------------------------------------

@@ -73,6 +73,37 @@ def test_csr_rejects_a_key_out_of_range():
             graph_passes.csr(np.array([0, 3]), np.array([1, 2]), 3, pure)
 
 
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 12).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(-1, n - 1), min_size=n, max_size=n),
+            st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=20),
+        )
+    )
+)
+def test_child_lists_agree(case):
+    parent_of, extra = case
+    parent_of = np.array(parent_of, dtype=np.int64)
+    extra_parent = np.array([p for p, _ in extra], dtype=np.int64)
+    extra_child = np.array([c for _, c in extra], dtype=np.int64)
+    results = [
+        graph_passes.child_lists(parent_of, extra_parent, extra_child, pure) for pure in BOTH
+    ]
+    (ptr, out), (ptr_f, out_f) = results
+    assert ptr.tolist() == ptr_f.tolist() and out.tolist() == out_f.tolist()
+    for k in range(len(parent_of)):  # nodes naming k as parent, then k's extra children
+        expected = np.flatnonzero(parent_of == k).tolist() + extra_child[extra_parent == k].tolist()
+        assert out[ptr[k] : ptr[k + 1]].tolist() == expected
+
+
+def test_child_lists_reject_a_parent_out_of_range():
+    for pure in BOTH:
+        with pytest.raises(ValueError):
+            graph_passes.child_lists(np.array([-1, 2]), np.zeros(0), np.zeros(0), pure)
+
+
 def _closure_min(n, edges, label) -> list:
     """min over every node with a path to x (x included) of its label, by brute force."""
     reach = [{x} for x in range(n)]

@@ -22,7 +22,7 @@ relaxes edges out of the nodes that changed, one round per level of depth.
 Usage::
 
     parent = intra_thread_parents(line, begin, end, skip)
-    graph = Graph.from_edges(n, [(parent_idx, child_idx, rank), ...])
+    graph = Graph.build(parent, [(parent_idx, child_idx), ...])  # later ranks
     owner = propagate_min(graph, init)
 """
 
@@ -117,27 +117,36 @@ def _no_edges() -> tuple:
 
 @dataclasses.dataclass
 class Graph:
-    """Parent lists (in upstream order) and child lists as CSR arrays."""
+    """Parent lists (in upstream order) and child lists as arrays.
+
+    A node's parents are its intra-thread parent (``parent_of``, -1 for none), then
+    its other parents (``extra_ptr``/``extra_idx``, CSR, in edge-set rank order);
+    ``child_ptr``/``child_idx`` hold every node's children (CSR).
+    """
 
     n: int
-    parent_ptr: np.ndarray
-    parent_idx: np.ndarray
+    parent_of: np.ndarray
+    extra_ptr: np.ndarray
+    extra_idx: np.ndarray
     child_ptr: np.ndarray
     child_idx: np.ndarray
 
     @classmethod
-    def from_edges(cls, n: int, edge_sets: list) -> Graph:
-        """``edge_sets``: (parents, children) pairs, listed in parent-order rank."""
+    def build(cls, parent_of: np.ndarray, edge_sets: list) -> Graph:
+        """``edge_sets``: further (parents, children) pairs, listed in parent-order rank."""
+        n = len(parent_of)
         parents = np.concatenate([p for p, _ in edge_sets] + [_no_edges()[0]])
         children = np.concatenate([c for _, c in edge_sets] + [_no_edges()[0]])
         # Edge sets arrive in rank order, so a stable sort by child keeps each
         # node's parents in upstream order (context producers in node order).
-        parent_ptr, parent_idx = graph_passes.csr(children, parents, n)
-        child_ptr, child_idx = graph_passes.csr(parents, children, n)
-        return cls(n, parent_ptr, parent_idx, child_ptr, child_idx)
+        extra_ptr, extra_idx = graph_passes.csr(children, parents, n)
+        child_ptr, child_idx = graph_passes.child_lists(parent_of, parents, children)
+        return cls(n, parent_of, extra_ptr, extra_idx, child_ptr, child_idx)
 
-    def parents_of(self, node: int) -> np.ndarray:
-        return self.parent_idx[self.parent_ptr[node] : self.parent_ptr[node + 1]]
+    def parents_of(self, node: int) -> list:
+        first = int(self.parent_of[node])
+        extra = self.extra_idx[self.extra_ptr[node] : self.extra_ptr[node + 1]].tolist()
+        return [first, *extra] if first >= 0 else extra
 
     def edges_from(self, nodes: np.ndarray) -> tuple:
         """(source, child) for every child edge out of ``nodes``."""
@@ -150,13 +159,13 @@ class Graph:
 
     def first_ancestor(self, node: int, matches: np.ndarray, include_self: bool = True):
         """Upstream's breadth-first search over parents; the first match or None."""
-        queue = deque([node] if include_self else self.parents_of(node).tolist())
+        queue = deque([node] if include_self else self.parents_of(node))
         seen = {node, *queue}
         while queue:
             current = queue.popleft()
             if matches[current]:
                 return current
-            for parent in self.parents_of(current).tolist():
+            for parent in self.parents_of(current):
                 if parent not in seen:
                     seen.add(parent)
                     queue.append(parent)

@@ -8,7 +8,8 @@ pick the roots. See ``grouping`` for how groups are made from them.
 Usage::
 
     nodes = Nodes.of(space)
-    graph = event_graph.Graph.from_edges(nodes.n, edges(nodes))
+    parent, edge_sets = edges(nodes)
+    graph = event_graph.Graph.build(parent, edge_sets)
 """
 
 from __future__ import annotations
@@ -207,17 +208,16 @@ def _node_types(plane) -> np.ndarray:
 
 
 # --- edges -----------------------------------------------------------------------------
-def edges(nodes: Nodes) -> list:
-    """Edge sets in upstream parent order: intra-thread, inter-thread, contexts."""
+def edges(nodes: Nodes) -> tuple:
+    """(intra-thread parent per node, [inter-thread edges, context edges]): upstream order."""
     is_async = nodes.stats[schema.IS_ASYNC].mask(where=lambda value: value != 0)
     parent = event_graph.intra_thread_parents(nodes.line, nodes.begin, nodes.end, is_async)
-    child = np.flatnonzero(parent >= 0)
     inter = [
         _link(nodes, EXECUTOR, ITERATOR_GET_NEXT, (schema.STEP_ID, schema.ITER_NUM)),
         _link(nodes, KERNEL_LAUNCH, KERNEL_EXECUTE, (schema.CORRELATION_ID,)),
     ]
     inter_edges = tuple(np.concatenate(side) for side in zip(*inter))
-    return [(parent[child], child), inter_edges, _contexts(nodes)]
+    return parent, [inter_edges, _contexts(nodes)]
 
 
 def _link(nodes: Nodes, parent_type: int, child_type: int, keys: tuple) -> tuple:

@@ -73,10 +73,10 @@ def group_events(space: Space) -> Grouping:
     nodes = Nodes.of(space)
     if nodes.n == 0 or has_loop_ops(space):
         return result
-    edge_sets = group_roots.edges(nodes)
+    parent, edge_sets = group_roots.edges(nodes)
     tf_data_ids = nodes.tf_data_step_ids()
     loop_roots, loop_edges = group_roots.loop_roots(nodes, tf_data_ids)
-    graph = event_graph.Graph.from_edges(nodes.n, edge_sets + [loop_edges])
+    graph = event_graph.Graph.build(parent, edge_sets + [loop_edges])
     group = _create_groups(nodes, graph, loop_roots, tf_data_ids, result)
     _mark_eager(nodes, graph, result)
     for p in range(len(space.planes)):
