@@ -157,6 +157,17 @@ class Graph:
         counts = np.diff(self.child_ptr)
         return np.repeat(np.arange(self.n, dtype=np.int64), counts), self.child_idx
 
+    def first_ancestors(self, nodes: np.ndarray, matches: np.ndarray) -> np.ndarray:
+        """``first_ancestor`` of each node (itself included), -1 for none."""
+        found = np.where(matches[nodes], nodes, -1)
+        has_parent = (self.parent_of[nodes] >= 0) | (
+            self.extra_ptr[nodes + 1] > self.extra_ptr[nodes]
+        )
+        for k in np.flatnonzero((found < 0) & has_parent).tolist():  # searched one by one
+            hit = self.first_ancestor(int(nodes[k]), matches)
+            found[k] = -1 if hit is None else hit
+        return found
+
     def first_ancestor(self, node: int, matches: np.ndarray, include_self: bool = True):
         """Upstream's breadth-first search over parents; the first match or None."""
         queue = deque([node] if include_self else self.parents_of(node))

@@ -140,10 +140,17 @@ class Nodes:
         plane, row = self.locate(node)
         return self.planes[plane].events[schema.GRAPH_TYPE].iat[row]
 
-    def name(self, node: int) -> str:
-        plane, row = self.locate(node)
-        codes, categories = self._names(plane)
-        return str(categories[codes[row]])
+    def names(self, nodes: np.ndarray) -> list:
+        """Event names of ``nodes`` (increasing order not needed)."""
+        plane_of = np.searchsorted(self.offsets, nodes, side="right") - 1
+        out = [""] * len(nodes)
+        for plane in np.unique(plane_of).tolist():
+            codes, categories = self._names(plane)
+            mine = np.flatnonzero(plane_of == plane)
+            rows = nodes[mine] - self.offsets[plane]
+            for k, code in zip(mine.tolist(), codes[rows].tolist()):
+                out[k] = str(categories[code])
+        return out
 
     def _names(self, plane: int) -> tuple:
         """(codes, categories) of a plane's event names, read once (names are per group)."""

@@ -103,12 +103,12 @@ def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Groupin
     group_of_rank[ranks] = np.arange(len(grouped))
     group = np.where(owner == NO_LABEL, -1, group_of_rank[np.minimum(owner, len(roots))])
     _record_relations(graph, group, grouped, result)
-    for group_id, root in enumerate(grouped.tolist()):
-        name = _group_name(nodes, graph, root, group_id)
-        if nodes.types[root] not in (group_roots.IMPLICIT_ROOT, group_roots.EXECUTOR):
-            plane, row = nodes.locate(root)
-            result.step_names[plane][row] = name
-        result.group_names[group_id] = name
+    names, named = _group_names(nodes, graph, grouped)
+    result.group_names.update(enumerate(names))
+    plane_of = np.searchsorted(nodes.offsets, grouped, side="right") - 1
+    for k in np.flatnonzero(named).tolist():
+        plane = int(plane_of[k])
+        result.step_names[plane][int(grouped[k] - nodes.offsets[plane])] = names[k]
     return group
 
 
@@ -157,21 +157,31 @@ def _record_relations(graph, group: np.ndarray, grouped: np.ndarray, result: Gro
         result.group_parents.setdefault(inner_id, set()).add(outer_id)
 
 
-def _group_name(nodes: Nodes, graph, root: int, group_id: int) -> str:
-    found = graph.first_ancestor(root, nodes.graph_type_present)
-    if found is not None:
-        prefix = f"{nodes.graph_type(found)} "
-    elif nodes.types[root] not in (group_roots.IMPLICIT_ROOT, group_roots.EXECUTOR):
-        prefix = f"{nodes.name(root)} "
-    else:
-        prefix = ""
-    step = None
+def _group_names(nodes: Nodes, graph, grouped: np.ndarray) -> tuple:
+    """(name per group, whether its root is user-annotated); group id = position.
+
+    A name is the first ``graph_type`` found breadth first over the root's ancestors
+    (else the annotated root's own name), then the first ``iter_num``, else the first
+    ``step_num``, else the group id.
+    """
+    named = ~np.isin(nodes.types[grouped], (group_roots.IMPLICIT_ROOT, group_roots.EXECUTOR))
+    with_type = graph.first_ancestors(grouped, nodes.graph_type_present)
+    own_names = dict(zip(np.flatnonzero(named).tolist(), nodes.names(grouped[named])))
+    step = np.arange(len(grouped), dtype=np.int64)
+    todo = np.ones(len(grouped), dtype=bool)
     for key in (schema.ITER_NUM, schema.STEP_NUM):
-        found = graph.first_ancestor(root, nodes.present(key))
-        if found is not None:
-            step = int(nodes.stats[key].at(np.array([found]))[0][0])
-            break
-    return f"{prefix}{group_id if step is None else step}"
+        found = graph.first_ancestors(grouped[todo], nodes.present(key))
+        hit = np.flatnonzero(todo)[found >= 0]
+        step[hit] = nodes.stats[key].at(found[found >= 0])[0]
+        todo[hit] = False
+    names = []
+    for k, (typed, number) in enumerate(zip(with_type.tolist(), step.tolist())):
+        if typed >= 0:
+            prefix = f"{nodes.graph_type(typed)} "
+        else:
+            prefix = f"{own_names[k]} " if k in own_names else ""
+        names.append(f"{prefix}{number}")
+    return names, named
 
 
 def _mark_eager(nodes: Nodes, graph, result: Grouping) -> None:
