@@ -63,7 +63,7 @@ def group_events(space: Space) -> Grouping:
     """Assigns step groups to the events of a space (see module docstring)."""
     empty = np.zeros(0, dtype=np.int64)
     result = Grouping(
-        group_ids=[np.full(len(p.events), -1, dtype=np.int64) for p in space.planes],
+        group_ids=[],
         step_names=[{} for _ in space.planes],
         is_eager=[(empty, empty) for _ in space.planes],
         group_names={},
@@ -72,6 +72,7 @@ def group_events(space: Space) -> Grouping:
     )
     nodes = Nodes.of(space)
     if nodes.n == 0 or has_loop_ops(space):
+        result.group_ids = [np.full(len(p.events), -1, dtype=np.int64) for p in space.planes]
         return result
     parent, edge_sets = group_roots.edges(nodes)
     tf_data_ids = nodes.tf_data_step_ids()
@@ -79,8 +80,9 @@ def group_events(space: Space) -> Grouping:
     graph = event_graph.Graph.build(parent, edge_sets + [loop_edges])
     group = _create_groups(nodes, graph, loop_roots, tf_data_ids, result)
     _mark_eager(nodes, graph, result)
-    for p in range(len(space.planes)):
-        result.group_ids[p] = group[nodes.offsets[p] : nodes.offsets[p + 1]]
+    result.group_ids = [
+        group[nodes.offsets[p] : nodes.offsets[p + 1]] for p in range(len(space.planes))
+    ]
     return result
 
 
