@@ -34,8 +34,7 @@ import pandas as pd
 
 from ...xspace import schema
 from ...xspace.model import Plane
-from .. import passes
-from . import trace_flows
+from . import depths, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
 
 _NO_BREAK = np.iinfo(np.int64).max
@@ -104,7 +103,7 @@ def build_index(shown: list) -> TraceIndex:
     row = _row_of(cols["pid"], cols["tid"], row_keys)
     order = _time_order(row, cols["begin"], cols["end"])
     row, begin, end = row[order], cols["begin"][order], cols["end"][order]
-    depth, relaid = _depths(row, begin, end, len(row_keys))
+    depth, relaid = depths.row_depths(row, begin, end, len(row_keys))
     by_depth = np.lexsort((depth, row))  # stable: keeps begin order inside a segment
     order = order[by_depth]
     row, depth, begin, end = row[by_depth], depth[by_depth], begin[by_depth], end[by_depth]
@@ -255,45 +254,6 @@ def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarr
     if ordered.all():
         return order
     return np.lexsort((begin - end, begin, row))
-
-
-def _depths(row: np.ndarray, begin: np.ndarray, end: np.ndarray, num_rows: int) -> tuple:
-    depth = np.zeros(len(row), dtype=np.int64)
-    bounds = np.searchsorted(row, np.arange(num_rows + 1))
-    relaid = 0
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        if hi - lo < 2:
-            continue
-        d = _nesting_depth(begin[lo:hi], end[lo:hi])
-        if not _levels_disjoint(d, begin[lo:hi], end[lo:hi]):
-            d = passes.first_free_levels(begin[lo:hi], end[lo:hi])
-            relaid += 1
-        depth[lo:hi] = d
-    return depth, relaid
-
-
-def _nesting_depth(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Events open at each begin: i − #{earlier events ended by then} (sorted by begin)."""
-    n = len(begin)
-    ended = np.searchsorted(np.sort(end), begin, side="right")
-    # Instants at the same begin that sort after i are counted in ``ended`` but are
-    # not earlier events; they sit at the end of their tie group (longest first).
-    tie_start = np.flatnonzero(np.r_[True, begin[1:] != begin[:-1]])
-    tie_end = np.r_[tie_start[1:], n]
-    group = np.repeat(np.arange(len(tie_start)), tie_end - tie_start)
-    zero = (end == begin).astype(np.int64)
-    zeros_in_group = np.add.reduceat(zero, tie_start)
-    later_zeros = np.minimum(zeros_in_group[group], tie_end[group] - np.arange(n))
-    return np.arange(n) - (ended - later_zeros)
-
-
-def _levels_disjoint(depth: np.ndarray, begin: np.ndarray, end: np.ndarray) -> bool:
-    if depth.min() < 0:
-        return False
-    order = np.argsort(depth, kind="stable")
-    d, b, e = depth[order], begin[order], end[order]
-    same = d[1:] == d[:-1]
-    return bool(np.all(b[1:][same] >= e[:-1][same]))
 
 
 def _segments(row: np.ndarray, depth: np.ndarray) -> tuple:
