@@ -100,7 +100,8 @@ def build_index(shown: list) -> TraceIndex:
     threads = sorted({t for p in parts for t in p["threads"]})
     shown_pids = {pid for pid, _, _ in threads}  # planes without events are not shown
     row_keys = np.array([(pid, tid) for pid, tid, _ in threads], dtype=np.int64).reshape(-1, 2)
-    row = _row_of(cols["pid"], cols["tid"], row_keys)
+    # Row of each event through its line (one lookup per line, not per event).
+    row = _concat([_row_of(p["pid"], p["line_tid"], row_keys)[p["line"]] for p in parts], "row")
     order = _time_order(row, cols["begin"], cols["end"])
     row, begin, end = row[order], cols["begin"][order], cols["end"][order]
     depth, relaid = depths.row_depths(row, begin, end, len(row_keys))
@@ -138,12 +139,14 @@ def build_index(shown: list) -> TraceIndex:
     return index
 
 
-_COLUMNS = ("pid", "tid", "begin", "end", "name", "group", "plane", "event")
+_COLUMNS = ("begin", "end", "name", "group", "plane", "event")
 _DTYPES = {"name": np.int32, "plane": np.int16}
 
 
 def _concat(arrays: list, key: str) -> np.ndarray:
     dtype = _DTYPES.get(key, np.int64)
+    if len(arrays) == 1:  # one shown plane: no copy
+        return arrays[0].astype(dtype, copy=False)
     return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype)
 
 
@@ -162,8 +165,9 @@ def _plane_columns(plane_no: int, tp: TracePlane) -> dict:
     begin = ev["begin_ps"].to_numpy()[rows]
     group = ev[schema.GROUP_ID] if schema.GROUP_ID in ev else None
     return {
-        "pid": np.full(len(rows), tp.pid, dtype=np.int64),
-        "tid": tids[line_no[rows]],
+        "pid": tp.pid,
+        "line_tid": tids,
+        "line": line_no[rows],
         "begin": begin,
         "end": begin + ev["duration_ps"].to_numpy()[rows],
         "labels": labels,
@@ -182,6 +186,9 @@ def _threads(pid: int, tids: np.ndarray, labels: np.ndarray) -> set:
 def _group_ids(group: Optional[pd.Series], rows: np.ndarray) -> np.ndarray:
     if group is None:
         return np.full(len(rows), -1, dtype=np.int64)
+    if str(group.dtype) == "Int64":  # the preprocessed column: no float round trip
+        values = group.to_numpy(dtype=np.int64, na_value=-1)
+        return values if len(rows) == len(values) else values[rows]
     values = group.to_numpy(dtype=np.float64, na_value=np.nan)[rows]
     return np.where(np.isnan(values), -1, values).astype(np.int64)
 
@@ -214,6 +221,12 @@ def _metadata_rows(ids: np.ndarray, order: np.ndarray, event_mid: np.ndarray) ->
     """Row of each event's metadata in ``ids``; ``len(ids)`` where no metadata has the id."""
     if not len(ids):
         return np.zeros(len(event_mid), dtype=np.int64)
+    if 0 <= ids.min() and ids.max() < 4 * len(ids) + 4096:  # dense ids: one table lookup
+        unique, first = np.unique(ids, return_index=True)  # duplicates: the first row
+        table = np.full(int(ids.max()) + 2, len(ids), dtype=np.int64)
+        table[unique] = first
+        mid = np.asarray(event_mid).astype(np.int64, copy=False)
+        return table[np.clip(mid, -1, len(table) - 1)]  # negative, past the end: no row
     sorted_ids = ids[order]
     pos = np.minimum(np.searchsorted(sorted_ids, event_mid), len(ids) - 1)
     return np.where(sorted_ids[pos] == event_mid, order[pos], len(ids))
@@ -231,11 +244,11 @@ def _intern(parts: list) -> tuple:
     return [str(s) for s in uniques], parts
 
 
-def _row_of(pid: np.ndarray, tid: np.ndarray, row_keys: np.ndarray) -> np.ndarray:
-    """Row number of each event, rows being sorted (pid, tid) pairs."""
+def _row_of(pid: int, tid: np.ndarray, row_keys: np.ndarray) -> np.ndarray:
+    """Row number of each tid of one pid, rows being sorted (pid, tid) pairs."""
     # tids are taken mod 2**32 and pids are small, so one int64 orders pairs the same way.
     keys = (row_keys[:, 0] << 32) | row_keys[:, 1]
-    return np.searchsorted(keys, (pid << 32) | tid)
+    return np.searchsorted(keys, (np.int64(pid) << 32) | tid)
 
 
 def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
