@@ -136,10 +136,16 @@ def child_lists(parent_of, extra_parent, extra_child, pure_python: Optional[bool
 
 
 # --- flood_min -------------------------------------------------------------------------
-def flood_min(child_ptr, child_idx, label, pure_python: Optional[bool] = None) -> np.ndarray:
-    """Least fixed point of ``label[x] = min(label[x], label[parent])`` over child edges."""
+def flood_min(
+    child_ptr, child_idx, label, pure_python: Optional[bool] = None, in_place: bool = False
+) -> np.ndarray:
+    """Least fixed point of ``label[x] = min(label[x], label[parent])`` over child edges.
+
+    ``in_place``: ``label`` (int64, contiguous) is overwritten instead of copied.
+    """
     child_ptr, child_idx = _int64(child_ptr), _int64(child_idx)
-    label = np.array(label, dtype=np.int64)  # a copy: the input is not touched
+    if not (in_place and label.dtype == np.int64 and label.flags.c_contiguous):
+        label = np.array(label, dtype=np.int64)  # a copy: the input is not touched
     compiled = _compiled(pure_python)
     if compiled is not None:
         labelled = np.flatnonzero(label != NO_LABEL)

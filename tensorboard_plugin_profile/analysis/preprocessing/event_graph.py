@@ -183,9 +183,9 @@ class Graph:
         return None
 
 
-def propagate_min(graph: Graph, label: np.ndarray) -> np.ndarray:
+def propagate_min(graph: Graph, label: np.ndarray, in_place: bool = False) -> np.ndarray:
     """Least fixed point of ``label[x] = min(label[x], label[parent])`` over child edges."""
-    return graph_passes.flood_min(graph.child_ptr, graph.child_idx, label)
+    return graph_passes.flood_min(graph.child_ptr, graph.child_idx, label, in_place=in_place)
 
 
 def reached_from(graph: Graph, sources: np.ndarray, proper: bool) -> np.ndarray:
@@ -198,7 +198,7 @@ def reached_from(graph: Graph, sources: np.ndarray, proper: bool) -> np.ndarray:
     nodes = np.flatnonzero(sources)
     if not proper:
         label[nodes] = nodes
-        return propagate_min(graph, label)
+        return propagate_min(graph, label, in_place=True)
     source, child = graph.edges_from(nodes)
     np.minimum.at(label, child, source)
-    return propagate_min(graph, label)
+    return propagate_min(graph, label, in_place=True)

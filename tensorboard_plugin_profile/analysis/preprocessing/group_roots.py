@@ -116,8 +116,8 @@ class Nodes:
         end = begin + cat(lambda p: p.events["duration_ps"].to_numpy(), np.int64)
         bases = np.cumsum([0] + [len(p.lines) + 1 for p in planes])
         line = cat(lambda p: p.events["line"].to_numpy(), np.int64)
-        if len(planes) > 1:  # (a new array: the plane's own column is never written)
-            line = line + np.repeat(bases[:-1], np.diff(offsets))
+        if sum(len(p.events) > 0 for p in planes) > 1:  # lines of two planes must differ
+            line = line + np.repeat(bases[:-1], np.diff(offsets))  # (never the plane's own)
         stats = {key: _stat(planes, offsets, key) for key in _COLUMNS}
         types = cat(_node_types, np.int8)
         level = stats[schema.ROOT_LEVEL]

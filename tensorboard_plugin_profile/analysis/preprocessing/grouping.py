@@ -89,21 +89,22 @@ def group_events(space: Space) -> Grouping:
 def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Grouping) -> np.ndarray:
     is_loop = len(loop_roots) > 0
     roots = loop_roots if is_loop else group_roots.sorted_roots(nodes, tf_data_ids)
-    rank = np.full(nodes.n, NO_LABEL, dtype=np.int64)
     if is_loop:
-        rank[roots] = np.arange(len(roots))
-        flooding = roots
+        flooding, flood_rank = roots, np.arange(len(roots))
     else:
         # A root whose ancestors include a root of its level never floods.
         flooding = roots[~_has_same_level_ancestor(nodes, graph, roots)]
-        rank[flooding] = np.flatnonzero(np.isin(roots, flooding))
-    owner = event_graph.propagate_min(graph, rank)
+        flood_rank = np.flatnonzero(np.isin(roots, flooding))
+    owner = np.full(nodes.n, NO_LABEL, dtype=np.int64)
+    owner[flooding] = flood_rank
+    owner = event_graph.propagate_min(graph, owner, in_place=True)
     # Loop roots all get an id; sorted roots only when nobody earlier took them.
-    grouped = roots if is_loop else flooding[owner[flooding] == rank[flooding]]
+    kept = np.ones(len(flooding), bool) if is_loop else owner[flooding] == flood_rank
+    grouped, ranks = flooding[kept], flood_rank[kept]
     group_of_rank = np.full(len(roots) + 1, -1, dtype=np.int64)
-    ranks = np.arange(len(roots)) if is_loop else rank[grouped]
     group_of_rank[ranks] = np.arange(len(grouped))
-    group = np.where(owner == NO_LABEL, -1, group_of_rank[np.minimum(owner, len(roots))])
+    # Unowned nodes (NO_LABEL) land on the last slot, -1.
+    group = group_of_rank[np.minimum(owner, len(roots), out=owner)]
     _record_relations(graph, group, grouped, result)
     names, named = _group_names(nodes, graph, grouped)
     result.group_names.update(enumerate(names))
