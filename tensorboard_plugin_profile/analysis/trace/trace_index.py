@@ -8,10 +8,10 @@ both ``begin_ps`` and ``end_ps`` are sorted there and two ``searchsorted`` calls
 exactly the events overlapping a window (an event that started long before the window
 and still runs is found too: its end is what is searched).
 
-Depth of an event = how many earlier events of its row are still open at its begin,
-counted with sorted ends (no stack loop). For well-nested rows that is the stack depth
-and same-depth events are disjoint; a row where they are not (events overlapping without
-nesting) is re-laid by a first-free-level pass, the only per-event loop, run only there.
+Depth of an event = how many earlier events of its row are still open at its begin
+(``depths.row_depths``: one compiled pass, or sorted ends without the extension). For
+well-nested rows that is the stack depth and same-depth events are disjoint; a row where
+they are not (events overlapping without nesting) is re-laid by first-free levels.
 
 ``break_key`` serves merging (see ``trace_window``): at pixel size p, a run of narrow
 events is cut before position i iff ``break_key[i] >= p``. ``levels`` keep, for pixel
