@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tensorboard_plugin_profile.analysis import passes
-from tensorboard_plugin_profile.analysis.trace import depths
+from tensorboard_plugin_profile.analysis.trace import depths, trace_index
 
 needs_compiled = pytest.mark.skipif(
     not passes.compiled_available(), reason="built without a C compiler"
@@ -75,3 +75,14 @@ def test_ends_before_begins_take_the_fallback():
     for pure in (False, True):
         depth, relaid = depths.row_depths(row, begin, end, 1, pure_python=pure)
         assert depth.tolist() == depths._depths_numpy(np.array([0, 3]), begin, end)[0].tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6))))
+def test_segment_order_is_the_stable_lexsort(cells):
+    # Rows sorted (some empty), depths in any order inside a row.
+    cells = sorted(cells, key=lambda c: c[0])
+    row = np.array([r for r, _ in cells], dtype=np.int64)
+    depth = np.array([d for _, d in cells], dtype=np.int64)
+    expected = np.lexsort((depth, row)).tolist()
+    assert trace_index._by_depth(row, depth, 6).tolist() == expected

@@ -34,6 +34,7 @@ import pandas as pd
 
 from ...xspace import schema
 from ...xspace.model import Plane
+from .. import graph_passes
 from . import depths, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
 
@@ -105,7 +106,7 @@ def build_index(shown: list) -> TraceIndex:
     order = _time_order(row, cols["begin"], cols["end"])
     row, begin, end = row[order], cols["begin"][order], cols["end"][order]
     depth, relaid = depths.row_depths(row, begin, end, len(row_keys))
-    by_depth = np.lexsort((depth, row))  # stable: keeps begin order inside a segment
+    by_depth = _by_depth(row, depth, len(row_keys))  # stable: begin order inside a segment
     order = order[by_depth]
     row, depth, begin, end = row[by_depth], depth[by_depth], begin[by_depth], end[by_depth]
     seg_row, seg_depth, bounds = _segments(row, depth)
@@ -269,6 +270,20 @@ def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarr
     return np.lexsort((begin - end, begin, row))
 
 
+def _by_depth(row: np.ndarray, depth: np.ndarray, num_rows: int) -> np.ndarray:
+    """The stable order by (row, depth) of positions sorted by row: a counting sort on
+    one dense key per (row, depth), which ``np.lexsort((depth, row))`` equals."""
+    if not len(row) or depth.min() < 0:
+        return np.lexsort((depth, row))
+    bounds = np.searchsorted(row, np.arange(num_rows + 1))
+    starts = bounds[:-1][bounds[:-1] < bounds[1:]]
+    top = np.zeros(num_rows, dtype=np.int64)
+    top[row[starts]] = np.maximum.reduceat(depth, starts)
+    base = np.r_[0, np.cumsum(top + 1)]
+    key = base[row] + depth
+    return graph_passes.csr(key, np.arange(len(row), dtype=np.int64), int(base[-1]))[1]
+
+
 def _segments(row: np.ndarray, depth: np.ndarray) -> tuple:
     starts = np.flatnonzero(np.r_[True, (row[1:] != row[:-1]) | (depth[1:] != depth[:-1])])
     if not len(row):
@@ -294,8 +309,10 @@ def _levels(key: np.ndarray, begin: np.ndarray, end: np.ndarray) -> list:
         return []
     span = int(end.max() - begin.min())
     out = []
+    cuts = None
     for pixel in pixel_sizes(max(span, 1) * LEVEL_FACTOR):
-        cuts = np.flatnonzero(key >= pixel)
+        # Sizes grow, so each level's cuts are a subset of the previous level's.
+        cuts = np.flatnonzero(key >= pixel) if cuts is None else cuts[key[cuts] >= pixel]
         if 2 * len(cuts) <= len(key):
             out.append((pixel, cuts.astype(np.int32 if len(key) < 2**31 else np.int64)))
     return out
