@@ -360,6 +360,25 @@ fail:
     return NULL;
 }
 
+/* Stable counting sort into n buckets: first the edges parent[i] -> i (parent may be
+ * NULL; -1 = none), then keys[e] -> values[e]. ptr[k] doubles as the next free slot of
+ * bucket k while filling, then is shifted back. */
+static void counting_sort(const int64_t *parent, Py_ssize_t n, const int64_t *keys,
+                          const int64_t *values, Py_ssize_t m, int64_t *ptr, int64_t *out) {
+    memset(ptr, 0, (size_t)(n + 1) * sizeof(int64_t));
+    if (parent)
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (parent[i] >= 0) ptr[parent[i] + 1]++;
+    for (Py_ssize_t e = 0; e < m; e++) ptr[keys[e] + 1]++;
+    for (Py_ssize_t k = 0; k < n; k++) ptr[k + 1] += ptr[k];
+    if (parent)
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (parent[i] >= 0) out[ptr[parent[i]]++] = i;
+    for (Py_ssize_t e = 0; e < m; e++) out[ptr[keys[e]]++] = values[e];
+    for (Py_ssize_t k = n; k > 0; k--) ptr[k] = ptr[k - 1];
+    ptr[0] = 0;
+}
+
 static PyObject *csr(PyObject *self, PyObject *py_args) {
     PyObject *o_keys, *o_values, *o_ptr, *o_out;
     Py_ssize_t n;
@@ -384,13 +403,7 @@ static PyObject *csr(PyObject *self, PyObject *py_args) {
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    memset(ptr, 0, (size_t)(n + 1) * sizeof(int64_t));
-    for (Py_ssize_t i = 0; i < m; i++) ptr[keys[i] + 1]++;
-    for (Py_ssize_t k = 0; k < n; k++) ptr[k + 1] += ptr[k];
-    /* ptr[k] doubles as the next free slot of key k, then is shifted back. */
-    for (Py_ssize_t i = 0; i < m; i++) out[ptr[keys[i]]++] = values[i];
-    for (Py_ssize_t k = n; k > 0; k--) ptr[k] = ptr[k - 1];
-    ptr[0] = 0;
+    counting_sort(NULL, n, keys, values, m, ptr, out);
     Py_END_ALLOW_THREADS
     release(a, 4);
     Py_RETURN_NONE;
@@ -430,16 +443,7 @@ static PyObject *child_lists(PyObject *self, PyObject *py_args) {
     if (as_int64(o_out, &a[4], 1, edges, "out") < 0) goto fail;
     int64_t *out = a[4].view.buf;
     Py_BEGIN_ALLOW_THREADS
-    memset(ptr, 0, (size_t)(n + 1) * sizeof(int64_t));
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (parent[i] >= 0) ptr[parent[i] + 1]++;
-    for (Py_ssize_t e = 0; e < m; e++) ptr[xp[e] + 1]++;
-    for (Py_ssize_t k = 0; k < n; k++) ptr[k + 1] += ptr[k];
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (parent[i] >= 0) out[ptr[parent[i]]++] = i;
-    for (Py_ssize_t e = 0; e < m; e++) out[ptr[xp[e]]++] = xc[e];
-    for (Py_ssize_t k = n; k > 0; k--) ptr[k] = ptr[k - 1];
-    ptr[0] = 0;
+    counting_sort(parent, n, xp, xc, m, ptr, out);
     Py_END_ALLOW_THREADS
     release(a, 5);
     Py_RETURN_NONE;
