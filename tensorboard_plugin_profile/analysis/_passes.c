@@ -300,6 +300,10 @@ fail:
  *     the child adjacency of a graph given as one parent per node (parent_of, -1 for
  *     none) plus extra (parent, child) edges: ptr as in csr; each node's children are
  *     the nodes naming it in parent_of (increasing), then its extra children in order.
+ * group_crossings(child_ptr, child_idx, group, outer, inner)
+ *     every edge whose ends are in two different groups (group >= 0): (group of the
+ *     parent, group of the child) written to outer / inner (room for every edge), a pair
+ *     equal to the one just written skipped. Returns the number written.
  * flood_min(child_ptr, child_idx, order, label)
  *     the least fixed point of label[x] = min(label[x], label[parent]): ``order`` lists
  *     the labelled nodes by label, ascending; each floods its unvisited descendants
@@ -447,6 +451,52 @@ static PyObject *child_lists(PyObject *self, PyObject *py_args) {
     Py_END_ALLOW_THREADS
     release(a, 5);
     Py_RETURN_NONE;
+fail:
+    release(a, 5);
+    return NULL;
+}
+
+static PyObject *group_crossings(PyObject *self, PyObject *py_args) {
+    PyObject *o_ptr, *o_idx, *o_group, *o_outer, *o_inner;
+    if (!PyArg_ParseTuple(py_args, "OOOOO", &o_ptr, &o_idx, &o_group, &o_outer, &o_inner))
+        return NULL;
+    Arg a[5];
+    memset(a, 0, sizeof(a));
+    if (as_int64(o_group, &a[2], 0, -1, "group") < 0) goto fail;
+    Py_ssize_t n = a[2].view.len / 8;
+    if (as_int64(o_ptr, &a[0], 0, n + 1, "child_ptr") < 0 ||
+        as_int64(o_idx, &a[1], 0, -1, "child_idx") < 0)
+        goto fail;
+    Py_ssize_t num_edges = a[1].view.len / 8;
+    if (as_int64(o_outer, &a[3], 1, num_edges, "outer") < 0 ||
+        as_int64(o_inner, &a[4], 1, num_edges, "inner") < 0)
+        goto fail;
+    const int64_t *ptr = a[0].view.buf, *idx = a[1].view.buf, *group = a[2].view.buf;
+    int64_t *outer = a[3].view.buf, *inner = a[4].view.buf;
+    int bad = ptr[0] != 0 || ptr[n] != num_edges;
+    for (Py_ssize_t k = 0; k < n && !bad; k++) bad = ptr[k + 1] < ptr[k];
+    for (Py_ssize_t e = 0; e < num_edges && !bad; e++) bad = idx[e] < 0 || idx[e] >= n;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "group_crossings: malformed graph");
+        goto fail;
+    }
+    Py_ssize_t count = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t x = 0; x < n; x++) {
+        int64_t g = group[x];
+        if (g < 0) continue;
+        for (int64_t e = ptr[x]; e < ptr[x + 1]; e++) {
+            int64_t h = group[idx[e]];
+            if (h < 0 || h == g) continue;
+            if (count > 0 && outer[count - 1] == g && inner[count - 1] == h) continue;
+            outer[count] = g;
+            inner[count] = h;
+            count++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    release(a, 5);
+    return PyLong_FromSsize_t(count);
 fail:
     release(a, 5);
     return NULL;
@@ -652,6 +702,7 @@ static PyMethodDef methods[] = {
     {"stack_parents", stack_parents, METH_VARARGS, "Upstream's per-line nesting stack."},
     {"csr", csr, METH_VARARGS, "Stable counting sort of values by key."},
     {"child_lists", child_lists, METH_VARARGS, "Child adjacency of parent_of plus extra edges."},
+    {"group_crossings", group_crossings, METH_VARARGS, "Edges between two different groups."},
     {"flood_min", flood_min, METH_VARARGS, "Least fixed point of min-label propagation."},
     /* trace index depths */
     {"row_depths", row_depths, METH_VARARGS, "Nesting depth per event of begin-sorted rows."},

@@ -23,6 +23,11 @@ def child_lists(
 ) -> None:
     """Child adjacency of one parent per node plus extra edges, into ``ptr`` / ``out``."""
 
+def group_crossings(
+    child_ptr: object, child_idx: object, group: object, outer: object, inner: object, /
+) -> int:
+    """(group, group) of edges between two groups into outer / inner; returns how many."""
+
 def flood_min(child_ptr: object, child_idx: object, order: object, label: object, /) -> None:
     """Least fixed point of min-label propagation, ``label`` updated in place."""
 

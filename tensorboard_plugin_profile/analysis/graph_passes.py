@@ -10,6 +10,8 @@ of whole-array gathers for them, the compiled versions one linear pass:
 - ``csr``: a stable counting sort (adjacency lists); the fallback is a stable argsort;
 - ``child_lists``: the child adjacency of one-parent-per-node plus extra edges, without
   materialising the edge list; the fallback concatenates the edges and uses ``csr``;
+- ``group_crossings``: the (group, group) pairs of edges between two groups; the
+  fallback gathers both ends of every edge;
 - ``flood_min``: the least fixed point of min-label propagation along child edges;
   compiled, the labelled nodes flood their unvisited descendants in label order
   (each node is visited once); the fallback relaxes the edges out of the nodes that
@@ -163,6 +165,25 @@ def flood_min(
         np.minimum.at(label, child, offered)
         frontier = _distinct(child, len(label))
     return label
+
+
+def group_crossings(child_ptr, child_idx, group, pure_python: Optional[bool] = None) -> tuple:
+    """(outer, inner) groups of every edge from a node of one group to another's node.
+
+    Pairs may repeat (only their set is meant); nodes with group < 0 take no part.
+    """
+    child_ptr, child_idx, group = _int64(child_ptr), _int64(child_idx), _int64(group)
+    compiled = _compiled(pure_python)
+    if compiled is not None:
+        # Room for every edge: pages no pair is written to are never touched.
+        outer = np.empty(len(child_idx), dtype=np.int64)
+        inner = np.empty(len(child_idx), dtype=np.int64)
+        count = compiled.group_crossings(child_ptr, child_idx, group, outer, inner)
+        return outer[:count].copy(), inner[:count].copy()
+    outer = np.repeat(group, np.diff(child_ptr))
+    inner = group[child_idx]
+    crossing = (outer >= 0) & (inner >= 0) & (outer != inner)
+    return outer[crossing], inner[crossing]
 
 
 def edges_from(ptr: np.ndarray, idx: np.ndarray, nodes: np.ndarray) -> tuple:

@@ -104,6 +104,31 @@ def test_child_lists_reject_a_parent_out_of_range():
             graph_passes.child_lists(np.array([-1, 2]), np.zeros(0), np.zeros(0), pure)
 
 
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 12).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=30),
+            st.lists(st.integers(-1, 3), min_size=n, max_size=n),
+        )
+    )
+)
+def test_group_crossings_agree(case):
+    edges, group = case
+    n = len(group)
+    parent = np.array([p for p, _ in edges], dtype=np.int64)
+    ptr, child = graph_passes.csr(parent, np.array([c for _, c in edges], dtype=np.int64), n)
+    expected = {
+        (group[p], group[c])
+        for p, c in edges
+        if min(group[p], group[c]) >= 0 and group[p] != group[c]
+    }
+    for pure in BOTH:
+        outer, inner = graph_passes.group_crossings(ptr, child, np.array(group), pure)
+        assert set(zip(outer.tolist(), inner.tolist())) == expected
+
+
 def _closure_min(n, edges, label) -> list:
     """min over every node with a path to x (x included) of its label, by brute force."""
     reach = [{x} for x in range(n)]

@@ -152,11 +152,6 @@ class Graph:
         """(source, child) for every child edge out of ``nodes``."""
         return graph_passes.edges_from(self.child_ptr, self.child_idx, nodes)
 
-    def all_edges(self) -> tuple:
-        """(parent, child) of every edge."""
-        counts = np.diff(self.child_ptr)
-        return np.repeat(np.arange(self.n, dtype=np.int64), counts), self.child_idx
-
     def first_ancestors(self, nodes: np.ndarray, matches: np.ndarray) -> np.ndarray:
         """``first_ancestor`` of each node (itself included), -1 for none."""
         found = np.where(matches[nodes], nodes, -1)

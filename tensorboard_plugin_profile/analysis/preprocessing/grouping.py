@@ -34,6 +34,7 @@ import numpy as np
 
 from ...xspace import schema
 from ...xspace.model import Space
+from .. import graph_passes
 from . import event_graph, group_roots
 from .event_graph import NO_LABEL
 from .group_roots import Nodes
@@ -147,10 +148,8 @@ def _largest_source(graph, sources: np.ndarray) -> np.ndarray:
 
 def _record_relations(graph, group: np.ndarray, grouped: np.ndarray, result: Grouping) -> None:
     """A flood that meets a node of another (earlier) group nests that group in its own."""
-    parent, child = graph.all_edges()
-    outer, inner = group[parent], group[child]
-    crossing = (outer >= 0) & (inner >= 0) & (outer != inner)
-    pairs = set(zip(outer[crossing].tolist(), inner[crossing].tolist()))
+    outer, inner = graph_passes.group_crossings(graph.child_ptr, graph.child_idx, group)
+    pairs = set(zip(outer.tolist(), inner.tolist()))
     # A loop root already taken by an earlier iteration still starts (and names) a group.
     root_group = group[grouped]
     taken = root_group != np.arange(len(grouped))
