@@ -209,13 +209,23 @@ def _event_labels(plane: Plane, rows: np.ndarray) -> tuple:
     labels = list(label) + [""]  # the last label: an id no metadata declares
     local = meta_row.astype(np.int64)
     if schema.STEP_NAME in plane.events:
-        steps = plane.events[schema.STEP_NAME].to_numpy(dtype=object)[rows]
-        named = np.flatnonzero(pd.notna(steps))
+        steps, named = _step_names(plane.events[schema.STEP_NAME], rows)
         if len(named):
-            codes, uniques = pd.factorize(pd.Series(steps[named].astype(str)))
+            codes, uniques = pd.factorize(pd.Series(steps.astype(str)))
             local[named] = len(labels) + codes
             labels += list(uniques)
     return labels, local
+
+
+def _step_names(column: pd.Series, rows: np.ndarray) -> tuple:
+    """(step names, their positions in ``rows``) of the rows that have one."""
+    if isinstance(column.dtype, pd.CategoricalDtype):  # names per category, not per event
+        codes = column.cat.codes.to_numpy()[rows]
+        named = np.flatnonzero(codes >= 0)
+        return np.asarray(column.cat.categories, dtype=object)[codes[named]], named
+    steps = column.to_numpy(dtype=object)[rows]
+    named = np.flatnonzero(pd.notna(steps))
+    return steps[named], named
 
 
 def _metadata_rows(ids: np.ndarray, order: np.ndarray, event_mid: np.ndarray) -> np.ndarray:
