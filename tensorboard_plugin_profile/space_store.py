@@ -42,6 +42,9 @@ logger = logging.getLogger(__name__)
 # window peak at ~20x the file above the idle server (docs/cold_path.md, "Memory"), of which
 # the preprocessed tables and memoised analyses kept afterwards are ~8x.
 INITIAL_BYTES_PER_FILE_BYTE = 40
+# What is learned is what stays (tables + memoised analyses); a cold request's peak is ~2.5x
+# that (same figures), so a reservation scales the learned ratio up to the working set.
+PEAK_OVER_KEPT = 2.5
 # What a stored Space depends on: the decoders, and the preprocessing applied to an XSpace
 # before it is kept (``profile_reader.read_host_profile``), with the analyses it calls.
 _DECODER_CODE = ("xspace", "chrome_trace", "analysis", "profile_reader.py", "frames_codec.py")
@@ -94,8 +97,8 @@ class SpaceStore:
     def _ratio_of(self, path: str) -> float:
         # Learned per input kind: a gzip-compressed JSON trace holds far more per file byte
         # than an .xplane.pb, and must not inflate the estimate for the others.
-        learned = self._ratios.get(_input_kind(path))
-        return learned or self._ratio or INITIAL_BYTES_PER_FILE_BYTE
+        learned = self._ratios.get(_input_kind(path)) or self._ratio
+        return learned * PEAK_OVER_KEPT if learned else INITIAL_BYTES_PER_FILE_BYTE
 
     def recharge(self, host_files: list, spaces: list) -> None:
         """Re-measures Spaces that analyses added to since they were last measured."""

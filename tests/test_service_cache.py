@@ -172,6 +172,17 @@ def test_two_sessions_opened_together_stay_within_budget_plus_one_session():
     assert service.cache.reserved_bytes == 0
 
 
+def test_after_one_profile_a_reservation_covers_the_working_set_not_just_what_stays():
+    service = _memory_only(FIXTURES / "tf_two_hosts")
+    run = service.runs()[0]
+    first, second = service.logdir.session(run).host_files[:2]
+    service.tool_data(run, "overview_page", host=first.host)
+    kept = service.cache._entries[service.spaces.key(first)][1]
+    # The learned ratio is what stays; a cold request peaks well above it (docs/cold_path.md).
+    assert service.spaces.estimate([second]) >= 2 * kept * second.size / first.size
+    assert service.spaces.estimate([first]) == 0  # already in memory
+
+
 def test_beyond_the_budget_a_request_gets_503_with_a_message():
     logdir = FIXTURES / "jax_cpu_train"
     service = _memory_only(logdir, memory_bytes=1000)
