@@ -118,6 +118,12 @@ setup(
             ["tensorboard_plugin_profile/analysis/_passes.c"],
             optional=True,
         ),
+        # Chrome-trace events straight from JSON text to columns; collect.py otherwise.
+        Extension(
+            "tensorboard_plugin_profile.chrome_trace._scan",
+            ["tensorboard_plugin_profile/chrome_trace/_scan.c"],
+            optional=True,
+        ),
     ],
     cmdclass={"build_py": BuildPyWithFrontend, "sdist": SdistWithFrontend},
 )

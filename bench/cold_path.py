@@ -9,10 +9,12 @@ a shared machine only ever adds time):
 1. ``overview``: a new ``ProfileService`` answers ``overview_page`` (decode, preprocess,
    op stats), then every other tool in turn (each cold, after the overview);
 2. ``trace``: a new service answers only the first ``trace_viewer@`` window
-   (``format=columnar``, the request the trace page sends first).
+   (``format=columnar``, the request the trace page sends first);
+3. ``both``: the overview, then that first window (what a user opens first).
 
 For each request: wall and CPU seconds; per process: wall from start to exit (imports
-included) and peak RSS (of the process or any child it waited for). The disk cache is off
+included) and peak RSS (of the process or any child it waited for), also above the RSS of
+the idle service (imports done, session listed). The disk cache is off
 (``TBPROF_NO_CACHE=1``), so every process is cold. ``--source`` runs another checkout's
 package with this Python.
 """
@@ -46,6 +48,8 @@ from tensorboard_plugin_profile.service import ProfileService
 path, requests = sys.argv[1], json.loads(sys.argv[2])
 service = ProfileService(path)
 run = service.runs()[0]
+with open("/proc/self/status") as f:  # the idle server: imports done, session listed
+    idle_kb = int(f.read().split("VmRSS:")[1].split()[0])
 out = []
 for tool, params in requests:
     wall, used = time.perf_counter(), cpu()
@@ -58,7 +62,7 @@ if hasattr(service, "close"):
     service.close()
 who = (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
 rss_mb = max(resource.getrusage(w).ru_maxrss for w in who) / 1024
-print(json.dumps({"requests": out, "rss_mb": rss_mb}))
+print(json.dumps({"requests": out, "rss_mb": rss_mb, "idle_mb": idle_kb / 1024}))
 """
 
 
@@ -70,6 +74,7 @@ def run_child(path: str, requests: list, source: str) -> dict:
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, path, json.dumps(requests)],
         env=env,
+        cwd=source or None,  # the current directory comes first on sys.path
         check=True,
         capture_output=True,
         text=True,
@@ -90,6 +95,7 @@ def best(results: list) -> dict:
         "requests": requests,
         "process_s": first["process_s"],
         "rss_mb": min(r["rss_mb"] for r in results),
+        "idle_mb": min(r["idle_mb"] for r in results),
     }
 
 
@@ -98,9 +104,13 @@ def main() -> None:
     parser.add_argument("path")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--source", default="", help="another checkout to import instead")
+    parser.add_argument("--only", default="", help="some of: overview,trace,both")
     args = parser.parse_args()
     overview = [("overview_page", {})] + [(tool, {}) for tool in OTHER_TOOLS]
-    plans = {"overview": overview, "trace": [("trace_viewer@", FIRST_WINDOW)]}
+    trace = [("trace_viewer@", FIRST_WINDOW)]
+    plans = {"overview": overview, "trace": trace, "both": [("overview_page", {})] + trace}
+    if args.only:
+        plans = {name: plans[name] for name in args.only.split(",")}
     print(f"{'process':10} {'request':30} {'wall s':>8} {'cpu s':>8} {'bytes':>9}")
     for name, requests in plans.items():
         result = best([run_child(args.path, requests, args.source) for _ in range(args.repeat)])
@@ -108,7 +118,8 @@ def main() -> None:
             print(f"{name:10} {tool:30} {wall:8.3f} {used:8.3f} {size:9d}")
         print(
             f"{name:10} {'(whole process, imports incl.)':30} {result['process_s']:8.3f}"
-            f"{'':9} peak RSS {result['rss_mb']:.0f} MB",
+            f"{'':9} peak RSS {result['rss_mb']:.0f} MB,"
+            f" {result['rss_mb'] - result['idle_mb']:.0f} MB above the idle service",
             flush=True,
         )
 

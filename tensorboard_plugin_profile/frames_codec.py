@@ -33,6 +33,8 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from .memsize import sparse_values
+
 PACKAGE = __name__.rsplit(".", 1)[0]
 
 # Type tags of the distinct values of an object column.
@@ -228,10 +230,9 @@ class _Decoder:
         dtype = pd.api.types.pandas_dtype(body[0])
         stored = body[1]
         data = self.value(stored["data"])
-        if "rows" in stored:  # np.zeros leaves untouched pages unallocated
+        if "rows" in stored:  # mostly missing: only the pages of present rows are allocated
             rows = self.value(stored["rows"])
-            values = np.zeros(stored["n"], dtype=data.dtype)
-            values[rows] = data
+            values = sparse_values(stored["n"], data.dtype, rows, data)
             mask = np.ones(stored["n"], dtype=bool)
             mask[rows] = False
             return _masked_array(dtype, values, mask)

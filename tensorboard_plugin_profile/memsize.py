@@ -6,16 +6,22 @@ columns or views share it), category tables, and for object columns one
 pointer per row plus each distinct object once (a column of a million ``None``
 costs 8 MB, not the 24 MB that ``memory_usage(deep=True)`` reports).
 
+Columns that are mostly empty (a stat that 1% of the events carry) are built by
+``sparse_values``: anonymous memory whose untouched pages are never allocated, and
+which ``deep_size`` charges by its resident pages (``mincore``), not by its length.
+
 Usage::
 
     charge = deep_size(space)                   # one value
     charge = deep_size([space, *derived])       # several, shared buffers once
+    values = sparse_values(len(events), np.int64, rows, stat_values)
 """
 
 from __future__ import annotations
 
 import ctypes
 import dataclasses
+import mmap
 import sys
 import weakref
 from typing import Any, Optional
@@ -50,6 +56,81 @@ def _malloc_trim() -> Any:
 
 
 _MALLOC_TRIM = _malloc_trim()
+
+# glibc's mallopt parameter, and the size from which blocks get their own mapping.
+_M_MMAP_THRESHOLD = -3
+_OWN_MAPPING_BYTES = 1 << 20
+# Arrays smaller than this are ordinary numpy arrays (a mapping per tiny array costs more).
+LAZY_MIN_BYTES = 1 << 20
+
+
+def limit_heap_fragmentation() -> None:
+    """Every heap block of 1 MiB or more gets its own mapping, returned to the OS when freed.
+
+    By default glibc raises that threshold (up to 32 MiB) each time such a block is freed, so
+    after the first few event columns die, every later column of a few million events comes
+    from the heap, whose freed holes stay resident: on a 2.8 M-event profile that kept
+    ~260 MB more resident after preprocessing and the trace index (docs/cold_path.md).
+    A fixed threshold also makes ``np.zeros`` of such sizes lazy (fresh zero pages). Linux
+    with glibc only; elsewhere a no-op.
+    """
+    if _MALLOC_TRIM is not None:
+        mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
+        if mallopt is not None:
+            mallopt(_M_MMAP_THRESHOLD, _OWN_MAPPING_BYTES)
+
+
+class _ZeroPages(mmap.mmap):
+    """Anonymous memory behind a ``sparse_values`` array (``deep_size`` asks the kernel
+    which of its pages are resident)."""
+
+
+def sparse_values(n: int, dtype: Any, rows: Any, values: Any) -> np.ndarray:
+    """Zeros except ``values`` at ``rows``; only the pages holding those rows cost memory.
+
+    For mostly-empty columns (a stat that 1% of the events carry): a fresh anonymous
+    mapping is zero without being allocated, whatever the allocator's settings (``np.zeros``
+    is lazy only when malloc maps the block itself). Reading every row of it can make
+    every page resident (some kernels back reads of untouched pages with the shared zero
+    page, others do not), so readers gather the present rows (``mask``) instead.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = n * dtype.itemsize
+    if nbytes < LAZY_MIN_BYTES:
+        out = np.zeros(n, dtype=dtype)
+        out[rows] = values
+        return out
+    pages = _ZeroPages(-1, nbytes)
+    if hasattr(pages, "madvise") and hasattr(mmap, "MADV_NOHUGEPAGE"):
+        pages.madvise(mmap.MADV_NOHUGEPAGE)  # a written row must not allocate 2 MB
+    out = np.frombuffer(pages, dtype=dtype, count=n)
+    rows = np.asarray(rows, dtype=np.int64)
+    out[rows] = values
+    return out
+
+
+def _resident_bytes(array: np.ndarray) -> int:
+    """Bytes of this (page-aligned) array the kernel has resident; all of it without mincore."""
+    pages = -(-array.nbytes // mmap.PAGESIZE)
+    if _MINCORE is None or not pages:
+        return int(array.nbytes)
+    vector = np.zeros(pages, dtype=np.uint8)  # one byte per page, bit 0: resident
+    address = ctypes.c_void_p(array.__array_interface__["data"][0])
+    if _MINCORE(address, ctypes.c_size_t(array.nbytes), vector.ctypes.data_as(ctypes.c_void_p)):
+        return int(array.nbytes)
+    return int(np.count_nonzero(vector & 1)) * mmap.PAGESIZE
+
+
+def _mincore() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None).mincore
+    except (OSError, AttributeError):
+        return None
+
+
+_MINCORE = _mincore()
 
 
 def deep_size(value: Any, seen: Optional[set] = None) -> int:
@@ -102,6 +183,9 @@ class _Sizer:
             if id(base) in self.seen:
                 return 0
             self.seen.add(id(base))
+        pages = getattr(base.base, "obj", None)  # a memoryview's owner
+        if isinstance(pages, _ZeroPages):
+            return _resident_bytes(base)
         return int(base.nbytes)
 
     def objects(self, array: np.ndarray) -> int:
@@ -147,4 +231,7 @@ class _Sizer:
     def index(self, index: pd.Index) -> int:
         if isinstance(index, pd.RangeIndex):
             return 0
+        if isinstance(index, pd.MultiIndex):  # no single backing array: levels and codes
+            levels = sum(self.index(level) for level in index.levels)
+            return levels + sum(self.array(np.asarray(codes)) for codes in index.codes)
         return self.extension(index.array)

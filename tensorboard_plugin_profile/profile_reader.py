@@ -6,12 +6,17 @@ reads a file discovery listed, through ``logdir``'s checked open (never outside 
 ``.xplane.pb`` (optionally ``.gz``) files go to the XSpace decoder (``xspace/``); every other
 profile file discovery hands out (ProfilerHook timelines, PyTorch traces, a single
 ``*.json[.gz]``) is a Chrome trace (``chrome_trace/``). Both return a ``Space``.
+
+For the service, ``read_host_profile`` returns an XSpace already preprocessed
+(``analysis.preprocessing``): every tool reads the preprocessed tables, so keeping the decoded
+ones beside them would hold each event twice (docs/cold_path.md, "Memory").
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .analysis.preprocessing.preprocess import preprocess_decoded
 from .chrome_trace import read_chrome_trace
 from .logdir import open_host_file, read_host_file
 from .xspace import decode_xspace, read_xspace
@@ -27,7 +32,8 @@ def read_profile(path: str) -> Space:
 
 
 def read_host_profile(host_file: Any) -> Space:
-    """A listed host file (``logdir.HostFile``), opened and checked inside its logdir."""
+    """A listed host file (``logdir.HostFile``), opened and checked inside its logdir; an
+    XSpace comes back preprocessed, and its decoded tables are dropped."""
     if host_file.path.endswith(XPLANE_SUFFIXES):
-        return decode_xspace(read_host_file(host_file), host_file.name)
+        return preprocess_decoded(decode_xspace(read_host_file(host_file), host_file.name))
     return read_chrome_trace(host_file.path, opener=lambda: open_host_file(host_file))

@@ -33,15 +33,21 @@ from .analysis import memo
 from .cache import ByteBudgetCache
 from .disk_cache import DiskCache, code_fingerprint
 from .host_pool import HostPool
-from .memsize import deep_size
+from .memsize import deep_size, limit_heap_fragmentation
 from .profile_reader import read_host_profile
 
 logger = logging.getLogger(__name__)
 
-# Memory per byte of .xplane.pb before any profile was measured: decoded and
-# preprocessed frames plus memoised analyses (measured on a 48 MB JAX profile).
+# Memory per byte of .xplane.pb before any profile was measured. A cold overview and trace
+# window peak at ~20x the file above the idle server (docs/cold_path.md, "Memory"), of which
+# the preprocessed tables and memoised analyses kept afterwards are ~8x.
 INITIAL_BYTES_PER_FILE_BYTE = 40
-_DECODER_CODE = ("xspace", "chrome_trace", "profile_reader.py", "frames_codec.py")
+# What is learned is what stays (tables + memoised analyses); a cold request's peak is ~2.5x
+# that (same figures), so a reservation scales the learned ratio up to the working set.
+PEAK_OVER_KEPT = 2.5
+# What a stored Space depends on: the decoders, and the preprocessing applied to an XSpace
+# before it is kept (``profile_reader.read_host_profile``), with the analyses it calls.
+_DECODER_CODE = ("xspace", "chrome_trace", "analysis", "profile_reader.py", "frames_codec.py")
 
 
 class SpaceStore:
@@ -54,6 +60,7 @@ class SpaceStore:
         self._ratio: Optional[float] = None  # measured bytes in memory per file byte
         self._ratios: dict = {}  # the same, per input kind (_input_kind)
         self._measured: dict = {}  # cache key -> number of memo entries when last measured
+        limit_heap_fragmentation()  # freed event columns go back to the OS, not to holes
 
     @staticmethod
     def key(host_file: Any) -> tuple:
@@ -90,8 +97,8 @@ class SpaceStore:
     def _ratio_of(self, path: str) -> float:
         # Learned per input kind: a gzip-compressed JSON trace holds far more per file byte
         # than an .xplane.pb, and must not inflate the estimate for the others.
-        learned = self._ratios.get(_input_kind(path))
-        return learned or self._ratio or INITIAL_BYTES_PER_FILE_BYTE
+        learned = self._ratios.get(_input_kind(path)) or self._ratio
+        return learned * PEAK_OVER_KEPT if learned else INITIAL_BYTES_PER_FILE_BYTE
 
     def recharge(self, host_files: list, spaces: list) -> None:
         """Re-measures Spaces that analyses added to since they were last measured."""

@@ -15,6 +15,9 @@ const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
 
 const KERAS = 'tf_keras2_fit/session_1';
 const JAX = 'jax_cpu_train/session_1';
+const TWO_RANKS = 'pytorch_two_ranks/run/1';
+const AMD = 'pytorch_amd_mi250/run/1';
+const HOOK = 'profiler_hook/train/timeline-8';
 const problems = [];
 const results = [];
 let page;
@@ -23,8 +26,8 @@ let step = 'start';
 const q = query;
 const api = apiClient(pluginBase);
 
-async function open(run, tool, viewTag) {
-  await page.goto(new URL(`?${q({ run, tool })}`, base).href);
+async function open(run, tool, viewTag, host) {
+  await page.goto(new URL(`?${q(host ? { run, tool, host } : { run, tool })}`, base).href);
   const view = page.locator(`pf-tool-view > ${viewTag}, pf-tool-view > pf-message`).first();
   await view.waitFor({ timeout: TIMEOUT_MS * 2 });
   const banner = page.locator('pf-tool-view > pf-message[kind="error"]');
@@ -69,14 +72,20 @@ async function jaxAdvisor() {
   return 'JAX advice only';
 }
 
-async function opTypesPage() {
-  const data = await api('data', { run: KERAS, tag: 'op_types' });
-  const view = await open(KERAS, 'op_types', 'pf-tree-table-view');
+/** Waits for a tree table's rows and checks that its first (root) row shows the data's total. */
+async function rootTotalShown(view, data) {
   const rows = view.locator('tbody tr');
   await rows.first().waitFor({ timeout: TIMEOUT_MS });
   const rootMs = data.rows[0].c[column(data, 'total_time_us')].v / 1000;
   const shown = Number(clean(await rows.first().locator('td').nth(1).textContent()));
   check(Math.abs(shown - rootMs) < 0.001, `root total ${shown} ms, data ${rootMs} ms`);
+  return rows;
+}
+
+async function opTypesPage() {
+  const data = await api('data', { run: KERAS, tag: 'op_types' });
+  const view = await open(KERAS, 'op_types', 'pf-tree-table-view');
+  const rows = await rootTotalShown(view, data);
   const types = await view.locator('tbody tr[data-kind="type"]').count();
   const expected = data.rows.filter((r) => r.c[column(data, 'kind')].v === 'type').length;
   check(types === expected, `${types} type rows, data has ${expected}`);
@@ -126,6 +135,53 @@ async function overviewUsesAdvisor() {
   return 'advisor findings in the recommendation';
 }
 
+async function pytorchAdvisor() {
+  const data = await api('data', { run: TWO_RANKS, tag: 'advisor', host: 'ALL_HOSTS' });
+  const view = await open(TWO_RANKS, 'advisor', 'pf-advisor-view', 'ALL_HOSTS');
+  const first = view.locator('article.finding').first();
+  await first.waitFor({ timeout: TIMEOUT_MS });
+  check((await first.getAttribute('data-check')) === 'device_utilization', 'GPU idle time is not the first finding');
+  const evidence = data.rows[0].c[column(data, 'evidence')].v;
+  check(clean(await first.textContent()).includes(evidence), 'card does not show the GPU idle evidence');
+  const all = clean(await view.evaluate((el) => el.shadowRoot.textContent));
+  check(all.includes('PyTorch profile'), 'framework not named');
+  check(!/tf\.data|TF2|tf\.function|jax\./.test(all), 'TensorFlow or JAX advice on a PyTorch run');
+  await shot('pytorch');
+  await first.locator('a.tool-link').click();
+  await page.locator('pf-tool-view > pf-pytorch-overview-view').first().waitFor({ timeout: TIMEOUT_MS * 2 });
+  return `${data.rows.length} findings, GPU idle time first, link opens the PyTorch overview`;
+}
+
+async function pytorchOverviewRecommends() {
+  await open(AMD, 'pytorch_overview', 'pf-pytorch-overview-view');
+  const card = page.locator('pf-pytorch-overview-view .recommendation article.finding').first();
+  await card.waitFor({ timeout: TIMEOUT_MS });
+  check((await card.getAttribute('data-check')) === 'device_utilization', 'no GPU idle finding in the recommendation');
+  check((await card.getAttribute('class')).includes('critical'), 'a GPU busy 1% of the steps is not critical');
+  await shot('pytorch-overview');
+  return 'GPU idle time in the performance recommendation';
+}
+
+async function pytorchTrees() {
+  const data = await api('data', { run: TWO_RANKS, tag: 'op_types', host: 'rank0' });
+  await rootTotalShown(await open(TWO_RANKS, 'op_types', 'pf-tree-table-view', 'rank0'), data);
+  await shot('pytorch-op-types');
+  const scopes = await open(AMD, 'scope_view', 'pf-tree-table-view');
+  await scopes.locator('tbody tr').first().waitFor({ timeout: TIMEOUT_MS });
+  await scopes.locator('input[type="search"]').fill('addmm');
+  await page.waitForTimeout(200);
+  const names = await scopes.locator('tbody td.name').allTextContents();
+  check(names.some((n) => n.includes('aten::linear')), "filter hid aten::addmm's enclosing aten::linear");
+  await shot('pytorch-scope');
+  const hook = await open(HOOK, 'scope_view', 'pf-tree-table-view');
+  await hook.locator('tbody tr').first().waitFor({ timeout: TIMEOUT_MS });
+  await hook.locator('button', { hasText: 'Expand all' }).click();
+  const hookNames = await hook.locator('tbody td.name').allTextContents();
+  check(hookNames.some((n) => n.includes('Conv2DBackpropFilter')), 'ProfilerHook node names are not scopes');
+  await shot('profiler-hook-scope');
+  return `PyTorch op types (${data.rows.length} rows), PyTorch and ProfilerHook scopes`;
+}
+
 async function livePrefill() {
   // A page served by live.serve gets `live` in /config; play that server's answer here.
   await page.route('**/config*', async (route) => {
@@ -161,6 +217,9 @@ async function main() {
       ['scope view', scopePage],
       ['code view', codePage],
       ['overview', overviewUsesAdvisor],
+      ['advisor on PyTorch', pytorchAdvisor],
+      ['PyTorch overview', pytorchOverviewRecommends],
+      ['PyTorch and ProfilerHook trees', pytorchTrees],
       ['live capture dialog', livePrefill],
     ];
     for (const [name, fn] of checks) {

@@ -8,7 +8,8 @@
 // framework_op_stats of a timeline, trace_viewer@), through a deep link. The PyTorch overview
 // dashboard must show the average step and draw its per-step chart. Table pages must show
 // each table the server sent, with its title and row count; their first table's Export as CSV
-// must equal `data_csv`. The trace viewer must draw its canvas and list the trace's processes.
+// must equal `data_csv`. The operator view, grouped by operator and input shape, must show the
+// server's rows for that grouping. The trace viewer must draw its canvas and list the trace's processes.
 // Fails on any request to another origin, console error, page error or CSP violation.
 // Screenshots of every page land in PROFILE_E2E_ARTIFACTS as chrome-<run>-<tool>.png.
 import { readFileSync } from 'node:fs';
@@ -59,7 +60,8 @@ async function tablePage(run, tool, host) {
   const data = await api('data', { run, tag: tool, host });
   const tables = data.filter((t) => t?.cols?.length);
   const dashboard = tool === 'pytorch_overview';
-  const view = await open(run, tool, host, dashboard ? 'pf-pytorch-overview-view' : 'pf-datatable-view');
+  const viewTag = { pytorch_overview: 'pf-pytorch-overview-view', pytorch_operators: 'pf-pytorch-operators-view' }[tool] ?? 'pf-datatable-view';
+  const view = await open(run, tool, host, viewTag);
   if (dashboard) {
     // The dashboard's headline is the breakdown's average row; its chart stacks every step.
     const average = tables[0].p.average_step_time_us;
@@ -85,7 +87,22 @@ async function tablePage(run, tool, host) {
   check(file === expected, `downloaded CSV differs from data_csv (${file.length} vs ${expected.length} bytes)`);
   check(parseCsv(file).length - 1 === tables[0].rows.length, 'CSV row count differs from the table');
   await shot(run, tool);
-  return `${tables.length} tables (${tables.map((t) => t.rows.length).join('/')} rows), CSV = data_csv`;
+  const grouped = tool === 'pytorch_operators' ? `; ${await groupByShape(run, tool, host, view)}` : '';
+  return `${tables.length} tables (${tables.map((t) => t.rows.length).join('/')} rows), CSV = data_csv${grouped}`;
+}
+
+/** The operator view grouped by operator and input shape: the server's rows, under its title. */
+async function groupByShape(run, tool, host, view) {
+  const [table] = await api('data', { run, tag: tool, host, group_by: 'input_shape' });
+  await view.locator('select[name="group_by"]').selectOption('input_shape');
+  const heading = view.locator(`section[aria-label="${table.p.title}"]`);
+  await heading.waitFor({ timeout: TIMEOUT_MS });
+  const n = table.rows.length;
+  const count = (await heading.locator('pf-data-table .count').textContent()).trim();
+  check(count === `${n} ${n === 1 ? 'row' : 'rows'}`, `by input shape says "${count}", server sent ${n} rows`);
+  check(page.url().includes('group_by=input_shape'), 'the grouping is not in the address');
+  await shot(run, `${tool}-input_shape`);
+  return `by input shape ${n} rows`;
 }
 
 async function opStatsPage(run, tool, host) {

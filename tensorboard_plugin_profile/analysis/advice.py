@@ -28,8 +28,10 @@ import pandas as pd
 from ..xspace import schema
 from ..xspace.model import Space
 from . import input_analysis as ia
+from .attribution import PYTORCH_TRACE, XSPACE, source_format
 from .op_stats import OpStats, op_stats_of_hosts
 from .preprocessing.preprocess import preprocess
+from .timeline_ops import timeline_op_stats
 
 CRITICAL, WARNING, INFO = "critical", "warning", "info"
 SEVERITY_ORDER = {CRITICAL: 0, WARNING: 1, INFO: 2}
@@ -78,22 +80,32 @@ def advise(hosts: Sequence[tuple], run: str = "", host: str = "") -> Report:
 
     ctx = context_of(hosts, run, host)
     findings: list = []
-    for check in CHECKS:
-        findings.extend(check(ctx))
+    if source_format(hosts) == PYTORCH_TRACE:  # its checks read the PyTorch analyses
+        from .pytorch.advice import pytorch_checks
+
+        findings = pytorch_checks(ctx)
+    else:
+        for check in CHECKS:
+            findings.extend(check(ctx))
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])  # stable: check order within
     return Report(ctx.framework, findings)
 
 
 def context_of(hosts: Sequence[tuple], run: str = "", host: str = "") -> Context:
     """What the checks read, computed once from the (name, Space) hosts."""
-    spaces = [preprocess(space) for _, space in hosts]
-    stats = op_stats_of_hosts(hosts)
+    source = source_format(hosts)
+    if source == XSPACE:
+        spaces = [preprocess(space) for _, space in hosts]
+        stats = op_stats_of_hosts(hosts)
+    else:  # Chrome traces: a ProfilerHook's executor ops (PyTorch has none of those)
+        spaces = [space for _, space in hosts]
+        stats = timeline_op_stats(hosts)
     return Context(
         hosts=hosts,
         spaces=spaces,
         stats=stats,
         details=ia.step_details(stats.steps),
-        framework=framework_of(spaces, stats),
+        framework=PYTORCH if source == PYTORCH_TRACE else framework_of(spaces, stats),
         run=run,
         host=host,
     )
@@ -148,6 +160,11 @@ def _param(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.6f}".rstrip("0").rstrip(".")
     return str(value)
+
+
+def duration_text(ps: float) -> str:
+    """A duration for a sentence: ms from 1 ms on, else us (a tiny trace is not "0.0 ms")."""
+    return f"{ps / 1e9:.1f} ms" if ps >= 1e9 else f"{ps / 1e6:.1f} us"
 
 
 def percent(part: float, whole: float) -> float:

@@ -69,6 +69,10 @@ def nothing_ran(ctx: Context) -> list:
         return []
     if any(_device_events(space) for space in ctx.spaces) or _has_xla_ops(ctx):
         return []
+    return nothing_ran_finding(ctx)
+
+
+def nothing_ran_finding(ctx: Context) -> list:
     return [
         Finding(
             "nothing_ran",
@@ -229,14 +233,14 @@ def unexplained_step_time(ctx: Context) -> list:
             f"{share:.1f}% of step time is outside any recorded op",
             f"'All others' time: {float(details['unknown_time_ms'].sum()):.1f} ms of "
             f"{total:.1f} ms of step time.",
-            _OVERHEAD_ADVICE.get(ctx.framework, _OVERHEAD_ADVICE[TENSORFLOW]),
+            OVERHEAD_ADVICE.get(ctx.framework, OVERHEAD_ADVICE[TENSORFLOW]),
             page_link(ctx, "overview_page"),
             {"all_others_percent": share},
         )
     ]
 
 
-_OVERHEAD_ADVICE = {
+OVERHEAD_ADVICE = {
     TENSORFLOW: "Usually Python or eager execution between ops: wrap the step in tf.function.",
     JAX: (
         "Usually Python work between jitted calls (dispatch, host NumPy, blocking on "
@@ -254,14 +258,15 @@ def steps_timing(ctx: Context) -> list:
     steps = steps.sort_values("begin_ps")
     begin = steps["begin_ps"].to_numpy(dtype=np.int64)
     end = begin + steps["duration_ps"].to_numpy(dtype=np.int64)
-    out = _idle_gaps(ctx, begin, end)
+    out = idle_gaps(ctx, begin, end)
     if len(steps) >= 3:
-        out += _slow_steps(ctx, steps, begin, end)
+        out += slow_steps(ctx, steps, begin, end)
     return out
 
 
-def _idle_gaps(ctx: Context, begin, end) -> list:
-    gaps = np.maximum(begin[1:] - end[:-1], 0)
+def idle_gaps(ctx: Context, begin, end) -> list:
+    # Against the latest end so far: a step that overlaps a long one leaves no gap.
+    gaps = np.maximum(begin[1:] - np.maximum.accumulate(end)[:-1], 0)
     span = int(end.max() - begin.min())
     share = percent(int(gaps.sum()), span)
     if share < IDLE_GAP_PERCENT:
@@ -282,7 +287,7 @@ def _idle_gaps(ctx: Context, begin, end) -> list:
     ]
 
 
-def _slow_steps(ctx: Context, steps, begin, end) -> list:
+def slow_steps(ctx: Context, steps, begin, end) -> list:
     duration = end - begin
     median = float(np.median(duration))
     slow = np.flatnonzero(duration > SLOW_STEP_FACTOR * median)

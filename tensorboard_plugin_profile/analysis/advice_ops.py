@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .advice import INFO, JAX, PYTORCH, TENSORFLOW, WARNING, Context, Finding, page_link, percent
+from .advice import (
+    INFO,
+    JAX,
+    PYTORCH,
+    TENSORFLOW,
+    WARNING,
+    Context,
+    Finding,
+    duration_text,
+    page_link,
+    percent,
+)
 from .attribution import op_records
 
 TOP = 3
@@ -26,13 +37,13 @@ def top_ops(ctx: Context) -> list:
         f"{n} ({s}) {percent(v, total):.1f}%"
         for n, s, v in zip(ops["name"], ops["side"], ops["self_time_ps"])
     )
-    where = "scope_view" if ctx.framework == JAX else "framework_op_stats"
+    where = "scope_view" if ctx.framework in (JAX, PYTORCH) else "framework_op_stats"
     return [
         Finding(
             "top_op_types",
             INFO,
             f"Most op time goes to {types.index[0]} ({percent(types.iloc[0], total):.1f}%)",
-            f"Top op types by self time ({total / 1e9:.1f} ms in all): {type_list}.",
+            f"Top op types by self time ({duration_text(total)} in all): {type_list}.",
             "Start optimising with these types: the op-type view lists their ops.",
             page_link(ctx, "op_types"),
             {"types_percent": {str(t): percent(v, total) for t, v in types.head(TOP).items()}},
@@ -92,14 +103,14 @@ def tiny_kernels(ctx: Context) -> list:
             f"{share:.1f}% of kernel launches are shorter than {TINY_KERNEL_US:.0f} us",
             f"{int(tiny)} of {int(launches)} launches average under {TINY_KERNEL_US:.0f} us; "
             "such steps are bound by launch overhead, not by the GPU.",
-            _FUSE_ADVICE.get(ctx.framework, _FUSE_ADVICE[TENSORFLOW]),
+            FUSE_ADVICE.get(ctx.framework, FUSE_ADVICE[TENSORFLOW]),
             page_link(ctx, "kernel_stats"),
             {"tiny_launch_percent": share, "launches": int(launches)},
         )
     ]
 
 
-_FUSE_ADVICE = {
+FUSE_ADVICE = {
     TENSORFLOW: "Fuse small ops: compile the step with XLA (tf.function(jit_compile=True)) "
     "and use larger batches.",
     JAX: "Jit larger functions (the whole step) so XLA fuses them, and use larger batches.",

@@ -52,6 +52,8 @@ RECORD_COLUMNS = (
     "bytes",
 )
 HOST, DEVICE = "Host", "Device"
+# ``Space.source_format`` of the inputs (chrome_trace/ reads the last two).
+XSPACE, PYTORCH_TRACE, PROFILER_HOOK = "xspace", "pytorch", "profiler_hook"
 # XLA's Python tracer names frames "$file.py:12 function" (C functions "$module function");
 # PyTorch's python_function events "file.py(12): function".
 _PYTHON_FRAME = re.compile(r"^\$|^\S+\.py\(\d+\): ")
@@ -67,6 +69,34 @@ def op_records(hosts: Sequence[tuple]) -> pd.DataFrame:
 
 
 def _op_records(hosts: Sequence[tuple]) -> pd.DataFrame:
+    source = source_format(hosts)
+    if source == PYTORCH_TRACE:  # operator calls nested in their scopes (analysis/pytorch)
+        from .pytorch.op_records import pytorch_records
+
+        parts = [pytorch_records(space) for _, space in hosts]
+        records = pd.concat([p for p in parts if not p.empty] or [_empty()], ignore_index=True)
+    elif source == PROFILER_HOOK:  # the timeline's executor ops: node names are scopes
+        from .timeline_ops import timeline_op_stats
+
+        stats = timeline_op_stats(hosts)
+        frames = [
+            _framework_records(stats.host_ops, HOST, {}),
+            _framework_records(stats.device_ops, DEVICE, {}),
+        ]
+        records = pd.concat([f for f in frames if not f.empty] or [_empty()], ignore_index=True)
+        records = _with_tensor_bytes(records, [space for _, space in hosts])
+    else:
+        records = _xspace_records(hosts)
+    keys = ["side", "name", "type", "scope", "frames"]
+    return records.groupby(keys, sort=False, as_index=False)[_SUMMED].sum()
+
+
+def source_format(hosts: Sequence[tuple]) -> str:
+    """What the session was read from (a session's hosts share one format)."""
+    return getattr(hosts[0][1], "source_format", XSPACE) if hosts else XSPACE
+
+
+def _xspace_records(hosts: Sequence[tuple]) -> pd.DataFrame:
     stats = op_stats_of_hosts(hosts)
     spaces = [preprocess(space) for _, space in hosts]
     frames = [
@@ -75,9 +105,7 @@ def _op_records(hosts: Sequence[tuple]) -> pd.DataFrame:
     ]
     frames += [_xla_records(space) for space in spaces]
     records = pd.concat([f for f in frames if not f.empty] or [_empty()], ignore_index=True)
-    records = _with_requested_bytes(records, spaces)
-    keys = ["side", "name", "type", "scope", "frames"]
-    return records.groupby(keys, sort=False, as_index=False)[_SUMMED].sum()
+    return _with_requested_bytes(records, spaces)
 
 
 def _empty() -> pd.DataFrame:
@@ -88,6 +116,10 @@ def _empty() -> pd.DataFrame:
 
 def has_python_sources(space: Space) -> bool:
     """Cheap test for the code view: HLO protos or Python-tracer events present."""
+    if space.source_format == PYTORCH_TRACE:
+        from .pytorch.op_records import has_python_functions
+
+        return has_python_functions(space)
     metadata = space.plane(schema.METADATA_PLANE)
     if metadata is not None and schema.HLO_PROTO_STAT in metadata.stat_names.values():
         return True
@@ -250,10 +282,10 @@ def python_callers(plane: Plane) -> pd.DataFrame:
         begin + ev["duration_ps"].to_numpy()[rows],
         np.arange(len(rows)),
     )
-    caller = _nearest_python_ancestor(result.parent, is_python[rows])
+    caller = nearest_ancestor(result.parent, is_python[rows])
     op_rows = np.flatnonzero(is_op[rows] & (caller >= 0))
     names = np.asarray(distinct, dtype=object)[codes[rows]]
-    stack_id, stacks = _stack_keys(caller, is_python[rows], names)
+    stack_id, stacks = stack_keys(caller, is_python[rows], names)
     table = pd.DataFrame(
         {
             "op": parsed["name"].to_numpy(dtype=object)[rows[op_rows]],
@@ -266,8 +298,8 @@ def python_callers(plane: Plane) -> pd.DataFrame:
     return table[["op", "frames", "time_ps"]]
 
 
-def _nearest_python_ancestor(parent: np.ndarray, is_python: np.ndarray) -> np.ndarray:
-    """Per activity: index of the innermost enclosing Python frame, -1 when none."""
+def nearest_ancestor(parent: np.ndarray, is_python: np.ndarray) -> np.ndarray:
+    """Per activity: index of its innermost enclosing member (``is_python``), -1 when none."""
     anc = parent.copy()
     pending = (anc >= 0) & ~is_python[np.maximum(anc, 0)]
     while pending.any():  # one vectorised step per nesting level
@@ -276,8 +308,9 @@ def _nearest_python_ancestor(parent: np.ndarray, is_python: np.ndarray) -> np.nd
     return anc
 
 
-def _stack_keys(caller: np.ndarray, is_python: np.ndarray, names: np.ndarray) -> tuple:
-    """Per activity a stack id (its Python frames, caller first), and id -> frames.
+def stack_keys(caller: np.ndarray, is_python: np.ndarray, names: np.ndarray) -> tuple:
+    """Per member activity a stack id (the members from the outermost down to it), and
+    id -> names (Python frames, or the scopes of a PyTorch call; caller first).
 
     Ids are assigned level by level (factorising (caller's id, own name) pairs), so
     string work happens once per distinct stack, not per event.
@@ -323,6 +356,29 @@ def _with_requested_bytes(records: pd.DataFrame, spaces: Sequence[Space]) -> pd.
     records = records.copy()
     records["bytes"] = records["bytes"].to_numpy() + np.where(host, extra, 0)
     return records
+
+
+def _with_tensor_bytes(records: pd.DataFrame, spaces: Sequence[Space]) -> pd.DataFrame:
+    """ProfilerHook (``show_memory=True``): bytes requested by the tensors each node made.
+
+    Tensor objects are named after the node that produced them (``conv1/Conv2D``, or with
+    an output index ``conv1/Conv2D:0``).
+    """
+    from ..chrome_trace.objects import REQUESTED_BYTES
+    from .chrome_events import events_of
+    from .timeline_memory import TENSOR_CATEGORY
+
+    parts = []
+    for space in spaces:
+        ev = events_of(space, numbers=(REQUESTED_BYTES,))
+        tensors = ev[(ev["cat"] == TENSOR_CATEGORY) & ev[REQUESTED_BYTES].notna()]
+        node = tensors["name"].astype(str).str.replace(r":\d+$", "", regex=True)
+        parts.append(pd.Series(tensors[REQUESTED_BYTES].to_numpy(dtype=np.int64), index=node))
+    per_node = pd.concat(parts).groupby(level=0).sum() if parts else pd.Series(dtype=np.int64)
+    if per_node.empty or records.empty:
+        return records
+    extra = per_node.reindex(records["name"]).fillna(0).to_numpy(dtype=np.int64)
+    return records.assign(bytes=records["bytes"].to_numpy() + extra)
 
 
 def _requested_by_op(space: Space) -> pd.Series:

@@ -38,7 +38,7 @@ def timeline_op_stats(hosts: Sequence[tuple]) -> OpStats:
         host_ops=_op_db(ev[~gpu]),
         device_ops=_op_db(ev[gpu]),
         kernels=kernels.empty_reports(),
-        steps=step_db.StepDb(steps=pd.DataFrame()),
+        steps=step_db.StepDb(steps=step_db.empty_steps()),
         run_environment=environment.RunEnvironment(
             hostnames=[name for name, _ in hosts], device_type=device_type
         ),

@@ -12,6 +12,7 @@ values too. What each phase becomes:
 - ``N``/``O``/``D``: one object, shown as an event from creation to deletion with
   its last snapshot's fields as stats (``objects.py``).
 - ``M``: process and thread names, labels and sort order.
+- PyTorch ``[memory]`` instants also become allocator counter series (``memory.py``).
 
 Times are kept in picoseconds relative to the first timestamp seen (the ``base``,
 integer microseconds), so epoch-based microsecond times never overflow int64; ``raw.py``
@@ -24,7 +25,10 @@ import json
 from array import array
 from typing import Any
 
+import numpy as np
+
 from ..xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR
+from .memory import add_memory_counters
 from .objects import ObjectTable
 
 COUNTER_CATEGORY = "counter"
@@ -33,6 +37,14 @@ COUNTER_LINE_PREFIX = "counter"
 _INSTANT_PHASES = frozenset("iIR")
 _FLOW_PHASES = {"s": 0, "t": 1, "f": 2}
 _to_json = json.JSONEncoder(separators=(",", ":")).encode
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _int64(value: int) -> int:
+    """The value, or OverflowError when an int64 column cannot hold it."""
+    if not _INT64[0] <= value <= _INT64[1]:
+        raise OverflowError(value)
+    return value
 
 
 class Interner:
@@ -88,10 +100,18 @@ class Collector:
             self.base_us = int(ts)
         delta = ts - self.base_us
         ps = delta * 1_000_000 if type(delta) is int else int(round(delta * 1e6))
-        return ps
+        return _int64(ps)
 
     # --- events ---------------------------------------------------------------
     def add(self, ev: dict) -> None:
+        try:
+            self._add(ev)
+        except (TypeError, ValueError, OverflowError):
+            # A time that is not a number or out of range: counted, nothing half-added
+            # (every time is converted before anything is appended).
+            self._skip(f"phase {ev.get('ph')!r} with a bad time")
+
+    def _add(self, ev: dict) -> None:
         ph = ev.get("ph")
         if ph == "X":
             ts = ev.get("ts")
@@ -99,7 +119,8 @@ class Collector:
                 return self._skip("X without ts")
             dur = ev.get("dur") or 0
             begin = self._ps(ts)
-            self._event(ev, begin, int(round(dur * 1e6)) if dur else 0, ev.get("args"))
+            dur_ps = _int64(int(round(dur * 1e6))) if dur else 0
+            self._event(ev, begin, dur_ps, ev.get("args"))
         elif ph in _FLOW_PHASES:
             self._flow(ev, _FLOW_PHASES[ph])
         elif ph == "C":
@@ -109,8 +130,9 @@ class Collector:
         elif ph in ("N", "O", "D"):
             ts = ev.get("ts")
             if ts is not None:
+                ps = self._ps(ts)
                 line = self.lines((ev.get("pid"), ev.get("tid")))
-                self.objects.add(ph, ev, line, self._ps(ts), self.strings)
+                self.objects.add(ph, ev, line, ps, self.strings)
         elif ph in _INSTANT_PHASES:
             ts = ev.get("ts")
             if ts is not None:
@@ -202,8 +224,9 @@ class Collector:
         ts, flow_id = ev.get("ts"), ev.get("id", ev.get("bind_id"))
         if ts is None or flow_id is None:
             return self._skip("flow without ts or id")
+        ps = self._ps(ts)
         self.flow_line.append(self.lines((ev.get("pid"), ev.get("tid"))))
-        self.flow_ts.append(self._ps(ts))
+        self.flow_ts.append(ps)
         self.flow_key.append(self.flow_keys((str(ev.get("cat", "")), str(flow_id))))
         self.flow_phase.append(phase)
         return None
@@ -249,18 +272,51 @@ class Collector:
                 begin_ev, begin = stack.pop()
                 self._event(begin_ev, begin, max(self.end_ps - begin, 0), begin_ev.get("args"))
         self.objects.finish(self)
+        add_memory_counters(self)  # PyTorch [memory] events: allocator series
         self._finish_counters()
 
     def _finish_counters(self) -> None:
-        """Each series on its own line of the process; a sample lasts until the next one."""
-        value_key = COUNTER_VALUE
+        """Each series on its own line of the process; a sample lasts until the next one.
+        Whole series at once: a trace may hold millions of samples."""
         for (pid, name, series), (times, values) in self.counters.items():
             label = name if series == name else f"{name} {series}"
             tid = (COUNTER_LINE_PREFIX, label)
             self.thread_meta[(pid, tid)] = {"name": label}
             line = self.lines((pid, tid))
-            ends = list(times[1:]) + [max(self.end_ps, times[-1])]
-            for begin, end, value in zip(times, ends, values):
-                row = self.add_event(line, series, COUNTER_CATEGORY, begin, max(end - begin, 0))
-                self.add_stat(row, value_key, int(value) if value.is_integer() else value)
+            begin = np.frombuffer(times, dtype=np.int64)
+            end = np.append(begin[1:], max(self.end_ps, int(begin[-1])))
+            first = self._add_events(
+                line, series, COUNTER_CATEGORY, begin, np.maximum(end - begin, 0)
+            )
+            self._add_values(first, np.frombuffer(values, dtype=np.float64))
         self.counters.clear()
+
+    def _add_events(self, line: int, name: str, cat: str, begin, dur) -> int:
+        """``add_event`` for many events of one line, name and category; the first row."""
+        first, n = len(self.ev_begin), len(begin)
+        self.ev_line.frombytes(np.full(n, line, dtype=np.int64).tobytes())
+        self.ev_name.frombytes(np.full(n, self.strings(name), dtype=np.int64).tobytes())
+        self.ev_cat.frombytes(np.full(n, self.strings(cat), dtype=np.int64).tobytes())
+        self.ev_begin.frombytes(np.ascontiguousarray(begin, dtype=np.int64).tobytes())
+        self.ev_dur.frombytes(np.ascontiguousarray(dur, dtype=np.int64).tobytes())
+        if n:
+            self.end_ps = max(self.end_ps, int((begin + dur).max()))
+        return first
+
+    def _add_values(self, first: int, values) -> None:
+        """One ``value`` stat per row from ``first`` on: whole numbers as int64 (as text
+        beyond int64, like ``add_stats``), others as doubles."""
+        n = len(values)
+        whole = np.isfinite(values) & (values == np.floor(values))
+        fits = whole & (values >= -(2.0**63)) & (values < 2.0**63)
+        kinds = np.where(fits, KIND_INT64, KIND_DOUBLE).astype(np.int8)
+        ints = np.where(fits, values, 0).astype(np.int64)
+        floats = np.where(fits, 0.0, values)
+        key = self.stat_keys(COUNTER_VALUE)
+        for i in np.flatnonzero(whole & ~fits).tolist():  # rare: kept as text
+            kinds[i], ints[i], floats[i] = KIND_STR, self.strings(str(int(values[i]))), 0.0
+        self.st_event.frombytes(np.arange(first, first + n, dtype=np.int64).tobytes())
+        self.st_key.frombytes(np.full(n, key, dtype=np.int64).tobytes())
+        self.st_kind.frombytes(kinds.tobytes())
+        self.st_int.frombytes(ints.tobytes())
+        self.st_float.frombytes(floats.tobytes())

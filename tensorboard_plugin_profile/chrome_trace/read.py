@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from types import ModuleType
 from typing import IO, Callable, Optional
 
 from ..errors import CorruptProfile, NotFound, ProfileTooLarge
@@ -16,6 +17,12 @@ from .stream import TraceFormatError, TraceStream
 from .tables import space_from_raw
 
 logger = logging.getLogger(__name__)
+
+_scan: Optional[ModuleType]
+try:  # the compiled scanner (_scan.c); collect.py alone gives the same columns, slower
+    from . import _scan
+except ImportError:  # pragma: no cover - built without a C compiler
+    _scan = None
 
 # Top-level keys kept in Space.extras (everything else PyTorch writes is small too, but
 # these are the ones analyses read).
@@ -33,11 +40,24 @@ def read_chrome_trace(path: str, opener: Optional[Callable[[], IO[bytes]]] = Non
     stream = TraceStream(path, opener=opener)
     collector = Collector()
     limits = Limits.from_env()
+    checked = [0]
+
+    def check() -> None:
+        if stream.count - checked[0] >= _CHECK_EVERY:
+            checked[0] = stream.count
+            _check_limits(name, path, stream, collector, limits)
+
+    def scan(text: str, pos: int) -> tuple:
+        assert _scan is not None
+        done = _scan.scan(text, pos, collector)
+        check()
+        return done
+
+    fast = _scan is not None and not os.environ.get("TBPROF_PURE_PYTHON_DECODER")
     try:
-        for count, event in enumerate(stream.events(), 1):
+        for event in stream.events(scan if fast else None):
             collector.add(event)
-            if not count % _CHECK_EVERY:
-                _check_limits(name, path, stream, collector, limits)
+            check()
     except FileNotFoundError:
         raise NotFound(f"Profile file {name} does not exist.") from None
     except OSError as e:

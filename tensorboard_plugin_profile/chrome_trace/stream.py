@@ -16,6 +16,10 @@ Usage::
         ...
     stream.metadata      # the other top-level keys (deviceProperties, ...)
     stream.truncated     # True when the file ended inside the event list
+
+``events(scan=...)`` lets a compiled scanner consume the events it handles straight from
+the text window (``scan(text, pos) -> (pos, count)``, see ``read.py``); only the others
+are decoded into dicts and yielded.
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ class TraceStream:
         self._buf = ""
         self._pos = 0
         self._eof = False
+        self._scan: Optional[Callable[[str, int], tuple]] = None
+        self.count = 0  # events read so far (yielded or scanned)
 
     # --- the buffer -----------------------------------------------------------
     def _open(self) -> IO[bytes]:
@@ -122,18 +128,18 @@ class TraceStream:
             return value
 
     # --- the structure --------------------------------------------------------
-    def events(self) -> Iterator[dict]:
-        """Every event of the file, in file order."""
-        count = 0
+    def events(self, scan: Optional[Callable[[str, int], tuple]] = None) -> Iterator[dict]:
+        """Every event of the file, in file order (but those ``scan`` consumed)."""
+        self._scan = scan
         with self._open() as f:
             self._file = f
             try:
                 first = self._expect("{[")
                 for event in self._array() if first == "[" else self._object():
-                    count += 1
+                    self.count += 1
                     yield event
             except TraceFormatError:
-                if not (self._eof and count):
+                if not (self._eof and self.count):
                     raise
                 self.truncated = True  # cut inside the keys after the events: keep them
 
@@ -159,7 +165,15 @@ class TraceStream:
         if self._skip_ws() == "]":
             self._pos += 1
             return
+        scan = self._scan
         while True:
+            if scan is not None and self._skip_ws() == "{":
+                self._pos, count = scan(self._buf, self._pos)
+                if count:
+                    self.count += count
+                    if self._next_in("]") is None:
+                        return
+                    continue
             value = self._value()
             if isinstance(value, dict):
                 yield value

@@ -159,6 +159,11 @@ def _has_roofline(space: Any) -> bool:
     return peaks and _has_xla_ops(space)
 
 
+def _has_op_records(space: Any) -> bool:
+    """Inputs the op-type and scope views read (analysis/attribution.py)."""
+    return _format(space) in ("xspace", "profiler_hook", "pytorch")
+
+
 def _has_python_sources(space: Any) -> bool:
     from ..analysis.attribution import has_python_sources
 
@@ -249,10 +254,11 @@ _REGISTERED = (
         aliases=("hlo_op_stats",),
     ),
     Tool("roofline_model", "roofline_model", HOSTS_EACH_OR_ALL, listed_for=_has_roofline),
-    Tool("op_types", "op_types", HOSTS_EACH_OR_ALL),
-    Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL),
+    Tool("op_types", "op_types", HOSTS_EACH_OR_ALL, listed_for=_has_op_records),
+    Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL, listed_for=_has_op_records),
     Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources),
-    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL, params=("run",)),  # its links name the run
+    # The advisor's links name the run.
+    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL, listed_for=_any_format, params=("run",)),
     # Chrome-trace profiles (chrome_trace/): ProfilerHook tensor memory, PyTorch analyses.
     Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
     Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
@@ -261,7 +267,7 @@ _REGISTERED = (
         "pytorch_operators",
         HOSTS_SINGLE,
         listed_for=_is_pytorch,
-        params=("group_by",),
+        params=("group_by", "op_name", "input_shape"),
     ),
     Tool("pytorch_kernels", "pytorch_kernels", HOSTS_SINGLE, listed_for=_has_pytorch_kernels),
     Tool(

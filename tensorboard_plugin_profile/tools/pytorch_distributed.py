@@ -1,5 +1,6 @@
-"""``pytorch_distributed``: computation / communication overlap of every worker, and their
-collectives (``analysis/pytorch/distributed.py``)."""
+"""``pytorch_distributed``: computation / communication overlap of every worker, their
+synchronizing time and their collectives (``analysis/pytorch/distributed.py``,
+``analysis/pytorch/wait_time.py``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Mapping, Sequence
 
 from ..analysis.pytorch.distributed import communication_ops, overlap_by_step
 from ..analysis.pytorch.environment import distributed_info
+from ..analysis.pytorch.wait_time import wait_time
 from ..errors import NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 
@@ -39,16 +41,44 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
         ),
         {"title": "Computation / communication overlap (step 'all' is the mean step)"},
     )
+    waits = wait_time(hosts)
+    wait = data_table(
+        (
+            Column("worker", "Worker", "string"),
+            Column("step", "Step", "string"),
+            Column("transfer_us", "Data transfer time (us)", "number"),
+            Column("synchronizing_us", "Synchronizing time (us)", "number"),
+        ),
+        rows_from_columns(
+            waits.by_step["worker"],
+            waits.by_step["step"],
+            (waits.by_step["transfer_ps"] / _US).round(),
+            (waits.by_step["synchronizing_ps"] / _US).round(),
+        ),
+        {
+            "title": "Synchronizing / communication time (step 'all' is the mean step)",
+            **({"note": waits.problem} if waits.problem else {}),
+        },
+    )
+    return [overlap, wait, _collectives_table(hosts, waits.by_op)]
+
+
+def _collectives_table(hosts: list, transfer) -> dict:
+    moved = {(w, n): t for w, n, t in zip(transfer["worker"], transfer["name"],
+                                          transfer["transfer_ps"])}  # fmt: skip
     rows = []
     for worker, space in hosts:
         ops = communication_ops(space)
         for r in ops.to_dict("records"):
             calls = max(int(r["calls"]), 1)
+            t = moved.get((worker, r["name"]))
             rows.append(
                 [worker, r["name"], r["calls"], r["total_bytes"], round(r["total_bytes"] / calls),
-                 round(r["latency_ps"] / _US), round(r["latency_ps"] / _US / calls)]
+                 round(r["latency_ps"] / _US), round(r["latency_ps"] / _US / calls),
+                 None if t is None else round(t / _US),
+                 None if t is None else round(t / _US / calls)]
             )  # fmt: skip
-    comm = data_table(
+    return data_table(
         (
             Column("worker", "Worker", "string"),
             Column("name", "Name", "string"),
@@ -57,8 +87,9 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
             Column("avg_bytes", "Avg size (bytes)", "number"),
             Column("latency_us", "Total latency (us)", "number"),
             Column("avg_latency_us", "Avg latency (us)", "number"),
+            Column("transfer_us", "Data transfer time (us)", "number"),
+            Column("avg_transfer_us", "Avg data transfer time (us)", "number"),
         ),
         rows,
         {"title": "Communication operations"},
     )
-    return [overlap, comm]

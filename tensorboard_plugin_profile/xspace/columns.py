@@ -10,7 +10,8 @@ columns after an edit), so both give the same dtypes:
   categories are the values that occur, sorted, plus ``""`` so that
   ``fillna("")`` works;
 - a well-known integer stat is a nullable integer column; a stat that no event
-  carries costs no memory (a read-only all-missing view).
+  carries costs no memory (a read-only all-missing view), and of one that few
+  events carry only the pages holding those rows are resident (``sparse_values``).
 
 See docs/decoder.md.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..memsize import sparse_values
 from . import schema
 from .model import KIND_BYTES, KIND_REF, KIND_STR, stat_values
 
@@ -52,6 +54,23 @@ def empty_str_column(n: int) -> pd.Categorical:
     )
 
 
+def zeros_view(n: int) -> np.ndarray:
+    """A read-only int64 column of zeros that costs no memory per row."""
+    return np.broadcast_to(np.int64(0), (n,))
+
+
+def compact_int64(values: np.ndarray) -> np.ndarray:
+    """An int64 column that is zero on every row (``occurrences`` on real profiles) as a
+    ``zeros_view``; other columns unchanged."""
+    if len(values) and not values.any():
+        return zeros_view(len(values))
+    return values
+
+
+def is_zeros_view(values: np.ndarray) -> bool:
+    return values.ndim == 1 and len(values) > 1 and values.strides[0] == 0 and not values[0]
+
+
 def empty_int_column(n: int, unsigned: bool = False) -> pd.api.extensions.ExtensionArray:
     values = np.broadcast_to(np.uint64(0) if unsigned else np.int64(0), (n,))
     return pd.arrays.IntegerArray(values, np.broadcast_to(np.True_, (n,)))
@@ -70,8 +89,10 @@ def stat_rows(stats: pd.DataFrame, names) -> dict:
     out: dict = {}
     for code, name in wanted:
         lo, hi = np.searchsorted(sorted_codes, [code, code + 1])
-        # Two stat ids may share a name: their rows are merged, in table order.
-        out[name] = np.sort(np.concatenate([out.get(name, rows[:0]), rows[lo:hi]]))
+        # The stable sort kept each code's rows in table order. Two stat ids may share a
+        # name: their rows are merged, in table order.
+        found = out.get(name)
+        out[name] = rows[lo:hi] if found is None else np.sort(np.concatenate([found, rows[lo:hi]]))
     return out
 
 
@@ -89,13 +110,34 @@ def well_known_columns(n: int, stats: pd.DataFrame, names) -> dict:
         if rows is None:
             out[name] = empty_int_column(n, unsigned)
             continue
-        # Integers keep their 64 bits: uint64 stats are bit-cast into the column.
-        values = np.zeros(n, dtype=np.int64)
+        # Integers keep their 64 bits: uint64 stats are bit-cast into the column. Most such
+        # stats are on a few events: only the pages of those rows take memory.
+        values = sparse_values(n, np.int64, event[rows], stats["int_value"].to_numpy()[rows])
         mask = np.ones(n, dtype=bool)
-        values[event[rows]] = stats["int_value"].to_numpy()[rows]
         mask[event[rows]] = False
         out[name] = pd.arrays.IntegerArray(values.view(np.uint64) if unsigned else values, mask)
     return out
+
+
+def int_values(column) -> tuple:
+    """(int64 values, 0 where absent and uint64 bit-cast; present mask) of a nullable integer
+    column. Only the present rows are read, and the values are as sparse as the column
+    (reading every row of a mostly-empty column would make all its pages resident)."""
+    array = column.array if isinstance(column, pd.Series) else column
+    present = ~np.asarray(array.isna(), dtype=bool)
+    rows = np.flatnonzero(present)
+    dtype = np.uint64 if str(array.dtype).startswith("UInt") else np.int64
+    values = array[rows].to_numpy(dtype=dtype).view(np.int64)
+    return sparse_values(len(present), np.int64, rows, values), present
+
+
+def int_values_at(column, rows) -> np.ndarray:
+    """int64 values (uint64 bit-cast, 0 where absent) of a nullable integer column at these
+    rows, reading no other row."""
+    array = column.array if isinstance(column, pd.Series) else column
+    dtype = np.uint64 if str(array.dtype).startswith("UInt") else np.int64
+    taken = array[np.asarray(rows, dtype=np.int64)]
+    return taken.to_numpy(dtype=dtype, na_value=0).view(np.int64)
 
 
 def _str_column(n: int, stats: pd.DataFrame, rows: np.ndarray) -> pd.Categorical:

@@ -25,7 +25,7 @@ from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfile, NotFound
 from . import schema, wire
-from .columns import object_index, str_categorical, well_known_columns
+from .columns import compact_int64, object_index, str_categorical, well_known_columns
 from .limits import Limits, gunzip
 from .model import KIND_REF, Plane, Space, stat_values
 
@@ -215,7 +215,7 @@ def _build_plane(index: int, raw: dict, time_base_ns: int) -> Plane:
         "metadata_id": metadata_ids,
         "begin_ps": begin_ps,
         "duration_ps": durations,
-        "occurrences": occurrences,
+        "occurrences": compact_int64(occurrences),  # zero on nearly every profile
     }
     columns.update(_name_columns(metadata_ids, event_metadata))
     columns.update(well_known_columns(len(metadata_ids), stats, schema.WELL_KNOWN_STATS))

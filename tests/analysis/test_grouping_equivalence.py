@@ -226,3 +226,10 @@ def test_ancestor_search_order_intra_thread_before_launch():
     assert_same_grouping(space)
     rows, flags = grouping.group_events(space).is_eager[1]
     assert dict(zip(rows.tolist(), flags.tolist())) == {2: 0}
+
+
+@pytest.mark.parametrize("seed", range(0, 300, 3))
+def test_random_spaces_group_like_reference_without_the_extension(seed, monkeypatch):
+    # The numpy fallbacks of the compiled graph passes make the same groups.
+    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", "1")
+    assert_same_grouping(random_space(seed))

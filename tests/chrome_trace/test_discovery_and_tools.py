@@ -55,10 +55,16 @@ def test_run_tools_per_kind():
     assert service.run_tools("profiler_hook/train/timeline-4") == [
         "trace_viewer@",
         "framework_op_stats",
+        "advisor",
+        "op_types",
+        "scope_view",
         "tensor_memory",
     ]
     assert service.run_tools("pytorch_two_ranks/run/1") == [
         "trace_viewer@",
+        "advisor",
+        "op_types",
+        "scope_view",
         "pytorch_overview",
         "pytorch_operators",
         "pytorch_kernels",

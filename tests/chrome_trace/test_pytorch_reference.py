@@ -13,6 +13,7 @@ from tensorboard_plugin_profile.analysis.pytorch.distributed import (
 from tensorboard_plugin_profile.analysis.pytorch.kernels import kernel_stats, tensor_core_share
 from tensorboard_plugin_profile.analysis.pytorch.operators import operator_stats
 from tensorboard_plugin_profile.analysis.pytorch.overview import step_overview
+from tensorboard_plugin_profile.analysis.pytorch.wait_time import NO_STEP, wait_time
 from tensorboard_plugin_profile.chrome_trace import read_chrome_trace
 
 TOLERANCE = 0.005
@@ -133,3 +134,32 @@ def test_distributed_overlap_and_collectives_match(name):
             assert ops.loc[row[0], "calls"] == row[1]
             assert ops.loc[row[0], "total_bytes"] == row[2]
             assert _close(row[4], ops.loc[row[0], "latency_ps"] / 1e6)
+
+
+@pytest.mark.parametrize("name", ["pytorch_two_ranks", "pytorch_diff_control", "pytorch_cpu_only"])
+def test_synchronizing_time_and_data_transfer_match(name):
+    """Per step and rank: data transfer and synchronizing time; per collective: transfer."""
+    hosts = [(w, _space(p)) for n, w, p in WORKERS if n == name]
+    waits = wait_time(hosts)
+    assert waits.problem is None
+    by_step = waits.by_step.set_index(["worker", "step"])
+    ref = load_reference(name, "distributed_waittime.json")["data"]
+    for step, workers in ref.items():
+        for worker, (transfer, synchronizing) in workers.items():
+            row = by_step.loc[(worker, NO_STEP if step == "null" else step)]
+            assert _close(transfer, row["transfer_ps"] / 1e6), (step, worker)
+            assert _close(synchronizing, row["synchronizing_ps"] / 1e6), (step, worker)
+    assert len(by_step) == sum(len(w) for w in ref.values())
+    by_op = waits.by_op.set_index(["worker", "name"])
+    for worker, table in load_reference(name, "distributed_commops.json")["data"].items():
+        for row in table["rows"]:
+            assert _close(row[4], by_op.loc[(worker, row[0]), "latency_ps"] / 1e6)
+            assert _close(row[6], by_op.loc[(worker, row[0]), "transfer_ps"] / 1e6)
+
+
+def test_synchronizing_time_needs_matching_collectives():
+    two = [(w, _space(p)) for n, w, p in WORKERS if n == "pytorch_two_ranks"]
+    other = [(w, _space(p)) for n, w, p in WORKERS if n == "pytorch_diff_control"]
+    waits = wait_time([two[0], other[0]])  # 4 collectives against 18
+    assert waits.problem is not None and "different numbers" in waits.problem
+    assert waits.by_step.empty

@@ -4,7 +4,7 @@
  */
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import { dashboardStyles } from '../components/dashboard-parts';
+import { dashboardStyles, toolLink } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
 import { countBySeverity, parseAdvice, withHost, type AdvisorFinding, type AdvisorReport } from '../models/advisor';
 import { toolLabel } from '../state';
@@ -57,7 +57,29 @@ export const findingStyles = css`
   }
 `;
 
-/** One finding as a card (also used by the overview's recommendation). */
+/** The run's advisor report for the page's host, or null (not listed for the run, or failed). */
+export async function loadAdvice(context: ToolContext | undefined): Promise<AdvisorReport | null> {
+  if (!context?.tools?.includes('advisor')) return null;
+  try {
+    return parseAdvice(await context.api.toolData(context.run, 'advisor', context.host));
+  } catch {
+    return null; // the page that shows them stands without them
+  }
+}
+
+/**
+ * The advisor's problems (critical and warning findings, the first three) for an overview's
+ * recommendation: the same checks as the advisor page, with a link to all of them.
+ */
+export function adviceProblems(from: Element, context: ToolContext | undefined, report: AdvisorReport | null) {
+  const problems = (report?.findings ?? []).filter((f) => f.severity !== 'info');
+  if (!problems.length) return nothing;
+  return html`<h3>Advisor findings</h3>
+    ${problems.slice(0, 3).map((f) => findingCard(f, context?.host ?? ''))}
+    ${context ? html`<p>${toolLink(from, context.run, 'advisor', 'All advisor findings')}</p>` : nothing}`;
+}
+
+/** One finding as a card (also used by the overviews' recommendations). */
 export function findingCard(finding: AdvisorFinding, host: string) {
   const link = withHost(finding.link, host);
   return html`<article class="finding ${finding.severity}" data-check=${finding.check}>

@@ -18,8 +18,8 @@ import {
 } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
 import { groupTips, overviewModel, type OverviewModel, type Tip } from '../models/overview';
-import { parseAdvice, type AdvisorReport } from '../models/advisor';
-import { findingCard, findingStyles } from './advisor-view';
+import type { AdvisorReport } from '../models/advisor';
+import { adviceProblems, findingStyles, loadAdvice } from './advisor-view';
 import { opStatsTables, topOps, topOpsTable } from '../models/op-stats';
 import type { DataTable } from '../table/datatable';
 import { runToolFor } from '../tools';
@@ -47,7 +47,7 @@ export class OverviewView extends LitElement implements ToolViewElement {
   override firstUpdated(): void {
     performance.mark?.('pf-overview-rendered');
     void this.loadTopOps();
-    void this.loadAdvice();
+    void loadAdvice(this.context).then((report) => (this.advice = report));
   }
 
   override render() {
@@ -68,7 +68,7 @@ export class OverviewView extends LitElement implements ToolViewElement {
           <h2>Recommendation for next step</h2>
           ${m.statement ? html`<p class="statement verdict">${richText(m.statement)}</p>` : nothing}
           ${m.precisionStatement ? html`<p class="statement">${richText(m.precisionStatement)}</p>` : nothing}
-          ${this.renderAdvice()}
+          ${adviceProblems(this, this.context, this.advice)}
           ${groupTips(m.tips).map(
             ([group, tips]) => html`<h3>${group}</h3>
               <ul class="tips">
@@ -115,25 +115,6 @@ export class OverviewView extends LitElement implements ToolViewElement {
     if (!tip.tool || !this.context) return richText(tip.text);
     const rest = tip.text.replace(/^\s*[a-z_]+/, '');
     return html`${toolLink(this, this.context.run, tip.tool)}${richText(rest)}`;
-  }
-
-  /** The advisor's problems (critical and warning findings): the same checks as its page. */
-  private renderAdvice() {
-    const problems = (this.advice?.findings ?? []).filter((f) => f.severity !== 'info');
-    if (!problems.length) return nothing;
-    return html`<h3>Advisor findings</h3>
-      ${problems.slice(0, 3).map((f) => findingCard(f, this.context?.host ?? ''))}
-      ${this.context ? html`<p>${toolLink(this, this.context.run, 'advisor', 'All advisor findings')}</p>` : nothing}`;
-  }
-
-  private async loadAdvice(): Promise<void> {
-    const context = this.context;
-    if (!context?.tools?.includes('advisor')) return;
-    try {
-      this.advice = parseAdvice(await context.api.toolData(context.run, 'advisor', context.host));
-    } catch {
-      this.advice = null; // the overview stands without it
-    }
   }
 
   private async loadTopOps(): Promise<void> {

@@ -3,7 +3,7 @@
  * bar per step, then the server's tables (breakdown, GPU summary, environment) with CSV export.
  */
 import { LitElement, css, html, nothing } from 'lit';
-import { customElement, property } from 'lit/decorators.js';
+import { customElement, property, state } from 'lit/decorators.js';
 import '../charts/echart';
 import { stackedBarOption } from '../charts/options';
 import type { ChartTheme } from '../charts/theme';
@@ -12,6 +12,8 @@ import { dashboardStyles, metricList } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
 import { pytorchOverviewModel, type PytorchOverviewModel } from '../models/pytorch-overview';
 import { formatNumber } from '../format';
+import type { AdvisorReport } from '../models/advisor';
+import { adviceProblems, findingStyles, loadAdvice } from './advisor-view';
 import type { ToolContext, ToolViewElement } from './contract';
 
 export const PYTORCH_OVERVIEW_VIEW_TAG = 'pf-pytorch-overview-view';
@@ -20,11 +22,13 @@ export const PYTORCH_OVERVIEW_VIEW_TAG = 'pf-pytorch-overview-view';
 export class PytorchOverviewView extends LitElement implements ToolViewElement {
   @property({ attribute: false }) context!: ToolContext;
   @property({ attribute: false }) data: unknown;
+  @state() private advice: AdvisorReport | null = null;
   private model: PytorchOverviewModel | null = null;
 
   static override styles = [
     controlStyles,
     dashboardStyles,
+    findingStyles,
     css`
       .swatch {
         display: inline-block;
@@ -39,6 +43,11 @@ export class PytorchOverviewView extends LitElement implements ToolViewElement {
 
   override willUpdate(changed: Map<PropertyKey, unknown>): void {
     if (changed.has('data')) this.model = pytorchOverviewModel(this.data);
+  }
+
+  override firstUpdated(): void {
+    // torch-tb-profiler's "Performance Recommendation": the advisor's checks, after first paint.
+    void loadAdvice(this.context).then((report) => (this.advice = report));
   }
 
   override render() {
@@ -61,6 +70,12 @@ export class PytorchOverviewView extends LitElement implements ToolViewElement {
           ? html`<section class="card" aria-label="Step time per step">
               <h2>Step time per step</h2>
               <pf-echart class="steps" label="Step time per step, stacked by part" .option=${(theme: ChartTheme) => stackedBarOption(m.chart, theme)}></pf-echart>
+            </section>`
+          : nothing}
+        ${this.advice?.findings.some((f) => f.severity !== 'info')
+          ? html`<section class="card recommendation" aria-label="Performance recommendation">
+              <h2>Performance recommendation</h2>
+              ${adviceProblems(this, this.context, this.advice)}
             </section>`
           : nothing}
       </div>

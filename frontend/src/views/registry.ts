@@ -114,6 +114,12 @@ function registerDashboards(): void {
     load: async () => (await import('./pytorch-overview-view')).PYTORCH_OVERVIEW_VIEW_TAG,
   });
   registerToolView({
+    id: 'pytorch-operators',
+    matchesTool: toolIs('pytorch_operators'),
+    matchesPayload: isList,
+    load: async () => (await import('./pytorch-operators-view')).PYTORCH_OPERATORS_VIEW_TAG,
+  });
+  registerToolView({
     id: 'memory-profile',
     matchesTool: toolIs('memory_profile'),
     matchesPayload: isObject,

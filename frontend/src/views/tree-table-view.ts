@@ -24,7 +24,9 @@ const TITLES: Record<string, { title: string; about: string }> = {
   },
   scope_view: {
     title: 'Time per name scope',
-    about: 'Op self time summed over the name-scope tree (TensorFlow op names, JAX op metadata).',
+    about:
+      'Op self time summed over the name-scope tree (TensorFlow and ProfilerHook op names, JAX op metadata; ' +
+      'PyTorch: the enclosing modules, record_function ranges and operators).',
   },
   code_view: {
     title: 'Time per Python call site',

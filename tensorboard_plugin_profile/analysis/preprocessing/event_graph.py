@@ -5,25 +5,24 @@ index (planes in order, each plane's events in table order) and the edges are
 ``(parent, child)`` arrays built with sorts and joins:
 
 * **intra-thread**: upstream pops a per-line stack until the top contains the
-  event. When begins never decrease along a line (the decoder's order, and every
-  fixture's), the popped entries never contain a later event, so the parent is
-  simply the latest earlier event whose end is not before ours — a "previous
-  greater-or-equal" search done by pointer jumping (O(log n) rounds of gathers).
-  Lines whose begins go backwards replay the stack, on those lines only.
+  event; ``graph_passes.stack_parents`` runs that stack in one compiled pass (the
+  numpy fallback: when begins never decrease along a line, the parent is the latest
+  earlier event whose end is not before ours, found by pointer jumping).
 * **inter-thread** and **producer/consumer** links are joins on stat keys.
 
 Order matters in one place: ancestor searches are breadth first over each node's
 parent list, whose upstream order is intra-thread parent, inter-thread parent,
 context producers (by node), loop root. ``Graph`` keeps parents in that order.
 
-Everything else (group floods, reachability) is a label propagation over the
-child adjacency: ``propagate_min`` relaxes edges out of the nodes that changed
-until nothing changes; the number of rounds is the depth of the graph.
+Everything else (group floods, reachability) is a min-label propagation over the
+child adjacency (``propagate_min``): compiled, the labelled nodes flood their
+unvisited descendants in label order, visiting each node once; the numpy fallback
+relaxes edges out of the nodes that changed, one round per level of depth.
 
 Usage::
 
-    parent = intra_thread_parents(run, begin, end, skip)
-    graph = Graph.from_edges(n, [(parent_idx, child_idx, rank), ...])
+    parent = intra_thread_parents(line, begin, end, skip)
+    graph = Graph.build(parent, [(parent_idx, child_idx), ...])  # later ranks
     owner = propagate_min(graph, init)
 """
 
@@ -34,46 +33,20 @@ from collections import deque
 
 import numpy as np
 
-from .. import passes
+from .. import graph_passes
+from ..graph_passes import NO_LABEL
 
-NO_LABEL = np.iinfo(np.int64).max
 # Producer/consumer contexts are connected unless both sides are this large.
 MAX_CONTEXT_FANOUT = 64
 
 
-def intra_thread_parents(run, begin, end, skip) -> np.ndarray:
-    """Parent of each event on its line run (-1 for none; ``skip`` rows take no part)."""
-    n = len(run)
-    parent = np.full(n, -1, dtype=np.int64)
-    rows = np.flatnonzero(~skip)
-    if not len(rows):
-        return parent
-    r, b, e = run[rows], begin[rows], end[rows]
-    backwards = (b[1:] < b[:-1]) & (r[1:] == r[:-1])
-    bad_runs = np.unique(r[1:][backwards])
-    sorted_rows = ~np.isin(r, bad_runs) if len(bad_runs) else np.ones(len(r), dtype=bool)
-    found = passes.previous_enclosing(r, e)
-    parent[rows[sorted_rows]] = np.where(found >= 0, rows[np.maximum(found, 0)], -1)[sorted_rows]
-    for bad in bad_runs.tolist():  # one iteration per out-of-order line, not per event
-        on_run = np.flatnonzero(r == bad)
-        local = _stack_parents(b[on_run].tolist(), e[on_run].tolist())
-        parent[rows[on_run]] = np.where(local >= 0, rows[on_run][np.maximum(local, 0)], -1)
-    return parent
+def intra_thread_parents(line, begin, end, skip) -> np.ndarray:
+    """Parent of each event on its line (-1 for none; ``skip`` rows take no part).
 
-
-def _stack_parents(begin: list, end: list) -> np.ndarray:
-    """Upstream's stack pass over one line (events in table order)."""
-    parent = np.full(len(begin), -1, dtype=np.int64)
-    stack: list = []
-    for i, (b, e) in enumerate(zip(begin, end)):
-        while stack:
-            top = stack[-1]
-            if begin[top] <= b and e <= end[top]:
-                parent[i] = top
-                break
-            stack.pop()
-        stack.append(i)
-    return parent
+    ``line`` identifies the line of each row in node order; a stack starts empty
+    wherever it changes from one row to the next.
+    """
+    return graph_passes.stack_parents(line, begin, end, skip)
 
 
 def key_codes(columns: list) -> np.ndarray:
@@ -144,94 +117,70 @@ def _no_edges() -> tuple:
 
 @dataclasses.dataclass
 class Graph:
-    """Parent lists (in upstream order) and child lists as CSR arrays."""
+    """Parent lists (in upstream order) and child lists as arrays.
+
+    A node's parents are its intra-thread parent (``parent_of``, -1 for none), then
+    its other parents (``extra_ptr``/``extra_idx``, CSR, in edge-set rank order);
+    ``child_ptr``/``child_idx`` hold every node's children (CSR).
+    """
 
     n: int
-    parent_ptr: np.ndarray
-    parent_idx: np.ndarray
+    parent_of: np.ndarray
+    extra_ptr: np.ndarray
+    extra_idx: np.ndarray
     child_ptr: np.ndarray
     child_idx: np.ndarray
 
     @classmethod
-    def from_edges(cls, n: int, edge_sets: list) -> Graph:
-        """``edge_sets``: (parents, children) pairs, listed in parent-order rank."""
+    def build(cls, parent_of: np.ndarray, edge_sets: list) -> Graph:
+        """``edge_sets``: further (parents, children) pairs, listed in parent-order rank."""
+        n = len(parent_of)
         parents = np.concatenate([p for p, _ in edge_sets] + [_no_edges()[0]])
         children = np.concatenate([c for _, c in edge_sets] + [_no_edges()[0]])
-        rank = np.concatenate(
-            [np.full(len(p), k, dtype=np.int8) for k, (p, _) in enumerate(edge_sets)]
-            + [np.zeros(0, dtype=np.int8)]
-        )
-        # Stable within a rank: context producers arrive in node order per consumer.
-        # (A composite key sorts faster than lexsort; edge sets come nearly sorted.)
-        by_child = np.argsort(children * len(edge_sets) + rank, kind="stable")
-        by_parent = np.argsort(parents, kind="stable")
-        return cls(
-            n=n,
-            parent_ptr=_pointers(children, n),
-            parent_idx=parents[by_child],
-            child_ptr=_pointers(parents, n),
-            child_idx=children[by_parent],
-        )
+        # Edge sets arrive in rank order, so a stable sort by child keeps each
+        # node's parents in upstream order (context producers in node order).
+        extra_ptr, extra_idx = graph_passes.csr(children, parents, n)
+        child_ptr, child_idx = graph_passes.child_lists(parent_of, parents, children)
+        return cls(n, parent_of, extra_ptr, extra_idx, child_ptr, child_idx)
 
-    def parents_of(self, node: int) -> np.ndarray:
-        return self.parent_idx[self.parent_ptr[node] : self.parent_ptr[node + 1]]
+    def parents_of(self, node: int) -> list:
+        first = int(self.parent_of[node])
+        extra = self.extra_idx[self.extra_ptr[node] : self.extra_ptr[node + 1]].tolist()
+        return [first, *extra] if first >= 0 else extra
 
     def edges_from(self, nodes: np.ndarray) -> tuple:
         """(source, child) for every child edge out of ``nodes``."""
-        start, stop = self.child_ptr[nodes], self.child_ptr[nodes + 1]
-        fan = stop - start
-        total = int(fan.sum())
-        source = np.repeat(nodes, fan)
-        offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(fan) - fan, fan)
-        return source, self.child_idx[np.repeat(start, fan) + offset]
+        return graph_passes.edges_from(self.child_ptr, self.child_idx, nodes)
 
-    def all_edges(self) -> tuple:
-        """(parent, child) of every edge."""
-        counts = np.diff(self.child_ptr)
-        return np.repeat(np.arange(self.n, dtype=np.int64), counts), self.child_idx
+    def first_ancestors(self, nodes: np.ndarray, matches: np.ndarray) -> np.ndarray:
+        """``first_ancestor`` of each node (itself included), -1 for none."""
+        found = np.where(matches[nodes], nodes, -1)
+        has_parent = (self.parent_of[nodes] >= 0) | (
+            self.extra_ptr[nodes + 1] > self.extra_ptr[nodes]
+        )
+        for k in np.flatnonzero((found < 0) & has_parent).tolist():  # searched one by one
+            hit = self.first_ancestor(int(nodes[k]), matches)
+            found[k] = -1 if hit is None else hit
+        return found
 
     def first_ancestor(self, node: int, matches: np.ndarray, include_self: bool = True):
         """Upstream's breadth-first search over parents; the first match or None."""
-        queue = deque([node] if include_self else self.parents_of(node).tolist())
+        queue = deque([node] if include_self else self.parents_of(node))
         seen = {node, *queue}
         while queue:
             current = queue.popleft()
             if matches[current]:
                 return current
-            for parent in self.parents_of(current).tolist():
+            for parent in self.parents_of(current):
                 if parent not in seen:
                     seen.add(parent)
                     queue.append(parent)
         return None
 
 
-def _pointers(keys: np.ndarray, n: int) -> np.ndarray:
-    return np.r_[0, np.cumsum(np.bincount(keys, minlength=n))].astype(np.int64)
-
-
-def propagate_min(graph: Graph, label: np.ndarray) -> np.ndarray:
+def propagate_min(graph: Graph, label: np.ndarray, in_place: bool = False) -> np.ndarray:
     """Least fixed point of ``label[x] = min(label[x], label[parent])`` over child edges."""
-    label = label.copy()
-    frontier = np.flatnonzero(label != NO_LABEL)
-    while len(frontier):
-        source, child = graph.edges_from(frontier)
-        offered = label[source]
-        better = offered < label[child]
-        source, child, offered = source[better], child[better], offered[better]
-        if not len(child):
-            break
-        np.minimum.at(label, child, offered)
-        frontier = _distinct(child, graph.n)
-    return label
-
-
-def _distinct(nodes: np.ndarray, n: int) -> np.ndarray:
-    """The distinct nodes, sorted (a mask beats a hash on big frontiers)."""
-    if len(nodes) * 32 < n:
-        return np.unique(nodes)
-    changed = np.zeros(n, dtype=bool)
-    changed[nodes] = True
-    return np.flatnonzero(changed)
+    return graph_passes.flood_min(graph.child_ptr, graph.child_idx, label, in_place=in_place)
 
 
 def reached_from(graph: Graph, sources: np.ndarray, proper: bool) -> np.ndarray:
@@ -244,7 +193,7 @@ def reached_from(graph: Graph, sources: np.ndarray, proper: bool) -> np.ndarray:
     nodes = np.flatnonzero(sources)
     if not proper:
         label[nodes] = nodes
-        return propagate_min(graph, label)
+        return propagate_min(graph, label, in_place=True)
     source, child = graph.edges_from(nodes)
     np.minimum.at(label, child, source)
-    return propagate_min(graph, label)
+    return propagate_min(graph, label, in_place=True)

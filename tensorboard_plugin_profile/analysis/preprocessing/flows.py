@@ -19,6 +19,7 @@ import zlib
 import numpy as np
 
 from ...xspace import schema
+from ...xspace.columns import int_values_at
 from ...xspace.model import KIND_UINT64
 from .plane_edit import PlaneEdit
 
@@ -84,9 +85,9 @@ def add_flows(edit: PlaneEdit, host_id: int, is_host_plane: bool) -> None:
         rows = np.flatnonzero(both)
         if not len(rows):
             continue
-        context = events[type_col].to_numpy(dtype=np.int64, na_value=0)[rows]
+        context = int_values_at(events[type_col], rows)  # not every row of a sparse column
         # Unknown context types count as Generic (0).
         context = np.where((context < 0) | (context > schema.CONTEXT_TYPE_MAX), 0, context)
-        ids = events[id_col].to_numpy(dtype=np.int64, na_value=0)[rows].view(np.uint64)
+        ids = int_values_at(events[id_col], rows).view(np.uint64)
         flows = encode(flow_ids(host_id, ids, context), direction, context)
         edit.add_stat(rows, schema.FLOW_STAT, flows, KIND_UINT64)

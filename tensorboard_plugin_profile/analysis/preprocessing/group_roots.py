@@ -8,7 +8,8 @@ pick the roots. See ``grouping`` for how groups are made from them.
 Usage::
 
     nodes = Nodes.of(space)
-    graph = event_graph.Graph.from_edges(nodes.n, edges(nodes))
+    parent, edge_sets = edges(nodes)
+    graph = event_graph.Graph.build(parent, edge_sets)
 """
 
 from __future__ import annotations
@@ -52,6 +53,36 @@ _COLUMNS = (
 
 
 @dataclasses.dataclass
+class Stat:
+    """One integer stat over all nodes, kept where present (most stats are rare).
+
+    ``rows``: increasing node ids; ``values``: int64 (uint64 viewed as int64).
+    """
+
+    rows: np.ndarray
+    values: np.ndarray
+    n: int
+
+    def mask(self, where=None) -> np.ndarray:
+        """Per node: present (and ``where(values)`` holds, when given)."""
+        out = np.zeros(self.n, dtype=bool)
+        out[self.rows if where is None else self.rows[where(self.values)]] = True
+        return out
+
+    def at(self, nodes: np.ndarray) -> tuple:
+        """(values, present) at ``nodes`` (0 where absent)."""
+        if not len(self.rows):
+            return np.zeros(len(nodes), dtype=np.int64), np.zeros(len(nodes), dtype=bool)
+        pos = np.minimum(np.searchsorted(self.rows, nodes), len(self.rows) - 1)
+        present = self.rows[pos] == nodes
+        return np.where(present, self.values[pos], 0), present
+
+    def rows_among(self, nodes: np.ndarray) -> np.ndarray:
+        """The increasing ``nodes`` where the stat is present."""
+        return nodes[self.at(nodes)[1]]
+
+
+@dataclasses.dataclass
 class Nodes:
     """Per-node arrays over all planes (node = plane offset + event row)."""
 
@@ -59,11 +90,10 @@ class Nodes:
     offsets: np.ndarray
     begin: np.ndarray
     end: np.ndarray
-    run: np.ndarray  # id of the run of equal lines in node order (a stack resets between)
+    line: np.ndarray  # line of each node, unique over planes (a stack resets between lines)
     types: np.ndarray
-    cols: dict  # stat name -> int64 values (0 where absent; uint64 viewed as int64)
-    present: dict  # stat name -> bool
-    root_level: np.ndarray
+    stats: dict  # stat name -> Stat
+    root_level: Stat  # nodes with a root level above 0
     graph_type_present: np.ndarray
 
     @property
@@ -77,28 +107,30 @@ class Nodes:
         n = int(offsets[-1])
 
         def cat(fn, dtype):
-            parts = [np.asarray(fn(p), dtype=dtype) for p in planes]
+            parts = [np.asarray(fn(p), dtype=dtype) for p in planes if len(p.events)]
+            if len(parts) == 1:  # the usual single host plane: no copy
+                return parts[0]
             return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
         begin = cat(lambda p: p.events["begin_ps"].to_numpy(), np.int64)
         end = begin + cat(lambda p: p.events["duration_ps"].to_numpy(), np.int64)
         bases = np.cumsum([0] + [len(p.lines) + 1 for p in planes])
-        line = cat(lambda p: p.events["line"].to_numpy().astype(np.int64), np.int64)
-        line += np.repeat(bases[:-1], np.diff(offsets))
-        run = np.cumsum(np.r_[0, line[1:] != line[:-1]]) if len(line) else line
-        cols, present = {}, {}
-        for key in _COLUMNS:
-            pairs = [_int_values(p.events, key) for p in planes]
-            if not any(m.any() for _, m in pairs):  # absent everywhere: untouched zero pages
-                cols[key], present[key] = np.zeros(n, np.int64), np.zeros(n, bool)
-                continue
-            cols[key] = np.concatenate([v for v, _ in pairs] + [np.zeros(0, dtype=np.int64)])
-            present[key] = np.concatenate([m for _, m in pairs] + [np.zeros(0, dtype=bool)])
+        line = cat(lambda p: p.events["line"].to_numpy(), np.int64)
+        if sum(len(p.events) > 0 for p in planes) > 1:  # lines of two planes must differ
+            line = line + np.repeat(bases[:-1], np.diff(offsets))  # (never the plane's own)
+        stats = {key: _stat(planes, offsets, key) for key in _COLUMNS}
         types = cat(_node_types, np.int8)
-        root_level = np.where(present[schema.ROOT_LEVEL], cols[schema.ROOT_LEVEL], 0)
-        root_level[(types == TRACE_CONTEXT) & ~present[schema.ROOT_LEVEL]] = 1
+        level = stats[schema.ROOT_LEVEL]
+        # A TraceContext without a root level is a level-1 root.
+        contexts = np.flatnonzero(types == TRACE_CONTEXT)
+        bare = contexts[~level.at(contexts)[1]]
+        rows = np.concatenate([level.rows, bare])
+        values = np.concatenate([level.values, np.ones(len(bare), dtype=np.int64)])
+        order = np.argsort(rows, kind="stable")
+        rows, values = rows[order], values[order]
+        root_level = Stat(rows[values > 0], values[values > 0], n)
         graph_type = cat(lambda p: _notnone(p.events, schema.GRAPH_TYPE), bool)
-        return cls(planes, offsets, begin, end, run, types, cols, present, root_level, graph_type)
+        return cls(planes, offsets, begin, end, line, types, stats, root_level, graph_type)
 
     def locate(self, node: int) -> tuple:
         plane = int(np.searchsorted(self.offsets, node, side="right")) - 1
@@ -108,10 +140,17 @@ class Nodes:
         plane, row = self.locate(node)
         return self.planes[plane].events[schema.GRAPH_TYPE].iat[row]
 
-    def name(self, node: int) -> str:
-        plane, row = self.locate(node)
-        codes, categories = self._names(plane)
-        return str(categories[codes[row]])
+    def names(self, nodes: np.ndarray) -> list:
+        """Event names of ``nodes`` (increasing order not needed)."""
+        plane_of = np.searchsorted(self.offsets, nodes, side="right") - 1
+        out = [""] * len(nodes)
+        for plane in np.unique(plane_of).tolist():
+            codes, categories = self._names(plane)
+            mine = np.flatnonzero(plane_of == plane)
+            rows = nodes[mine] - self.offsets[plane]
+            for k, code in zip(mine.tolist(), codes[rows].tolist()):
+                out[k] = str(categories[code])
+        return out
 
     def _names(self, plane: int) -> tuple:
         """(codes, categories) of a plane's event names, read once (names are per group)."""
@@ -121,27 +160,34 @@ class Nodes:
             cache[plane] = (names.cat.codes.to_numpy(), names.cat.categories)
         return cache[plane]
 
-    def pids(self) -> np.ndarray:
-        """Per node, the plane's ``process_id`` (object: None when unknown)."""
-        values = [p.plane_stats.get(schema.PROCESS_ID) for p in self.planes]
-        return np.repeat(np.array(values + [None], dtype=object)[:-1], np.diff(self.offsets))
+    def present(self, key: str) -> np.ndarray:
+        """Per node: whether stat ``key`` is present (built once per key)."""
+        cache = self.__dict__.setdefault("_present_cache", {})
+        if key not in cache:
+            cache[key] = self.stats[key].mask()
+        return cache[key]
 
     def tf_data_step_ids(self) -> np.ndarray:
-        has = (self.types == TF_DATA_FUNCTION) & self.present[schema.STEP_ID]
-        return np.unique(self.cols[schema.STEP_ID][has])
+        rows = np.flatnonzero(self.types == TF_DATA_FUNCTION)
+        values, present = self.stats[schema.STEP_ID].at(rows)
+        return np.unique(values[present])
 
 
-def _int_values(events, name: str) -> tuple:
-    """(int64 values with 0 where absent, present mask) of a nullable int column."""
-    if name not in events.columns:
-        return np.zeros(len(events), dtype=np.int64), np.zeros(len(events), dtype=bool)
-    # The array, not the Series: a fifth of the per-call cost on small planes.
-    col = events[name].array
-    present = ~np.asarray(col.isna(), dtype=bool)
-    if not present.any():  # most stat columns of a profile are empty: skip the copy
-        return np.zeros(len(events), dtype=np.int64), present
-    dtype = np.uint64 if str(col.dtype).startswith("UInt") else np.int64
-    return col.to_numpy(dtype=dtype, na_value=0).view(np.int64), present
+def _stat(planes: list, offsets: np.ndarray, name: str) -> Stat:
+    """A nullable int column of every plane's events, where present."""
+    rows, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    for plane, offset in zip(planes, offsets.tolist()):
+        if name not in plane.events.columns:
+            continue
+        col = plane.events[name].array
+        # One pass over the mask; only present values are copied (not a full column).
+        present = np.flatnonzero(~np.asarray(col.isna(), dtype=bool))
+        if not len(present):
+            continue
+        dtype = np.uint64 if str(col.dtype).startswith("UInt") else np.int64
+        rows.append(present + offset)
+        values.append(np.asarray(col[present].to_numpy(dtype=dtype)).view(np.int64))
+    return Stat(np.concatenate(rows), np.concatenate(values), int(offsets[-1]))
 
 
 def _notnone(events, name: str) -> np.ndarray:
@@ -169,26 +215,24 @@ def _node_types(plane) -> np.ndarray:
 
 
 # --- edges -----------------------------------------------------------------------------
-def edges(nodes: Nodes) -> list:
-    """Edge sets in upstream parent order: intra-thread, inter-thread, contexts."""
-    is_async = nodes.present[schema.IS_ASYNC] & (nodes.cols[schema.IS_ASYNC] != 0)
-    parent = event_graph.intra_thread_parents(nodes.run, nodes.begin, nodes.end, is_async)
-    child = np.flatnonzero(parent >= 0)
+def edges(nodes: Nodes) -> tuple:
+    """(intra-thread parent per node, [inter-thread edges, context edges]): upstream order."""
+    is_async = nodes.stats[schema.IS_ASYNC].mask(where=lambda value: value != 0)
+    parent = event_graph.intra_thread_parents(nodes.line, nodes.begin, nodes.end, is_async)
     inter = [
         _link(nodes, EXECUTOR, ITERATOR_GET_NEXT, (schema.STEP_ID, schema.ITER_NUM)),
         _link(nodes, KERNEL_LAUNCH, KERNEL_EXECUTE, (schema.CORRELATION_ID,)),
     ]
     inter_edges = tuple(np.concatenate(side) for side in zip(*inter))
-    return [(parent[child], child), inter_edges, _contexts(nodes)]
+    return parent, [inter_edges, _contexts(nodes)]
 
 
 def _link(nodes: Nodes, parent_type: int, child_type: int, keys: tuple) -> tuple:
     def side(node_type):
-        rows = nodes.types == node_type
+        rows = np.flatnonzero(nodes.types == node_type)
         for key in keys:
-            rows &= nodes.present[key]
-        rows = np.flatnonzero(rows)
-        return rows, [nodes.cols[k][rows] for k in keys]
+            rows = nodes.stats[key].rows_among(rows)
+        return rows, [nodes.stats[k].at(rows)[0] for k in keys]
 
     return event_graph.link_by_keys(side(parent_type), side(child_type))
 
@@ -200,9 +244,10 @@ def _contexts(nodes: Nodes) -> tuple:
         (schema.PRODUCER_TYPE, schema.PRODUCER_ID, False),
         (schema.CONSUMER_TYPE, schema.CONSUMER_ID, True),
     ):
-        rows = np.flatnonzero(nodes.present[type_key] & nodes.present[id_key])
+        rows = nodes.stats[id_key].rows_among(nodes.stats[type_key].rows)
         pid_kind, pid_value = _pids(nodes, rows)
-        columns = [nodes.cols[type_key][rows], nodes.cols[id_key][rows], pid_kind, pid_value]
+        columns = [nodes.stats[type_key].at(rows)[0], nodes.stats[id_key].at(rows)[0]]
+        columns += [pid_kind, pid_value]
         members.append((rows, np.full(len(rows), consumer_side), columns))
     node, is_consumer, columns = (
         np.concatenate([m[0] for m in members]),
@@ -233,26 +278,22 @@ def _pids(nodes: Nodes, rows: np.ndarray) -> tuple:
     kind = np.asarray(kinds, dtype=np.int64)[plane] if len(rows) else np.zeros(0, np.int64)
     value = np.asarray(values, dtype=np.int64)[plane] if len(rows) else np.zeros(0, np.int64)
     # Any event naming a process (``_pid``) is keyed by it, producer or consumer.
-    override = nodes.present[schema.CONSUMER_PID][rows]
+    pid, override = nodes.stats[schema.CONSUMER_PID].at(rows)
     kind[override] = 1
-    value[override] = nodes.cols[schema.CONSUMER_PID][rows][override]
+    value[override] = pid[override]
     return kind, value
 
 
 # --- roots -----------------------------------------------------------------------------
 def loop_roots(nodes: Nodes, tf_data_ids: np.ndarray) -> tuple:
     """TF while-loop iterations: (roots in time order, edges root → rest of iteration)."""
-    step, iters = nodes.cols[schema.STEP_ID], nodes.cols[schema.ITER_NUM]
-    rows = np.flatnonzero(
-        (nodes.types == EXECUTOR)
-        & nodes.present[schema.STEP_ID]
-        & nodes.present[schema.ITER_NUM]
-        & ~np.isin(step, tf_data_ids)
-    )
+    rows = np.flatnonzero(nodes.types == EXECUTOR)
+    rows = nodes.stats[schema.ITER_NUM].rows_among(nodes.stats[schema.STEP_ID].rows_among(rows))
+    rows = rows[~np.isin(nodes.stats[schema.STEP_ID].at(rows)[0], tf_data_ids)]
     none = np.zeros(0, dtype=np.int64)
     if not len(rows):
         return none, (none, none)
-    step, iters = step[rows], iters[rows]
+    step, iters = nodes.stats[schema.STEP_ID].at(rows)[0], nodes.stats[schema.ITER_NUM].at(rows)[0]
     loop = event_graph.first_seen(event_graph.key_codes([step]))  # like dict keys
     iteration = event_graph.first_seen(event_graph.key_codes([step, iters]))
     # A loop with only iteration 0 is a function or session run, not a loop.
@@ -276,8 +317,9 @@ def loop_roots(nodes: Nodes, tf_data_ids: np.ndarray) -> tuple:
 
 def sorted_roots(nodes: Nodes, tf_data_ids: np.ndarray) -> np.ndarray:
     """Nodes with a root level (not tf.data ones), by level desc, begin, longest first."""
-    level = nodes.root_level
-    tf_data = nodes.present[schema.STEP_ID] & np.isin(nodes.cols[schema.STEP_ID], tf_data_ids)
-    roots = np.flatnonzero((level > 0) & ~tf_data)
+    roots, level = nodes.root_level.rows, nodes.root_level.values
+    step_id, has_step_id = nodes.stats[schema.STEP_ID].at(roots)
+    keep = ~(has_step_id & np.isin(step_id, tf_data_ids))
+    roots, level = roots[keep], level[keep]
     begin, end = nodes.begin[roots], nodes.end[roots]
-    return roots[np.lexsort((roots, begin - end, begin, -level[roots]))]
+    return roots[np.lexsort((roots, begin - end, begin, -level))]

@@ -34,6 +34,7 @@ import numpy as np
 
 from ...xspace import schema
 from ...xspace.model import Space
+from .. import graph_passes
 from . import event_graph, group_roots
 from .event_graph import NO_LABEL
 from .group_roots import Nodes
@@ -63,7 +64,7 @@ def group_events(space: Space) -> Grouping:
     """Assigns step groups to the events of a space (see module docstring)."""
     empty = np.zeros(0, dtype=np.int64)
     result = Grouping(
-        group_ids=[np.full(len(p.events), -1, dtype=np.int64) for p in space.planes],
+        group_ids=[],
         step_names=[{} for _ in space.planes],
         is_eager=[(empty, empty) for _ in space.planes],
         group_names={},
@@ -72,53 +73,56 @@ def group_events(space: Space) -> Grouping:
     )
     nodes = Nodes.of(space)
     if nodes.n == 0 or has_loop_ops(space):
+        result.group_ids = [np.full(len(p.events), -1, dtype=np.int64) for p in space.planes]
         return result
-    edge_sets = group_roots.edges(nodes)
+    parent, edge_sets = group_roots.edges(nodes)
     tf_data_ids = nodes.tf_data_step_ids()
     loop_roots, loop_edges = group_roots.loop_roots(nodes, tf_data_ids)
-    graph = event_graph.Graph.from_edges(nodes.n, edge_sets + [loop_edges])
+    graph = event_graph.Graph.build(parent, edge_sets + [loop_edges])
     group = _create_groups(nodes, graph, loop_roots, tf_data_ids, result)
     _mark_eager(nodes, graph, result)
-    for p in range(len(space.planes)):
-        result.group_ids[p] = group[nodes.offsets[p] : nodes.offsets[p + 1]]
+    result.group_ids = [
+        group[nodes.offsets[p] : nodes.offsets[p + 1]] for p in range(len(space.planes))
+    ]
     return result
 
 
 def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Grouping) -> np.ndarray:
     is_loop = len(loop_roots) > 0
     roots = loop_roots if is_loop else group_roots.sorted_roots(nodes, tf_data_ids)
-    rank = np.full(nodes.n, NO_LABEL, dtype=np.int64)
     if is_loop:
-        rank[roots] = np.arange(len(roots))
-        flooding = roots
+        flooding, flood_rank = roots, np.arange(len(roots))
     else:
         # A root whose ancestors include a root of its level never floods.
         flooding = roots[~_has_same_level_ancestor(nodes, graph, roots)]
-        rank[flooding] = np.flatnonzero(np.isin(roots, flooding))
-    owner = event_graph.propagate_min(graph, rank)
+        flood_rank = np.flatnonzero(np.isin(roots, flooding))
+    owner = np.full(nodes.n, NO_LABEL, dtype=np.int64)
+    owner[flooding] = flood_rank
+    owner = event_graph.propagate_min(graph, owner, in_place=True)
     # Loop roots all get an id; sorted roots only when nobody earlier took them.
-    grouped = roots if is_loop else flooding[owner[flooding] == rank[flooding]]
+    kept = np.ones(len(flooding), bool) if is_loop else owner[flooding] == flood_rank
+    grouped, ranks = flooding[kept], flood_rank[kept]
     group_of_rank = np.full(len(roots) + 1, -1, dtype=np.int64)
-    ranks = np.arange(len(roots)) if is_loop else rank[grouped]
     group_of_rank[ranks] = np.arange(len(grouped))
-    group = np.where(owner == NO_LABEL, -1, group_of_rank[np.minimum(owner, len(roots))])
+    # Unowned nodes (NO_LABEL) land on the last slot, -1.
+    group = group_of_rank[np.minimum(owner, len(roots), out=owner)]
     _record_relations(graph, group, grouped, result)
-    for group_id, root in enumerate(grouped.tolist()):
-        name = _group_name(nodes, graph, root, group_id)
-        if nodes.types[root] not in (group_roots.IMPLICIT_ROOT, group_roots.EXECUTOR):
-            plane, row = nodes.locate(root)
-            result.step_names[plane][row] = name
-        result.group_names[group_id] = name
+    names, named = _group_names(nodes, graph, grouped)
+    result.group_names.update(enumerate(names))
+    plane_of = np.searchsorted(nodes.offsets, grouped, side="right") - 1
+    for k in np.flatnonzero(named).tolist():
+        plane = int(plane_of[k])
+        result.step_names[plane][int(grouped[k] - nodes.offsets[plane])] = names[k]
     return group
 
 
 def _has_same_level_ancestor(nodes: Nodes, graph, roots: np.ndarray) -> np.ndarray:
     """Per root: whether another node of its root level is an ancestor (or it is its own parent)."""
     out = np.zeros(len(roots), dtype=bool)
-    level = nodes.root_level
-    for value in np.unique(level[roots]).tolist():
-        mine = roots[level[roots] == value]
-        sources = level == value
+    root_level = nodes.root_level.at(roots)[0]
+    for value in np.unique(root_level).tolist():
+        mine = roots[root_level == value]
+        sources = nodes.root_level.mask(where=lambda level, v=value: level == v)
         smallest = event_graph.reached_from(graph, sources, proper=True)[mine]
         found = (smallest != NO_LABEL) & (smallest != mine)
         itself = smallest == mine  # reached only through a cycle: look for another source
@@ -126,7 +130,7 @@ def _has_same_level_ancestor(nodes: Nodes, graph, roots: np.ndarray) -> np.ndarr
             largest = _largest_source(graph, sources)[mine]
             found |= itself & (largest != mine)
             found |= itself & np.array([r in graph.parents_of(r) for r in mine.tolist()])
-        out[np.flatnonzero(level[roots] == value)] = found
+        out[np.flatnonzero(root_level == value)] = found
     return out
 
 
@@ -144,10 +148,8 @@ def _largest_source(graph, sources: np.ndarray) -> np.ndarray:
 
 def _record_relations(graph, group: np.ndarray, grouped: np.ndarray, result: Grouping) -> None:
     """A flood that meets a node of another (earlier) group nests that group in its own."""
-    parent, child = graph.all_edges()
-    outer, inner = group[parent], group[child]
-    crossing = (outer >= 0) & (inner >= 0) & (outer != inner)
-    pairs = set(zip(outer[crossing].tolist(), inner[crossing].tolist()))
+    outer, inner = graph_passes.group_crossings(graph.child_ptr, graph.child_idx, group)
+    pairs = set(zip(outer.tolist(), inner.tolist()))
     # A loop root already taken by an earlier iteration still starts (and names) a group.
     root_group = group[grouped]
     taken = root_group != np.arange(len(grouped))
@@ -157,21 +159,31 @@ def _record_relations(graph, group: np.ndarray, grouped: np.ndarray, result: Gro
         result.group_parents.setdefault(inner_id, set()).add(outer_id)
 
 
-def _group_name(nodes: Nodes, graph, root: int, group_id: int) -> str:
-    found = graph.first_ancestor(root, nodes.graph_type_present)
-    if found is not None:
-        prefix = f"{nodes.graph_type(found)} "
-    elif nodes.types[root] not in (group_roots.IMPLICIT_ROOT, group_roots.EXECUTOR):
-        prefix = f"{nodes.name(root)} "
-    else:
-        prefix = ""
-    step = None
+def _group_names(nodes: Nodes, graph, grouped: np.ndarray) -> tuple:
+    """(name per group, whether its root is user-annotated); group id = position.
+
+    A name is the first ``graph_type`` found breadth first over the root's ancestors
+    (else the annotated root's own name), then the first ``iter_num``, else the first
+    ``step_num``, else the group id.
+    """
+    named = ~np.isin(nodes.types[grouped], (group_roots.IMPLICIT_ROOT, group_roots.EXECUTOR))
+    with_type = graph.first_ancestors(grouped, nodes.graph_type_present)
+    own_names = dict(zip(np.flatnonzero(named).tolist(), nodes.names(grouped[named])))
+    step = np.arange(len(grouped), dtype=np.int64)
+    todo = np.ones(len(grouped), dtype=bool)
     for key in (schema.ITER_NUM, schema.STEP_NUM):
-        found = graph.first_ancestor(root, nodes.present[key])
-        if found is not None:
-            step = int(nodes.cols[key][found])
-            break
-    return f"{prefix}{group_id if step is None else step}"
+        found = graph.first_ancestors(grouped[todo], nodes.present(key))
+        hit = np.flatnonzero(todo)[found >= 0]
+        step[hit] = nodes.stats[key].at(found[found >= 0])[0]
+        todo[hit] = False
+    names = []
+    for k, (typed, number) in enumerate(zip(with_type.tolist(), step.tolist())):
+        if typed >= 0:
+            prefix = f"{nodes.graph_type(typed)} "
+        else:
+            prefix = f"{own_names[k]} " if k in own_names else ""
+        names.append(f"{prefix}{number}")
+    return names, named
 
 
 def _mark_eager(nodes: Nodes, graph, result: Grouping) -> None:
@@ -186,7 +198,7 @@ def _mark_eager(nodes: Nodes, graph, result: Grouping) -> None:
     if not len(marked):
         return
     eager = types == group_roots.EAGER
-    single_op = eager & nodes.present[schema.IS_FUNC] & (nodes.cols[schema.IS_FUNC] == 0)
+    single_op = eager & nodes.stats[schema.IS_FUNC].mask(where=lambda is_func: is_func == 0)
     reach_single = event_graph.reached_from(graph, single_op, proper=False)[marked] != NO_LABEL
     reach_other = (
         event_graph.reached_from(graph, eager & ~single_op, proper=False)[marked] != NO_LABEL

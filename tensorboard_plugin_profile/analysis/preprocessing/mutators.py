@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ...xspace import schema
+from ...xspace.columns import int_values_at
 from .plane_edit import PlaneEdit
 
 _RUN_ID_MASK = (1 << 27) - 1
@@ -161,7 +162,7 @@ def add_threadpool_regions(edit: PlaneEdit) -> None:
         begin[start_rows],
         begin[stop_rows] - begin[start_rows],
     )
-    region_ids = consumer.to_numpy(dtype=np.int64, na_value=0)[start_rows]
+    region_ids = int_values_at(consumer, start_rows)
     edit.set_stat(new, schema.CONSUMER_ID, region_ids)
     edit.set_stat(
         new, schema.CONSUMER_TYPE, np.full(len(new), schema.CONTEXT_TYPE_THREADPOOL_EVENT)

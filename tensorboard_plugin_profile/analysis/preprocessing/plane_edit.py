@@ -23,8 +23,9 @@ from typing import Optional, Union
 import numpy as np
 import pandas as pd
 
+from ...memsize import sparse_values
 from ...xspace import schema
-from ...xspace.columns import str_categorical, well_known_columns
+from ...xspace.columns import is_zeros_view, str_categorical, well_known_columns, zeros_view
 from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64, Plane
 
 _STAT_COLUMNS = ("event", "stat", "kind", "int_value", "float_value", "str_value")
@@ -110,10 +111,11 @@ class PlaneEdit:
         n = len(events)
         ints = np.zeros(n, dtype=np.int64)
         floats = np.zeros(n, dtype=np.float64)
-        strs = np.full(n, None, dtype=object)
+        strs = None  # only string stats carry Python objects (group ids are millions of rows)
         if kind == KIND_DOUBLE:
             floats[:] = np.asarray(values, dtype=np.float64)
         elif kind == KIND_STR:
+            strs = np.full(n, None, dtype=object)
             strs[:] = values if not isinstance(values, str) else [values] * n
         elif kind == KIND_UINT64:
             ints[:] = np.asarray(values, dtype=np.uint64).view(np.int64)
@@ -204,11 +206,11 @@ class PlaneEdit:
         ]
         for events, name, kind, ints, floats, strs in self._stat_rows:
             code = np.full(len(events), code_of[name], dtype=np.int64)
-            # New string values join the table once per distinct value.
-            str_codes = np.asarray(
-                [-1 if v is None else string_of.setdefault(v, len(string_of)) for v in strs],
-                dtype=np.int32,
-            )
+            str_codes = np.full(len(events), -1, dtype=np.int32)
+            if strs is not None:  # new string values join the table once per distinct value
+                str_codes[:] = [
+                    -1 if v is None else string_of.setdefault(v, len(string_of)) for v in strs
+                ]
             parts.append(
                 (events, code, np.full(len(events), kind, dtype=np.int8), ints, floats, str_codes)
             )
@@ -222,7 +224,7 @@ class PlaneEdit:
                 "stat": _sorted_categorical(code[order], list(code_of)),
                 "kind": kind[order].astype(np.int8, copy=False),
                 "int_value": ints[order].astype(np.int64, copy=False),
-                "float_value": floats[order].astype(np.float64, copy=False),
+                "float_value": _sparse_floats(floats[order]),
                 "str_value": str_categorical(strs[order], list(string_of)),
             },
             copy=False,
@@ -245,15 +247,17 @@ class PlaneEdit:
             "metadata_id": np.concatenate([events["metadata_id"].to_numpy(), meta]),
             "begin_ps": np.concatenate([events["begin_ps"].to_numpy(), begin]),
             "duration_ps": np.concatenate([events["duration_ps"].to_numpy(), dur]),
-            "occurrences": np.concatenate(
-                [events["occurrences"].to_numpy(), np.zeros(len(line), dtype=np.int64)]
-            ),
         }
+        occurrences = events["occurrences"].to_numpy()
+        if not is_zeros_view(occurrences):  # else new events keep it all zero, and free
+            added = np.zeros(len(line), dtype=np.int64)
+            columns["occurrences"] = np.concatenate([occurrences, added])
         # New events go to their place in their line: by begin, longer first.
         order = line_order(
             columns["line"], columns["begin_ps"], columns["duration_ps"], len(events)
         )
         out = {name: values[order] for name, values in columns.items()}
+        out.setdefault("occurrences", zeros_view(len(order)))
         ids = metadata["id"].to_numpy()
         for col in ("name", "display_name"):
             new_names = dict(zip(ids.tolist(), metadata[col].tolist()))
@@ -268,6 +272,14 @@ class PlaneEdit:
                 padded = pd.concat([events[name], pd.Series([None] * len(line))], ignore_index=True)
                 out[name] = padded.take(order).reset_index(drop=True)
         return out, new_row
+
+
+def _sparse_floats(values: np.ndarray) -> np.ndarray:
+    """``float_value``: zero except on double stats (every bit pattern kept, -0.0 too), so
+    only the pages holding those rows are resident."""
+    values = values.astype(np.float64, copy=False)
+    rows = np.flatnonzero(values.view(np.int64))
+    return sparse_values(len(values), np.float64, rows, values[rows])
 
 
 def _sorted_categorical(codes: np.ndarray, names: list) -> pd.Categorical:

@@ -60,6 +60,15 @@ def preprocess(space: Space) -> Space:
     return memoized([space], "preprocess", lambda: _preprocess(space))
 
 
+def preprocess_decoded(space: Space) -> Space:
+    """The preprocessed copy of a freshly decoded space that nothing else holds.
+
+    Not memoised: the service keeps only this copy (its decoded tables are freed once the
+    caller drops ``space``), and every tool reads it; ``preprocess`` of it is itself.
+    """
+    return space if space.preprocessed else _preprocess(space)
+
+
 def _preprocess(space: Space) -> Space:
     if is_grouped(space):
         return dataclasses.replace(space, preprocessed=True, group_names=_step_names(space))

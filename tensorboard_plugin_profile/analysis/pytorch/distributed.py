@@ -3,8 +3,8 @@
 Per worker and step: computation (kernel time, or CPU op time without kernels), the part
 of it overlapping communication, communication alone, and the rest of the step; and per
 worker, the NCCL/Gloo collectives: calls, bytes (from their input shapes and types) and
-latency (the union of their spans). torch-tb-profiler's "synchronizing time" needs the
-collectives of all ranks matched call by call; it is not computed here.
+latency (the union of their spans). The synchronizing time, which matches the ranks'
+collectives call by call, is in ``wait_time.py``.
 
 Usage::
 

@@ -12,15 +12,20 @@ Rows are operators (``cpu_op``) except ``DataParallel.forward``,
 input shapes (``Input Dims``). Tensor Core eligibility: the op is one that autocast runs on
 Tensor Cores (``TENSOR_CORE_OPS``) or has an eligible child.
 
+When call stacks were recorded (``with_stack=True``), ``call_stacks`` drills into one
+operator (or one operator and input shape): the same figures per distinct call stack.
+
 Usage::
 
     by_name = operator_stats(space)
     by_shape = operator_stats(space, by_input_shape=True)
+    stacks = call_stacks(space, "aten::mm", input_shape="[[2, 3], [3, 4]]")
 """
 
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -60,10 +65,26 @@ def operator_nodes(space: Space) -> pd.DataFrame:
 
 
 def operator_stats(space: Space, by_input_shape: bool = False) -> pd.DataFrame:
-    nodes = operator_nodes(space)
     keys = ["name", "input_shape"] if by_input_shape else ["name"]
+    return _aggregate(operator_nodes(space), keys)
+
+
+def call_stacks(space: Space, name: str, input_shape: Optional[str] = None) -> pd.DataFrame:
+    """The calls of one operator (and input shape) grouped by call stack: COLUMNS plus
+    ``call_stack`` (frames separated by ``;`` as recorded, "" for calls without one)."""
+    nodes = operator_nodes(space)
+    mine = nodes["name"] == name
+    if input_shape is not None:
+        mine &= nodes["input_shape"] == input_shape
+    keys = (
+        ["name", "input_shape", "call_stack"] if input_shape is not None else ["name", "call_stack"]
+    )
+    return _aggregate(nodes[mine.to_numpy()], keys)
+
+
+def _aggregate(nodes: pd.DataFrame, keys: list) -> pd.DataFrame:
     if nodes.empty:
-        return pd.DataFrame({c: [] for c in COLUMNS})
+        return pd.DataFrame({c: [] for c in COLUMNS + ("call_stack",)})
     g = nodes.groupby(keys, sort=False)
     out = g.agg(
         calls=("name", "size"),
@@ -76,8 +97,9 @@ def operator_stats(space: Space, by_input_shape: bool = False) -> pd.DataFrame:
         tc_eligible=("tc_eligible", "first"),
         has_call_stack=("has_call_stack", "any"),
     ).reset_index()
-    if not by_input_shape:
-        out["input_shape"] = ""
+    for key in ("input_shape", "call_stack"):
+        if key not in keys:
+            out[key] = ""
     out = pd.DataFrame(
         {
             "name": out["name"],
@@ -91,6 +113,7 @@ def operator_stats(space: Space, by_input_shape: bool = False) -> pd.DataFrame:
             "tc_self_ratio": _ratio(out["tc_self"], out["device_self"]),
             "tc_total_ratio": _ratio(out["tc_total"], out["device_total"]),
             "has_call_stack": out["has_call_stack"].astype(bool),
+            "call_stack": out["call_stack"],
         }
     )
     has_device = bool(out["device_self_us"].sum() > 0)
@@ -135,9 +158,13 @@ def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
     is_op &= ~pd.Series(names, dtype=object).str.startswith("Optimizer.").to_numpy(dtype=bool)
     stacks = host["call_stack"].to_numpy(dtype=object)
     rows = np.flatnonzero(is_op)
-    return pd.DataFrame(
+    out = pd.DataFrame(
         {
             "name": names[rows],
+            # Where the call ran (the scope and code views nest it in its callers).
+            "tid": host["tid"].to_numpy()[rows],
+            "begin_ps": begin[rows],
+            "end_ps": end[rows],
             "input_shape": _shape_text(host["input_dims"].to_numpy(dtype=object)[rows]),
             "host_total_ps": dur[rows],
             "host_self_ps": dur[rows] - np.rint(children[rows]).astype(np.int64),
@@ -146,10 +173,10 @@ def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
             "tc_self_ps": tc_self[rows],
             "tc_total_ps": total_tc[rows],
             "tc_eligible": eligible[rows],
-            "has_call_stack": pd.Series(stacks[rows], dtype=object).fillna("").str.len().to_numpy()
-            > 0,
+            "call_stack": pd.Series(stacks[rows], dtype=object).fillna("").to_numpy(dtype=object),
         }
     )
+    return out.assign(has_call_stack=out["call_stack"].str.len() > 0)
 
 
 def _tree(line: np.ndarray, begin: np.ndarray, end: np.ndarray) -> tuple:

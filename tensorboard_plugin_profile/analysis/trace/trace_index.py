@@ -8,10 +8,10 @@ both ``begin_ps`` and ``end_ps`` are sorted there and two ``searchsorted`` calls
 exactly the events overlapping a window (an event that started long before the window
 and still runs is found too: its end is what is searched).
 
-Depth of an event = how many earlier events of its row are still open at its begin,
-counted with sorted ends (no stack loop). For well-nested rows that is the stack depth
-and same-depth events are disjoint; a row where they are not (events overlapping without
-nesting) is re-laid by a first-free-level pass, the only per-event loop, run only there.
+Depth of an event = how many earlier events of its row are still open at its begin
+(``depths.row_depths``: one compiled pass, or sorted ends without the extension). For
+well-nested rows that is the stack depth and same-depth events are disjoint; a row where
+they are not (events overlapping without nesting) is re-laid by first-free levels.
 
 ``break_key`` serves merging (see ``trace_window``): at pixel size p, a run of narrow
 events is cut before position i iff ``break_key[i] >= p``. ``levels`` keep, for pixel
@@ -34,8 +34,8 @@ import pandas as pd
 
 from ...xspace import schema
 from ...xspace.model import Plane
-from .. import passes
-from . import trace_flows
+from .. import graph_passes
+from . import depths, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
 
 _NO_BREAK = np.iinfo(np.int64).max
@@ -101,11 +101,12 @@ def build_index(shown: list) -> TraceIndex:
     threads = sorted({t for p in parts for t in p["threads"]})
     shown_pids = {pid for pid, _, _ in threads}  # planes without events are not shown
     row_keys = np.array([(pid, tid) for pid, tid, _ in threads], dtype=np.int64).reshape(-1, 2)
-    row = _row_of(cols["pid"], cols["tid"], row_keys)
+    # Row of each event through its line (one lookup per line, not per event).
+    row = _concat([_row_of(p["pid"], p["line_tid"], row_keys)[p["line"]] for p in parts], "row")
     order = _time_order(row, cols["begin"], cols["end"])
     row, begin, end = row[order], cols["begin"][order], cols["end"][order]
-    depth, relaid = _depths(row, begin, end, len(row_keys))
-    by_depth = np.lexsort((depth, row))  # stable: keeps begin order inside a segment
+    depth, relaid = depths.row_depths(row, begin, end, len(row_keys))
+    by_depth = _by_depth(row, depth, len(row_keys))  # stable: begin order inside a segment
     order = order[by_depth]
     row, depth, begin, end = row[by_depth], depth[by_depth], begin[by_depth], end[by_depth]
     seg_row, seg_depth, bounds = _segments(row, depth)
@@ -139,12 +140,14 @@ def build_index(shown: list) -> TraceIndex:
     return index
 
 
-_COLUMNS = ("pid", "tid", "begin", "end", "name", "group", "plane", "event")
+_COLUMNS = ("begin", "end", "name", "group", "plane", "event")
 _DTYPES = {"name": np.int32, "plane": np.int16}
 
 
 def _concat(arrays: list, key: str) -> np.ndarray:
     dtype = _DTYPES.get(key, np.int64)
+    if len(arrays) == 1:  # one shown plane: no copy
+        return arrays[0].astype(dtype, copy=False)
     return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype)
 
 
@@ -163,8 +166,9 @@ def _plane_columns(plane_no: int, tp: TracePlane) -> dict:
     begin = ev["begin_ps"].to_numpy()[rows]
     group = ev[schema.GROUP_ID] if schema.GROUP_ID in ev else None
     return {
-        "pid": np.full(len(rows), tp.pid, dtype=np.int64),
-        "tid": tids[line_no[rows]],
+        "pid": tp.pid,
+        "line_tid": tids,
+        "line": line_no[rows],
         "begin": begin,
         "end": begin + ev["duration_ps"].to_numpy()[rows],
         "labels": labels,
@@ -183,6 +187,9 @@ def _threads(pid: int, tids: np.ndarray, labels: np.ndarray) -> set:
 def _group_ids(group: Optional[pd.Series], rows: np.ndarray) -> np.ndarray:
     if group is None:
         return np.full(len(rows), -1, dtype=np.int64)
+    if str(group.dtype) == "Int64":  # the preprocessed column: no float round trip
+        values = group.to_numpy(dtype=np.int64, na_value=-1)
+        return values if len(rows) == len(values) else values[rows]
     values = group.to_numpy(dtype=np.float64, na_value=np.nan)[rows]
     return np.where(np.isnan(values), -1, values).astype(np.int64)
 
@@ -202,19 +209,35 @@ def _event_labels(plane: Plane, rows: np.ndarray) -> tuple:
     labels = list(label) + [""]  # the last label: an id no metadata declares
     local = meta_row.astype(np.int64)
     if schema.STEP_NAME in plane.events:
-        steps = plane.events[schema.STEP_NAME].to_numpy(dtype=object)[rows]
-        named = np.flatnonzero(pd.notna(steps))
+        steps, named = _step_names(plane.events[schema.STEP_NAME], rows)
         if len(named):
-            codes, uniques = pd.factorize(pd.Series(steps[named].astype(str)))
+            codes, uniques = pd.factorize(pd.Series(steps.astype(str)))
             local[named] = len(labels) + codes
             labels += list(uniques)
     return labels, local
+
+
+def _step_names(column: pd.Series, rows: np.ndarray) -> tuple:
+    """(step names, their positions in ``rows``) of the rows that have one."""
+    if isinstance(column.dtype, pd.CategoricalDtype):  # names per category, not per event
+        codes = column.cat.codes.to_numpy()[rows]
+        named = np.flatnonzero(codes >= 0)
+        return np.asarray(column.cat.categories, dtype=object)[codes[named]], named
+    steps = column.to_numpy(dtype=object)[rows]
+    named = np.flatnonzero(pd.notna(steps))
+    return steps[named], named
 
 
 def _metadata_rows(ids: np.ndarray, order: np.ndarray, event_mid: np.ndarray) -> np.ndarray:
     """Row of each event's metadata in ``ids``; ``len(ids)`` where no metadata has the id."""
     if not len(ids):
         return np.zeros(len(event_mid), dtype=np.int64)
+    if 0 <= ids.min() and ids.max() < 4 * len(ids) + 4096:  # dense ids: one table lookup
+        unique, first = np.unique(ids, return_index=True)  # duplicates: the first row
+        table = np.full(int(ids.max()) + 2, len(ids), dtype=np.int64)
+        table[unique] = first
+        mid = np.asarray(event_mid).astype(np.int64, copy=False)
+        return table[np.clip(mid, -1, len(table) - 1)]  # negative, past the end: no row
     sorted_ids = ids[order]
     pos = np.minimum(np.searchsorted(sorted_ids, event_mid), len(ids) - 1)
     return np.where(sorted_ids[pos] == event_mid, order[pos], len(ids))
@@ -232,11 +255,11 @@ def _intern(parts: list) -> tuple:
     return [str(s) for s in uniques], parts
 
 
-def _row_of(pid: np.ndarray, tid: np.ndarray, row_keys: np.ndarray) -> np.ndarray:
-    """Row number of each event, rows being sorted (pid, tid) pairs."""
+def _row_of(pid: int, tid: np.ndarray, row_keys: np.ndarray) -> np.ndarray:
+    """Row number of each tid of one pid, rows being sorted (pid, tid) pairs."""
     # tids are taken mod 2**32 and pids are small, so one int64 orders pairs the same way.
     keys = (row_keys[:, 0] << 32) | row_keys[:, 1]
-    return np.searchsorted(keys, (pid << 32) | tid)
+    return np.searchsorted(keys, (np.int64(pid) << 32) | tid)
 
 
 def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -257,43 +280,18 @@ def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarr
     return np.lexsort((begin - end, begin, row))
 
 
-def _depths(row: np.ndarray, begin: np.ndarray, end: np.ndarray, num_rows: int) -> tuple:
-    depth = np.zeros(len(row), dtype=np.int64)
+def _by_depth(row: np.ndarray, depth: np.ndarray, num_rows: int) -> np.ndarray:
+    """The stable order by (row, depth) of positions sorted by row: a counting sort on
+    one dense key per (row, depth), which ``np.lexsort((depth, row))`` equals."""
+    if not len(row) or depth.min() < 0:
+        return np.lexsort((depth, row))
     bounds = np.searchsorted(row, np.arange(num_rows + 1))
-    relaid = 0
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        if hi - lo < 2:
-            continue
-        d = _nesting_depth(begin[lo:hi], end[lo:hi])
-        if not _levels_disjoint(d, begin[lo:hi], end[lo:hi]):
-            d = passes.first_free_levels(begin[lo:hi], end[lo:hi])
-            relaid += 1
-        depth[lo:hi] = d
-    return depth, relaid
-
-
-def _nesting_depth(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Events open at each begin: i − #{earlier events ended by then} (sorted by begin)."""
-    n = len(begin)
-    ended = np.searchsorted(np.sort(end), begin, side="right")
-    # Instants at the same begin that sort after i are counted in ``ended`` but are
-    # not earlier events; they sit at the end of their tie group (longest first).
-    tie_start = np.flatnonzero(np.r_[True, begin[1:] != begin[:-1]])
-    tie_end = np.r_[tie_start[1:], n]
-    group = np.repeat(np.arange(len(tie_start)), tie_end - tie_start)
-    zero = (end == begin).astype(np.int64)
-    zeros_in_group = np.add.reduceat(zero, tie_start)
-    later_zeros = np.minimum(zeros_in_group[group], tie_end[group] - np.arange(n))
-    return np.arange(n) - (ended - later_zeros)
-
-
-def _levels_disjoint(depth: np.ndarray, begin: np.ndarray, end: np.ndarray) -> bool:
-    if depth.min() < 0:
-        return False
-    order = np.argsort(depth, kind="stable")
-    d, b, e = depth[order], begin[order], end[order]
-    same = d[1:] == d[:-1]
-    return bool(np.all(b[1:][same] >= e[:-1][same]))
+    starts = bounds[:-1][bounds[:-1] < bounds[1:]]
+    top = np.zeros(num_rows, dtype=np.int64)
+    top[row[starts]] = np.maximum.reduceat(depth, starts)
+    base = np.r_[0, np.cumsum(top + 1)]
+    key = base[row] + depth
+    return graph_passes.csr(key, np.arange(len(row), dtype=np.int64), int(base[-1]))[1]
 
 
 def _segments(row: np.ndarray, depth: np.ndarray) -> tuple:
@@ -321,8 +319,10 @@ def _levels(key: np.ndarray, begin: np.ndarray, end: np.ndarray) -> list:
         return []
     span = int(end.max() - begin.min())
     out = []
+    cuts = None
     for pixel in pixel_sizes(max(span, 1) * LEVEL_FACTOR):
-        cuts = np.flatnonzero(key >= pixel)
+        # Sizes grow, so each level's cuts are a subset of the previous level's.
+        cuts = np.flatnonzero(key >= pixel) if cuts is None else cuts[key[cuts] >= pixel]
         if 2 * len(cuts) <= len(key):
             out.append((pixel, cuts.astype(np.int32 if len(key) < 2**31 else np.int64)))
     return out
