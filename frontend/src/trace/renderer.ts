@@ -10,7 +10,8 @@
  * which is what keeps panning smooth while the next window loads.
  */
 import { fitLabel, colorIndex, HUES, isMergedBox, type Palette, type ThemeName } from './colors';
-import type { FlowArrow, TraceWindow, TrackData } from './contract';
+import type { TraceWindow, TrackData } from './contract';
+import { drawArrow, eventDepths } from './flow-arrows';
 import { laneRange } from './hit-test';
 import { GROUP_HEADER_PX, LANE_PX, laneCentre, visibleSlice, type Layout, type LayoutTrack } from './layout';
 import { formatDuration } from '../format';
@@ -418,40 +419,4 @@ function lowerBound(values: Float64Array, target: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-const depthCache = new WeakMap<TraceWindow, Map<number, number>>();
-
-/** Depth of each event a flow of `win` points at (built once per window). */
-function eventDepths(win: TraceWindow): Map<number, number> {
-  const cached = depthCache.get(win);
-  if (cached) return cached;
-  const wanted = new Set<number>();
-  for (const f of win.flows as FlowArrow[]) {
-    wanted.add(f.fromEvent);
-    wanted.add(f.toEvent);
-  }
-  const out = new Map<number, number>();
-  for (const track of win.tracks.values()) {
-    for (let i = 0; i < track.event.length; i++) if (wanted.has(track.event[i])) out.set(track.event[i], track.depth[i]);
-  }
-  depthCache.set(win, out);
-  return out;
-}
-
-function drawArrow(ctx: CanvasRenderingContext2D, x0: number, y0: number, x1: number, y1: number, color: string, width: number): void {
-  ctx.strokeStyle = color;
-  ctx.fillStyle = color;
-  ctx.lineWidth = width;
-  const bend = Math.max(12, Math.abs(x1 - x0) / 3);
-  ctx.beginPath();
-  ctx.moveTo(x0, y0);
-  ctx.bezierCurveTo(x0 + bend, y0, x1 - bend, y1, x1, y1);
-  ctx.stroke();
-  ctx.beginPath();
-  ctx.moveTo(x1, y1);
-  ctx.lineTo(x1 - 6, y1 - 3.5);
-  ctx.lineTo(x1 - 6, y1 + 3.5);
-  ctx.closePath();
-  ctx.fill();
 }

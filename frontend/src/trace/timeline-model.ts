@@ -17,7 +17,8 @@ import { filterKey, trackKey, type DetailsAnswer, type ProcessInfo, type ThreadI
 import { itemAt } from './hit-test';
 import { buildLayout, hitLayout, maxScroll, rowFilter, scrollToReveal, type CollapseState, type Layout } from './layout';
 import { rangeStats, type RangeStats } from './range-stats';
-import type { SearchResult, TraceSource } from './source';
+import { firstMatch, nextMatch, searchState, type SearchState } from './search-state';
+import type { TraceSource } from './source';
 import type { TraceUrlState } from './url-state';
 import { WindowLoader } from './window-loader';
 import { clampSpan, fitSpan, panBy, pixelMs, spanOf, xToTime, zoomAt, type TimeSpan, type Viewport } from './viewport';
@@ -36,14 +37,6 @@ export interface EventSelection {
 export interface RangeSelection extends TimeSpan {
   /** Tracks the range covers; null = all. */
   tracks: Set<string> | null;
-}
-
-export interface SearchState extends SearchResult {
-  index: number;
-  /** Event keys of the matches, for highlighting. */
-  keys: Set<number>;
-  /** Match start times, sorted (ruler markers). */
-  times: Float64Array;
 }
 
 /** What is under the pointer. */
@@ -371,15 +364,9 @@ export class TimelineModel {
     try {
       const result = await this.source.search(text, abort.signal);
       if (abort.signal.aborted) return;
-      const after = result.matches.findIndex((m) => m.startMs >= this.span.startMs);
-      this.search = {
-        ...result,
-        index: -1,
-        keys: new Set(result.matches.map((m) => m.event)),
-        times: Float64Array.from(result.matches, (m) => m.startMs),
-      };
+      this.search = searchState(result);
       this.searchBusy = false;
-      if (result.matches.length) this.goToMatch(direction === 1 ? Math.max(after, 0) : after > 0 ? after - 1 : result.matches.length - 1);
+      if (result.matches.length) this.goToMatch(firstMatch(this.search, this.span.startMs, direction));
     } catch (error) {
       if (abort.signal.aborted || isAbortError(error)) return;
       this.searchBusy = false;
@@ -390,10 +377,7 @@ export class TimelineModel {
   }
 
   step(direction: 1 | -1): void {
-    const s = this.search;
-    if (!s || !s.matches.length) return;
-    const n = s.matches.length;
-    this.goToMatch((((s.index < 0 ? (direction === 1 ? -1 : 0) : s.index) + direction) % n + n) % n);
+    if (this.search?.matches.length) this.goToMatch(nextMatch(this.search, direction));
   }
 
   clearSearch(): void {
