@@ -21,7 +21,7 @@ import numpy as np
 from .. import json_out
 from ..analysis.memo import memoized
 from ..analysis.preprocessing.preprocess import preprocess
-from ..analysis.trace import trace_search, trace_window
+from ..analysis.trace import counters, trace_search, trace_window
 from ..analysis.trace.trace_index import TraceIndex, TracePlane, build_index
 from ..params import float_param, int_list_param, int_param
 from . import ToolOutput, trace_details, trace_envelope
@@ -166,10 +166,14 @@ def _rows_and_flows(index: TraceIndex, items: trace_window.WindowItems, origin_p
         "merged": items.count.tolist(),
         "event": items.first.tolist(),
     }
+    # Counter rows also carry each item's value (a box's peak): the page draws them as charts.
+    peaks = counters.item_peaks(index.value, items.first, items.count)
     rows = []
     for r, lo, hi in zip(used.tolist(), starts, stops):
         row = {"pid": int(index.row_pid[r]), "tid": int(index.row_tid[r])}
         row.update({key: values[lo:hi] for key, values in columns.items()})
+        if index.row_counter[r]:
+            row["value"] = peaks[lo:hi].tolist()
         rows.append(row)
     arrows = {
         "from_row": slot[index.row[a_from]].tolist(),

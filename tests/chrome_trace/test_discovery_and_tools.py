@@ -118,6 +118,28 @@ def test_trace_viewer_windows_flows_and_search_on_a_pytorch_trace():
     assert json.dumps(found).count("aten::addmm") >= 1
 
 
+def test_counter_rows_carry_their_sample_values():
+    """The allocator series come with `value` (bytes in use per sample); slice rows do not."""
+    service = ProfileService(str(HOOK))
+    run = service.runs()[0]
+    exact = {"start_time_ms": "0", "end_time_ms": "1e9", "resolution": "0"}
+    window = _json(service.tool_data(run, "trace_viewer@", params=exact))
+    names = {(t["pid"], t["tid"]): t["name"] for t in window["threads"]}
+    counters = [r for r in window["rows"] if "value" in r]
+    assert [names[(r["pid"], r["tid"])] for r in counters] == ["mklcpu"]
+    values = counters[0]["value"]
+    assert len(values) == len(counters[0]["ts"]) and min(values) >= 0
+    summary = service.tool_data(run, "tensor_memory").json()[0]
+    assert max(values) == summary["rows"][0]["c"][-1]["v"]  # the allocator counter's own peak
+    coarse = {"start_time_ms": "0", "end_time_ms": "1e9", "resolution": "20"}
+    boxes = [
+        r
+        for r in _json(service.tool_data(run, "trace_viewer@", params=coarse))["rows"]
+        if "value" in r
+    ][0]
+    assert max(boxes["merged"]) > 1 and max(boxes["value"]) == max(values)  # boxes keep peaks
+
+
 def _json(result) -> dict:
     return json.loads(b"".join(result.chunks()))
 

@@ -35,7 +35,7 @@ import pandas as pd
 from ...xspace import schema
 from ...xspace.model import Plane
 from .. import graph_passes
-from . import depths, trace_flows
+from . import counters, depths, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
 
 _NO_BREAK = np.iinfo(np.int64).max
@@ -72,6 +72,8 @@ class TraceIndex:
     break_key: np.ndarray  # int64
     levels: list  # [(pixel_ps, positions with break_key >= pixel_ps)]
     flows: trace_flows.FlowTable
+    value: np.ndarray  # float64 per position: a counter sample's value, NaN elsewhere
+    row_counter: np.ndarray  # bool per row: a counter series (every event has a value)
     relaid_rows: int = 0
 
     @property
@@ -134,14 +136,16 @@ def build_index(shown: list) -> TraceIndex:
         break_key=key,
         levels=_levels(key, begin, end),
         flows=trace_flows.FlowTable.empty(),
+        value=cols["value"][order],
+        row_counter=counters.counter_rows(row, cols["value"][order], len(row_keys)),
         relaid_rows=relaid,
     )
     index.flows = trace_flows.build_flows(index, positions, [p["event"] for p in parts])
     return index
 
 
-_COLUMNS = ("begin", "end", "name", "group", "plane", "event")
-_DTYPES = {"name": np.int32, "plane": np.int16}
+_COLUMNS = ("begin", "end", "name", "group", "plane", "event", "value")
+_DTYPES = {"name": np.int32, "plane": np.int16, "value": np.float64}
 
 
 def _concat(arrays: list, key: str) -> np.ndarray:
@@ -176,6 +180,7 @@ def _plane_columns(plane_no: int, tp: TracePlane) -> dict:
         "group": _group_ids(group, rows),
         "plane": np.full(len(rows), plane_no, dtype=np.int16),
         "event": rows.astype(np.int64),
+        "value": counters.event_values(plane, rows),
         "threads": _threads(tp.pid, tids[used], lines["label"].to_numpy()[used]),
     }
 

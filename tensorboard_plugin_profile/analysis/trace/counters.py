@@ -1,0 +1,53 @@
+"""Counter rows of the trace viewer: the sample values behind a row's events.
+
+A counter series (Chrome-trace ``C`` events, PyTorch allocator memory, docs/chrome_trace.md)
+is a line whose every event carries a numeric ``value`` stat (one event per sample, lasting
+to the next). The index keeps that value per position (NaN elsewhere) so a window can send
+it with the row and the page can draw the series as a chart, not as slices.
+
+    values = event_values(plane, rows)          # per shown event of a plane
+    is_counter = counter_rows(index.row, values, num_rows)
+    peaks = item_peaks(values, first, count)    # max over each merged box
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_UINT64, Plane
+
+VALUE_STAT = "value"
+
+
+def event_values(plane: Plane, rows: np.ndarray) -> np.ndarray:
+    """float64 ``value`` stat of each event in ``rows`` of the plane; NaN when it has none."""
+    out = np.full(len(plane.events), np.nan)
+    stats = plane.stats
+    if len(stats):
+        kind = stats["kind"].to_numpy()
+        numeric = np.isin(kind, (KIND_DOUBLE, KIND_INT64, KIND_UINT64))
+        pick = (stats["stat"] == VALUE_STAT).to_numpy() & numeric  # stat names are categorical
+        whole = kind[pick] != KIND_DOUBLE
+        raw = stats["int_value"].to_numpy()[pick]
+        ints = np.where(kind[pick] == KIND_UINT64, raw.view(np.uint64), raw).astype(np.float64)
+        floats = stats["float_value"].to_numpy()[pick].astype(np.float64)
+        out[stats["event"].to_numpy()[pick]] = np.where(whole, ints, floats)
+    return out[rows]
+
+
+def counter_rows(row: np.ndarray, values: np.ndarray, num_rows: int) -> np.ndarray:
+    """bool per row: it has events and every one of them has a finite value."""
+    events = np.bincount(row, minlength=num_rows)
+    valued = np.bincount(row, weights=np.isfinite(values), minlength=num_rows)
+    return (events > 0) & (valued == events)
+
+
+def item_peaks(values: np.ndarray, first: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Largest value of each item (positions first .. first + count - 1): a box of
+    samples narrower than a pixel shows its peak, so a short spike never disappears."""
+    if len(first) == 0:
+        return np.zeros(0)
+    bounds = np.empty(2 * len(first), dtype=np.int64)
+    bounds[0::2], bounds[1::2] = first, first + count
+    padded = np.append(values, np.nan)  # an item may end at the last position
+    return np.maximum.reduceat(padded, bounds)[0::2]
