@@ -125,8 +125,66 @@ async function tracePage(run, tool, host) {
   const window = await api('data', { run, tag: tool, host, format: 'columnar' });
   check(window.processes.length > 0 && window.returned > 0, 'the first window has no events');
   await page.waitForTimeout(500); // let the canvas paint before the screenshot
+  const counters = window.rows.filter((r) => Array.isArray(r.value)).length;
+  const chart = counters ? await counterChart(view) : '';
   await shot(run, tool);
-  return `${window.processes.length} processes, ${window.returned} events in the first window`;
+  return `${window.processes.length} processes, ${window.returned} events in the first window${chart}`;
+}
+
+/**
+ * Counter rows (allocator memory) are drawn as filled step charts: scrolled to the first one,
+ * the canvas columns of its band reach different heights (slices would all share one top), its
+ * scale is labelled, and hovering a sample shows its value with units.
+ */
+async function counterChart(view) {
+  const timeline = view.locator('pf-trace-timeline');
+  const band = await timeline.evaluate(async (el) => {
+    const win = el.model.windows().primary;
+    const key = [...win.tracks.values()].find((t) => t.value)?.key;
+    const track = el.model.layout.byKey.get(key);
+    el.model.scrollTo(track.y - 40);
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+    return { y: track.y - el.model.scrollTop, height: track.height, name: track.name, drawn: el.countersDrawn };
+  });
+  check(band.drawn > 0, `no counter chart drawn for ${band.name}`);
+  check(band.height >= 3 * 18, `counter row ${band.name} is ${band.height}px tall, too flat for a chart`);
+  const tops = await timeline.evaluate((el, b) => {
+    const c = el.shadowRoot.querySelector('canvas');
+    const ctx = c.getContext('2d');
+    const dpr = c.width / c.clientWidth;
+    const [gutter, ruler] = [200, 26]; // GUTTER_PX, RULER_PX of renderer.ts
+    const y0 = Math.round((ruler + b.y) * dpr);
+    const h = Math.round(b.height * dpr);
+    const x0 = Math.round((gutter + 260) * dpr); // right of the scale label
+    const data = ctx.getImageData(x0, y0, c.width - x0, h).data;
+    const width = c.width - x0;
+    const tops = new Set();
+    for (let x = 0; x < width; x += 3) {
+      let top = -1;
+      for (let y = 2; y < h - 1; y++) {
+        const i = (y * width + x) * 4;
+        const above = ((y - 1) * width + x) * 4;
+        if (Math.abs(data[i] - data[above]) + Math.abs(data[i + 1] - data[above + 1]) + Math.abs(data[i + 2] - data[above + 2]) > 60) { top = y; break; }
+      }
+      if (top >= 0) tops.add(top);
+    }
+    return [...tops];
+  }, band);
+  check(tops.length >= 3, `counter row ${band.name} looks flat: edge rows ${JSON.stringify(tops)}`);
+  const lines = await timeline.evaluate(async (el, b) => {
+    const c = el.shadowRoot.querySelector('canvas');
+    const r = c.getBoundingClientRect();
+    const win = el.model.windows().primary;
+    const track = [...win.tracks.values()].find((t) => t.value);
+    const i = track.value.length - 1;
+    const x = (track.beginMs[i] + Math.min(track.endMs[i], el.model.viewport.endMs)) / 2;
+    const px = ((x - el.model.viewport.startMs) / (el.model.viewport.endMs - el.model.viewport.startMs)) * el.model.viewport.widthPx;
+    c.dispatchEvent(new PointerEvent('pointermove', { clientX: r.left + 200 + px, clientY: r.top + 26 + b.y + b.height - 4, bubbles: true }));
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+    return el.tooltip()?.lines ?? [];
+  }, band);
+  check(lines.some((l) => /\d (B|KiB|MiB|GiB)\b/.test(l)), `hovering ${band.name} shows ${JSON.stringify(lines)}, no value in bytes`);
+  return `; counter ${band.name} charted, tooltip "${lines[0]}"`;
 }
 
 async function checkRun(run, tools) {

@@ -28,6 +28,8 @@ export interface WindowRowAnswer {
   depth: number[];
   merged: number[];
   event: number[];
+  /** Counter rows only: each item's sample value (a merged box's peak). */
+  value?: number[];
 }
 
 export interface FlowsAnswer {
@@ -121,6 +123,8 @@ export interface TrackData {
   depth: Uint16Array;
   merged: Uint32Array;
   event: Float64Array;
+  /** A counter series' sample values (drawn as a chart); null for a row of slices. */
+  value: Float64Array | null;
   /** Items of depth d are [depthStart[d], depthStart[d + 1]). Length maxDepth + 2. */
   depthStart: Int32Array;
   maxDepth: number;
@@ -230,6 +234,7 @@ function decodeRow(row: WindowRowAnswer, origin: number): TrackData {
   const depth = new Uint16Array(n);
   const merged = new Uint32Array(n);
   const event = new Float64Array(n);
+  const value = Array.isArray(row.value) ? new Float64Array(n) : null;
   let maxDepth = 0;
   for (let i = 0; i < n; i++) {
     beginMs[i] = nsToMs(origin, row.ts[i]);
@@ -238,6 +243,7 @@ function decodeRow(row: WindowRowAnswer, origin: number): TrackData {
     depth[i] = row.depth?.[i] ?? 0;
     merged[i] = row.merged?.[i] ?? 1;
     event[i] = row.event?.[i] ?? -1;
+    if (value) value[i] = num(row.value?.[i], NaN);
     if (depth[i] > maxDepth) maxDepth = depth[i];
   }
   const order = sortedByDepthAndBegin(depth, beginMs);
@@ -251,6 +257,7 @@ function decodeRow(row: WindowRowAnswer, origin: number): TrackData {
     depth,
     merged,
     event,
+    value,
     depthStart: new Int32Array(maxDepth + 2),
     maxDepth,
   };
@@ -272,8 +279,9 @@ function sortedByDepthAndBegin(depth: Uint16Array, begin: Float64Array): Int32Ar
 }
 
 function permute(track: TrackData, order: Int32Array): void {
-  for (const column of ['beginMs', 'endMs', 'name', 'depth', 'merged', 'event'] as const) {
+  for (const column of ['beginMs', 'endMs', 'name', 'depth', 'merged', 'event', 'value'] as const) {
     const source = track[column];
+    if (!source) continue;
     const copy = source.slice();
     for (let i = 0; i < order.length; i++) copy[i] = source[order[i]];
     (track[column] as typeof source) = copy;

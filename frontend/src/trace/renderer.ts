@@ -11,6 +11,7 @@
  */
 import { fitLabel, colorIndex, HUES, isMergedBox, type Palette, type ThemeName } from './colors';
 import type { TraceWindow, TrackData } from './contract';
+import { counterPath, counterScale, counterSteps, drawCounter } from './counter-track';
 import { drawArrow, eventDepths } from './flow-arrows';
 import { laneRange } from './hit-test';
 import { GROUP_HEADER_PX, LANE_PX, laneCentre, visibleSlice, type Layout, type LayoutTrack } from './layout';
@@ -79,6 +80,8 @@ export class TimelineRenderer {
   private hatchTheme = '';
   /** Flow arrows drawn in the last frame (read by tests). */
   flowsDrawn = 0;
+  /** Counter chart paths drawn in the last frame (read by tests). */
+  countersDrawn = 0;
 
   constructor(private readonly ctx: CanvasRenderingContext2D) {
     ctx.font = FONT;
@@ -150,23 +153,28 @@ export class TimelineRenderer {
     this.mergedRects.length = 0;
     this.outlines.length = 0;
     this.labels = [];
+    this.countersDrawn = 0;
     const top = scene.scrollTop;
     const bottom = scene.scrollTop + scene.heightPx - RULER_PX;
     for (const track of tracks) {
       if (track.collapsed) continue;
-      if (primary) this.collectTrack(scene, primary, track, Math.max(view.startMs, primary.startMs), Math.min(view.endMs, primary.endMs), top, bottom);
+      const scale = counterScale(track.key, track.name, [primary, fallback]);
+      if (scale) this.labels.push({ x: 0, y: track.y, w: 240, text: scale.label });
+      const max = scale?.max ?? -1;
+      if (primary) this.collectTrack(scene, primary, track, Math.max(view.startMs, primary.startMs), Math.min(view.endMs, primary.endMs), top, bottom, max);
       if (fallback) {
         // The overview fills what the primary window does not reach (or everything without one).
         const p0 = primary ? primary.startMs : Infinity;
         const p1 = primary ? primary.endMs : -Infinity;
-        if (view.startMs < p0) this.collectTrack(scene, fallback, track, view.startMs, Math.min(view.endMs, p0), top, bottom);
-        if (view.endMs > p1) this.collectTrack(scene, fallback, track, Math.max(view.startMs, p1), view.endMs, top, bottom);
+        if (view.startMs < p0) this.collectTrack(scene, fallback, track, view.startMs, Math.min(view.endMs, p0), top, bottom, max);
+        if (view.endMs > p1) this.collectTrack(scene, fallback, track, Math.max(view.startMs, p1), view.endMs, top, bottom, max);
       }
     }
     this.flush(scene);
   }
 
-  private collectTrack(scene: Scene, win: TraceWindow, track: LayoutTrack, t0: number, t1: number, top: number, bottom: number): void {
+  /** Lanes of slices into the colour batches; a counter row (`counterMax` ≥ 0) is drawn at once as one chart path. */
+  private collectTrack(scene: Scene, win: TraceWindow, track: LayoutTrack, t0: number, t1: number, top: number, bottom: number, counterMax: number): void {
     if (!(t1 > t0)) return;
     const data = win.tracks.get(track.key);
     if (!data) return;
@@ -174,6 +182,12 @@ export class TimelineRenderer {
     const k = view.widthPx / (view.endMs - view.startMs);
     const clipX0 = Math.max(0, (t0 - view.startMs) * k);
     const clipX1 = Math.min(view.widthPx, (t1 - view.startMs) * k);
+    if (data.value) {
+      const steps = counterSteps(data, t0, t1, view.startMs, k, clipX0, clipX1);
+      this.countersDrawn++;
+      const colour = scene.theme.palette.fills[colorIndex(track.name)];
+      return drawCounter(this.ctx, counterPath(steps, counterMax, track.y + 2, track.height - 3), colour);
+    }
     const lanes = Math.min(track.lanes - 1, data.maxDepth);
     for (let depth = 0; depth <= lanes; depth++) {
       const y = track.y + depth * LANE_PX;

@@ -14,6 +14,7 @@
  */
 import { isAbortError } from '../api';
 import { filterKey, trackKey, type DetailsAnswer, type ProcessInfo, type ThreadInfo, type TraceWindow, type WindowRequest } from './contract';
+import { COUNTER_LANES, isCounter } from './counter-track';
 import { itemAt } from './hit-test';
 import { buildLayout, hitLayout, maxScroll, rowFilter, scrollToReveal, type CollapseState, type Layout } from './layout';
 import { rangeStats, type RangeStats } from './range-stats';
@@ -222,8 +223,9 @@ export class TimelineModel {
     for (const win of [primary, fallback]) {
       if (!win || time < win.startMs || time > win.endMs) continue;
       const track = win.tracks.get(at.track.key);
-      const index = track ? itemAt(track, at.depth, time, tolerance) : -1;
-      if (track && index >= 0) return { kind: 'item', win, trackKey: at.track.key, index, depth: at.depth };
+      const depth = isCounter(track) ? 0 : at.depth; // a counter's samples fill its whole height
+      const index = track ? itemAt(track, depth, time, tolerance) : -1;
+      if (track && index >= 0) return { kind: 'item', win, trackKey: at.track.key, index, depth };
       if (win === primary) break; // the window covers this time: nothing there
     }
     return { kind: 'empty', trackKey: at.track.key };
@@ -422,8 +424,9 @@ export class TimelineModel {
         this.threads.set(track.key, { pid: track.pid, tid: track.tid, name: '' });
         changed = true;
       }
-      if (track.maxDepth > (this.depths.get(track.key) ?? -1)) {
-        this.depths.set(track.key, track.maxDepth);
+      const deepest = isCounter(track) ? COUNTER_LANES - 1 : track.maxDepth; // a chart needs height
+      if (deepest > (this.depths.get(track.key) ?? -1)) {
+        this.depths.set(track.key, deepest);
         changed = true;
       }
     }

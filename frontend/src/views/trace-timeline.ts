@@ -7,6 +7,7 @@ import { LitElement, css, html } from 'lit';
 import { customElement, property, query } from 'lit/decorators.js';
 import type { ThemeName } from '../trace/colors';
 import { palette } from '../trace/colors';
+import { counterTooltip, isCounter } from '../trace/counter-track';
 import { findEvent } from '../trace/hit-test';
 import { heldStep, isHeld, keyAction, wheelZoomFactor, type HeldAction } from '../trace/keys';
 import { LANE_PX } from '../trace/layout';
@@ -45,6 +46,11 @@ export class TraceTimeline extends LitElement {
   /** Flow arrows in the last frame (for tests). */
   get flowsDrawn(): number {
     return this.renderer?.flowsDrawn ?? 0;
+  }
+
+  /** Counter charts drawn in the last frame (read by the browser tests). */
+  get countersDrawn(): number {
+    return this.renderer?.countersDrawn ?? 0;
   }
   private frame = 0;
   private heldFrame = 0;
@@ -254,6 +260,10 @@ export class TraceTimeline extends LitElement {
     const name = hit.win.strings[track.name[i]] ?? '';
     const duration = formatDuration(track.endMs[i] - track.beginMs[i]);
     const start = formatDuration(track.beginMs[i] - (this.model.full?.startMs ?? 0));
+    if (isCounter(track)) {
+      const rowName = this.model.layout.byKey.get(hit.trackKey)?.name ?? '';
+      return { x: p.x, y: p.y, lines: counterTooltip(hit.win, track, i, rowName, `${duration} at ${start}`) };
+    }
     if (track.merged[i] > 1) {
       return { x: p.x, y: p.y, lines: [`${track.merged[i]} events — zoom in`, `first: ${name}`, `span ${duration} at ${start}`] };
     }
