@@ -136,6 +136,30 @@ def test_oldest(pytest_args: list) -> int:
     return subprocess.call([python, "-m", "pytest", "-q", *ignored, *pytest_args], cwd=ROOT)
 
 
+# TensorFlow only for its live-tracing case, in a venv of its own: beside JAX and the other
+# tests it would change what TensorBoard itself loads.
+TF_VENV = os.path.join(ROOT, ".venv-tf")
+TF_LIVE_TEST = ["tests/advisor/test_live.py", "-k", "TensorFlow"]
+
+
+def test_tensorflow_live() -> int:
+    """Live tracing inside a real TensorFlow loop (skipped where tensorflow-cpu has no wheel)."""
+    step("live tracing with TensorFlow (tensorflow-cpu in .venv-tf)")
+    python = os.path.join(TF_VENV, "bin", "python")
+    if not os.path.exists(python):
+        run([PYTHON, "-m", "venv", TF_VENV])
+    env = {**os.environ, "TBPROF_SKIP_FRONTEND": "1"}
+    installed = subprocess.call(
+        [python, "-m", "pip", "install", "--quiet", "-e", ROOT, "tensorflow-cpu", "pytest"],
+        env=env,
+    )  # fmt: skip
+    if installed:
+        print("(skipped: tensorflow-cpu cannot be installed for this Python)", flush=True)
+        return 0
+    env["TBPROF_REQUIRE_LIVE"] = "TensorFlow"  # installed: the case must run, not skip
+    return subprocess.call([python, "-m", "pytest", "-q", *TF_LIVE_TEST], cwd=ROOT, env=env)
+
+
 # --- packages: built once, installed without Node.js on every Python we claim ------------
 DIST = os.path.join(ROOT, "build", "dist")
 PACKAGE_VENVS = os.path.join(ROOT, "build", "package-venvs")
@@ -227,7 +251,7 @@ def test(pytest_args: list) -> int:
         print(f"pytest failed (exit {newest}); skipping the later stages", flush=True)
         return newest
     test_packages()  # about 9 minutes for five Pythons on 2 cores: after the faster stages
-    return test_oldest(pytest_args)
+    return test_oldest(pytest_args) or test_tensorflow_live()
 
 
 def main() -> int:

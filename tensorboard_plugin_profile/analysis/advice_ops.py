@@ -37,7 +37,11 @@ def top_ops(ctx: Context) -> list:
         f"{n} ({s}) {percent(v, total):.1f}%"
         for n, s, v in zip(ops["name"], ops["side"], ops["self_time_ps"])
     )
-    where = "scope_view" if ctx.framework in (JAX, PYTORCH) else "framework_op_stats"
+    where, what_to_do = (
+        ("scope_view", "The scope view shows which part of the model these ops belong to.")
+        if ctx.framework in (JAX, PYTORCH)
+        else ("framework_op_stats", "TF stats lists these ops with their host and device time.")
+    )
     return [
         Finding(
             "top_op_types",
@@ -53,7 +57,7 @@ def top_ops(ctx: Context) -> list:
             INFO,
             f"The most expensive op is {ops['name'].iloc[0]}",
             f"Top ops by self time: {op_list}.",
-            "The scope view shows which part of the model these ops belong to.",
+            what_to_do,
             page_link(ctx, where),
             {"ops": [str(n) for n in ops["name"]]},
         ),

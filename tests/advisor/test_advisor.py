@@ -77,6 +77,9 @@ def test_every_fixture_gets_linked_findings(name):
         assert finding.severity in ("critical", "warning", "info")
         assert finding.link["query"].startswith("?run=r&tool=")
         assert finding.title and finding.evidence and finding.advice
+        for page, tool in (("scope view", "scope_view"), ("TF stats", "framework_op_stats")):
+            if finding.advice.startswith(f"{page} ") or f"The {page} " in finding.advice:
+                assert f"tool={tool}" in finding.link["query"], (page, finding)  # says = links
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

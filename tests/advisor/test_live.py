@@ -1,7 +1,8 @@
-"""Live tracing from inside a real JAX training loop: capture through the page, reopen.
+"""Live tracing inside a real training loop (JAX, TensorFlow): capture through the page, reopen.
 
-The child process runs a jitted loop inside ``live.tracing(...)``; the test talks
-to it only over HTTP, as the page does.
+The child process runs a compiled step in a loop inside ``live.tracing(...)``; the test
+talks to it only over HTTP, as the page does. Each framework's case is skipped where it
+cannot be imported (the CI's TensorFlow stage runs that case in a venv of its own).
 """
 
 from __future__ import annotations
@@ -20,30 +21,58 @@ from tensorboard_plugin_profile.server import StandaloneApp
 
 pytestmark = pytest.mark.slow
 
-TRAIN = r"""
-import sys, time
-try:
-    import jax
-    import jax.numpy as jnp
-except ImportError as e:
-    print("noimport", e, flush=True)
-    sys.exit(0)
-from tensorboard_plugin_profile import live
+# One jitted (JAX) or tf.function (TensorFlow) step, run until the test writes the stop file.
+MODELS = {
+    "JAX": """
+import jax
+import jax.numpy as jnp
 
 @jax.jit
 def step(x):
     return jnp.tanh(x @ x) * 0.5
 
+def ones():
+    return jnp.ones((128, 128))
+
+def wait(x):
+    x.block_until_ready()
+""",
+    "TensorFlow": """
+import tensorflow as tf
+
+@tf.function
+def step(x):
+    return tf.tanh(tf.matmul(x, x)) * 0.5
+
+def ones():
+    return tf.ones((128, 128))
+
+def wait(x):
+    x.numpy()
+""",
+}
+# What the reopened trace must show of that step.
+STEP_EVENT = {"JAX": "PjitFunction(step)", "TensorFlow": "__inference_step"}
+
+LOOP = r"""
+import os, sys, time
+try:
+    exec(sys.argv[3])
+except ImportError as e:
+    print("noimport", e, flush=True)
+    sys.exit(0)
+from tensorboard_plugin_profile import live
+
 logdir, stop_file = sys.argv[1], sys.argv[2]
 with live.tracing(port=0, logdir=logdir, quiet=True) as server:
-    x = jnp.ones((128, 128))
-    step(x).block_until_ready()
+    x = ones()
+    wait(step(x))
     print("ready", server.url, server.profiler_address, flush=True)
     deadline = time.time() + 120  # never outlive a broken test
     steps = 0
-    while time.time() < deadline and not __import__("os").path.exists(stop_file):
+    while time.time() < deadline and not os.path.exists(stop_file):
         x = step(x)
-        x.block_until_ready()
+        wait(x)
         steps += 1
         time.sleep(0.002)
 print("done", steps, flush=True)
@@ -61,11 +90,12 @@ def _port_is_closed(url: str) -> bool:
         return sock.connect_ex((host, int(port))) != 0
 
 
-def test_capture_a_jax_loop_through_the_live_page_and_reopen_it(tmp_path):
+@pytest.mark.parametrize("framework", sorted(MODELS))
+def test_capture_a_training_loop_through_the_live_page_and_reopen_it(tmp_path, framework):
     logdir, stop_file = tmp_path / "logs", tmp_path / "stop"
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="2")
     child = subprocess.Popen(
-        [sys.executable, "-c", TRAIN, str(logdir), str(stop_file)],
+        [sys.executable, "-c", LOOP, str(logdir), str(stop_file), MODELS[framework]],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -74,13 +104,15 @@ def test_capture_a_jax_loop_through_the_live_page_and_reopen_it(tmp_path):
     try:
         first = child.stdout.readline()
         if first.startswith("noimport"):
-            pytest.skip(f"import jax failed: {first}")
+            if os.environ.get("TBPROF_REQUIRE_LIVE") == framework:
+                pytest.fail(f"{framework} must be importable in this stage: {first}")
+            pytest.skip(f"{framework} cannot be imported here: {first}")
         assert first.startswith("ready"), first + child.stderr.read()
         _, url, profiler = first.split()
         # The page learns what to capture from /config: this process's profiler.
         config = json.loads(_get(url + "config"))
         assert config["live"]["service_addr"] == profiler
-        assert config["live"]["framework"] == "JAX"
+        assert config["live"]["framework"] == framework
         assert config["live"]["pid"] == child.pid
         # Capture through the page's route while the loop keeps running.
         query = f"capture_profile?service_addr={profiler}&duration=800&num_retry=2"
@@ -101,9 +133,9 @@ def test_capture_a_jax_loop_through_the_live_page_and_reopen_it(tmp_path):
     trace = client.get(f"/data?run={session}&tag=trace_viewer&host=")
     assert trace.status_code == 200
     names = {e.get("name", "") for e in json.loads(trace.data)["traceEvents"]}
-    assert any("PjitFunction(step)" in n for n in names)
+    assert any(STEP_EVENT[framework] in n for n in names)
     advice = json.loads(client.get(f"/data?run={session}&tag=advisor").data)
-    assert advice["p"]["framework"] == "JAX"
+    assert advice["p"]["framework"] == framework
 
 
 def test_tbprof_serve_takes_the_path_as_its_argument():
