@@ -46,10 +46,17 @@ def add_memory_counters(c: Any) -> None:
         values = np.where(kinds == _KIND_DOUBLE, floats, ints)
         return pd.Series(values, index=owners[sel]).groupby(level=0).last().reindex(rows).to_numpy()
 
-    lines = np.frombuffer(c.ev_line, dtype=np.int64)[rows]
+    # The process of each event, through its line: Python work per distinct line only.
+    used, line_index = np.unique(
+        np.frombuffer(c.ev_line, dtype=np.int64)[rows], return_inverse=True
+    )
+    used_pids = [c.lines.values[line][0] for line in used.tolist()]
+    pids = sorted(set(used_pids), key=lambda pid: (isinstance(pid, str), pid))
+    pid_code = {pid: code for code, pid in enumerate(pids)}
+    line_code = np.asarray([pid_code[pid] for pid in used_pids], dtype=np.int64)
     frame = pd.DataFrame(
         {
-            "pid": [c.lines.values[line][0] for line in lines.tolist()],
+            "pid": line_code[line_index],
             "type": arg(_DEVICE_TYPE),
             "id": arg(_DEVICE_ID),
             "time": np.frombuffer(c.ev_begin, dtype=np.int64)[rows],
@@ -57,14 +64,24 @@ def add_memory_counters(c: Any) -> None:
         }
     )
     frame = frame.sort_values("time", kind="stable")
-    for (pid, kind, device), group in frame.groupby(["pid", "type", "id"], dropna=False, sort=True):
+    for (code, kind, device), group in frame.groupby(
+        ["pid", "type", "id"], dropna=False, sort=True
+    ):
         counter = f"Memory ({_device(kind, device)})"
         for key, series in SERIES.items():
             values = group[key].to_numpy()
             ok = ~np.isnan(values)
             if ok.any():
-                times = array("q", group["time"].to_numpy()[ok].tolist())
-                c.counters[(pid, counter, series)] = (times, array("d", values[ok].tolist()))
+                times = _array("q", group["time"].to_numpy(dtype=np.int64)[ok])
+                series_key = (pids[int(code)], counter, series)
+                c.counters[series_key] = (times, _array("d", values[ok].astype(np.float64)))
+
+
+def _array(typecode: str, values: np.ndarray) -> array:
+    """A stdlib array of a whole numpy column at once (no Python number per sample)."""
+    out = array(typecode)
+    out.frombytes(np.ascontiguousarray(values).tobytes())
+    return out
 
 
 def _device(kind: float, device: float) -> str:
