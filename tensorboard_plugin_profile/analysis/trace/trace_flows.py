@@ -86,7 +86,8 @@ class FlowTable:
 
 
 def build_flows(index, positions: np.ndarray, event_rows: list) -> FlowTable:
-    """Flows of an index; ``positions``/``event_rows`` map plane rows to positions."""
+    """Flows of an index; ``positions``/``event_rows`` map plane rows to positions
+    (``event_rows``: per plane, its shown rows; None = every row)."""
     pos, values, hosts = _flow_stats(index, positions, event_rows)
     if not len(pos):
         return FlowTable.empty()
@@ -143,9 +144,13 @@ def _flow_stats(index, positions: np.ndarray, event_rows: list) -> tuple:
     for plane_no, rows in enumerate(event_rows):
         shown = index.planes[plane_no]
         plane = shown.plane
-        pos_of_row = np.full(len(plane.events), -1, dtype=np.int64)
-        pos_of_row[rows] = positions[offset : offset + len(rows)]
-        offset += len(rows)
+        count = len(plane.events) if rows is None else len(rows)
+        if rows is None:  # every event shown: positions in plane row order
+            pos_of_row = positions[offset : offset + count]
+        else:
+            pos_of_row = np.full(len(plane.events), -1, dtype=np.int64)
+            pos_of_row[rows] = positions[offset : offset + count]
+        offset += count
         stats = plane.stats
         flows = stats[(stats["stat"] == schema.FLOW_STAT).to_numpy()]
         if not len(flows):

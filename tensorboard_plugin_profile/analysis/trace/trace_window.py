@@ -152,11 +152,7 @@ def _cuts(index: TraceIndex, lo: np.ndarray, hi: np.ndarray, pixel_ps: float) ->
 
 def _level_for(index: TraceIndex, pixel_ps: float) -> Optional[np.ndarray]:
     """Cut positions of the largest precomputed pixel size not above ``pixel_ps``."""
-    best = None
-    for size, positions in index.levels:
-        if size <= pixel_ps:
-            best = positions
-    return best
+    return index.level_for(pixel_ps)
 
 
 def _item_ends(first: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
