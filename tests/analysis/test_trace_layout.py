@@ -65,20 +65,21 @@ def test_lay_out_agrees(events, presorted):
 
 
 def test_lay_out_rejects_a_depth_outside_its_row():
-    order = np.arange(3, dtype=np.int64)
-    bounds = np.array([0, 3], dtype=np.int64)
-    times = np.array([0, 1, 2], dtype=np.int64)
-    base = np.array([0, 1], dtype=np.int64)  # row 0 has one key, but depth 1 shows up
-    depth = np.array([0, 1, 0], dtype=np.int64)
-    outs = [np.empty(3, np.int64) for _ in range(3)] + [np.empty(3, np.int32) for _ in range(3)]
     if layout._compiled is None:
         pytest.skip("built without a C compiler")
-    with pytest.raises(ValueError):
-        layout._compiled.lay_out(
-            order, bounds, base, times, times, depth, np.zeros(3, np.int32), outs[0], outs[1],
-            outs[2], outs[3], outs[4], outs[5], np.empty(3, np.int64), np.empty(3, np.int64),
-            np.empty(2, np.int64),
-        )  # fmt: skip
+    i32, i64 = (lambda: np.zeros(3, np.int32)), (lambda: np.zeros(3, np.int64))
+    order = np.arange(3, dtype=np.int32)
+    bounds, base = np.array([0, 3], np.int64), np.array([0, 1], np.int64)  # row 0: one key
+    times = np.array([0, 1, 2], dtype=np.int64)
+    columns = (i32(), i64(), i64(), i32(), i32(), i32(), i32(), i64(), np.zeros(2, np.int64))
+    for depth, fails in (([0, 0, 0], False), ([0, 1, 0], True)):  # depth 1 has no key
+        args = (order, bounds, base, times, times, np.array(depth, np.int64), i32(), *columns)
+        if fails:
+            with pytest.raises(ValueError, match="depth or source out of range"):
+                layout._compiled.lay_out(*args)
+        else:
+            layout._compiled.lay_out(*args)
+            assert columns[0].tolist() == [0, 1, 2]  # source
 
 
 def test_order_by_row_rejects_a_line_without_row():

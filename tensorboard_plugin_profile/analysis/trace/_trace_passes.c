@@ -8,6 +8,9 @@
  * each one is fresh memory to fault in. Here two counting sorts write every column
  * of the index once, in place, with no temporaries. The GIL is released while looping.
  *
+ * Event numbers (order, source, positions) are int32: under 2**31 events, which the
+ * callers check (past that, numpy). Times and bounds are int64.
+ *
  * row_order(line, line_row, begin, duration, num_rows, order, begin_t, end_t, bounds)
  *     line: int32 line number per event; line_row: int64 row of each line. A stable
  *     counting sort by row: order[i] = the event at position i, begin_t / end_t its
@@ -58,7 +61,7 @@ static void release(Arg *args, int count) {
 /* --- row_order ------------------------------------------------------------------ */
 static int row_order_loop(const int32_t *line, const int64_t *line_row, Py_ssize_t num_lines,
                           const int64_t *begin, const int64_t *dur, Py_ssize_t n,
-                          Py_ssize_t num_rows, int64_t *order, int64_t *begin_t, int64_t *end_t,
+                          Py_ssize_t num_rows, int32_t *order, int64_t *begin_t, int64_t *end_t,
                           int64_t *bounds, int64_t *next) {
     memset(bounds, 0, (size_t)(num_rows + 1) * sizeof(int64_t));
     for (Py_ssize_t j = 0; j < n; j++) {
@@ -72,7 +75,7 @@ static int row_order_loop(const int32_t *line, const int64_t *line_row, Py_ssize
     memcpy(next, bounds, (size_t)num_rows * sizeof(int64_t));
     for (Py_ssize_t j = 0; j < n; j++) {
         int64_t i = next[line_row[line[j]]]++;
-        order[i] = j;
+        order[i] = (int32_t)j;
         begin_t[i] = begin[j];
         end_t[i] = (int64_t)((uint64_t)begin[j] + (uint64_t)dur[j]);
     }
@@ -103,8 +106,12 @@ static PyObject *row_order(PyObject *self, PyObject *args) {
     }
     if (get(o[0], &a[0], 0, 4, -1, "line") < 0) goto fail;
     Py_ssize_t n = LEN(0);
+    if (n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "row_order: more than 2**31 events");
+        goto fail;
+    }
     if (get(o[1], &a[1], 0, 8, -1, "line_row") < 0 || get(o[2], &a[2], 0, 8, n, "begin") < 0 ||
-        get(o[3], &a[3], 0, 8, n, "duration") < 0 || get(o[4], &a[4], 1, 8, n, "order") < 0 ||
+        get(o[3], &a[3], 0, 8, n, "duration") < 0 || get(o[4], &a[4], 1, 4, n, "order") < 0 ||
         get(o[5], &a[5], 1, 8, n, "begin_t") < 0 || get(o[6], &a[6], 1, 8, n, "end_t") < 0 ||
         get(o[7], &a[7], 1, 8, num_rows + 1, "bounds") < 0)
         goto fail;
@@ -116,7 +123,7 @@ static PyObject *row_order(PyObject *self, PyObject *args) {
     int ok;
     Py_BEGIN_ALLOW_THREADS
     ok = row_order_loop(BUF(0, int32_t), BUF(1, int64_t), LEN(1), BUF(2, int64_t),
-                        BUF(3, int64_t), n, num_rows, BUF(4, int64_t), BUF(5, int64_t),
+                        BUF(3, int64_t), n, num_rows, BUF(4, int32_t), BUF(5, int64_t),
                         BUF(6, int64_t), BUF(7, int64_t), next);
     Py_END_ALLOW_THREADS
     PyMem_Free(next);
@@ -134,10 +141,10 @@ fail:
 
 /* --- lay_out -------------------------------------------------------------------- */
 typedef struct {
-    const int64_t *order, *bounds, *base, *begin_t, *end_t, *depth_t;
-    const int32_t *name;
-    int64_t *source, *begin, *end, *positions, *key, *key_bounds, *next;
-    int32_t *row, *depth, *name_out;
+    const int64_t *bounds, *base, *begin_t, *end_t, *depth_t;
+    const int32_t *order, *name;
+    int64_t *begin, *end, *key, *key_bounds, *next;
+    int32_t *source, *positions, *row, *depth, *name_out;
     Py_ssize_t n, num_rows, num_keys;
 } Layout;
 
@@ -160,7 +167,8 @@ static int lay_out_loop(Layout *L) {
     memcpy(L->next, L->key_bounds, (size_t)K * sizeof(int64_t));
     for (Py_ssize_t r = 0; r < L->num_rows; r++) {
         for (int64_t i = L->bounds[r]; i < L->bounds[r + 1]; i++) {
-            int64_t p = L->next[L->base[r] + L->depth_t[i]]++, s = L->order[i];
+            int64_t p = L->next[L->base[r] + L->depth_t[i]]++;
+            int32_t s = L->order[i];
             if (s < 0 || s >= L->n) return -1;
             int32_t nm = L->name[s];
             L->source[p] = s;
@@ -169,7 +177,7 @@ static int lay_out_loop(Layout *L) {
             L->row[p] = (int32_t)r;
             L->depth[p] = (int32_t)L->depth_t[i];
             L->name_out[p] = nm;
-            L->positions[s] = p;
+            L->positions[s] = (int32_t)p;
         }
     }
     int64_t prev_dur = 0;
@@ -196,13 +204,17 @@ static PyObject *lay_out(PyObject *self, PyObject *args) {
     memset(a, 0, sizeof(a));
     Layout L;
     memset(&L, 0, sizeof(L));
-    if (get(o[0], &a[0], 0, 8, -1, "order") < 0 || get(o[1], &a[1], 0, 8, -1, "bounds") < 0 ||
+    if (get(o[0], &a[0], 0, 4, -1, "order") < 0 || get(o[1], &a[1], 0, 8, -1, "bounds") < 0 ||
         get(o[2], &a[2], 0, 8, LEN(1), "base") < 0)
         goto fail;
     Py_ssize_t n = LEN(0), R = LEN(1) - 1;
+    if (n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "lay_out: more than 2**31 events");
+        goto fail;
+    }
     const char *names[] = {"begin_t", "end_t", "depth_t", "name", "source", "begin", "end",
                            "row", "depth", "name_out", "positions", "break_key"};
-    const int sizes[] = {8, 8, 8, 4, 8, 8, 8, 4, 4, 4, 8, 8};
+    const int sizes[] = {8, 8, 8, 4, 4, 8, 8, 4, 4, 4, 4, 8};
     for (int k = 3; k < 15; k++)
         if (get(o[k], &a[k], k >= 7, sizes[k - 3], n, names[k - 3]) < 0) goto fail;
     if (R < 0 || get(o[15], &a[15], 1, 8, -1, "key_bounds") < 0) goto fail;
@@ -213,9 +225,9 @@ static PyObject *lay_out(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "lay_out: bad bounds or base");
         goto fail;
     }
-    L = (Layout){BUF(0, int64_t), bounds, base, BUF(3, int64_t), BUF(4, int64_t),
-                 BUF(5, int64_t), BUF(6, int32_t), BUF(7, int64_t), BUF(8, int64_t),
-                 BUF(9, int64_t), BUF(13, int64_t), BUF(14, int64_t), BUF(15, int64_t), NULL,
+    L = (Layout){bounds, base, BUF(3, int64_t), BUF(4, int64_t), BUF(5, int64_t),
+                 BUF(0, int32_t), BUF(6, int32_t), BUF(8, int64_t), BUF(9, int64_t),
+                 BUF(14, int64_t), BUF(15, int64_t), NULL, BUF(7, int32_t), BUF(13, int32_t),
                  BUF(10, int32_t), BUF(11, int32_t), BUF(12, int32_t), n, R, LEN(15) - 1};
     L.next = PyMem_Malloc((size_t)(L.num_keys + 1) * sizeof(int64_t));
     if (!L.next) {

@@ -36,10 +36,16 @@ except ImportError:  # built without a C compiler: the numpy fallbacks below are
     _compiled = None
 
 NO_BREAK = np.iinfo(np.int64).max
+INT32_EVENTS = 2**31  # event numbers are int32 below this many events, else int64
 
 
-def _use_compiled(pure_python: Optional[bool]) -> bool:
-    return _compiled is not None and passes._use_compiled(pure_python)
+def _use_compiled(pure_python: Optional[bool], n: int) -> bool:
+    return _compiled is not None and passes._use_compiled(pure_python) and n < INT32_EVENTS
+
+
+def event_numbers(n: int) -> type:
+    """The dtype of event numbers (order, source, positions) for ``n`` events."""
+    return np.int32 if n < INT32_EVENTS else np.int64
 
 
 def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=None) -> tuple:
@@ -48,9 +54,10 @@ def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=Non
     begin, duration = passes._int64(begin), passes._int64(duration)
     line_row = passes._int64(line_row)
     n = len(begin)
-    if _use_compiled(pure_python):
+    if _use_compiled(pure_python, n):
         assert _compiled is not None
-        order, begin_t, end_t = (np.empty(n, dtype=np.int64) for _ in range(3))
+        order = np.empty(n, dtype=np.int32)
+        begin_t, end_t = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
         bounds = np.empty(num_rows + 1, dtype=np.int64)
         line = np.ascontiguousarray(line, dtype=np.int32)
         args = (line, line_row, begin, duration, num_rows, order, begin_t, end_t, bounds)
@@ -58,7 +65,7 @@ def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=Non
             return order, begin_t, end_t, bounds
     row = line_row[line]
     end = begin + duration
-    order = _time_order(row, begin, end)
+    order = _time_order(row, begin, end).astype(event_numbers(n), copy=False)
     bounds = np.r_[0, np.cumsum(np.bincount(row, minlength=num_rows))].astype(np.int64)
     return order, begin[order], end[order], bounds
 
@@ -82,8 +89,8 @@ def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarr
 
 @dataclasses.dataclass
 class Layout:
-    source: np.ndarray  # int64: the input event at each position
-    positions: np.ndarray  # int64: the position of each input event
+    source: np.ndarray  # int32 (int64 past 2**31 events): the input event at each position
+    positions: np.ndarray  # the same type: the position of each input event
     begin: np.ndarray  # int64
     end: np.ndarray  # int64
     row: np.ndarray  # int32
@@ -98,7 +105,8 @@ class Layout:
 def lay_out(order, bounds, begin_t, end_t, depth_t, name, pure_python=None) -> Layout:
     """Events sorted by (row, depth), keeping their order inside a (row, depth)."""
     num_rows = len(bounds) - 1
-    if _use_compiled(pure_python) and (not len(depth_t) or depth_t.min() >= 0):
+    compiled = _use_compiled(pure_python, len(order)) and order.dtype == np.int32
+    if compiled and (not len(depth_t) or depth_t.min() >= 0):
         assert _compiled is not None
         return _lay_out_compiled(order, bounds, begin_t, end_t, depth_t, name, num_rows)
     row_t = np.repeat(np.arange(num_rows, dtype=np.int64), np.diff(bounds))
@@ -107,7 +115,7 @@ def lay_out(order, bounds, begin_t, end_t, depth_t, name, pure_python=None) -> L
     row, depth = row_t[by_depth], depth_t[by_depth]
     begin, end = begin_t[by_depth], end_t[by_depth]
     seg_row, seg_depth, seg_bounds = _segments(row, depth)
-    positions = np.empty(len(source), dtype=np.int64)
+    positions = np.empty(len(source), dtype=source.dtype)
     positions[source] = np.arange(len(source))
     key = _break_keys(begin, end, seg_bounds)
     return Layout(
@@ -122,7 +130,7 @@ def _lay_out_compiled(order, bounds, begin_t, end_t, depth_t, name, num_rows: in
     key_bounds = np.empty(int(base[-1]) + 1, dtype=np.int64)
     i64, i32 = (lambda: np.empty(n, np.int64)), (lambda: np.empty(n, np.int32))
     z = np.zeros(0, dtype=np.int64)  # the segments: made from key_bounds below
-    lay = Layout(i64(), i64(), i64(), i64(), i32(), i32(), i32(), i64(), z, z, z)
+    lay = Layout(i32(), i32(), i64(), i64(), i32(), i32(), i32(), i64(), z, z, z)
     assert _compiled is not None
     _compiled.lay_out(
         order, bounds, base, begin_t, end_t, passes._int64(depth_t),

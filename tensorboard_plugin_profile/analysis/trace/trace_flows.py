@@ -157,7 +157,7 @@ def _flow_stats(index, positions: np.ndarray, event_rows: list) -> tuple:
             continue
         pos = pos_of_row[flows["event"].to_numpy()]
         keep = pos >= 0
-        out_pos.append(pos[keep])
+        out_pos.append(pos[keep].astype(np.int64))
         out_values.append(flows["int_value"].to_numpy().view(np.uint64)[keep])
         out_hosts.append(np.full(int(keep.sum()), shown.pid // 1000, dtype=np.int64))
     if not out_pos:

@@ -64,7 +64,8 @@ class TraceIndex:
     name_id: np.ndarray  # int32
     depth: np.ndarray  # int32
     row: np.ndarray  # int32
-    source: np.ndarray  # int64: shown event number (each plane's shown events in turn)
+    source: np.ndarray  # int32 (int64 past 2**31 events): shown event number (each
+    # plane's shown events in turn)
     shown_rows: list  # per plane: its shown event rows, None = all of them
     break_key: np.ndarray  # int64
     flows: trace_flows.FlowTable
@@ -87,7 +88,7 @@ class TraceIndex:
 
     @property
     def event_row(self) -> np.ndarray:
-        """int64 per position: row of plane.events."""
+        """Per position: row of plane.events (int32 below 2**31 events, else int64)."""
         return self._lazy_column("event_row", self._event_row)
 
     @property
@@ -114,7 +115,7 @@ class TraceIndex:
         if len(self.planes) == 1 and self.shown_rows[0] is None:
             return self.source  # every event shown: the shown event number is the row
         rows = [_every(tp.plane, r) for tp, r in zip(self.planes, self.shown_rows)]
-        return np.concatenate(rows).astype(np.int64, copy=False)[self.source]
+        return np.concatenate(rows).astype(layout.event_numbers(len(self.source)))[self.source]
 
     def _group_id(self) -> np.ndarray:
         groups = []
