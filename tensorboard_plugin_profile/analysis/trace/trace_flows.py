@@ -105,8 +105,9 @@ def build_flows(index, positions: np.ndarray, event_rows: list) -> FlowTable:
     by_from = np.argsort(index.begin_ps[a_from], kind="stable")
     a_from, a_to = a_from[by_from], a_to[by_from]
     to_order = np.argsort(index.begin_ps[a_to], kind="stable")
-    duration = index.end_ps - index.begin_ps
-    key = np.maximum(duration[a_from], duration[a_to])
+    # Durations of the arrows' events only, not of every event.
+    begin, end = index.begin_ps, index.end_ps
+    key = np.maximum(end[a_from] - begin[a_from], end[a_to] - begin[a_to])
     table = FlowTable(
         end_pos=pos,
         end_flow=flow,
@@ -152,13 +153,13 @@ def _flow_stats(index, positions: np.ndarray, event_rows: list) -> tuple:
             pos_of_row[rows] = positions[offset : offset + count]
         offset += count
         stats = plane.stats
-        flows = stats[(stats["stat"] == schema.FLOW_STAT).to_numpy()]
+        flows = np.flatnonzero((stats["stat"] == schema.FLOW_STAT).to_numpy())
         if not len(flows):
-            continue
-        pos = pos_of_row[flows["event"].to_numpy()]
+            continue  # the two columns below are read at the flow stats only
+        pos = pos_of_row[stats["event"].to_numpy()[flows]]
         keep = pos >= 0
         out_pos.append(pos[keep].astype(np.int64))
-        out_values.append(flows["int_value"].to_numpy().view(np.uint64)[keep])
+        out_values.append(stats["int_value"].to_numpy()[flows].view(np.uint64)[keep])
         out_hosts.append(np.full(int(keep.sum()), shown.pid // 1000, dtype=np.int64))
     if not out_pos:
         z = np.zeros(0, dtype=np.int64)
