@@ -97,29 +97,27 @@ def build_flows(index, positions: np.ndarray, event_rows: list) -> FlowTable:
     flow = flow.reshape(-1).astype(np.int64)
     begin = index.begin_ps[pos]
     order = np.lexsort((pos, begin, flow))
-    pos, flow, values = pos[order], flow[order], values[order]
+    pos, flow, values, begin = pos[order], flow[order], values[order], begin[order]
+    duration = index.end_ps[pos] - begin  # the ends' events only: two gathers from the index
     direction = (values & np.uint64(3)).astype(np.int8)
     category = (values >> np.uint64(58)).astype(np.int16)
     pair = np.flatnonzero((flow[1:] == flow[:-1]) & (pos[1:] != pos[:-1]))
-    a_from, a_to = pos[pair], pos[pair + 1]
-    by_from = np.argsort(index.begin_ps[a_from], kind="stable")
-    a_from, a_to = a_from[by_from], a_to[by_from]
-    to_order = np.argsort(index.begin_ps[a_to], kind="stable")
-    # Durations of the arrows' events only, not of every event.
-    begin, end = index.begin_ps, index.end_ps
-    key = np.maximum(end[a_from] - begin[a_from], end[a_to] - begin[a_to])
+    by_from = np.argsort(begin[pair], kind="stable")
+    first, second = pair[by_from], pair[by_from] + 1  # ends of each arrow, by from time
+    to_order = np.argsort(begin[second], kind="stable")
+    key = np.maximum(duration[first], duration[second])
     table = FlowTable(
         end_pos=pos,
         end_flow=flow,
         end_direction=direction,
         end_category=category,
-        arrow_from=a_from,
-        arrow_to=a_to,
-        arrow_flow=flow[pair][by_from],
-        arrow_category=category[pair][by_from],
-        from_ps=index.begin_ps[a_from],
+        arrow_from=pos[first],
+        arrow_to=pos[second],
+        arrow_flow=flow[first],
+        arrow_category=category[first],
+        from_ps=begin[first],
         to_order=to_order,
-        to_ps=index.begin_ps[a_to][to_order],
+        to_ps=begin[second][to_order],
         arrow_key=key,
     )
     table.levels = _levels(table, int(key.max(initial=0)))
