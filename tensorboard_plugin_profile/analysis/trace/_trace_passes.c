@@ -194,41 +194,44 @@ static int lay_out_loop(Layout *L) {
     return 0;
 }
 
-static PyObject *lay_out(PyObject *self, PyObject *args) {
+/* Parses lay_out's 16 buffers into L (sizes, kinds and bounds checked); -1 on error. */
+static int lay_out_parse(PyObject *args, Arg *a, Layout *L) {
     PyObject *o[16];
     if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
                           &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14],
                           &o[15]))
-        return NULL;
-    Arg a[16];
-    memset(a, 0, sizeof(a));
-    Layout L;
-    memset(&L, 0, sizeof(L));
+        return -1;
     if (get(o[0], &a[0], 0, 4, -1, "order") < 0 || get(o[1], &a[1], 0, 8, -1, "bounds") < 0 ||
         get(o[2], &a[2], 0, 8, LEN(1), "base") < 0)
-        goto fail;
+        return -1;
     Py_ssize_t n = LEN(0), R = LEN(1) - 1;
-    if (n > INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "lay_out: more than 2**31 events");
-        goto fail;
-    }
     const char *names[] = {"begin_t", "end_t", "depth_t", "name", "source", "begin", "end",
                            "row", "depth", "name_out", "positions", "break_key"};
     const int sizes[] = {8, 8, 8, 4, 4, 8, 8, 4, 4, 4, 4, 8};
     for (int k = 3; k < 15; k++)
-        if (get(o[k], &a[k], k >= 7, sizes[k - 3], n, names[k - 3]) < 0) goto fail;
-    if (R < 0 || get(o[15], &a[15], 1, 8, -1, "key_bounds") < 0) goto fail;
+        if (get(o[k], &a[k], k >= 7, sizes[k - 3], n, names[k - 3]) < 0) return -1;
+    if (get(o[15], &a[15], 1, 8, -1, "key_bounds") < 0) return -1;
     const int64_t *bounds = BUF(1, int64_t), *base = BUF(2, int64_t);
-    int bad = bounds[0] != 0 || bounds[R] != n || base[0] != 0 || base[R] != LEN(15) - 1;
+    int bad = n > INT32_MAX || R < 0 || LEN(15) < 1;
+    bad = bad || bounds[0] != 0 || bounds[R] != n || base[0] != 0 || base[R] != LEN(15) - 1;
     for (Py_ssize_t r = 0; r < R && !bad; r++) bad = bounds[r + 1] < bounds[r] || base[r + 1] < base[r];
     if (bad) {
-        PyErr_SetString(PyExc_ValueError, "lay_out: bad bounds or base");
-        goto fail;
+        PyErr_SetString(PyExc_ValueError, "lay_out: bad bounds or base, or 2**31 events");
+        return -1;
     }
-    L = (Layout){bounds, base, BUF(3, int64_t), BUF(4, int64_t), BUF(5, int64_t),
-                 BUF(0, int32_t), BUF(6, int32_t), BUF(8, int64_t), BUF(9, int64_t),
-                 BUF(14, int64_t), BUF(15, int64_t), NULL, BUF(7, int32_t), BUF(13, int32_t),
-                 BUF(10, int32_t), BUF(11, int32_t), BUF(12, int32_t), n, R, LEN(15) - 1};
+    *L = (Layout){bounds, base, BUF(3, int64_t), BUF(4, int64_t), BUF(5, int64_t),
+                  BUF(0, int32_t), BUF(6, int32_t), BUF(8, int64_t), BUF(9, int64_t),
+                  BUF(14, int64_t), BUF(15, int64_t), NULL, BUF(7, int32_t), BUF(13, int32_t),
+                  BUF(10, int32_t), BUF(11, int32_t), BUF(12, int32_t), n, R, LEN(15) - 1};
+    return 0;
+}
+
+static PyObject *lay_out(PyObject *self, PyObject *args) {
+    Arg a[16];
+    memset(a, 0, sizeof(a));
+    Layout L;
+    memset(&L, 0, sizeof(L));
+    if (lay_out_parse(args, a, &L) < 0) goto fail;
     L.next = PyMem_Malloc((size_t)(L.num_keys + 1) * sizeof(int64_t));
     if (!L.next) {
         PyErr_NoMemory();

@@ -14,9 +14,12 @@ well-nested rows that is the stack depth and same-depth events are disjoint; a r
 they are not (events overlapping without nesting) is re-laid by first-free levels.
 
 ``break_key`` serves merging (see ``trace_window``): at pixel size p, a run of narrow
-events is cut before position i iff ``break_key[i] >= p``. ``levels`` keep, for pixel
+events is cut before position i iff ``break_key[i] >= p``. ``level_for`` keeps, for pixel
 sizes 1 ns·4^k, the positions where that holds, so a zoomed-out query visits the cuts
-instead of every event.
+instead of every event; each size is made when a window first needs it.
+
+The layout (sorts by row, then by (row, depth)) is ``layout.py``, compiled when built;
+the columns only search, details and the envelope read are made on first use.
 
 Usage::
 

@@ -151,7 +151,7 @@ def _cuts(index: TraceIndex, lo: np.ndarray, hi: np.ndarray, pixel_ps: float) ->
 
 
 def _level_for(index: TraceIndex, pixel_ps: float) -> Optional[np.ndarray]:
-    """Cut positions of the largest precomputed pixel size not above ``pixel_ps``."""
+    """Cut positions of the largest level pixel size not above ``pixel_ps`` (or None)."""
     return index.level_for(pixel_ps)
 
 
