@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -275,3 +277,27 @@ def test_time_order_is_the_lexsort_order(presorted):
         order, begin_t, _, bounds = layout.order_by_row(row, line_row, begin, end - begin, 5, pure)
         assert order.tolist() == expected.tolist() and begin_t.tolist() == begin[order].tolist()
         assert bounds.tolist() == np.searchsorted(row[order], np.arange(6)).tolist()
+
+
+any_row = st.lists(
+    st.tuples(st.integers(0, 3000), st.integers(-50, 600), st.sampled_from(NAMES)), max_size=25
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.dictionaries(st.integers(1, 4), any_row, max_size=3))
+def test_compiled_and_numpy_indexes_are_identical(rows):
+    # Unsorted lines, ties, instants and even negative durations (a damaged file).
+    indexes = []
+    for pure in ("0", "1"):
+        os.environ["TBPROF_PURE_PYTHON_PASSES"] = pure
+        try:
+            indexes.append(make_index(rows))
+        finally:
+            os.environ.pop("TBPROF_PURE_PYTHON_PASSES")
+    compiled, numpy_only = indexes
+    for name in ("seg_row", "seg_depth", "seg_bounds", "begin_ps", "end_ps", "name_id", "depth",
+                 "row", "source", "break_key", "group_id", "event_row"):  # fmt: skip
+        a, b = getattr(compiled, name), getattr(numpy_only, name)
+        assert a.dtype == b.dtype and a.tolist() == b.tolist(), name
+    assert compiled.strings == numpy_only.strings and compiled.span_ps == numpy_only.span_ps
