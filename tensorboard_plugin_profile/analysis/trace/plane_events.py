@@ -56,8 +56,7 @@ def plane_events(plane: Plane) -> PlaneEvents:
             keep &= ~hidden
         rows = np.flatnonzero(keep)
     line = line_no if rows is None else line_no[rows]
-    used = np.zeros(len(lines), dtype=bool)
-    used[line] = True
+    used = np.bincount(line, minlength=len(lines))[: len(lines)] > 0  # faster than a scatter
     events = PlaneEvents(
         plane, rows, line.astype(np.int32, copy=False), ev["begin_ps"].to_numpy(),
         ev["duration_ps"].to_numpy(), used, [], np.zeros(0, np.int64), np.zeros(0, np.int64),
