@@ -23,7 +23,7 @@
  *     begin/end/depth (int32)/row (int32)/name_out (int32, name[source]) its columns,
  *     positions[source] = p; key_bounds[k] = first position of key k (K + 1 values);
  *     break_key[p] = max(gap before, own duration, previous duration), INT64_MAX at
- *     the start of every key.
+ *     the start of every key (written as each event is placed: one pass).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -167,30 +167,28 @@ static int lay_out_loop(Layout *L) {
     memcpy(L->next, L->key_bounds, (size_t)K * sizeof(int64_t));
     for (Py_ssize_t r = 0; r < L->num_rows; r++) {
         for (int64_t i = L->bounds[r]; i < L->bounds[r + 1]; i++) {
-            int64_t p = L->next[L->base[r] + L->depth_t[i]]++;
+            int64_t k = L->base[r] + L->depth_t[i], p = L->next[k]++;
             int32_t s = L->order[i];
             if (s < 0 || s >= L->n) return -1;
-            int32_t nm = L->name[s];
+            int64_t b = L->begin_t[i], e = L->end_t[i];
+            /* A key's events land at consecutive positions, so p - 1 is the one before. */
+            if (p == L->key_bounds[k]) {
+                L->key[p] = INT64_MAX;
+            } else {
+                int64_t gap = (int64_t)((uint64_t)b - (uint64_t)L->end[p - 1]);
+                int64_t dur = (int64_t)((uint64_t)e - (uint64_t)b);
+                int64_t prev = (int64_t)((uint64_t)L->end[p - 1] - (uint64_t)L->begin[p - 1]);
+                L->key[p] = max3(gap, dur, prev);
+            }
             L->source[p] = s;
-            L->begin[p] = L->begin_t[i];
-            L->end[p] = L->end_t[i];
+            L->begin[p] = b;
+            L->end[p] = e;
             L->row[p] = (int32_t)r;
             L->depth[p] = (int32_t)L->depth_t[i];
-            L->name_out[p] = nm;
+            L->name_out[p] = L->name[s];
             L->positions[s] = (int32_t)p;
         }
     }
-    int64_t prev_dur = 0;
-    for (Py_ssize_t p = 0; p < L->n; p++) {
-        int64_t dur = (int64_t)((uint64_t)L->end[p] - (uint64_t)L->begin[p]);
-        if (p > 0) {
-            int64_t gap = (int64_t)((uint64_t)L->begin[p] - (uint64_t)L->end[p - 1]);
-            L->key[p] = max3(gap, dur, prev_dur);
-        }
-        prev_dur = dur;
-    }
-    for (Py_ssize_t k = 0; k < K; k++)
-        if (L->key_bounds[k] < L->n) L->key[L->key_bounds[k]] = INT64_MAX;
     return 0;
 }
 
