@@ -40,6 +40,7 @@ def convert(hosts: list, params: Mapping[str, str]):
         return _json(search_json(index, params))
     if params.get("format") == "columnar" or any(params.get(k) for k in WINDOW_PARAMS):
         return _json(window_json(index, params))
+    _ = index.group_id  # made now, so the memory charged after this request includes it
     return ToolOutput(
         content_type="application/json", chunks=lambda: trace_envelope.envelope_chunks(index)
     )

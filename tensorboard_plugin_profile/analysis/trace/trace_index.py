@@ -99,6 +99,12 @@ class TraceIndex:
         """int64 per position, -1 = none."""
         return self._lazy_column("group_id", self._group_id)
 
+    @property
+    def memory_version(self) -> int:
+        """Grows with each column or level made on first use (the space store re-measures
+        a profile's memory when it changes)."""
+        return len(self.lazy) + len(self.lazy.get("levels", ()))
+
     def _lazy_column(self, name: str, make) -> np.ndarray:
         if name not in self.lazy:
             self.lazy[name] = make()
