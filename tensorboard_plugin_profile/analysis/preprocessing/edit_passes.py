@@ -1,0 +1,125 @@
+"""Putting new events among old ones: compiled (``_edit.c``) when built, else numpy.
+
+``PlaneEdit`` adds a few thousand events (thread-pool regions, derived lines) to
+planes of millions whose events are already sorted per line by (begin, longest
+first). Instead of sorting and gathering every column through a full permutation,
+it finds where each new event goes and copies the old columns around them:
+
+- ``insertion_points``: where each new event goes, or None when the old events are
+  not in that order (then the caller sorts everything);
+- ``insert_rows``: ``numpy.insert`` at non-decreasing positions, for any dtype;
+- ``shifted_rows``: old row -> row after the insertion.
+
+Both implementations give identical results (``tests/analysis/test_edit_passes.py``,
+with hypothesis). ``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallbacks.
+
+Usage::
+
+    at = insertion_points(line, begin, duration, new_line, new_begin, new_duration)
+    order = np.lexsort((-new_duration, new_begin, new_line))
+    merged = insert_rows(begin, at[order], new_begin[order])
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import Optional
+
+import numpy as np
+
+_edit: Optional[ModuleType]
+try:
+    from . import _edit
+except ImportError:  # built without a C compiler: the fallbacks below are used
+    _edit = None
+
+
+def compiled_available() -> bool:
+    return _edit is not None
+
+
+def _compiled(pure_python: Optional[bool]) -> Optional[ModuleType]:
+    if pure_python is None:
+        pure_python = os.environ.get("TBPROF_PURE_PYTHON_PASSES") == "1"
+    return None if pure_python else _edit
+
+
+def _int64(values) -> np.ndarray:
+    return np.ascontiguousarray(values, dtype=np.int64)
+
+
+def insertion_points(
+    line, begin, duration, new_line, new_begin, new_duration, pure_python: Optional[bool] = None
+) -> Optional[np.ndarray]:
+    """Per new event, how many old events sort at or before it by (line, begin, -duration);
+    None if the old events are not sorted that way."""
+    line = np.ascontiguousarray(line)
+    if line.dtype not in (np.int32, np.int64):
+        line = line.astype(np.int64)
+    begin, duration = _int64(begin), _int64(duration)
+    new_line = np.ascontiguousarray(new_line, dtype=line.dtype)
+    new_begin, new_duration = _int64(new_begin), _int64(new_duration)
+    compiled = _compiled(pure_python)
+    if compiled is not None:
+        out = np.empty(len(new_line), dtype=np.int64)
+        keys = (line, begin, duration, new_line, new_begin, new_duration)
+        return out if compiled.insertion_points(*keys, out) else None
+    line = line.astype(np.int64)
+    if (
+        len(line) > 1
+        and not _lexically_le(
+            (line[:-1], begin[:-1], -duration[:-1]), (line[1:], begin[1:], -duration[1:])
+        ).all()
+    ):
+        return None
+    # Where a stable sort of old then new rows puts each new row, minus the new rows
+    # before it (a full sort: this fallback runs only without a C compiler).
+    order = np.lexsort(
+        (
+            np.concatenate([-duration, -new_duration]),
+            np.concatenate([begin, new_begin]),
+            np.concatenate([line, new_line.astype(np.int64)]),
+        )
+    )
+    is_new = order >= len(line)
+    position = np.flatnonzero(is_new)
+    out = np.empty(len(new_line), dtype=np.int64)
+    out[order[position] - len(line)] = position - np.arange(len(position))
+    return out
+
+
+def _lexically_le(a: tuple, b: tuple) -> np.ndarray:
+    """Elementwise (a0, a1, a2) <= (b0, b1, b2)."""
+    result = a[2] <= b[2]
+    for x, y in ((a[1], b[1]), (a[0], b[0])):
+        result = (x < y) | ((x == y) & result)
+    return result
+
+
+def insert_rows(old: np.ndarray, at, values, pure_python: Optional[bool] = None) -> np.ndarray:
+    """``numpy.insert(old, at, values)`` for non-decreasing ``at`` (same dtype out)."""
+    old = np.ascontiguousarray(old)
+    at = _int64(at)
+    values = np.ascontiguousarray(values, dtype=old.dtype)
+    compiled = _compiled(pure_python)
+    if compiled is None or old.dtype.hasobject:
+        return np.insert(old, at, values)
+    out = np.empty(len(old) + len(at), dtype=old.dtype)
+    compiled.insert_rows(old, at, values, out)
+    return out
+
+
+def shifted_rows(at, num_old: int, pure_python: Optional[bool] = None) -> np.ndarray:
+    """Old row -> its row once events were inserted before rows ``at`` (non-decreasing)."""
+    at = _int64(at)
+    compiled = _compiled(pure_python)
+    if compiled is not None:
+        out = np.empty(num_old, dtype=np.int64)
+        compiled.shifted_rows(at, out)
+        return out
+    if len(at) and (at[0] < 0 or at[-1] > num_old or (np.diff(at) < 0).any()):
+        raise ValueError("shifted_rows: at must be non-decreasing in [0, n]")
+    bounds = np.concatenate([[0], at, [num_old]])
+    shift = np.repeat(np.arange(len(at) + 1, dtype=np.int64), np.diff(bounds))
+    return np.arange(num_old, dtype=np.int64) + shift

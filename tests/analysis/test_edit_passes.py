@@ -1,0 +1,118 @@
+"""PlaneEdit's placement of new events: compiled (_edit.c) and numpy give the same, and
+both are what a stable sort of all rows gives; typed columns stay those of the stats."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import all_host_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tensorboard_plugin_profile.analysis.preprocessing import edit_passes
+from tensorboard_plugin_profile.analysis.preprocessing.placement import Placement
+from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
+from tensorboard_plugin_profile.xspace import read_xspace, schema
+from tensorboard_plugin_profile.xspace.columns import well_known_columns
+
+needs_compiled = pytest.mark.skipif(
+    not edit_passes.compiled_available(), reason="built without a C compiler"
+)
+events = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12), st.integers(0, 4)), max_size=60)
+
+
+def test_the_extension_is_built_here():
+    assert edit_passes.compiled_available()
+
+
+def _columns(rows, sort: bool) -> tuple:
+    if sort:
+        rows = sorted(rows, key=lambda r: (r[0], r[1], -r[2]))
+    line, begin, duration = np.array(rows, dtype=np.int64).reshape(-1, 3).T
+    return line.astype(np.int32), begin, duration
+
+
+@settings(max_examples=300, deadline=None)
+@given(events, events, st.booleans())
+def test_insertion_points_are_where_a_stable_sort_puts_new_rows(old, new, sort_old):
+    line, begin, duration = _columns(old, sort_old)
+    new_line, new_begin, new_duration = _columns(new, False)
+    results = [
+        edit_passes.insertion_points(
+            line, begin, duration, new_line, new_begin, new_duration, pure_python=pure
+        )
+        for pure in ([False, True] if edit_passes.compiled_available() else [True])
+    ]
+    order = np.lexsort(
+        (-np.r_[duration, new_duration], np.r_[begin, new_begin], np.r_[line, new_line])
+    )
+    if (np.lexsort((-duration, begin, line)) != np.arange(len(old))).any():
+        assert all(r is None for r in results)  # old rows out of order
+        return
+    position = np.flatnonzero(order >= len(old))
+    expected = np.empty(len(new), dtype=np.int64)
+    expected[order[position] - len(old)] = position - np.arange(len(position))
+    for result in results:
+        assert result is not None and result.tolist() == expected.tolist()
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-5, 5), max_size=40), st.lists(st.integers(0, 40), max_size=20))
+def test_insert_rows_and_shifted_rows_agree(old, at):
+    old_values = np.array(old, dtype=np.int16)
+    at_rows = np.sort(np.minimum(np.array(at, dtype=np.int64), len(old)))
+    values = np.arange(len(at_rows), dtype=np.int16) + 100
+    compiled = edit_passes.insert_rows(old_values, at_rows, values, pure_python=False)
+    fallback = edit_passes.insert_rows(old_values, at_rows, values, pure_python=True)
+    assert compiled.dtype == fallback.dtype and compiled.tolist() == fallback.tolist()
+    shifted = edit_passes.shifted_rows(at_rows, len(old), pure_python=False)
+    assert (
+        shifted.tolist() == edit_passes.shifted_rows(at_rows, len(old), pure_python=True).tolist()
+    )
+    assert fallback[shifted].tolist() == old_values.tolist()
+
+
+def test_insert_rows_rejects_unsorted_positions():
+    with pytest.raises(ValueError):
+        edit_passes.insert_rows(np.arange(4), np.array([3, 1]), np.array([7, 8]), pure_python=False)
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("pure", [False, True])
+def test_placement_is_a_stable_sort_of_old_then_new_rows(seed, pure, monkeypatch):
+    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", "1" if pure else "0")
+    rng = np.random.default_rng(seed)
+    n_old, n_new = int(rng.integers(2, 300)), int(rng.integers(1, 40))
+    line = rng.integers(0, 4, n_old + n_new).astype(np.int32)
+    begin, duration = rng.integers(0, 20, n_old + n_new), rng.integers(0, 5, n_old + n_new)
+    if seed % 3:  # old rows already in (line, begin, longest first) order: the insertion path
+        old = np.lexsort((-duration[:n_old], begin[:n_old], line[:n_old]))
+        line[:n_old], begin[:n_old], duration[:n_old] = line[old], begin[old], duration[old]
+    table = pd.DataFrame(
+        {"line": line[:n_old], "begin_ps": begin[:n_old], "duration_ps": duration[:n_old]}
+    )
+    placed = Placement.of(table, line[n_old:], begin[n_old:], duration[n_old:])
+    expected = np.lexsort((-duration, begin, line))
+    assert placed.permutation().tolist() == expected.tolist()
+    assert placed.new_row[expected].tolist() == list(range(n_old + n_new))
+    assert placed.place(begin[:n_old], begin[n_old:]).tolist() == begin[expected].tolist()
+
+
+@pytest.mark.parametrize("path", all_host_files(), ids=lambda p: p.parent.parent.parent.parent.name)
+def test_typed_columns_are_those_of_the_stats_after_preprocessing(path):
+    # Untouched typed columns are carried to the new rows, touched ones rebuilt: both
+    # must be what the stats table says.
+    for plane in preprocess(read_xspace(str(path))).planes:
+        rebuilt = well_known_columns(len(plane.events), plane.stats, schema.WELL_KNOWN_STATS)
+        for name, values in rebuilt.items():
+            ours = plane.events[name]
+            assert ours.dtype == values.dtype, name
+            assert _values(ours) == _values(values), name
+            if isinstance(ours.dtype, pd.CategoricalDtype):
+                assert ours.cat.categories.tolist() == values.categories.tolist(), name
+
+
+def _values(column) -> list:
+    return [None if pd.isna(v) else v for v in pd.Series(column).astype(object).tolist()]
