@@ -67,11 +67,43 @@ def test_insert_rows_and_shifted_rows_agree(old, at):
     compiled = edit_passes.insert_rows(old_values, at_rows, values, pure_python=False)
     fallback = edit_passes.insert_rows(old_values, at_rows, values, pure_python=True)
     assert compiled.dtype == fallback.dtype and compiled.tolist() == fallback.tolist()
-    shifted = edit_passes.shifted_rows(at_rows, len(old), pure_python=False)
-    assert (
-        shifted.tolist() == edit_passes.shifted_rows(at_rows, len(old), pure_python=True).tolist()
-    )
+    shifted, numpy_shifted = np.empty(len(old), dtype=np.int64), np.empty(len(old), dtype=np.int64)
+    edit_passes.shifted_rows(at_rows, shifted, pure_python=False)
+    edit_passes.shifted_rows(at_rows, numpy_shifted, pure_python=True)
+    assert shifted.tolist() == numpy_shifted.tolist()
     assert fallback[shifted].tolist() == old_values.tolist()
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=60))
+def test_stable_dest_agrees(keys):
+    keys = np.array(keys, dtype=np.int64)
+    dest, ordered = edit_passes.stable_dest(keys, 10, pure_python=False)
+    numpy_dest, numpy_ordered = edit_passes.stable_dest(keys, 10, pure_python=True)
+    assert dest.tolist() == numpy_dest.tolist() and ordered.tolist() == numpy_ordered.tolist()
+    assert ordered[dest].tolist() == keys.tolist()
+
+
+@needs_compiled
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 200), max_size=60), st.sampled_from([np.int8, np.int16, np.int32]))
+def test_used_codes_and_recode_agree(codes, dtype):
+    codes = np.array(codes, dtype=np.int16)
+    table = (np.arange(201) * 7 % 101).astype(dtype)
+    for pure in (False, True):
+        used = edit_passes.used_codes(codes, 201, pure_python=pure)
+        assert np.flatnonzero(used).tolist() == sorted(set(codes.tolist()))
+        out = edit_passes.recode(codes, table, pure_python=pure)
+        assert out.dtype == table.dtype and out.tolist() == table[codes].tolist()
+
+
+def test_codes_out_of_range_are_rejected():
+    for pure in (False, True):
+        with pytest.raises(ValueError):
+            edit_passes.recode(np.array([3], dtype=np.int8), np.arange(3), pure_python=pure)
+        with pytest.raises(ValueError):
+            edit_passes.stable_dest(np.array([5]), 5, pure_python=pure)
 
 
 def test_insert_rows_rejects_unsorted_positions():

@@ -18,6 +18,13 @@
  *     numpy.insert; any one fixed item size for old, values and out.
  * shifted_rows(at, out)
  *     out[i] = i + the number of j with at[j] <= i: old row i's row after the insertion.
+ * stable_dest(keys, n, dest, sorted)
+ *     a stable counting sort of keys in [0, n): dest[i] = where row i goes, sorted =
+ *     the keys in order (int64).
+ * mark_used(codes, used)
+ *     used[c] = 1 for every code c (codes: signed ints of 1, 2, 4 or 8 bytes; used: bytes).
+ * recode(codes, table, out)
+ *     out[i] = table[codes[i]] (codes as in mark_used; table and out of one item size).
  *
  * The GIL is released while looping.
  */
@@ -198,11 +205,145 @@ fail:
     return NULL;
 }
 
+/* --- stable_dest ------------------------------------------------------------------- */
+static PyObject *stable_dest(PyObject *self, PyObject *py_args) {
+    PyObject *o_keys, *o_dest, *o_sorted;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(py_args, "OnOO", &o_keys, &n, &o_dest, &o_sorted)) return NULL;
+    Arg a[3];
+    memset(a, 0, sizeof(a));
+    int64_t *count = NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "stable_dest: negative n");
+        return NULL;
+    }
+    if (get_ints(o_keys, &a[0], 0, 8, -1, "keys") < 0) goto fail;
+    Py_ssize_t m = a[0].view.len / 8;
+    if (get_ints(o_dest, &a[1], 1, 8, m, "dest") < 0 ||
+        get_ints(o_sorted, &a[2], 1, 8, m, "sorted") < 0)
+        goto fail;
+    const int64_t *keys = a[0].view.buf;
+    int64_t *dest = a[1].view.buf, *sorted = a[2].view.buf;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (keys[i] < 0 || keys[i] >= n) {
+            PyErr_SetString(PyExc_ValueError, "stable_dest: key out of range");
+            goto fail;
+        }
+    }
+    count = PyMem_Calloc((size_t)n + 1, sizeof(int64_t));
+    if (!count) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < m; i++) count[keys[i] + 1]++;
+    for (Py_ssize_t k = 0; k < n; k++) count[k + 1] += count[k]; /* count[k]: first row of k */
+    for (Py_ssize_t i = 0; i < m; i++) dest[i] = count[keys[i]]++;
+    Py_ssize_t row = 0; /* now count[k] is the end of key k's rows */
+    for (Py_ssize_t k = 0; k < n; k++)
+        for (; row < count[k]; row++) sorted[row] = k;
+    Py_END_ALLOW_THREADS
+    PyMem_Free(count);
+    release(a, 3);
+    Py_RETURN_NONE;
+fail:
+    release(a, 3);
+    return NULL;
+}
+
+/* --- mark_used, recode ------------------------------------------------------------- */
+static inline int64_t code_at(const Py_buffer *v, Py_ssize_t i) {
+    switch (v->itemsize) {
+    case 1: return ((const int8_t *)v->buf)[i];
+    case 2: return ((const int16_t *)v->buf)[i];
+    case 4: return ((const int32_t *)v->buf)[i];
+    default: return ((const int64_t *)v->buf)[i];
+    }
+}
+
+static int codes_in_range(const Py_buffer *codes, Py_ssize_t n, const char *name) {
+    Py_ssize_t count = codes->len / codes->itemsize;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t c = code_at(codes, i);
+        if (c < 0 || c >= n) {
+            PyErr_Format(PyExc_ValueError, "%s: code out of range", name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int get_codes(PyObject *obj, Arg *arg) {
+    if (get(obj, arg, 0) < 0) return -1;
+    Py_ssize_t size = arg->view.itemsize;
+    if (size != 1 && size != 2 && size != 4 && size != 8) {
+        PyErr_SetString(PyExc_ValueError, "codes must be ints of 1, 2, 4 or 8 bytes");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *mark_used(PyObject *self, PyObject *py_args) {
+    PyObject *o_codes, *o_used;
+    if (!PyArg_ParseTuple(py_args, "OO", &o_codes, &o_used)) return NULL;
+    Arg a[2];
+    memset(a, 0, sizeof(a));
+    if (get_codes(o_codes, &a[0]) < 0 || get_ints(o_used, &a[1], 1, 1, -1, "used") < 0 ||
+        codes_in_range(&a[0].view, a[1].view.len, "mark_used") < 0) {
+        release(a, 2);
+        return NULL;
+    }
+    Py_ssize_t count = a[0].view.len / a[0].view.itemsize;
+    uint8_t *used = a[1].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < count; i++) used[code_at(&a[0].view, i)] = 1;
+    Py_END_ALLOW_THREADS
+    release(a, 2);
+    Py_RETURN_NONE;
+}
+
+static PyObject *recode(PyObject *self, PyObject *py_args) {
+    PyObject *o_codes, *o_table, *o_out;
+    if (!PyArg_ParseTuple(py_args, "OOO", &o_codes, &o_table, &o_out)) return NULL;
+    Arg a[3];
+    memset(a, 0, sizeof(a));
+    if (get_codes(o_codes, &a[0]) < 0 || get(o_table, &a[1], 0) < 0) goto fail;
+    Py_ssize_t size = a[1].view.itemsize, count = a[0].view.len / a[0].view.itemsize;
+    if (get_ints(o_out, &a[2], 1, size, count, "out") < 0 ||
+        codes_in_range(&a[0].view, a[1].view.len / size, "recode") < 0)
+        goto fail;
+    const Py_buffer *codes = &a[0].view;
+    Py_BEGIN_ALLOW_THREADS
+#define RECODE(T)                                                                          \
+    for (Py_ssize_t i = 0; i < count; i++)                                                 \
+        ((T *)a[2].view.buf)[i] = ((const T *)a[1].view.buf)[code_at(codes, i)];
+    switch (size) {
+    case 1: RECODE(int8_t) break;
+    case 2: RECODE(int16_t) break;
+    case 4: RECODE(int32_t) break;
+    case 8: RECODE(int64_t) break;
+    default:
+        for (Py_ssize_t i = 0; i < count; i++)
+            memcpy((char *)a[2].view.buf + i * size,
+                   (const char *)a[1].view.buf + code_at(codes, i) * size, (size_t)size);
+    }
+#undef RECODE
+    Py_END_ALLOW_THREADS
+    release(a, 3);
+    Py_RETURN_NONE;
+fail:
+    release(a, 3);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"insertion_points", insertion_points, METH_VARARGS,
      "Where new events go among events sorted per line (False if they are not)."},
     {"insert_rows", insert_rows, METH_VARARGS, "numpy.insert of sorted positions, by runs."},
     {"shifted_rows", shifted_rows, METH_VARARGS, "Old rows' rows after an insertion."},
+    {"stable_dest", stable_dest, METH_VARARGS, "Stable counting sort: each row's place."},
+    {"mark_used", mark_used, METH_VARARGS, "Flags the codes that occur."},
+    {"recode", recode, METH_VARARGS, "Codes mapped through a table."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -8,7 +8,11 @@ it finds where each new event goes and copies the old columns around them:
 - ``insertion_points``: where each new event goes, or None when the old events are
   not in that order (then the caller sorts everything);
 - ``insert_rows``: ``numpy.insert`` at non-decreasing positions, for any dtype;
-- ``shifted_rows``: old row -> row after the insertion.
+- ``shifted_rows``: old row -> row after the insertion;
+- ``stable_dest``: a stable counting sort (each row's place, and the sorted keys), for
+  the long stats table;
+- ``used_codes``, ``recode``: which codes of a categorical occur, and codes mapped
+  through a table, without an index-sized temporary.
 
 Both implementations give identical results (``tests/analysis/test_edit_passes.py``,
 with hypothesis). ``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallbacks.
@@ -110,16 +114,58 @@ def insert_rows(old: np.ndarray, at, values, pure_python: Optional[bool] = None)
     return out
 
 
-def shifted_rows(at, num_old: int, pure_python: Optional[bool] = None) -> np.ndarray:
-    """Old row -> its row once events were inserted before rows ``at`` (non-decreasing)."""
+def shifted_rows(at, out: np.ndarray, pure_python: Optional[bool] = None) -> None:
+    """Old row -> its row once events were inserted before rows ``at`` (non-decreasing),
+    written into ``out`` (one int64 per old row)."""
     at = _int64(at)
+    num_old = len(out)
     compiled = _compiled(pure_python)
     if compiled is not None:
-        out = np.empty(num_old, dtype=np.int64)
         compiled.shifted_rows(at, out)
-        return out
+        return
     if len(at) and (at[0] < 0 or at[-1] > num_old or (np.diff(at) < 0).any()):
         raise ValueError("shifted_rows: at must be non-decreasing in [0, n]")
     bounds = np.concatenate([[0], at, [num_old]])
-    shift = np.repeat(np.arange(len(at) + 1, dtype=np.int64), np.diff(bounds))
-    return np.arange(num_old, dtype=np.int64) + shift
+    out[:] = np.repeat(np.arange(len(at) + 1, dtype=np.int64), np.diff(bounds))
+    out += np.arange(num_old, dtype=np.int64)
+
+
+def stable_dest(keys, n: int, pure_python: Optional[bool] = None) -> tuple:
+    """(dest, sorted keys) of a stable sort of ``keys`` in [0, n): row i goes to dest[i]."""
+    keys = _int64(keys)
+    dest = np.empty(len(keys), dtype=np.int64)
+    compiled = _compiled(pure_python)
+    if compiled is not None:
+        ordered = np.empty(len(keys), dtype=np.int64)
+        compiled.stable_dest(keys, int(n), dest, ordered)
+        return dest, ordered
+    if len(keys) and (keys.min() < 0 or keys.max() >= n):
+        raise ValueError("stable_dest: key out of range")
+    order = np.argsort(keys, kind="stable")
+    dest[order] = np.arange(len(keys))
+    return dest, keys[order]
+
+
+def used_codes(codes: np.ndarray, count: int, pure_python: Optional[bool] = None) -> np.ndarray:
+    """Which of ``count`` codes occur in ``codes`` (bools)."""
+    used = np.zeros(count, dtype=bool)
+    compiled = _compiled(pure_python)
+    if compiled is not None:
+        compiled.mark_used(np.ascontiguousarray(codes), used.view(np.uint8))
+        return used
+    if len(codes) and (codes.min() < 0 or codes.max() >= count):
+        raise ValueError("mark_used: code out of range")
+    used[codes] = True
+    return used
+
+
+def recode(codes: np.ndarray, table: np.ndarray, pure_python: Optional[bool] = None):
+    """``table[codes]`` (codes in range), in the table's dtype."""
+    compiled = _compiled(pure_python)
+    if compiled is None:
+        if len(codes) and (codes.min() < 0 or codes.max() >= len(table)):
+            raise ValueError("recode: code out of range")
+        return table[codes]
+    out = np.empty(len(codes), dtype=table.dtype)
+    compiled.recode(np.ascontiguousarray(codes), np.ascontiguousarray(table), out)
+    return out

@@ -33,7 +33,7 @@ from ...xspace.columns import (
     int_values_at,
     object_index,
 )
-from .edit_passes import insert_rows, insertion_points, shifted_rows
+from .edit_passes import insert_rows, insertion_points, recode, shifted_rows, used_codes
 
 
 @dataclasses.dataclass
@@ -63,7 +63,7 @@ class Placement:
         new_order = np.lexsort((-duration, begin, line))
         at = at[new_order]
         new_row = np.empty(num_old + count, dtype=np.int64)
-        new_row[:num_old] = shifted_rows(at, num_old)
+        shifted_rows(at, new_row[:num_old])
         new_row[num_old + new_order] = at + np.arange(count)
         return cls(num_old, new_row, at=at, new_order=new_order)
 
@@ -112,20 +112,22 @@ class Placement:
         return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
 
 
-def name_column(column: pd.Series, added: list, placed: Placement) -> pd.Categorical:
-    """An event-name categorical with new events' names in place; categories re-made like
-    those of object values (only the names used, sorted)."""
+def name_column(column: pd.Series, added: list, inverse, placed: Placement) -> pd.Categorical:
+    """An event-name categorical with new events' names (``added[inverse]``) in place;
+    categories re-made like those of object values (only the names used, sorted)."""
     names = [str(c) for c in column.cat.categories.tolist()]
     code_of = {name: i for i, name in enumerate(names)}
     for name in added:
         code_of.setdefault(name, len(code_of))
     old_codes = column.cat.codes.to_numpy()
-    new_codes = np.array([code_of[a] for a in added], dtype=np.int64)
-    used = np.bincount(old_codes, minlength=len(code_of)) > 0
+    new_codes = np.array([code_of[a] for a in added], dtype=np.int64)[inverse]
+    used = used_codes(old_codes, len(code_of))
     used[new_codes] = True
     categories, remap = sorted_used(list(code_of), used)
-    codes = remap[old_codes] if not _is_identity(remap, len(names)) else old_codes
-    codes = codes.astype(remap.dtype, copy=False)
+    if _is_identity(remap, len(names)):
+        codes = old_codes.astype(remap.dtype, copy=False)
+    else:
+        codes = recode(old_codes, remap)
     return pd.Categorical.from_codes(placed.place(codes, remap[new_codes]), categories=categories)
 
 

@@ -29,6 +29,8 @@ from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64, Plan
 from .placement import Placement, name_column
 from .stat_table import StatRows, merged_stats
 
+_WELL_KNOWN = frozenset(schema.WELL_KNOWN_STATS)
+
 
 class PlaneEdit:
     """Collects additions to one plane; ``build()`` returns the edited copy."""
@@ -139,26 +141,13 @@ class PlaneEdit:
             lines.loc[: old - 1, "display_id"] = self._display_ids
             row_id = lines["display_id"].where(lines["display_id"] != 0, lines["id"])
             lines["tid"] = (row_id & 0xFFFFFFFF).astype(np.int64)
-        touched = self._touched_names()
         placed = self._placement()
         if placed is not None:
             columns = self._placed_base_columns(placed, metadata)
         else:
             columns = {name: plane.events[name] for name in plane.events.columns}
-        stats = merged_stats(
-            plane.stats, self._stat_rows, self._replaced, placed and placed.new_row
-        )
-        refresh = [n for n in schema.WELL_KNOWN_STATS if n in touched]
-        if placed is not None:
-            # A column no edit touched keeps its values on its events' new rows.
-            for name in schema.WELL_KNOWN_STATS:
-                if name in touched:
-                    continue
-                if name in plane.events:
-                    columns[name] = placed.carried(plane.events[name])
-                else:
-                    refresh.append(name)
-        columns.update(well_known_columns(len(columns["begin_ps"]), stats, refresh))
+        stats, typed = self._stats_and_typed_columns(placed, len(columns["begin_ps"]))
+        columns.update((name, typed[name]) for name in schema.WELL_KNOWN_STATS if name in typed)
         order = list(plane.events.columns) + [c for c in columns if c not in plane.events]
         events = pd.DataFrame({c: columns[c] for c in order}, copy=False)
         return dataclasses.replace(
@@ -169,6 +158,27 @@ class PlaneEdit:
             event_metadata=metadata,
             stat_names=self._stat_names(),
         )
+
+    def _stats_and_typed_columns(self, placed: Optional[Placement], num_events: int) -> tuple:
+        """The merged stats table, and the typed event columns that changed: touched stats'
+        (integer ones straight from the merge, strings from the table) and, when events
+        moved, every other one (carried to its events' new rows)."""
+        plane, touched = self.plane, self._touched_names()
+        int_names = [n for n in touched if n in _WELL_KNOWN and n not in schema.STR_STATS]
+        new_row = placed.new_row if placed is not None else None
+        stats, typed = merged_stats(
+            plane.stats, self._stat_rows, self._replaced, new_row, int_names, num_events
+        )
+        refresh = [n for n in touched if n in _WELL_KNOWN and n in schema.STR_STATS]
+        untouched = [n for n in schema.WELL_KNOWN_STATS if n not in touched]
+        if placed is not None:
+            for name in untouched:
+                if name in plane.events:
+                    typed[name] = placed.carried(plane.events[name])
+                else:
+                    refresh.append(name)
+        typed.update(well_known_columns(num_events, stats, refresh))
+        return stats, typed
 
     def _touched_names(self) -> dict:
         """Edited stat names in first-edit order (a dict used as an ordered set)."""
@@ -210,10 +220,11 @@ class PlaneEdit:
         else:
             out["occurrences"] = placed.place(occurrences, np.zeros(len(line), dtype=np.int64))
         ids = metadata["id"].to_numpy()
+        distinct, inverse = np.unique(meta, return_inverse=True)  # names once per id
         for col in ("name", "display_name"):
             new_names = dict(zip(ids.tolist(), metadata[col].tolist()))
-            added = [new_names.get(m, "") for m in meta.tolist()]
-            out[col] = name_column(events[col], added, placed)
+            added = [new_names.get(m, "") for m in distinct.tolist()]
+            out[col] = name_column(events[col], added, inverse, placed)
         for name in events.columns:
             if name not in out and name not in schema.WELL_KNOWN_STATS:
                 out[name] = placed.padded(events[name])  # an extra column

@@ -1,7 +1,7 @@
 """The long stats table of an edited plane: old rows (minus replaced ones) and new rows,
 stably sorted by event.
 
-The rows are placed by one counting sort of their events (``graph_passes.csr``), and
+The rows are placed by one counting sort of their events (``edit_passes.stable_dest``), and
 each column is written straight to its place, part by part: a new stat that millions
 of events get (``group_id``) costs its events and values, not a copy of every column.
 Only double rows touch ``float_value``, which stays as sparse as the decoder made it.
@@ -21,8 +21,9 @@ import numpy as np
 import pandas as pd
 
 from ...memsize import sparse_values
+from ...xspace import schema
 from ...xspace.columns import _code_dtype, str_categorical
-from ..graph_passes import csr
+from .edit_passes import stable_dest
 from .placement import sorted_used
 
 
@@ -50,10 +51,27 @@ class _Part:
     str_codes: Optional[np.ndarray]
 
 
-def merged_stats(old: pd.DataFrame, added: list, replaced: dict, new_row) -> pd.DataFrame:
-    """``new_row``: event row before -> after the edit (None: rows did not move)."""
+def merged_stats(
+    old: pd.DataFrame, added: list, replaced: dict, new_row, int_names=(), num_events: int = 0
+) -> tuple:
+    """(stats table, {name: typed event column} of ``int_names``, stats that ``added``
+    sets). ``new_row``: event row before -> after the edit (None: rows did not move)."""
     if not len(old) and not added:
-        return old.copy()
+        return old.copy(), {}
+    parts, code_of, strings = _parts(old, added, replaced)
+    used = np.bincount(parts[0].code, minlength=len(code_of)) > 0
+    used[np.array([p.code for p in parts[1:]], dtype=np.int64)] = True
+    categories, remap = sorted_used(list(code_of), used)
+    events = _event_rows(parts, new_row)
+    columns = {
+        name: _int_column(parts, events, code_of[name], num_events, name in schema.UINT_STATS)
+        for name in int_names
+    }
+    return _assemble(parts, events, remap, categories, strings), columns
+
+
+def _parts(old: pd.DataFrame, added: list, replaced: dict) -> tuple:
+    """(parts: old kept rows then each addition, stat name -> code, string table)."""
     names = [str(c) for c in old["stat"].cat.categories.tolist()]
     code_of = {name: i for i, name in enumerate(names)}
     codes = old["stat"].cat.codes.to_numpy()
@@ -80,10 +98,28 @@ def merged_stats(old: pd.DataFrame, added: list, replaced: dict, new_row) -> pd.
                 dtype=np.int64,
             )
         parts.append(_Part(rows.events, code, rows.kind, rows.ints, rows.floats, str_codes))
-    used = np.bincount(parts[0].code, minlength=len(code_of)) > 0
-    used[np.array([p.code for p in parts[1:]], dtype=np.int64)] = True
-    categories, remap = sorted_used(list(code_of), used)
-    return _assemble(parts, new_row, remap, categories, list(string_of))
+    return parts, code_of, list(string_of)
+
+
+def _int_column(parts: list, events: np.ndarray, code: int, n: int, unsigned: bool):
+    """An integer stat's event column straight from the rows being merged: what
+    ``well_known_columns`` reads from the merged table (the last value of an event wins:
+    rows are written in table order), without finding and gathering them there."""
+    data = sparse_values(n, np.int64, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    missing = np.ones(n, dtype=bool)
+    start = 0
+    for part in parts:
+        rows = events[start : start + len(part.events)]
+        start += len(part.events)
+        values: Union[np.ndarray, int] = part.ints if part.ints is not None else 0
+        if isinstance(part.code, np.ndarray):  # the old rows: those of this stat
+            mine = np.flatnonzero(part.code == code)
+            rows, values = rows[mine], np.asarray(values)[mine]
+        elif part.code != code:
+            continue
+        data[rows] = values
+        missing[rows] = False
+    return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
 
 
 def _old_floats(values: np.ndarray, keep) -> Optional[np.ndarray]:
@@ -101,18 +137,24 @@ def _kept_rows(event_col: np.ndarray, codes: np.ndarray, code_of: dict, replaced
     return keep
 
 
-def _assemble(parts: list, new_row, remap, categories, strings: list) -> pd.DataFrame:
-    events = np.concatenate([p.events for p in parts]).astype(np.int64, copy=False)
-    if new_row is not None:
-        events = new_row[events]
-    num_events = int(events.max()) + 1 if len(events) else 0
-    # Stable counting sort by event: dest[i] = the merged row of input row i.
-    ptr, order = csr(events, np.arange(len(events), dtype=np.int64), num_events)
-    del events
-    dest = np.empty(len(order), dtype=np.int64)
-    dest[order] = np.arange(len(order))
-    del order
-    total = len(dest)
+def _event_rows(parts: list, new_row) -> np.ndarray:
+    """Each part's events, moved to their rows in the edited table, in one array."""
+    events = np.empty(sum(len(p.events) for p in parts), dtype=np.int64)
+    start = 0
+    for part in parts:
+        piece = events[start : start + len(part.events)]
+        if new_row is None:
+            piece[:] = part.events
+        else:
+            np.take(new_row, part.events, out=piece)
+        start += len(part.events)
+    return events
+
+
+def _assemble(parts: list, events, remap, categories, strings: list) -> pd.DataFrame:
+    total = len(events)
+    # A stable counting sort by event: input row i goes to dest[i].
+    dest, events = stable_dest(events, int(events.max()) + 1 if total else 0)
     code = np.empty(total, dtype=remap.dtype)
     kind = np.empty(total, dtype=np.int8)
     ints = np.empty(total, dtype=np.int64)
@@ -136,7 +178,7 @@ def _assemble(parts: list, new_row, remap, categories, strings: list) -> pd.Data
     values = np.concatenate(float_values) if float_values else np.zeros(0)
     return pd.DataFrame(
         {
-            "event": np.repeat(np.arange(num_events, dtype=np.int64), np.diff(ptr)),
+            "event": events,
             "stat": pd.Categorical.from_codes(code, categories=categories),
             "kind": kind,
             "int_value": ints,
