@@ -79,10 +79,12 @@ def test_insert_rows_and_shifted_rows_agree(old, at):
 @given(st.lists(st.integers(0, 9), max_size=60))
 def test_stable_dest_agrees(keys):
     keys = np.array(keys, dtype=np.int64)
-    dest, ordered = edit_passes.stable_dest(keys, 10, pure_python=False)
-    numpy_dest, numpy_ordered = edit_passes.stable_dest(keys, 10, pure_python=True)
+    ordered, numpy_ordered = keys.copy(), keys.copy()
+    dest = edit_passes.stable_dest(ordered, 10, pure_python=False)
+    numpy_dest = edit_passes.stable_dest(numpy_ordered, 10, pure_python=True)
     assert dest.tolist() == numpy_dest.tolist() and ordered.tolist() == numpy_ordered.tolist()
     assert ordered[dest].tolist() == keys.tolist()
+    assert dest.tolist() == np.argsort(np.argsort(keys, kind="stable"), kind="stable").tolist()
 
 
 @needs_compiled
@@ -103,7 +105,7 @@ def test_codes_out_of_range_are_rejected():
         with pytest.raises(ValueError):
             edit_passes.recode(np.array([3], dtype=np.int8), np.arange(3), pure_python=pure)
         with pytest.raises(ValueError):
-            edit_passes.stable_dest(np.array([5]), 5, pure_python=pure)
+            edit_passes.stable_dest(np.array([5], dtype=np.int64), 5, pure_python=pure)
 
 
 def test_insert_rows_rejects_unsorted_positions():

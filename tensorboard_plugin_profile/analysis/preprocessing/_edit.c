@@ -18,9 +18,9 @@
  *     numpy.insert; any one fixed item size for old, values and out.
  * shifted_rows(at, out)
  *     out[i] = i + the number of j with at[j] <= i: old row i's row after the insertion.
- * stable_dest(keys, n, dest, sorted)
- *     a stable counting sort of keys in [0, n): dest[i] = where row i goes, sorted =
- *     the keys in order (int64).
+ * stable_dest(keys, n, dest)
+ *     a stable counting sort of keys (int64) in [0, n): dest[i] = where row i goes;
+ *     then keys are overwritten with themselves in sorted order.
  * mark_used(codes, used)
  *     used[c] = 1 for every code c (codes: signed ints of 1, 2, 4 or 8 bytes; used: bytes).
  * recode(codes, table, out)
@@ -206,50 +206,58 @@ fail:
 }
 
 /* --- stable_dest ------------------------------------------------------------------- */
+/* The counts are int32 when the rows fit (half the memory of a table-sized array). */
+#define COUNTING_SORT(T)                                                                   \
+    do {                                                                                   \
+        T *count = (T *)counts;                                                            \
+        for (Py_ssize_t i = 0; i < m; i++) count[keys[i] + 1]++;                           \
+        for (Py_ssize_t k = 0; k < n; k++) count[k + 1] += count[k];                       \
+        for (Py_ssize_t i = 0; i < m; i++) dest[i] = count[keys[i]]++;                     \
+        Py_ssize_t row = 0; /* now count[k] is the end of key k's rows */                  \
+        for (Py_ssize_t k = 0; k < n; k++)                                                 \
+            for (; row < (Py_ssize_t)count[k]; row++) keys[row] = k;                       \
+    } while (0)
+
 static PyObject *stable_dest(PyObject *self, PyObject *py_args) {
-    PyObject *o_keys, *o_dest, *o_sorted;
+    PyObject *o_keys, *o_dest;
     Py_ssize_t n;
-    if (!PyArg_ParseTuple(py_args, "OnOO", &o_keys, &n, &o_dest, &o_sorted)) return NULL;
-    Arg a[3];
+    if (!PyArg_ParseTuple(py_args, "OnO", &o_keys, &n, &o_dest)) return NULL;
+    Arg a[2];
     memset(a, 0, sizeof(a));
-    int64_t *count = NULL;
     if (n < 0) {
         PyErr_SetString(PyExc_ValueError, "stable_dest: negative n");
         return NULL;
     }
-    if (get_ints(o_keys, &a[0], 0, 8, -1, "keys") < 0) goto fail;
+    if (get_ints(o_keys, &a[0], 1, 8, -1, "keys") < 0) goto fail;
     Py_ssize_t m = a[0].view.len / 8;
-    if (get_ints(o_dest, &a[1], 1, 8, m, "dest") < 0 ||
-        get_ints(o_sorted, &a[2], 1, 8, m, "sorted") < 0)
-        goto fail;
-    const int64_t *keys = a[0].view.buf;
-    int64_t *dest = a[1].view.buf, *sorted = a[2].view.buf;
+    if (get_ints(o_dest, &a[1], 1, 8, m, "dest") < 0) goto fail;
+    int64_t *keys = a[0].view.buf, *dest = a[1].view.buf;
     for (Py_ssize_t i = 0; i < m; i++) {
         if (keys[i] < 0 || keys[i] >= n) {
             PyErr_SetString(PyExc_ValueError, "stable_dest: key out of range");
             goto fail;
         }
     }
-    count = PyMem_Calloc((size_t)n + 1, sizeof(int64_t));
-    if (!count) {
+    int narrow = m < INT32_MAX;
+    void *counts = PyMem_Calloc((size_t)n + 1, narrow ? sizeof(int32_t) : sizeof(int64_t));
+    if (!counts) {
         PyErr_NoMemory();
         goto fail;
     }
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < m; i++) count[keys[i] + 1]++;
-    for (Py_ssize_t k = 0; k < n; k++) count[k + 1] += count[k]; /* count[k]: first row of k */
-    for (Py_ssize_t i = 0; i < m; i++) dest[i] = count[keys[i]]++;
-    Py_ssize_t row = 0; /* now count[k] is the end of key k's rows */
-    for (Py_ssize_t k = 0; k < n; k++)
-        for (; row < count[k]; row++) sorted[row] = k;
+    if (narrow)
+        COUNTING_SORT(int32_t);
+    else
+        COUNTING_SORT(int64_t);
     Py_END_ALLOW_THREADS
-    PyMem_Free(count);
-    release(a, 3);
+    PyMem_Free(counts);
+    release(a, 2);
     Py_RETURN_NONE;
 fail:
-    release(a, 3);
+    release(a, 2);
     return NULL;
 }
+#undef COUNTING_SORT
 
 /* --- mark_used, recode ------------------------------------------------------------- */
 static inline int64_t code_at(const Py_buffer *v, Py_ssize_t i) {

@@ -17,8 +17,8 @@ def insert_rows(old: object, at: object, values: object, out: object, /) -> None
 def shifted_rows(at: object, out: object, /) -> None:
     """Old rows' rows after the insertion, written into ``out``."""
 
-def stable_dest(keys: object, n: int, dest: object, sorted: object, /) -> None:
-    """Stable counting sort of keys in [0, n): each row's place and the sorted keys."""
+def stable_dest(keys: object, n: int, dest: object, /) -> None:
+    """Stable counting sort of keys in [0, n): each row's place; keys sorted in place."""
 
 def mark_used(codes: object, used: object, /) -> None:
     """Sets used[c] = 1 for every code c."""

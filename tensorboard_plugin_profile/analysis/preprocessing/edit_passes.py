@@ -9,7 +9,7 @@ it finds where each new event goes and copies the old columns around them:
   not in that order (then the caller sorts everything);
 - ``insert_rows``: ``numpy.insert`` at non-decreasing positions, for any dtype;
 - ``shifted_rows``: old row -> row after the insertion;
-- ``stable_dest``: a stable counting sort (each row's place, and the sorted keys), for
+- ``stable_dest``: a stable counting sort (each row's place; the keys sorted in place), for
   the long stats table;
 - ``used_codes``, ``recode``: which codes of a categorical occur, and codes mapped
   through a table, without an index-sized temporary.
@@ -130,20 +130,20 @@ def shifted_rows(at, out: np.ndarray, pure_python: Optional[bool] = None) -> Non
     out += np.arange(num_old, dtype=np.int64)
 
 
-def stable_dest(keys, n: int, pure_python: Optional[bool] = None) -> tuple:
-    """(dest, sorted keys) of a stable sort of ``keys`` in [0, n): row i goes to dest[i]."""
-    keys = _int64(keys)
+def stable_dest(keys: np.ndarray, n: int, pure_python: Optional[bool] = None) -> np.ndarray:
+    """Where row i of a stable sort of ``keys`` (int64, in [0, n)) goes; ``keys`` is then
+    sorted in place (its memory is reused for the sorted column)."""
     dest = np.empty(len(keys), dtype=np.int64)
     compiled = _compiled(pure_python)
     if compiled is not None:
-        ordered = np.empty(len(keys), dtype=np.int64)
-        compiled.stable_dest(keys, int(n), dest, ordered)
-        return dest, ordered
+        compiled.stable_dest(keys, int(n), dest)
+        return dest
     if len(keys) and (keys.min() < 0 or keys.max() >= n):
         raise ValueError("stable_dest: key out of range")
     order = np.argsort(keys, kind="stable")
     dest[order] = np.arange(len(keys))
-    return dest, keys[order]
+    keys[:] = keys[order]
+    return dest
 
 
 def used_codes(codes: np.ndarray, count: int, pure_python: Optional[bool] = None) -> np.ndarray:

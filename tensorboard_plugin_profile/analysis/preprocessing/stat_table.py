@@ -154,7 +154,7 @@ def _event_rows(parts: list, new_row) -> np.ndarray:
 def _assemble(parts: list, events, remap, categories, strings: list) -> pd.DataFrame:
     total = len(events)
     # A stable counting sort by event: input row i goes to dest[i].
-    dest, events = stable_dest(events, int(events.max()) + 1 if total else 0)
+    dest = stable_dest(events, int(events.max()) + 1 if total else 0)  # events now sorted
     code = np.empty(total, dtype=remap.dtype)
     kind = np.empty(total, dtype=np.int8)
     ints = np.empty(total, dtype=np.int64)
