@@ -101,6 +101,9 @@ class Placement:
             out[self.new_row[: self.num_old]] = codes
             return pd.Categorical.from_codes(out, dtype=array.dtype)
         unsigned = str(array.dtype).startswith("UInt")
+        mask = getattr(array, "_mask", None)  # the all-missing view: no row to read
+        if isinstance(mask, np.ndarray) and len(mask) > 1 and not mask.strides[0] and mask[0]:
+            return empty_int_column(n, unsigned)
         rows = np.flatnonzero(~np.asarray(array.isna(), dtype=bool))
         if not len(rows):
             return empty_int_column(n, unsigned)
