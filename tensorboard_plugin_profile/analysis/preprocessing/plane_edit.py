@@ -3,7 +3,9 @@
 Preprocessing must not touch the cached ``Space`` it was given, and it makes many
 small additions (a ``group_id`` per event, a few derived lines). ``PlaneEdit``
 collects those additions in columns and builds one new ``Plane`` at the end, so
-each table is copied once however many edits were made.
+each table is copied once however many edits were made: new events are put in place
+by ``placement`` (inserted among the old rows, which keep their order), the stats
+table is merged by ``stat_table``.
 
 Usage::
 
