@@ -26,11 +26,12 @@ Usage::
 
 from __future__ import annotations
 
-import os
 from types import ModuleType
 from typing import Optional
 
 import numpy as np
+
+from ..passes import pure_python_requested
 
 _edit: Optional[ModuleType]
 try:
@@ -44,9 +45,7 @@ def compiled_available() -> bool:
 
 
 def _compiled(pure_python: Optional[bool]) -> Optional[ModuleType]:
-    if pure_python is None:
-        pure_python = os.environ.get("TBPROF_PURE_PYTHON_PASSES") == "1"
-    return None if pure_python else _edit
+    return None if pure_python_requested(pure_python) else _edit
 
 
 def _int64(values) -> np.ndarray:
