@@ -9,12 +9,15 @@ import pytest
 from conftest import all_host_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xspace_builder import space_from_tables as make_space
 
 from tensorboard_plugin_profile.analysis.preprocessing import edit_passes
 from tensorboard_plugin_profile.analysis.preprocessing.placement import Placement
+from tensorboard_plugin_profile.analysis.preprocessing.plane_edit import PlaneEdit
 from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.xspace import read_xspace, schema
 from tensorboard_plugin_profile.xspace.columns import well_known_columns
+from tensorboard_plugin_profile.xspace.model import KIND_DOUBLE, KIND_STR
 
 needs_compiled = pytest.mark.skipif(
     not edit_passes.compiled_available(), reason="built without a C compiler"
@@ -150,3 +153,58 @@ def test_typed_columns_are_those_of_the_stats_after_preprocessing(path):
 
 def _values(column) -> list:
     return [None if pd.isna(v) else v for v in pd.Series(column).astype(object).tolist()]
+
+
+def _edited(plane, new_events: list, pure: bool, monkeypatch):
+    """``plane`` with these (line, name, begin_ps, duration_ps) events added, stats set on
+    old and new events (ints, a double, a string)."""
+    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", "1" if pure else "0")
+    edit = PlaneEdit(plane)
+    line = edit.add_line(line_id=99, name="added") if not len(plane.lines) else 0
+    meta = [edit.metadata_id(name) for _, name, _, _ in new_events]
+    rows = edit.add_events(
+        [line if ln is None else ln for ln, *_ in new_events],
+        meta,
+        [b for *_, b, _ in new_events],
+        [d for *_, d in new_events],
+    )
+    old = np.arange(0, len(plane.events), 2)
+    edit.set_stat(np.r_[old, rows], schema.GROUP_ID, np.arange(len(old) + len(rows)))
+    edit.add_stat(rows, "_c", 7)
+    edit.set_stat(rows[:1], schema.STEP_NAME, ["step 1"], KIND_STR)
+    edit.set_stat(old[:2], "avg_us", [0.5, -0.0], KIND_DOUBLE)
+    return edit.build()
+
+
+def _frame_values(frame: pd.DataFrame) -> dict:
+    return {c: (str(frame[c].dtype), _values(frame[c])) for c in frame.columns}
+
+
+@pytest.mark.parametrize("empty", [False, True])
+def test_plane_edit_gives_the_same_with_and_without_the_compiled_passes(empty, monkeypatch):
+    space = make_space(
+        [(1, "/host:CPU", [] if empty else [(1, "a", _EVENTS), (2, "b", _EVENTS[:2])])]
+    )
+    plane = space.plane("/host:CPU")
+    added = [(None, "new", 5_000, 2_000), (None, "new", 5_000, 9_000), (None, "late", 0, 0)]
+    built = [_edited(plane, added, pure, monkeypatch) for pure in (False, True)]
+    for table in ("events", "stats", "lines", "event_metadata"):
+        assert _frame_values(getattr(built[0], table)) == _frame_values(getattr(built[1], table))
+    events = built[0].events
+    assert len(events) == len(plane.events) + 3
+    # Each line's events by begin, longest first; typed columns are what the stats say.
+    key = list(zip(events["line"], events["begin_ps"], -events["duration_ps"]))
+    assert key == sorted(key)
+    rebuilt = well_known_columns(len(events), built[0].stats, schema.WELL_KNOWN_STATS)
+    for name, values in rebuilt.items():
+        assert _values(events[name]) == _values(values), name
+    assert built[0].stats["event"].is_monotonic_increasing
+    assert _values(events[events["name"] == "new"]["_c"]) == [7, 7]
+
+
+_EVENTS = [
+    ("outer", 0, 10_000, {"_r": 1}),
+    ("inner", 1_000, 2_000, {"step_num": 3}),
+    ("inner", 5_000, 2_000, {"tf_op": "x:Y"}),
+    ("after", 12_000, 1_000, {}),
+]

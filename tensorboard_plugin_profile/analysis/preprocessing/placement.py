@@ -95,7 +95,8 @@ class Placement:
         n = len(self.new_row)
         if isinstance(array, pd.Categorical):
             codes = array.codes
-            if codes.strides[0] == 0 and codes[0] == -1 and len(array.categories) == 1:
+            free = len(codes) > 1 and not codes.strides[0] and codes[0] == -1
+            if free and array.categories.tolist() == [""]:
                 return empty_str_column(n)  # the all-missing view stays free
             out = np.full(n, -1, dtype=codes.dtype)
             out[self.new_row[: self.num_old]] = codes
