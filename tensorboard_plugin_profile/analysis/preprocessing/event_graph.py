@@ -120,12 +120,15 @@ class Graph:
     """Parent lists (in upstream order) and child lists as arrays.
 
     A node's parents are its intra-thread parent (``parent_of``, -1 for none), then
-    its other parents (``extra_ptr``/``extra_idx``, CSR, in edge-set rank order);
+    its other parents, in edge-set rank order: the few nodes that have any are
+    ``extra_nodes`` (sorted), ``extra_nodes[k]``'s are ``extra_idx[extra_ptr[k]:
+    extra_ptr[k + 1]]`` (a CSR over those nodes only, not over every event);
     ``child_ptr``/``child_idx`` hold every node's children (CSR).
     """
 
     n: int
     parent_of: np.ndarray
+    extra_nodes: np.ndarray
     extra_ptr: np.ndarray
     extra_idx: np.ndarray
     child_ptr: np.ndarray
@@ -139,13 +142,18 @@ class Graph:
         children = np.concatenate([c for _, c in edge_sets] + [_no_edges()[0]])
         # Edge sets arrive in rank order, so a stable sort by child keeps each
         # node's parents in upstream order (context producers in node order).
-        extra_ptr, extra_idx = graph_passes.csr(children, parents, n)
+        order = np.argsort(children, kind="stable")
+        extra_nodes, counts = np.unique(children[order], return_counts=True)
+        extra_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         child_ptr, child_idx = graph_passes.child_lists(parent_of, parents, children)
-        return cls(n, parent_of, extra_ptr, extra_idx, child_ptr, child_idx)
+        return cls(n, parent_of, extra_nodes, extra_ptr, parents[order], child_ptr, child_idx)
 
     def parents_of(self, node: int) -> list:
         first = int(self.parent_of[node])
-        extra = self.extra_idx[self.extra_ptr[node] : self.extra_ptr[node + 1]].tolist()
+        k = int(np.searchsorted(self.extra_nodes, node))
+        extra: list = []
+        if k < len(self.extra_nodes) and self.extra_nodes[k] == node:
+            extra = self.extra_idx[self.extra_ptr[k] : self.extra_ptr[k + 1]].tolist()
         return [first, *extra] if first >= 0 else extra
 
     def edges_from(self, nodes: np.ndarray) -> tuple:
@@ -155,9 +163,7 @@ class Graph:
     def first_ancestors(self, nodes: np.ndarray, matches: np.ndarray) -> np.ndarray:
         """``first_ancestor`` of each node (itself included), -1 for none."""
         found = np.where(matches[nodes], nodes, -1)
-        has_parent = (self.parent_of[nodes] >= 0) | (
-            self.extra_ptr[nodes + 1] > self.extra_ptr[nodes]
-        )
+        has_parent = (self.parent_of[nodes] >= 0) | np.isin(nodes, self.extra_nodes)
         for k in np.flatnonzero((found < 0) & has_parent).tolist():  # searched one by one
             hit = self.first_ancestor(int(nodes[k]), matches)
             found[k] = -1 if hit is None else hit
