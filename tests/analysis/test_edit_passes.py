@@ -101,6 +101,10 @@ def test_used_codes_and_recode_agree(codes, dtype):
         assert np.flatnonzero(used).tolist() == sorted(set(codes.tolist()))
         out = edit_passes.recode(codes, table, pure_python=pure)
         assert out.dtype == table.dtype and out.tolist() == table[codes].tolist()
+        in_place = codes.astype(np.int64)  # written over its own codes
+        wide = np.arange(201, dtype=np.int64)[::-1].copy()
+        assert edit_passes.recode(in_place, wide, out=in_place, pure_python=pure) is in_place
+        assert in_place.tolist() == wide[codes].tolist()
 
 
 def test_codes_out_of_range_are_rejected():

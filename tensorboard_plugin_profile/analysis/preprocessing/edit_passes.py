@@ -158,13 +158,18 @@ def used_codes(codes: np.ndarray, count: int, pure_python: Optional[bool] = None
     return used
 
 
-def recode(codes: np.ndarray, table: np.ndarray, pure_python: Optional[bool] = None):
-    """``table[codes]`` (codes in range), in the table's dtype."""
+def recode(codes: np.ndarray, table: np.ndarray, out=None, pure_python: Optional[bool] = None):
+    """``table[codes]`` (codes in range), in the table's dtype; ``out`` may be ``codes``
+    itself when both have the table's item size (each row is read before it is written)."""
     compiled = _compiled(pure_python)
     if compiled is None:
         if len(codes) and (codes.min() < 0 or codes.max() >= len(table)):
             raise ValueError("recode: code out of range")
-        return table[codes]
-    out = np.empty(len(codes), dtype=table.dtype)
+        if out is None:
+            return table[codes]
+        out[:] = table[codes]
+        return out
+    if out is None:
+        out = np.empty(len(codes), dtype=table.dtype)
     compiled.recode(np.ascontiguousarray(codes), np.ascontiguousarray(table), out)
     return out

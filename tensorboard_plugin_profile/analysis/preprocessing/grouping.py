@@ -36,6 +36,7 @@ from ...xspace import schema
 from ...xspace.model import Space
 from .. import graph_passes
 from . import event_graph, group_roots
+from .edit_passes import recode
 from .event_graph import NO_LABEL
 from .group_roots import Nodes
 
@@ -104,8 +105,8 @@ def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Groupin
     grouped, ranks = flooding[kept], flood_rank[kept]
     group_of_rank = np.full(len(roots) + 1, -1, dtype=np.int64)
     group_of_rank[ranks] = np.arange(len(grouped))
-    # Unowned nodes (NO_LABEL) land on the last slot, -1.
-    group = group_of_rank[np.minimum(owner, len(roots), out=owner)]
+    # Unowned nodes (NO_LABEL) land on the last slot, -1; written over ``owner``.
+    group = recode(np.minimum(owner, len(roots), out=owner), group_of_rank, out=owner)
     _record_relations(graph, group, grouped, result)
     names, named = _group_names(nodes, graph, grouped)
     result.group_names.update(enumerate(names))
