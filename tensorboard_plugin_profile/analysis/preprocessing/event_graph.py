@@ -156,6 +156,12 @@ class Graph:
             extra = self.extra_idx[self.extra_ptr[k] : self.extra_ptr[k + 1]].tolist()
         return [first, *extra] if first >= 0 else extra
 
+    def _has_extra_parents(self, nodes: np.ndarray) -> np.ndarray:
+        if not len(self.extra_nodes):
+            return np.zeros(len(nodes), dtype=bool)
+        k = np.minimum(np.searchsorted(self.extra_nodes, nodes), len(self.extra_nodes) - 1)
+        return self.extra_nodes[k] == nodes
+
     def edges_from(self, nodes: np.ndarray) -> tuple:
         """(source, child) for every child edge out of ``nodes``."""
         return graph_passes.edges_from(self.child_ptr, self.child_idx, nodes)
@@ -163,7 +169,7 @@ class Graph:
     def first_ancestors(self, nodes: np.ndarray, matches: np.ndarray) -> np.ndarray:
         """``first_ancestor`` of each node (itself included), -1 for none."""
         found = np.where(matches[nodes], nodes, -1)
-        has_parent = (self.parent_of[nodes] >= 0) | np.isin(nodes, self.extra_nodes)
+        has_parent = (self.parent_of[nodes] >= 0) | self._has_extra_parents(nodes)
         for k in np.flatnonzero((found < 0) & has_parent).tolist():  # searched one by one
             hit = self.first_ancestor(int(nodes[k]), matches)
             found[k] = -1 if hit is None else hit
