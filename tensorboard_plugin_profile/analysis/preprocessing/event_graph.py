@@ -195,13 +195,16 @@ def propagate_min(graph: Graph, label: np.ndarray, in_place: bool = False) -> np
     return graph_passes.flood_min(graph.child_ptr, graph.child_idx, label, in_place=in_place)
 
 
-def reached_from(graph: Graph, sources: np.ndarray, proper: bool) -> np.ndarray:
+def reached_from(graph: Graph, sources: np.ndarray, proper: bool, out=None) -> np.ndarray:
     """Per node, the smallest source node with a path to it (NO_LABEL if none).
 
     ``proper``: paths of at least one edge (a source does not reach itself unless
-    through a cycle).
+    through a cycle). ``out``: an int64 array per node to write into (a fresh one costs
+    its first touch of every page).
     """
-    label = np.full(graph.n, NO_LABEL, dtype=np.int64)
+    label = np.full(graph.n, NO_LABEL, dtype=np.int64) if out is None else out
+    if out is not None:
+        label.fill(NO_LABEL)
     nodes = np.flatnonzero(sources)
     if not proper:
         label[nodes] = nodes
