@@ -177,6 +177,7 @@ def _edited(plane, new_events: list, pure: bool, monkeypatch):
     edit.add_stat(rows, "_c", 7)
     edit.set_stat(rows[:1], schema.STEP_NAME, ["step 1"], KIND_STR)
     edit.set_stat(old[:2], "avg_us", [0.5, -0.0], KIND_DOUBLE)
+    edit.set_stat(old[:1], schema.ROOT_LEVEL, [5])  # replaces the decoded value
     return edit.build()
 
 
@@ -204,6 +205,10 @@ def test_plane_edit_gives_the_same_with_and_without_the_compiled_passes(empty, m
         assert _values(events[name]) == _values(values), name
     assert built[0].stats["event"].is_monotonic_increasing
     assert _values(events[events["name"] == "new"]["_c"]) == [7, 7]
+    if not empty:
+        stats = built[0].stats
+        assert stats[stats["stat"] == schema.ROOT_LEVEL]["int_value"].tolist() == [5, 1]
+        assert _values(events[events["name"] == "outer"][schema.ROOT_LEVEL]) == [5, 1]
 
 
 _EVENTS = [

@@ -133,7 +133,13 @@ def _kept_rows(event_col: np.ndarray, codes: np.ndarray, code_of: dict, replaced
     keep = np.ones(len(event_col), dtype=bool)
     for name, events in replaced.items():
         rows = np.flatnonzero(codes == code_of.get(name, -2))
-        keep[rows[np.isin(event_col[rows], events)]] = False
+        if not len(rows):  # a new stat (group_id on millions of events): nothing to drop
+            continue
+        # Membership through a flag per event row (np.isin would sort both sides).
+        owners = event_col[rows]
+        hit = np.zeros(max(int(owners.max()), int(events.max())) + 1, dtype=bool)
+        hit[events] = True
+        keep[rows[hit[owners]]] = False
     return keep
 
 
