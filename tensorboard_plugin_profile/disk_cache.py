@@ -29,6 +29,7 @@ Usage::
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
 import json
@@ -37,6 +38,7 @@ import mmap
 import os
 import struct
 import tempfile
+import threading
 import time
 import zlib
 from typing import Any, Optional
@@ -53,6 +55,11 @@ DEFAULT_MAX_BYTES = 10 << 30
 _ALIGN = 64
 _MMAP_MIN_BYTES = 16 << 20  # smaller payloads are read into memory
 _STALE_TEMP_S = 3600.0
+# A background store waits until no request has been computing for this long (the next
+# request of a page usually follows its previous answer within milliseconds), but never
+# longer than the second figure in all.
+_QUIET_S = 0.5
+_MAX_DELAY_S = 10.0
 
 
 def default_cache_dir() -> str:
@@ -98,6 +105,10 @@ class DiskCache:
         self.max_bytes = max_bytes
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="disk-cache")
         self._warned = False
+        self._quiet = threading.Condition()
+        self._busy = 0  # requests computing now (``busy``)
+        self._last_busy = 0.0  # when the last of them ended (time.monotonic)
+        self._hurry = False  # ``flush``: store now
 
     # --- entries -----------------------------------------------------------
     def path_of(self, kind: str, key: Any) -> str:
@@ -125,8 +136,33 @@ class DiskCache:
         return self._write(kind, key, {"meta": {}, "tree": tree}, arrays)
 
     def store_value_later(self, kind: str, key: Any, value: Any) -> None:
-        """Stores in a background thread (the caller has its answer already)."""
-        self._writer.submit(self.store_value, kind, key, value)
+        """Stores in a background thread, once requests have stopped computing for a moment:
+        a user waits for those answers, not for this entry (which serves the next start)."""
+        self._writer.submit(self._store_when_quiet, kind, key, value)
+
+    @contextlib.contextmanager
+    def busy(self) -> Any:
+        """Marks a request computing (background stores wait until none has been for a while)."""
+        with self._quiet:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._quiet:
+                self._busy -= 1
+                self._last_busy = time.monotonic()
+                self._quiet.notify_all()
+
+    def _store_when_quiet(self, kind: str, key: Any, value: Any) -> bool:
+        give_up = time.monotonic() + _MAX_DELAY_S
+        with self._quiet:
+            while not self._hurry:
+                now = time.monotonic()
+                quiet_at = give_up if self._busy else self._last_busy + _QUIET_S
+                if now >= min(quiet_at, give_up):
+                    break
+                self._quiet.wait(min(quiet_at, give_up) - now)  # or until ``busy`` ends
+        return self.store_value(kind, key, value)
 
     def load_value(self, kind: str, key: Any) -> Any:
         entry = self._read(kind, key)
@@ -140,8 +176,15 @@ class DiskCache:
             return None
 
     def flush(self) -> None:
-        """Waits for background stores (the CLI calls this before exiting)."""
-        self._writer.submit(lambda: None).result()
+        """Writes background stores now and waits for them (the CLI calls this before exiting)."""
+        with self._quiet:
+            self._hurry = True
+            self._quiet.notify_all()
+        try:
+            self._writer.submit(lambda: None).result()
+        finally:
+            with self._quiet:
+                self._hurry = False
 
     # --- maintenance -------------------------------------------------------
     def usage(self) -> tuple:

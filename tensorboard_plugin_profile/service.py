@@ -18,6 +18,7 @@ Usage::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -153,7 +154,7 @@ class ProfileService:
         return self._cached_result(key, lambda: self._convert(run, tool, selected, relevant))
 
     def _convert(self, run: str, tool: Any, selected: list, params: dict) -> Any:
-        with self.progress.task(run, tool.name) as task:
+        with self.progress.task(run, tool.name) as task, self._computing():
             need = self.spaces.estimate(selected)
             with self.cache.reservation(need, on_wait=task.stage):
                 spaces = self.spaces.get_many(selected, task.stage)
@@ -173,6 +174,10 @@ class ProfileService:
                 (time.perf_counter() - started) * 1e3,
             )
             return _to_result(output)  # serialised once; warm requests send the bytes
+
+    def _computing(self) -> Any:
+        """While a tool computes, the disk cache holds back its background stores."""
+        return self.disk.busy() if self.disk is not None else contextlib.nullcontext()
 
     def _cached_result(self, key: tuple, compute: Callable[[], Any]) -> ToolResult:
         """A result from memory, else from disk, else computed (and then kept in both)."""

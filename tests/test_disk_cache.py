@@ -7,6 +7,7 @@ import json
 import os
 import pickle
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -299,3 +300,21 @@ def test_sparse_constant_and_mostly_missing_columns_are_stored_without_touching_
     assert np.array_equal(loaded["floats"].to_numpy().view(np.uint64), sparse_float.view(np.uint64))
     entry = next(p for p in tmp_path.rglob("*.bin"))
     assert entry.stat().st_size < 2_000_000  # 4 columns of 16 MB, stored by their ~50 rows
+
+
+def test_background_stores_wait_while_a_request_computes_and_flush_writes_them_now(tmp_path):
+    disk = DiskCache(str(tmp_path))
+    frame = pd.DataFrame({"a": np.arange(10)})
+    with disk.busy():
+        disk.store_value_later("space", ["later"], frame)
+        time.sleep(0.3)
+        assert disk.load_value("space", ["later"]) is None  # held back while computing
+    started = time.monotonic()
+    disk.store_value_later("space", ["second"], frame)
+    disk._writer.submit(lambda: None).result()  # both stores done, without hurrying them
+    assert time.monotonic() - started >= 0.4  # after a quiet moment
+    pd.testing.assert_frame_equal(disk.load_value("space", ["later"]), frame)
+    with disk.busy():
+        disk.store_value_later("space", ["flushed"], frame)
+        disk.flush()  # e.g. the CLI exiting: no waiting
+        pd.testing.assert_frame_equal(disk.load_value("space", ["flushed"]), frame)
