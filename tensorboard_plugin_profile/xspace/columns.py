@@ -39,11 +39,11 @@ def object_index(values: list) -> pd.Index:
 def str_categorical(codes: np.ndarray, strings: list) -> pd.Categorical:
     """Codes into ``strings`` (-1 = no value) as a categorical column."""
     return pd.Categorical.from_codes(
-        np.asarray(codes, dtype=_code_dtype(len(strings))), categories=object_index(strings)
+        np.asarray(codes, dtype=code_dtype(len(strings))), categories=object_index(strings)
     )
 
 
-def _code_dtype(n: int) -> type:
+def code_dtype(n: int) -> type:
     return np.int8 if n < 127 else np.int16 if n < 32767 else np.int32
 
 
@@ -161,7 +161,7 @@ def _str_column(n: int, stats: pd.DataFrame, rows: np.ndarray) -> pd.Categorical
     order = _sorted_order(values)
     remap = np.full(len(strings) + 1, -1, dtype=np.int64)
     remap[used[order]] = np.arange(len(order))
-    column: np.ndarray = np.full(n, -1, dtype=_code_dtype(len(order)))
+    column: np.ndarray = np.full(n, -1, dtype=code_dtype(len(order)))
     column[stats["event"].to_numpy()[rows]] = np.where(codes >= 0, remap[codes], -1)
     return pd.Categorical.from_codes(column, categories=object_index([values[i] for i in order]))
 
