@@ -48,6 +48,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,61 +431,66 @@ static PyObject *string_object(StrKey *k) {
     return PyUnicode_DecodeUTF8((const char *)k->p, k->len, "strict");
 }
 
-/* Appends src's rows to dst, re-interning src's strings into dst's table. */
-static int stats_append(Stats *dst, Stats *src) {
-    if (!src->rows) return 0;
-    if (!dst->rows && !dst->strings.n) { /* the first chunk: take its buffers as they are */
-        stats_free(dst);
-        *dst = *src;
-        memset(src, 0, sizeof(*src));
-        return 0;
+/* One column of parts' rows, concatenated into a new bytearray of `width` bytes a row. */
+static PyObject *concat(Stats **parts, size_t n, size_t rows, size_t width, size_t field) {
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(rows * width));
+    if (!out) return NULL;
+    char *at = PyByteArray_AS_STRING(out);
+    for (size_t i = 0; i < n; i++) {
+        Buf *b = (Buf *)((char *)parts[i] + field);
+        if (b->len) memcpy(at, b->data, b->len);
+        at += b->len;
     }
-    int32_t *remap = malloc((src->strings.n + 1) * sizeof(int32_t));
-    if (!remap) return -1;
-    for (size_t i = 0; i < src->strings.n; i++) {
-        StrKey *k = &src->strings.keys[i];
-        remap[i] = intern(&dst->strings, k->p, k->len, k->kind, k->hash);
-        if (remap[i] < 0) return free(remap), -1;
-    }
-    size_t n = src->rows;
-    if (buf_reserve(&dst->owner, n * 8) < 0 || buf_reserve(&dst->mid, n * 8) < 0 ||
-        buf_reserve(&dst->kind, n) < 0 || buf_reserve(&dst->ival, n * 8) < 0 ||
-        buf_reserve(&dst->fval, n * 8) < 0 || buf_reserve(&dst->sid, n * 4) < 0)
-        return free(remap), -1;
-    memcpy(dst->owner.data + dst->owner.len, src->owner.data, n * 8);
-    memcpy(dst->mid.data + dst->mid.len, src->mid.data, n * 8);
-    memcpy(dst->kind.data + dst->kind.len, src->kind.data, n);
-    memcpy(dst->ival.data + dst->ival.len, src->ival.data, n * 8);
-    memcpy(dst->fval.data + dst->fval.len, src->fval.data, n * 8);
-    int32_t *out = (int32_t *)(dst->sid.data + dst->sid.len);
-    const int32_t *in = (const int32_t *)src->sid.data;
-    for (size_t i = 0; i < n; i++) out[i] = in[i] < 0 ? -1 : remap[in[i]];
-    dst->owner.len += n * 8;
-    dst->mid.len += n * 8;
-    dst->kind.len += n;
-    dst->ival.len += n * 8;
-    dst->fval.len += n * 8;
-    dst->sid.len += n * 4;
-    dst->rows += n;
-    free(remap);
-    return 0;
+    return out;
 }
 
-static PyObject *stats_take(Stats *st) {
-    PyObject *strings = PyList_New((Py_ssize_t)st->strings.n);
-    if (!strings) return NULL;
-    for (size_t i = 0; i < st->strings.n; i++) {
-        PyObject *s = string_object(&st->strings.keys[i]);
-        if (!s) return Py_DECREF(strings), NULL;
-        PyList_SET_ITEM(strings, (Py_ssize_t)i, s);
+/* String ids of parts' rows into one table (first-seen order), and its strings. */
+static PyObject *merged_strings(Stats **parts, size_t n, size_t rows, PyObject **strings) {
+    Intern all = {0};
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(rows * 4));
+    int32_t *ids = out ? (int32_t *)PyByteArray_AS_STRING(out) : NULL;
+    for (size_t i = 0; ids && i < n; i++) {
+        Intern *t = &parts[i]->strings;
+        int32_t *remap = malloc((t->n + 1) * sizeof(int32_t));
+        int ok = remap != NULL;
+        for (size_t j = 0; ok && j < t->n; j++) {
+            StrKey *k = &t->keys[j];
+            ok = (remap[j] = intern(&all, k->p, k->len, k->kind, k->hash)) >= 0;
+        }
+        const int32_t *in = (const int32_t *)parts[i]->sid.data;
+        for (size_t j = 0; ok && j < parts[i]->rows; j++) *ids++ = in[j] < 0 ? -1 : remap[in[j]];
+        free(remap);
+        if (!ok) {
+            ids = NULL;
+            Py_CLEAR(out);
+        }
     }
-    return Py_BuildValue("(NNNNNNN)", bytearray_of(st->owner.data, st->owner.len),
-                         bytearray_of(st->mid.data, st->mid.len),
-                         bytearray_of(st->kind.data, st->kind.len),
-                         bytearray_of(st->ival.data, st->ival.len),
-                         bytearray_of(st->fval.data, st->fval.len),
-                         bytearray_of(st->sid.data, st->sid.len), strings);
+    *strings = out ? PyList_New((Py_ssize_t)all.n) : NULL;
+    for (size_t i = 0; *strings && i < all.n; i++) {
+        PyObject *s = string_object(&all.keys[i]);
+        if (!s) Py_CLEAR(*strings);
+        else PyList_SET_ITEM(*strings, (Py_ssize_t)i, s);
+    }
+    intern_free(&all);
+    if (!*strings) Py_CLEAR(out);
+    if (!out && !PyErr_Occurred()) PyErr_NoMemory();
+    return out;
 }
+
+/* The Stats tuple of parts' rows in order (each part's buffers are left as they are). */
+static PyObject *stats_concat(Stats **parts, size_t n) {
+    size_t rows = 0;
+    for (size_t i = 0; i < n; i++) rows += parts[i]->rows;
+    PyObject *strings = NULL, *ids = merged_strings(parts, n, rows, &strings);
+    if (!ids) return NULL;
+    return Py_BuildValue("(NNNNNNN)", concat(parts, n, rows, 8, offsetof(Stats, owner)),
+                         concat(parts, n, rows, 8, offsetof(Stats, mid)),
+                         concat(parts, n, rows, 1, offsetof(Stats, kind)),
+                         concat(parts, n, rows, 8, offsetof(Stats, ival)),
+                         concat(parts, n, rows, 8, offsetof(Stats, fval)), ids, strings);
+}
+
+static PyObject *stats_take(Stats *st) { return stats_concat(&st, 1); }
 
 static int cmp_pair(const void *a, const void *b) {
     const int64_t *x = a, *y = b;
@@ -596,14 +602,15 @@ static PyObject *occ_column(Plane *pl, int any_occ) {
     return bytearray_of(pl->occ, (size_t)pl->rows * 8);
 }
 
-static PyObject *plane_object(Plane *pl, Stats *ev_stats, int any_occ, PyObject *empty) {
+static PyObject *plane_object(Plane *pl, Stats **ev_stats, size_t n_parts, int any_occ,
+                              PyObject *empty) {
     PyObject *occ = occ_column(pl, any_occ);
     PyObject *events = occ ? Py_BuildValue("(OOOON)", pl->col_line, pl->col_mid, pl->col_begin,
                                            pl->col_dur, occ)
                            : NULL;
     PyObject *names = Py_BuildValue("(OOOO)", pl->col_name, pl->col_display, pl->name_strings,
                                     pl->display_strings);
-    PyObject *stats = stats_take(ev_stats);
+    PyObject *stats = stats_concat(ev_stats, n_parts);
     PyObject *plane_stats = stats_take(&pl->plane_stats);
     PyObject *out = NULL;
     if (events && names && stats && plane_stats)
@@ -712,25 +719,25 @@ static int alloc_columns(Plane *pl, EventCols *c) {
 
 static PyObject *build_planes(Planes *planes, Chunks *chunks) {
     PyObject *out = PyList_New(0);
+    Stats **parts = malloc((chunks->n + 1) * sizeof(Stats *));
+    if (!parts) Py_CLEAR(out);
     size_t next = 0;
     for (size_t i = 0; out && i < planes->n; i++) {
-        Stats st;
-        memset(&st, 0, sizeof(st));
-        int ok = 1, any_occ = 0;
+        size_t n = 0;
+        int any_occ = 0;
         for (; next < chunks->n && chunks->items[next].plane == (int)i; next++) {
             any_occ |= chunks->items[next].any_occ;
-            if (stats_append(&st, &chunks->items[next].stats) < 0) ok = 0;
+            parts[n++] = &chunks->items[next].stats;
         }
         PyObject *empty = PyUnicode_FromString("");
-        PyObject *plane = !empty ? NULL
-                          : ok   ? plane_object(&planes->items[i], &st, any_occ, empty)
-                                 : PyErr_NoMemory();
+        PyObject *plane = empty ? plane_object(&planes->items[i], parts, n, any_occ, empty) : NULL;
         Py_XDECREF(empty);
-        stats_free(&st);
+        for (size_t j = 0; j < n; j++) stats_free(parts[j]); /* no longer needed */
         if (!plane || PyList_Append(out, plane) < 0) Py_CLEAR(out);
         Py_XDECREF(plane);
     }
-    return out;
+    free(parts);
+    return out ? out : (PyErr_Occurred() ? NULL : PyErr_NoMemory());
 }
 
 static int default_threads(void) {

@@ -150,7 +150,7 @@ def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
     refs = np.flatnonzero(kinds == KIND_REF)
     if len(refs):
         # A ref value names a stat: its name joins the string table.
-        ref_ids, inverse = np.unique(ints[refs], return_inverse=True)
+        ref_ids, inverse = _sorted_factorize(ints[refs])
         strings, ref_codes = _with_names(
             strings, [stat_names.get(int(v), "") for v in ref_ids.view(np.uint64)]
         )
@@ -175,6 +175,15 @@ def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
         },
         copy=False,
     )
+
+
+def _sorted_factorize(values: np.ndarray) -> tuple:
+    """``np.unique(values, return_inverse=True)`` by hashing: no sort of every row."""
+    codes, uniques = pd.factorize(values)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order))
+    return uniques[order], rank[codes]
 
 
 def _with_names(strings: list, names: list) -> tuple:
