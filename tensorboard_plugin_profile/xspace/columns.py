@@ -47,11 +47,19 @@ def code_dtype(n: int) -> type:
     return np.int8 if n < 127 else np.int16 if n < 32767 else np.int32
 
 
+def code_categorical(codes: np.ndarray, categories: pd.Index) -> pd.Categorical:
+    """A categorical of codes known to be valid (made here, not read from a file): pandas
+    would otherwise check every row, which costs as much as a column's pass (and reads
+    every row of a broadcast view)."""
+    try:
+        return pd.Categorical.from_codes(codes, categories=categories, validate=False)
+    except TypeError:  # pandas < 2.1 has no ``validate``
+        return pd.Categorical.from_codes(codes, categories=categories)
+
+
 def empty_str_column(n: int) -> pd.Categorical:
     """An all-missing string column that costs no memory per row."""
-    return pd.Categorical.from_codes(
-        np.broadcast_to(np.int8(-1), (n,)), categories=object_index([""])
-    )
+    return code_categorical(np.broadcast_to(np.int8(-1), (n,)), object_index([""]))
 
 
 def zeros_view(n: int) -> np.ndarray:

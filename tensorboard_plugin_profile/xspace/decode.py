@@ -25,7 +25,14 @@ from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfile, NotFound
 from . import rawform, schema, wire
-from .columns import code_dtype, object_index, str_categorical, well_known_columns, zeros_view
+from .columns import (
+    code_categorical,
+    code_dtype,
+    object_index,
+    str_categorical,
+    well_known_columns,
+    zeros_view,
+)
 from .limits import Limits, gunzip
 from .model import KIND_REF, Plane, Space, stat_values
 
@@ -283,7 +290,7 @@ def _name_columns(names: tuple) -> dict:
     ):
         dtype = code_dtype(len(strings))
         codes = np.frombuffer(codes, dtype=dtype) if isinstance(codes, bytearray) else codes
-        columns[column] = pd.Categorical.from_codes(codes, categories=object_index(strings))
+        columns[column] = code_categorical(codes, object_index(strings))
     return columns
 
 
