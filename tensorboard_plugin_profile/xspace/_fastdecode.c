@@ -361,19 +361,23 @@ static void parse_chunk(Chunk *ch, EventCols *c) {
     Reader r = ch->r;
     int64_t row = ch->first_row;
     while (r.p < r.end) {
-        Field f;
+        Reader event;
         if (*r.p == 0x22) { /* an event record (checked in pass 1) */
             uint64_t len;
             r.p++;
             if (read_varint(&r, &len, &ch->err) < 0) return;
-            f.sub.p = r.p;
-            f.sub.end = r.p + len;
+            /* Kept out of a Field: a Field lives in memory (read_field takes its address),
+             * and reloading its halves as one 16-byte value stalls every event. */
+            event.p = r.p;
+            event.end = r.p + len;
             r.p += len;
         } else {
+            Field f;
             if (read_field(&r, &f, 3, &ch->err) < 0) return;
             if (f.wire != 2 || f.number != 4) continue;
+            event = f.sub;
         }
-        if (parse_event(f.sub, row, ch, c) < 0) return;
+        if (parse_event(event, row, ch, c) < 0) return;
         row++;
     }
 }
