@@ -16,8 +16,12 @@
 #ifndef TBPROF_LAYOUT_H
 #define TBPROF_LAYOUT_H
 
-/* Metadata id -> row of the (id-sorted) metadata table, and each row's name codes. */
+/* Metadata id -> row of the (id-sorted) metadata table, and each row's name codes.
+ * Ids are usually dense (1..n): then a direct table by id - lo, else a hash table. */
 typedef struct {
+    int32_t *direct; /* row of id lo + i, -1: none (NULL: use the hash table) */
+    int64_t lo;
+    uint64_t span;
     int64_t *keys;
     int32_t *rows; /* -1: empty slot */
     size_t mask;
@@ -40,6 +44,7 @@ static inline uint64_t mix64(int64_t key) {
 }
 
 static void meta_index_free(MetaIndex *m) {
+    free(m->direct);
     free(m->keys);
     free(m->rows);
     free(m->name);
@@ -49,6 +54,10 @@ static void meta_index_free(MetaIndex *m) {
 
 /* Row of this metadata id, or n (the unknown id's slot) when no metadata has it. */
 static inline size_t meta_row(const MetaIndex *m, int64_t id) {
+    if (m->direct) {
+        uint64_t i = (uint64_t)id - (uint64_t)m->lo;
+        return i < m->span && m->direct[i] >= 0 ? (size_t)m->direct[i] : m->n;
+    }
     if (!m->rows) return m->n;
     for (size_t at = mix64(id) & m->mask;; at = (at + 1) & m->mask) {
         int32_t row = m->rows[at];
@@ -94,6 +103,25 @@ static int factorise(PyObject *rows, int field, int32_t *codes, PyObject **strin
     return rc;
 }
 
+/* A direct table when the ids span at most a few times their count (rows sorted by id). */
+static int direct_index(MetaIndex *m, PyObject *rows) {
+    size_t n = m->n;
+    int64_t lo = PyLong_AsLongLong(PyTuple_GET_ITEM(PyList_GET_ITEM(rows, 0), 0));
+    int64_t hi = PyLong_AsLongLong(PyTuple_GET_ITEM(PyList_GET_ITEM(rows, n - 1), 0));
+    uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
+    if (span == 0 || span > 4 * (uint64_t)n + 4096) return 0;
+    m->direct = malloc(span * sizeof(int32_t));
+    if (!m->direct) return PyErr_NoMemory(), -1;
+    memset(m->direct, 0xff, span * sizeof(int32_t));
+    for (size_t i = 0; i < n; i++) {
+        int64_t id = PyLong_AsLongLong(PyTuple_GET_ITEM(PyList_GET_ITEM(rows, i), 0));
+        m->direct[(uint64_t)id - (uint64_t)lo] = (int32_t)i;
+    }
+    m->lo = lo;
+    m->span = span;
+    return 0;
+}
+
 /* The index of a plane's metadata rows [(id, name, display_name)], sorted by unique id. */
 static int meta_index_build(MetaIndex *m, PyObject *rows, PyObject **names, PyObject **displays) {
     size_t n = (size_t)PyList_GET_SIZE(rows), size = 16;
@@ -114,6 +142,7 @@ static int meta_index_build(MetaIndex *m, PyObject *rows, PyObject **names, PyOb
         m->keys[at] = id;
         m->rows[at] = (int32_t)i;
     }
+    if (n && direct_index(m, rows) < 0) return -1;
     if (factorise(rows, 1, m->name, names) < 0) return -1;
     return factorise(rows, 2, m->display, displays);
 }
