@@ -161,7 +161,8 @@ def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
         strings, ref_codes = _with_names(
             strings, [stat_names.get(int(v), "") for v in ref_ids.view(np.uint64)]
         )
-        string_ids = string_ids.copy()
+        if not string_ids.flags.writeable:  # the compiled reader's buffers are ours to edit
+            string_ids = string_ids.copy()
         string_ids[refs] = ref_codes[inverse]
     codes, unique_mids = pd.factorize(mids)
     # Two stat ids may share a name (or have none): the category is the name.
@@ -171,9 +172,9 @@ def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
     return pd.DataFrame(
         {
             owner_col: owners,
-            "stat": pd.Categorical.from_codes(
-                name_codes[codes] if len(codes) else codes,
-                categories=object_index(list(names)),
+            # Codes gathered in their final width (no int64 column of them).
+            "stat": code_categorical(
+                name_codes.astype(code_dtype(len(names)))[codes], object_index(list(names))
             ),
             "kind": kinds,
             "int_value": ints,
