@@ -6,7 +6,9 @@ JSON, the arrays are raw little-endian buffers, and decoding only ever builds
 numpy arrays, pandas containers, builtin values and dataclasses defined in
 this package. It is generic over what the decoder puts in a ``Space``:
 
-- numpy arrays of any numeric/bool dtype (kept as is, so they can be mmapped);
+- numpy arrays of any numeric/bool dtype (kept as is, so they can be mmapped; the
+  mostly-empty columns of ``memsize.sparse_values`` as their present rows, and loaded
+  as such again);
 - pandas nullable integer/float/boolean arrays (values + mask; mostly-missing
   columns store only the present rows);
 - ``Categorical`` (codes + categories, any category dtype this codec handles);
@@ -33,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from .memsize import sparse_values
+from .memsize import sparse_rows, sparse_values
 
 PACKAGE = __name__.rsplit(".", 1)[0]
 
@@ -67,6 +69,9 @@ class _Encoder:
     def array(self, array: np.ndarray) -> dict:
         if array.dtype.kind not in "biufc":
             raise Unsupported(f"arrays of dtype {array.dtype} are not stored")
+        if array.ndim == 1 and len(array) > 1 and array.strides[0] == 0:
+            # One value repeated (a column no event has): stored once, read back as a view.
+            return {"$bc": [len(array), self.array(array[:1])]}
         self.arrays.append(np.ascontiguousarray(array))
         return {"$a": len(self.arrays) - 1}
 
@@ -128,6 +133,9 @@ class _Encoder:
         if isinstance(values, np.ndarray):
             if values.dtype == object:
                 return {"$obj": self.objects(values)}
+            rows = sparse_rows(values)
+            if rows is not None:  # a mostly-empty column: its values, not its zero pages
+                return {"$zp": [len(values), self.array(rows), self.array(values[rows])]}
             return self.array(values)
         if isinstance(values, pd.Categorical):
             categories = self.index(values.categories)
@@ -138,10 +146,20 @@ class _Encoder:
         if isinstance(values, _NUMPY_WRAPPER):
             return self.column(values.to_numpy())
         if isinstance(values, _MASKED):
-            mask = np.asarray(values.isna())
-            data = values.to_numpy(dtype=values.dtype.numpy_dtype, na_value=0)
-            return {"$mask": [str(values.dtype), self.sparse(data, ~mask)]}
+            return {"$mask": [str(values.dtype), self.masked(values)]}
         raise Unsupported(f"columns of dtype {values.dtype} are not stored")
+
+    def masked(self, values: Any) -> dict:
+        """A nullable column: its present rows only when they are fewer than half, read
+        from its own buffers (a full ``to_numpy`` would copy the column and make every
+        page of a ``sparse_values`` buffer resident)."""
+        present = ~np.asarray(values.isna())
+        data = getattr(values, "_data", None)
+        if isinstance(data, np.ndarray) and int(present.sum()) * 2 < len(present):
+            rows = np.flatnonzero(present)
+            return {"n": len(present), "rows": self.array(rows), "data": self.array(data[rows])}
+        data = values.to_numpy(dtype=values.dtype.numpy_dtype, na_value=0)
+        return self.sparse(data, present)
 
     def sparse(self, data: np.ndarray, present: np.ndarray) -> dict:
         """``data`` where ``present``: only those rows when they are fewer than half."""
@@ -271,6 +289,8 @@ class _Decoder:
         "$ri": lambda self, b: pd.RangeIndex(b[0], b[1], b[2], name=self.value(b[3])),
         "$cat": categorical,
         "$mask": masked,
+        "$bc": lambda self, b: np.broadcast_to(self.value(b[1]), (b[0],)),
+        "$zp": lambda self, b: sparse_values(b[0], self.value(b[2]).dtype, *map(self.value, b[1:])),
         "$obj": objects,
         "$str": strings,
     }

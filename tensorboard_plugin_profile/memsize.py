@@ -31,6 +31,9 @@ import pandas as pd
 
 # id(object array) -> (weak reference, bytes of its distinct elements).
 _OBJECT_BYTES: dict = {}
+# Types whose size needs no walk, and plain containers, recognised by exact type first.
+_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
+_CONTAINERS = frozenset({dict, list, tuple, set, frozenset})
 # Per-object overhead of a pandas container, roughly (block manager, index, names).
 _FRAME_OVERHEAD = 1024
 
@@ -109,16 +112,56 @@ def sparse_values(n: int, dtype: Any, rows: Any, values: Any) -> np.ndarray:
     return out
 
 
-def _resident_bytes(array: np.ndarray) -> int:
-    """Bytes of this (page-aligned) array the kernel has resident; all of it without mincore."""
+def sparse_rows(array: np.ndarray) -> Optional[np.ndarray]:
+    """The rows of a ``sparse_values`` array that hold a value (None for any other array).
+
+    Only its resident pages are read: the others were never written, so they are zero,
+    and reading them would make them resident (on this kernel, 80 MB for an 80 MB column).
+    """
+    root = array  # a frame's column is a view of the (1, n) block viewing the mapping
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    whole = array.flags.c_contiguous and array.nbytes == root.nbytes and array.ndim == 1
+    if not (whole and _is_zero_pages(root)) or _MINCORE is None:
+        return None
+    resident = _resident_pages(array)
+    if resident is None:
+        return None
+    per_page = mmap.PAGESIZE // array.itemsize
+    bits = array.view(f"u{array.itemsize}")  # -0.0 and NaN are values too
+    found = []
+    for start in range(0, len(resident), _PAGES_PER_SCAN):
+        pages = resident[start : start + _PAGES_PER_SCAN]
+        rows = (pages[:, None] * per_page + np.arange(per_page)).reshape(-1)
+        rows = rows[rows < len(array)]
+        found.append(rows[bits[rows] != 0])
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+# Resident pages scanned at once by ``sparse_rows`` (bounds its index arrays to ~4 MB).
+_PAGES_PER_SCAN = 1024
+
+
+def _is_zero_pages(array: np.ndarray) -> bool:
+    return array.base is not None and isinstance(getattr(array.base, "obj", None), _ZeroPages)
+
+
+def _resident_pages(array: np.ndarray) -> Optional[np.ndarray]:
+    """Indexes of the pages of this page-aligned array the kernel has resident (None: unknown)."""
     pages = -(-array.nbytes // mmap.PAGESIZE)
     if _MINCORE is None or not pages:
-        return int(array.nbytes)
+        return None
     vector = np.zeros(pages, dtype=np.uint8)  # one byte per page, bit 0: resident
     address = ctypes.c_void_p(array.__array_interface__["data"][0])
     if _MINCORE(address, ctypes.c_size_t(array.nbytes), vector.ctypes.data_as(ctypes.c_void_p)):
-        return int(array.nbytes)
-    return int(np.count_nonzero(vector & 1)) * mmap.PAGESIZE
+        return None
+    return np.flatnonzero(vector & 1)
+
+
+def _resident_bytes(array: np.ndarray) -> int:
+    """Bytes of this (page-aligned) array the kernel has resident; all of it without mincore."""
+    resident = _resident_pages(array)
+    return int(array.nbytes) if resident is None else len(resident) * mmap.PAGESIZE
 
 
 def _mincore() -> Any:
@@ -143,20 +186,22 @@ class _Sizer:
         self.seen = seen  # ids of buffers and containers already counted
 
     def size(self, value: Any) -> int:
+        kind = type(value)
+        if kind in _SCALARS:  # most of what a walk meets: skip the isinstance chain
+            return 0 if value is None else sys.getsizeof(value)
         if value is None or isinstance(value, (bool, int, float)):
             return 0 if value is None else sys.getsizeof(value)
         if isinstance(value, (str, bytes)):
             return sys.getsizeof(value)
+        if isinstance(value, np.ndarray):  # marks its buffer as seen itself
+            return self.array(value)
         if id(value) in self.seen:
             return 0
         self.seen.add(id(value))
-        if isinstance(value, np.ndarray):
-            return self.array(value)
+        if kind in _CONTAINERS:
+            return self.container(value)
         if isinstance(value, pd.DataFrame):
-            total = _FRAME_OVERHEAD + self.index(value.index)
-            for i in range(value.shape[1]):
-                total += self.extension(value.iloc[:, i].array)
-            return total
+            return _FRAME_OVERHEAD + self.index(value.index) + self.columns(value)
         if isinstance(value, pd.Series):
             return _FRAME_OVERHEAD + self.index(value.index) + self.extension(value.array)
         if isinstance(value, pd.Index):
@@ -166,23 +211,33 @@ class _Sizer:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = (getattr(value, f.name) for f in dataclasses.fields(value))
             return sys.getsizeof(value) + sum(self.size(v) for v in fields)
+        if isinstance(value, (dict, list, tuple, set, frozenset)):
+            return self.container(value)
+        return sys.getsizeof(value)
+
+    def container(self, value: Any) -> int:
         if isinstance(value, dict):
             items = sum(self.size(k) + self.size(v) for k, v in value.items())
             return sys.getsizeof(value) + items
-        if isinstance(value, (list, tuple, set, frozenset)):
-            return sys.getsizeof(value) + sum(self.size(v) for v in value)
-        return sys.getsizeof(value)
+        return sys.getsizeof(value) + sum(self.size(v) for v in value)
+
+    def columns(self, frame: pd.DataFrame) -> int:
+        """The frame's column arrays, read from its blocks: one array per block of
+        same-typed columns rather than a Series per column (~0.3 ms each)."""
+        arrays = getattr(getattr(frame, "_mgr", None), "arrays", None)
+        if not isinstance(arrays, list):  # another pandas layout: column by column
+            arrays = [frame.iloc[:, i].array for i in range(frame.shape[1])]
+        return sum(self.extension(a) for a in arrays)
 
     def array(self, array: np.ndarray) -> int:
-        if array.dtype == object:
-            return 8 * array.size + self.objects(array)
-        base = array
+        base = array  # the array owning the buffer, counted once however many views share it
         while isinstance(base.base, np.ndarray):
             base = base.base
-        if base is not array:
-            if id(base) in self.seen:
-                return 0
-            self.seen.add(id(base))
+        if id(base) in self.seen:
+            return 0
+        self.seen.add(id(base))
+        if array.dtype == object:
+            return 8 * array.size + self.objects(array)
         pages = getattr(base.base, "obj", None)  # a memoryview's owner
         if isinstance(pages, _ZeroPages):
             return _resident_bytes(base)

@@ -8,6 +8,7 @@ import os
 import pickle
 import threading
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import FIXTURES, all_host_files, host_files
@@ -262,3 +263,39 @@ def test_entries_start_with_the_magic_and_a_readable_header(tmp_path):
     length = int.from_bytes(data[8:16], "little")
     header = json.loads(data[16 : 16 + length])
     assert header["key"] == '["k"]' and header["meta"]["content_type"] == "application/json"
+
+
+def test_sparse_constant_and_mostly_missing_columns_are_stored_without_touching_their_pages(
+    tmp_path,
+):
+    from tensorboard_plugin_profile.memsize import deep_size, sparse_rows, sparse_values
+
+    n = 2_000_000
+    rows = np.arange(7, n, 40_000)
+    floats = np.where(rows % 3 == 0, -0.0, np.where(rows % 3 == 1, np.nan, 1.5))
+    sparse_int = sparse_values(n, np.int64, rows, rows * 3)
+    sparse_float = sparse_values(n, np.float64, rows, floats)
+    present = np.zeros(n, dtype=bool)
+    present[rows] = True
+    nullable = pd.arrays.IntegerArray(sparse_values(n, np.int64, rows, rows + 1), ~present)
+    frame = pd.DataFrame(
+        {
+            "ints": sparse_int,
+            "floats": sparse_float,
+            "constant": np.broadcast_to(np.int64(-1), (n,)),
+            "nullable": nullable,
+        },
+        copy=False,
+    )
+    np.testing.assert_array_equal(sparse_rows(sparse_int), rows)  # -0.0 and NaN are values
+    np.testing.assert_array_equal(sparse_rows(sparse_float), rows)
+    charged = deep_size(frame)
+    disk = DiskCache(str(tmp_path))
+    assert disk.store_value("space", ["sparse"], frame)
+    assert deep_size(frame) == charged  # storing read only the written pages
+    loaded = disk.load_value("space", ["sparse"])
+    assert deep_size(loaded) <= charged  # loaded sparse again, the constant once
+    pd.testing.assert_frame_equal(frame, loaded, check_exact=True)  # (reads every page)
+    assert np.array_equal(loaded["floats"].to_numpy().view(np.uint64), sparse_float.view(np.uint64))
+    entry = next(p for p in tmp_path.rglob("*.bin"))
+    assert entry.stat().st_size < 2_000_000  # 4 columns of 16 MB, stored by their ~50 rows
