@@ -67,14 +67,6 @@ def zeros_view(n: int) -> np.ndarray:
     return np.broadcast_to(np.int64(0), (n,))
 
 
-def compact_int64(values: np.ndarray) -> np.ndarray:
-    """An int64 column that is zero on every row (``occurrences`` on real profiles) as a
-    ``zeros_view``; other columns unchanged."""
-    if len(values) and not values.any():
-        return zeros_view(len(values))
-    return values
-
-
 def is_zeros_view(values: np.ndarray) -> bool:
     return values.ndim == 1 and len(values) > 1 and values.strides[0] == 0 and not values[0]
 
