@@ -19,7 +19,11 @@ from pandas.testing import assert_frame_equal
 
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, rawform, wire
-from tensorboard_plugin_profile.xspace.decode import _fastdecode, fast_reader_available
+from tensorboard_plugin_profile.xspace.decode import (
+    _fastdecode,
+    _sorted_factorize,
+    fast_reader_available,
+)
 
 pytestmark = pytest.mark.skipif(not fast_reader_available(), reason="compiled reader not built")
 
@@ -87,3 +91,12 @@ def test_layout_across_chunks_and_threads(monkeypatch):
     assert slow["name"].cat.codes.dtype == np.int16  # 150 names and ""
     undeclared = slow["metadata_id"].isin([0, 200, 201, 202, 203, 204])
     assert ((slow["name"] == "") == undeclared).all()
+
+
+@given(st.lists(_INT64 | st.integers(-3, 3), max_size=60))
+def test_sorted_factorize_is_np_unique(values):
+    array = np.asarray(values, dtype=np.int64)
+    uniques, inverse = _sorted_factorize(array)
+    expected, expected_inverse = np.unique(array, return_inverse=True)
+    assert uniques.tolist() == expected.tolist()
+    assert inverse.tolist() == expected_inverse.ravel().tolist()
