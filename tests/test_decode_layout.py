@@ -100,3 +100,18 @@ def test_sorted_factorize_is_np_unique(values):
     expected, expected_inverse = np.unique(array, return_inverse=True)
     assert uniques.tolist() == expected.tolist()
     assert inverse.tolist() == expected_inverse.ravel().tolist()
+
+
+def test_a_nul_name_is_not_the_empty_name():
+    """pandas 2 factorises "\\x00" and "" as one string: the names must stay apart."""
+    space = xplane_pb2.XSpace(hostnames=["h"])
+    plane = space.planes.add(id=1, name="/host:CPU")
+    plane.event_metadata[1].name = "\x00"
+    plane.event_metadata[2].name = ""
+    line = plane.lines.add(id=1)
+    for mid in (1, 2, 3, 1):
+        line.events.add(metadata_id=mid, offset_ps=1)
+    data = space.SerializeToString()
+    for pure in (True, False):
+        names = decode_xspace(data, "nul", pure_python=pure).planes[0].events["name"]
+        assert names.tolist() == ["\x00", "", "", "\x00"]

@@ -20,9 +20,8 @@ Columns are numpy arrays, or byte buffers (``bytearray``) from the compiled read
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from .columns import code_dtype, object_index
+from .columns import code_dtype
 
 # Line timestamps above this (ns) are absolute epoch times: rebase them.
 ABSOLUTE_TIME_NS = 1 << 50
@@ -73,9 +72,16 @@ def name_codes(metadata_ids: np.ndarray, metadata_rows: list) -> tuple:
     rows = np.where(found, pos, len(ids))
     codes, names = [], []
     for field in (1, 2):
-        lookup = object_index([row[field] or "" for row in metadata_rows] + [""]).to_numpy()
-        # Names may repeat across ids: factorise the strings once per metadata row.
-        inverse, uniques = pd.factorize(lookup)
+        inverse, uniques = _factorise([row[field] or "" for row in metadata_rows] + [""])
         codes.append(inverse.astype(code_dtype(len(uniques)))[rows])
-        names.append(list(uniques))
+        names.append(uniques)
     return (*codes, *names)
+
+
+def _factorise(values: list) -> tuple:
+    """(codes, distinct values in first-seen order), once per metadata row. Not
+    ``pd.factorize``: pandas 2 takes "\\x00" for "" (C-string comparison); the compiled
+    reader compares whole strings."""
+    position: dict = {}
+    codes = [position.setdefault(value, len(position)) for value in values]
+    return np.asarray(codes, dtype=np.int64), list(position)
