@@ -123,6 +123,12 @@ setup(
             ["tensorboard_plugin_profile/analysis/_passes.c"],
             optional=True,
         ),
+        # Trace index layout (two counting sorts); numpy fallbacks in analysis/trace/layout.py.
+        Extension(
+            "tensorboard_plugin_profile.analysis.trace._trace_passes",
+            ["tensorboard_plugin_profile/analysis/trace/_trace_passes.c"],
+            optional=True,
+        ),
         # Chrome-trace events straight from JSON text to columns; collect.py otherwise.
         Extension(
             "tensorboard_plugin_profile.chrome_trace._scan",

@@ -59,7 +59,7 @@ class SpaceStore:
         self._lock = threading.Lock()
         self._ratio: Optional[float] = None  # measured bytes in memory per file byte
         self._ratios: dict = {}  # the same, per input kind (_input_kind)
-        self._measured: dict = {}  # cache key -> number of memo entries when last measured
+        self._measured: dict = {}  # cache key -> (memo entries, their growth) when last measured
         limit_heap_fragmentation()  # freed event columns go back to the OS, not to holes
 
     @staticmethod
@@ -105,10 +105,13 @@ class SpaceStore:
         for f, (_, space) in zip(host_files, spaces):
             key = self.key(f)
             derived = memo.derived_from(space)
-            if self._measured.get(key) == len(derived):
+            # What analyses memoised, and what those made on first use since (a trace
+            # index's lazily built columns): unchanged means nothing to re-measure.
+            version = (len(derived), sum(getattr(d, "memory_version", 0) for d in derived))
+            if self._measured.get(key) == version:
                 continue
             size = deep_size([space] + derived)
-            self._measured[key] = len(derived)
+            self._measured[key] = version
             self._learn(size, f.size, f.path)
             self.cache.recharge(key, size)
 

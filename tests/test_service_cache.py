@@ -12,6 +12,7 @@ from conftest import FIXTURES
 from werkzeug.test import Client
 
 from tensorboard_plugin_profile import tools as tool_registry
+from tensorboard_plugin_profile.analysis import memo
 from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.cache_config import CacheConfig
 from tensorboard_plugin_profile.errors import Overloaded
@@ -129,6 +130,19 @@ def test_memory_charges_count_categories_object_strings_and_shared_buffers_once(
     expected = 2 * 100_000 + strings + (8 * 100_000 + strings) + 8 * 100_000 + 8 * 100_000
     assert expected <= size <= expected * 1.2
     assert deep_size([frame, frame["ints"]]) < size + 10_000  # the shared buffer once
+
+
+def test_columns_a_trace_index_makes_on_first_use_are_charged_too():
+    service = _memory_only(FIXTURES / "tf_keras2_fit")
+    run = service.runs()[0]
+    service.tool_data(run, "trace_viewer@", params={"format": "columnar"})
+    host_file = service.logdir.session(run).host_files[0]
+    key = service.spaces.key(host_file)
+    before = service.cache._entries[key][1]
+    b"".join(service.tool_data(run, "trace_viewer@").chunks())  # the envelope reads group ids
+    index = next(d for d in memo.derived_from(service.space(host_file)) if hasattr(d, "lazy"))
+    assert "group_id" in index.lazy
+    assert service.cache._entries[key][1] >= before + index.lazy["group_id"].nbytes
 
 
 def test_a_space_is_charged_its_real_size_including_derived_tables():

@@ -40,6 +40,7 @@ def convert(hosts: list, params: Mapping[str, str]):
         return _json(search_json(index, params))
     if params.get("format") == "columnar" or any(params.get(k) for k in WINDOW_PARAMS):
         return _json(window_json(index, params))
+    _ = index.group_id  # made now, so the memory charged after this request includes it
     return ToolOutput(
         content_type="application/json", chunks=lambda: trace_envelope.envelope_chunks(index)
     )
@@ -167,12 +168,14 @@ def _rows_and_flows(index: TraceIndex, items: trace_window.WindowItems, origin_p
         "event": items.first.tolist(),
     }
     # Counter rows also carry each item's value (a box's peak): the page draws them as charts.
-    peaks = counters.item_peaks(index.value, items.first, items.count)
+    peaks = None
+    if index.value is not None and index.row_counter.any():
+        peaks = counters.item_peaks(index.value, items.first, items.count)
     rows = []
     for r, lo, hi in zip(used.tolist(), starts, stops):
         row = {"pid": int(index.row_pid[r]), "tid": int(index.row_tid[r])}
         row.update({key: values[lo:hi] for key, values in columns.items()})
-        if index.row_counter[r]:
+        if peaks is not None and index.row_counter[r]:
             row["value"] = peaks[lo:hi].tolist()
         rows.append(row)
     arrows = {

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tensorboard_plugin_profile.analysis import passes
-from tensorboard_plugin_profile.analysis.trace import depths, trace_index
+from tensorboard_plugin_profile.analysis.trace import depths, layout
 
 needs_compiled = pytest.mark.skipif(
     not passes.compiled_available(), reason="built without a C compiler"
@@ -85,4 +85,4 @@ def test_segment_order_is_the_stable_lexsort(cells):
     row = np.array([r for r, _ in cells], dtype=np.int64)
     depth = np.array([d for _, d in cells], dtype=np.int64)
     expected = np.lexsort((depth, row)).tolist()
-    assert trace_index._by_depth(row, depth, 6).tolist() == expected
+    assert layout._by_depth(row, depth, 6).tolist() == expected

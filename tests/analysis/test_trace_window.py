@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tensorboard_plugin_profile.analysis.trace import layout
 from tensorboard_plugin_profile.analysis.trace import trace_index as ti
 from tensorboard_plugin_profile.analysis.trace import trace_window as tw
 from tensorboard_plugin_profile.protobuf import xplane_pb2
@@ -179,13 +182,22 @@ def test_levels_are_used_and_agree_with_a_full_scan():
     rows = {1: [(int(b), int(rng.integers(0, 2000)), "a") for b in begins]}
     index = make_index(rows)
     assert index.levels
+    # Made on first use, they are what a full scan of every pixel size keeps.
+    n, (lo, hi) = index.num_events, index.span_ps
+    for size, cuts in index.levels:
+        assert np.array_equal(cuts, np.flatnonzero(index.break_key >= size))
+        assert 2 * len(cuts) <= n and size <= 4 * (hi - lo)
+    kept = {size for size, _ in index.levels}
+    for size in (1000 * 4**k for k in range(20)):
+        if size <= 4 * (hi - lo) and size not in kept:
+            assert 2 * np.count_nonzero(index.break_key >= size) > n
     for resolution in (10, 300, 1000):
         pixel = 10**9 / resolution
         assert tw._level_for(index, pixel) is not None
         fast = tw.query_window(index, 0, 10**9, pixel)
-        levels, index.levels = index.levels, []
+        index.level_for = lambda pixel: None  # no level: every event is visited
         slow = tw.query_window(index, 0, 10**9, pixel)
-        index.levels = levels
+        del index.level_for
         assert answer(fast) == answer(slow) == brute_force(index, 0, 10**9, pixel)
 
 
@@ -259,4 +271,33 @@ def test_time_order_is_the_lexsort_order(presorted):
         by = np.lexsort((begin - end, begin))
         begin, end = begin[by], end[by]
     expected = np.lexsort((begin - end, begin, row))
-    assert ti._time_order(row, begin, end).tolist() == expected.tolist()
+    assert layout._time_order(row, begin, end).tolist() == expected.tolist()
+    line_row = np.arange(5, dtype=np.int64)  # line k is row k
+    for pure in (True, False):
+        order, begin_t, _, bounds = layout.order_by_row(row, line_row, begin, end - begin, 5, pure)
+        assert order.tolist() == expected.tolist() and begin_t.tolist() == begin[order].tolist()
+        assert bounds.tolist() == np.searchsorted(row[order], np.arange(6)).tolist()
+
+
+any_row = st.lists(
+    st.tuples(st.integers(0, 3000), st.integers(-50, 600), st.sampled_from(NAMES)), max_size=25
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.dictionaries(st.integers(1, 4), any_row, max_size=3))
+def test_compiled_and_numpy_indexes_are_identical(rows):
+    # Unsorted lines, ties, instants and even negative durations (a damaged file).
+    indexes = []
+    for pure in ("0", "1"):
+        os.environ["TBPROF_PURE_PYTHON_PASSES"] = pure
+        try:
+            indexes.append(make_index(rows))
+        finally:
+            os.environ.pop("TBPROF_PURE_PYTHON_PASSES")
+    compiled, numpy_only = indexes
+    for name in ("seg_row", "seg_depth", "seg_bounds", "begin_ps", "end_ps", "name_id", "depth",
+                 "row", "source", "break_key", "group_id", "event_row"):  # fmt: skip
+        a, b = getattr(compiled, name), getattr(numpy_only, name)
+        assert a.dtype == b.dtype and a.tolist() == b.tolist(), name
+    assert compiled.strings == numpy_only.strings and compiled.span_ps == numpy_only.span_ps

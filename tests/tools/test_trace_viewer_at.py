@@ -178,3 +178,23 @@ def test_service_builds_the_index_once_per_session(monkeypatch):
         assert json.loads(b"".join(result.chunks()))["version"] == 1
     service.tool_data(run, "trace_viewer@", params={"search": "x"})
     assert len(built) == 1
+
+
+@pytest.mark.parametrize("name", ["gpu_multi_worker", "tf_keras_fit", "jax_two_hosts"])
+def test_columns_made_on_first_use_point_back_at_each_event(name):
+    # Several planes, hidden events (async XLA ops lines) or two hosts: every position's
+    # plane, event row and group id are those of the plane event it was made from.
+    index = at.trace_index_of(_hosts(name))
+    assert "group_id" not in index.lazy  # nothing made before it is asked
+    for k, tp in enumerate(index.planes):
+        mine = np.flatnonzero(index.plane_no == k)
+        rows = index.event_row[mine]
+        events = tp.plane.events
+        assert events["begin_ps"].to_numpy()[rows].tolist() == index.begin_ps[mine].tolist()
+        group = events["group_id"] if "group_id" in events else None
+        expected = -np.ones(len(rows)) if group is None else group.fillna(-1).to_numpy()[rows]
+        assert index.group_id[mine].tolist() == expected.astype(np.int64).tolist()
+        positions = index.positions_of(k)
+        assert positions[rows].tolist() == mine.tolist()
+        assert np.count_nonzero(positions >= 0) == len(mine)
+    assert np.array_equal(np.sort(index.source), np.arange(index.num_events))

@@ -12,6 +12,8 @@ it with the row and the page can draw the series as a chart, not as slices.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_UINT64, Plane
@@ -19,20 +21,24 @@ from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_UINT64, Plane
 VALUE_STAT = "value"
 
 
-def event_values(plane: Plane, rows: np.ndarray) -> np.ndarray:
-    """float64 ``value`` stat of each event in ``rows`` of the plane; NaN when it has none."""
-    out = np.full(len(plane.events), np.nan)
+def event_values(plane: Plane, rows: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    """float64 ``value`` stat of each event in ``rows`` (None = all) of the plane; NaN when
+    it has none. None when no event of the plane has one (no column of NaN to carry)."""
     stats = plane.stats
-    if len(stats):
-        kind = stats["kind"].to_numpy()
-        numeric = np.isin(kind, (KIND_DOUBLE, KIND_INT64, KIND_UINT64))
-        pick = (stats["stat"] == VALUE_STAT).to_numpy() & numeric  # stat names are categorical
-        whole = kind[pick] != KIND_DOUBLE
-        raw = stats["int_value"].to_numpy()[pick]
-        ints = np.where(kind[pick] == KIND_UINT64, raw.view(np.uint64), raw).astype(np.float64)
-        floats = stats["float_value"].to_numpy()[pick].astype(np.float64)
-        out[stats["event"].to_numpy()[pick]] = np.where(whole, ints, floats)
-    return out[rows]
+    if not len(stats):
+        return None
+    pick = (stats["stat"] == VALUE_STAT).to_numpy()  # stat names are categorical
+    if not pick.any():
+        return None
+    kind = stats["kind"].to_numpy()
+    pick = pick & np.isin(kind, (KIND_DOUBLE, KIND_INT64, KIND_UINT64))
+    whole = kind[pick] != KIND_DOUBLE
+    raw = stats["int_value"].to_numpy()[pick]
+    ints = np.where(kind[pick] == KIND_UINT64, raw.view(np.uint64), raw).astype(np.float64)
+    floats = stats["float_value"].to_numpy()[pick].astype(np.float64)
+    out = np.full(len(plane.events), np.nan)
+    out[stats["event"].to_numpy()[pick]] = np.where(whole, ints, floats)
+    return out if rows is None else out[rows]
 
 
 def counter_rows(row: np.ndarray, values: np.ndarray, num_rows: int) -> np.ndarray:

@@ -14,6 +14,7 @@ sort by depth. Both give identical results (``tests/analysis/test_trace_depths.p
 Usage::
 
     depth, relaid_rows = row_depths(row, begin, end, num_rows)  # by (row, begin, -duration)
+    depth, relaid_rows = depths_in_rows(bounds, begin, end)  # the same, rows as bounds
 """
 
 from __future__ import annotations
@@ -27,8 +28,14 @@ from .. import passes
 
 def row_depths(row, begin, end, num_rows: int, pure_python: Optional[bool] = None) -> tuple:
     """(depth per event, number of re-laid rows); events sorted by (row, begin, longest first)."""
-    begin, end = passes._int64(begin), passes._int64(end)
     bounds = np.searchsorted(row, np.arange(num_rows + 1)).astype(np.int64)
+    return depths_in_rows(bounds, begin, end, pure_python)
+
+
+def depths_in_rows(bounds, begin, end, pure_python: Optional[bool] = None) -> tuple:
+    """``row_depths`` of rows given by their bounds: row r = events [bounds[r], bounds[r + 1])."""
+    begin, end = passes._int64(begin), passes._int64(end)
+    bounds = passes._int64(bounds)
     # The compiled pass assumes every end >= its begin; the fallback takes anything.
     if passes._use_compiled(pure_python) and not np.any(end < begin):
         assert passes._passes is not None

@@ -86,7 +86,8 @@ class FlowTable:
 
 
 def build_flows(index, positions: np.ndarray, event_rows: list) -> FlowTable:
-    """Flows of an index; ``positions``/``event_rows`` map plane rows to positions."""
+    """Flows of an index; ``positions``/``event_rows`` map plane rows to positions
+    (``event_rows``: per plane, its shown rows; None = every row)."""
     pos, values, hosts = _flow_stats(index, positions, event_rows)
     if not len(pos):
         return FlowTable.empty()
@@ -96,28 +97,27 @@ def build_flows(index, positions: np.ndarray, event_rows: list) -> FlowTable:
     flow = flow.reshape(-1).astype(np.int64)
     begin = index.begin_ps[pos]
     order = np.lexsort((pos, begin, flow))
-    pos, flow, values = pos[order], flow[order], values[order]
+    pos, flow, values, begin = pos[order], flow[order], values[order], begin[order]
+    duration = index.end_ps[pos] - begin  # the ends' events only: two gathers from the index
     direction = (values & np.uint64(3)).astype(np.int8)
     category = (values >> np.uint64(58)).astype(np.int16)
     pair = np.flatnonzero((flow[1:] == flow[:-1]) & (pos[1:] != pos[:-1]))
-    a_from, a_to = pos[pair], pos[pair + 1]
-    by_from = np.argsort(index.begin_ps[a_from], kind="stable")
-    a_from, a_to = a_from[by_from], a_to[by_from]
-    to_order = np.argsort(index.begin_ps[a_to], kind="stable")
-    duration = index.end_ps - index.begin_ps
-    key = np.maximum(duration[a_from], duration[a_to])
+    by_from = np.argsort(begin[pair], kind="stable")
+    first, second = pair[by_from], pair[by_from] + 1  # ends of each arrow, by from time
+    to_order = np.argsort(begin[second], kind="stable")
+    key = np.maximum(duration[first], duration[second])
     table = FlowTable(
         end_pos=pos,
         end_flow=flow,
         end_direction=direction,
         end_category=category,
-        arrow_from=a_from,
-        arrow_to=a_to,
-        arrow_flow=flow[pair][by_from],
-        arrow_category=category[pair][by_from],
-        from_ps=index.begin_ps[a_from],
+        arrow_from=pos[first],
+        arrow_to=pos[second],
+        arrow_flow=flow[first],
+        arrow_category=category[first],
+        from_ps=begin[first],
         to_order=to_order,
-        to_ps=index.begin_ps[a_to][to_order],
+        to_ps=begin[second][to_order],
         arrow_key=key,
     )
     table.levels = _levels(table, int(key.max(initial=0)))
@@ -143,17 +143,21 @@ def _flow_stats(index, positions: np.ndarray, event_rows: list) -> tuple:
     for plane_no, rows in enumerate(event_rows):
         shown = index.planes[plane_no]
         plane = shown.plane
-        pos_of_row = np.full(len(plane.events), -1, dtype=np.int64)
-        pos_of_row[rows] = positions[offset : offset + len(rows)]
-        offset += len(rows)
+        count = len(plane.events) if rows is None else len(rows)
+        if rows is None:  # every event shown: positions in plane row order
+            pos_of_row = positions[offset : offset + count]
+        else:
+            pos_of_row = np.full(len(plane.events), -1, dtype=np.int64)
+            pos_of_row[rows] = positions[offset : offset + count]
+        offset += count
         stats = plane.stats
-        flows = stats[(stats["stat"] == schema.FLOW_STAT).to_numpy()]
+        flows = np.flatnonzero((stats["stat"] == schema.FLOW_STAT).to_numpy())
         if not len(flows):
-            continue
-        pos = pos_of_row[flows["event"].to_numpy()]
+            continue  # the two columns below are read at the flow stats only
+        pos = pos_of_row[stats["event"].to_numpy()[flows]]
         keep = pos >= 0
-        out_pos.append(pos[keep])
-        out_values.append(flows["int_value"].to_numpy().view(np.uint64)[keep])
+        out_pos.append(pos[keep].astype(np.int64))
+        out_values.append(stats["int_value"].to_numpy()[flows].view(np.uint64)[keep])
         out_hosts.append(np.full(int(keep.sum()), shown.pid // 1000, dtype=np.int64))
     if not out_pos:
         z = np.zeros(0, dtype=np.int64)

@@ -14,9 +14,12 @@ well-nested rows that is the stack depth and same-depth events are disjoint; a r
 they are not (events overlapping without nesting) is re-laid by first-free levels.
 
 ``break_key`` serves merging (see ``trace_window``): at pixel size p, a run of narrow
-events is cut before position i iff ``break_key[i] >= p``. ``levels`` keep, for pixel
+events is cut before position i iff ``break_key[i] >= p``. ``level_for`` keeps, for pixel
 sizes 1 ns·4^k, the positions where that holds, so a zoomed-out query visits the cuts
-instead of every event.
+instead of every event; each size is made when a window first needs it.
+
+The layout (sorts by row, then by (row, depth)) is ``layout.py``, compiled when built;
+the columns only search, details and the envelope read are made on first use.
 
 Usage::
 
@@ -34,11 +37,9 @@ import pandas as pd
 
 from ...xspace import schema
 from ...xspace.model import Plane
-from .. import graph_passes
-from . import counters, depths, trace_flows
+from . import counters, depths, layout, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
-
-_NO_BREAK = np.iinfo(np.int64).max
+from .plane_events import PlaneEvents, event_names, plane_events
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,25 +67,104 @@ class TraceIndex:
     name_id: np.ndarray  # int32
     depth: np.ndarray  # int32
     row: np.ndarray  # int32
-    group_id: np.ndarray  # int64, -1 = none
-    plane_no: np.ndarray  # int16: which TracePlane
-    event_row: np.ndarray  # int64: row of plane.events
+    source: np.ndarray  # int32 (int64 past 2**31 events): shown event number (each
+    # plane's shown events in turn)
+    shown_rows: list  # per plane: its shown event rows, None = all of them
     break_key: np.ndarray  # int64
-    levels: list  # [(pixel_ps, positions with break_key >= pixel_ps)]
     flows: trace_flows.FlowTable
-    value: np.ndarray  # float64 per position: a counter sample's value, NaN elsewhere
+    value: Optional[np.ndarray]  # float64 per position: a counter sample's value, NaN
+    # elsewhere; None when no event has a value
     row_counter: np.ndarray  # bool per row: a counter series (every event has a value)
+    span_ps: tuple  # (first begin, last end); (0, 0) without events
     relaid_rows: int = 0
+    # Columns and levels made on first use (``group_id``, ``level_for``...).
+    lazy: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @property
     def num_events(self) -> int:
         return len(self.begin_ps)
 
     @property
-    def span_ps(self) -> tuple:
+    def plane_no(self) -> np.ndarray:
+        """int16 per position: which TracePlane."""
+        return self._lazy_column("plane_no", self._plane_no)
+
+    @property
+    def event_row(self) -> np.ndarray:
+        """Per position: row of plane.events (int32 below 2**31 events, else int64)."""
+        return self._lazy_column("event_row", self._event_row)
+
+    @property
+    def group_id(self) -> np.ndarray:
+        """int64 per position, -1 = none."""
+        return self._lazy_column("group_id", self._group_id)
+
+    @property
+    def memory_version(self) -> int:
+        """Grows with each column or level made on first use (the space store re-measures
+        a profile's memory when it changes)."""
+        return len(self.lazy) + len(self.lazy.get("levels", ()))
+
+    def _lazy_column(self, name: str, make) -> np.ndarray:
+        if name not in self.lazy:
+            self.lazy[name] = make()
+        return self.lazy[name]
+
+    def _starts(self) -> np.ndarray:
+        counts = [_shown_count(tp.plane, rows) for tp, rows in zip(self.planes, self.shown_rows)]
+        return np.r_[0, np.cumsum(counts, dtype=np.int64)]
+
+    def _plane_no(self) -> np.ndarray:
+        if len(self.planes) == 1:
+            return np.zeros(self.num_events, dtype=np.int16)
+        starts = self._starts()
+        return (np.searchsorted(starts, self.source, side="right") - 1).astype(np.int16)
+
+    def _event_row(self) -> np.ndarray:
+        if len(self.planes) == 1 and self.shown_rows[0] is None:
+            return self.source  # every event shown: the shown event number is the row
+        rows = [_every(tp.plane, r) for tp, r in zip(self.planes, self.shown_rows)]
+        return np.concatenate(rows).astype(layout.event_numbers(len(self.source)))[self.source]
+
+    def _group_id(self) -> np.ndarray:
+        groups = []
+        for tp, rows in zip(self.planes, self.shown_rows):
+            events = tp.plane.events
+            column = events[schema.GROUP_ID] if schema.GROUP_ID in events else None
+            groups.append(_group_ids(column, rows, _shown_count(tp.plane, rows)))
+        if not groups:
+            return np.zeros(0, dtype=np.int64)
+        return (groups[0] if len(groups) == 1 else np.concatenate(groups))[self.source]
+
+    def level_for(self, pixel_ps: float) -> Optional[np.ndarray]:
+        """Cut positions (break_key >= size) of the largest pixel size 1 ns·4^k not above
+        ``pixel_ps``; None when no size is, or when its cuts skip under half the events."""
         if not self.num_events:
-            return (0, 0)
-        return int(self.begin_ps.min()), int(self.end_ps.max())
+            return None
+        lo, hi = self.span_ps
+        size = None
+        for pixel in pixel_sizes(max(hi - lo, 1) * LEVEL_FACTOR):
+            if pixel > pixel_ps:
+                break
+            size = pixel
+        if size is None:
+            return None
+        made = self.lazy.setdefault("levels", {})
+        if size not in made:  # made once per size, when a window first needs it
+            cuts = np.flatnonzero(self.break_key >= size)
+            small = cuts.astype(np.int32 if self.num_events < 2**31 else np.int64)
+            made[size] = small if 2 * len(cuts) <= self.num_events else None
+        return made[size]
+
+    @property
+    def levels(self) -> list:
+        """[(pixel size, cut positions)] of every size that skips half the events at least."""
+        if not self.num_events:
+            return []
+        lo, hi = self.span_ps
+        sizes = pixel_sizes(max(hi - lo, 1) * LEVEL_FACTOR)
+        pairs = [(size, self.level_for(size)) for size in sizes]
+        return [(size, cuts) for size, cuts in pairs if cuts is not None]
 
     def positions_of(self, plane_no: int) -> np.ndarray:
         """Position of each event row of one plane (-1 where not shown)."""
@@ -95,26 +175,30 @@ class TraceIndex:
         return out
 
 
+def _shown_count(plane: Plane, rows: Optional[np.ndarray]) -> int:
+    return len(plane.events) if rows is None else len(rows)
+
+
+def _every(plane: Plane, rows: Optional[np.ndarray]) -> np.ndarray:
+    return np.arange(len(plane.events), dtype=np.int64) if rows is None else rows
+
+
 def build_index(shown: list) -> TraceIndex:
     """The index of the events of ``shown`` planes (list of ``TracePlane``)."""
-    parts = [_plane_columns(i, tp) for i, tp in enumerate(shown)]
-    strings, parts = _intern(parts)
-    cols = {k: _concat([p[k] for p in parts], k) for k in _COLUMNS}
-    threads = sorted({t for p in parts for t in p["threads"]})
+    parts = [plane_events(tp.plane) for tp in shown]
+    strings, names = event_names(parts)
+    threads = sorted({t for tp, p in zip(shown, parts) for t in _threads(tp, p)})
     shown_pids = {pid for pid, _, _ in threads}  # planes without events are not shown
     row_keys = np.array([(pid, tid) for pid, tid, _ in threads], dtype=np.int64).reshape(-1, 2)
-    # Row of each event through its line (one lookup per line, not per event).
-    row = _concat([_row_of(p["pid"], p["line_tid"], row_keys)[p["line"]] for p in parts], "row")
-    order = _time_order(row, cols["begin"], cols["end"])
-    row, begin, end = row[order], cols["begin"][order], cols["end"][order]
-    depth, relaid = depths.row_depths(row, begin, end, len(row_keys))
-    by_depth = _by_depth(row, depth, len(row_keys))  # stable: begin order inside a segment
-    order = order[by_depth]
-    row, depth, begin, end = row[by_depth], depth[by_depth], begin[by_depth], end[by_depth]
-    seg_row, seg_depth, bounds = _segments(row, depth)
-    key = _break_keys(begin, end, bounds)
-    positions = np.empty(len(order), dtype=np.int64)
-    positions[order] = np.arange(len(order))
+    line, line_row = _lines(shown, parts, row_keys)
+    begin, duration = (_concat([getattr(p, k) for p in parts]) for k in ("begin", "duration"))
+    order, begin_t, end_t, bounds = layout.order_by_row(
+        line, line_row, begin, duration, len(row_keys)
+    )
+    depth_t, relaid = depths.depths_in_rows(bounds, begin_t, end_t)
+    lay = layout.lay_out(order, bounds, begin_t, end_t, depth_t, names)
+    del order, begin_t, end_t, depth_t
+    value, row_counter = _values(shown, parts, lay, len(row_keys))
     index = TraceIndex(
         strings=strings,
         processes=sorted({(tp.pid, tp.process) for tp in shown if tp.pid in shown_pids}),
@@ -122,142 +206,71 @@ def build_index(shown: list) -> TraceIndex:
         planes=list(shown),
         row_pid=row_keys[:, 0].copy(),
         row_tid=row_keys[:, 1].copy(),
-        seg_row=seg_row,
-        seg_depth=seg_depth,
-        seg_bounds=bounds,
-        begin_ps=begin,
-        end_ps=end,
-        name_id=cols["name"][order],
-        depth=depth.astype(np.int32),
-        row=row.astype(np.int32),
-        group_id=cols["group"][order],
-        plane_no=cols["plane"][order],
-        event_row=cols["event"][order],
-        break_key=key,
-        levels=_levels(key, begin, end),
+        seg_row=lay.seg_row,
+        seg_depth=lay.seg_depth,
+        seg_bounds=lay.seg_bounds,
+        begin_ps=lay.begin,
+        end_ps=lay.end,
+        name_id=lay.name,
+        depth=lay.depth,
+        row=lay.row,
+        source=lay.source,
+        shown_rows=[p.rows for p in parts],
+        break_key=lay.break_key,
         flows=trace_flows.FlowTable.empty(),
-        value=cols["value"][order],
-        row_counter=counters.counter_rows(row, cols["value"][order], len(row_keys)),
+        value=value,
+        row_counter=row_counter,
+        span_ps=(int(lay.begin.min()), int(lay.end.max())) if len(lay.begin) else (0, 0),
         relaid_rows=relaid,
     )
-    index.flows = trace_flows.build_flows(index, positions, [p["event"] for p in parts])
+    index.flows = trace_flows.build_flows(index, lay.positions, index.shown_rows)
     return index
 
 
-_COLUMNS = ("begin", "end", "name", "group", "plane", "event", "value")
-_DTYPES = {"name": np.int32, "plane": np.int16, "value": np.float64}
-
-
-def _concat(arrays: list, key: str) -> np.ndarray:
-    dtype = _DTYPES.get(key, np.int64)
+def _concat(arrays: list) -> np.ndarray:
     if len(arrays) == 1:  # one shown plane: no copy
-        return arrays[0].astype(dtype, copy=False)
-    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype)
+        return arrays[0]
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
 
-def _plane_columns(plane_no: int, tp: TracePlane) -> dict:
-    """Per shown event of one plane: pid, tid, times, local name id, group, source row."""
-    plane, ev = tp.plane, tp.plane.events
-    lines = plane.lines
-    shown_lines = (lines["label"] != schema.ASYNC_XLA_OPS_LINE).to_numpy()
-    line_no = ev["line"].to_numpy()
-    keep = shown_lines[line_no] & ~ev["name"].isin(schema.INTERNAL_EVENTS).to_numpy()
-    rows = np.flatnonzero(keep)
-    tids = lines["tid"].to_numpy().astype(np.int64)
-    labels, local_name = _event_labels(plane, rows)
-    used = np.zeros(len(lines), dtype=bool)
-    used[line_no[rows]] = True
-    begin = ev["begin_ps"].to_numpy()[rows]
-    group = ev[schema.GROUP_ID] if schema.GROUP_ID in ev else None
-    return {
-        "pid": tp.pid,
-        "line_tid": tids,
-        "line": line_no[rows],
-        "begin": begin,
-        "end": begin + ev["duration_ps"].to_numpy()[rows],
-        "labels": labels,
-        "name": local_name,
-        "group": _group_ids(group, rows),
-        "plane": np.full(len(rows), plane_no, dtype=np.int16),
-        "event": rows.astype(np.int64),
-        "value": counters.event_values(plane, rows),
-        "threads": _threads(tp.pid, tids[used], lines["label"].to_numpy()[used]),
-    }
+def _threads(tp: TracePlane, part: PlaneEvents) -> set:
+    lines = tp.plane.lines
+    tids = lines["tid"].to_numpy().astype(np.int64)[part.used_lines]
+    labels = lines["label"].to_numpy()[part.used_lines]
+    return {(tp.pid, int(t), str(n) if isinstance(n, str) else "") for t, n in zip(tids, labels)}
 
 
-def _threads(pid: int, tids: np.ndarray, labels: np.ndarray) -> set:
-    return {(pid, int(t), str(n) if isinstance(n, str) else "") for t, n in zip(tids, labels)}
+def _lines(shown: list, parts: list, row_keys: np.ndarray) -> tuple:
+    """(int32 line number per event across planes, int64 row of each such line)."""
+    rows_of_lines = [
+        _row_of(tp.pid, tp.plane.lines["tid"].to_numpy().astype(np.int64), row_keys) for tp in shown
+    ]
+    if len(parts) == 1:
+        return parts[0].line, rows_of_lines[0]
+    offsets = np.r_[0, np.cumsum([len(r) for r in rows_of_lines])].astype(np.int32)
+    line = [p.line + offsets[i] for i, p in enumerate(parts)]
+    return _concat(line).astype(np.int32, copy=False), _concat(rows_of_lines).astype(np.int64)
 
 
-def _group_ids(group: Optional[pd.Series], rows: np.ndarray) -> np.ndarray:
+def _values(shown: list, parts: list, lay: layout.Layout, num_rows: int) -> tuple:
+    """(value per position or None, counter flag per row): see ``counters``."""
+    per_plane = [counters.event_values(tp.plane, p.rows) for tp, p in zip(shown, parts)]
+    if all(v is None for v in per_plane):
+        return None, np.zeros(num_rows, dtype=bool)
+    filled = [np.full(len(p), np.nan) if v is None else v for v, p in zip(per_plane, parts)]
+    value = _concat(filled)[lay.source]
+    return value, counters.counter_rows(lay.row, value, num_rows)
+
+
+def _group_ids(group: Optional[pd.Series], rows: Optional[np.ndarray], count: int) -> np.ndarray:
     if group is None:
-        return np.full(len(rows), -1, dtype=np.int64)
+        return np.full(count, -1, dtype=np.int64)
     if str(group.dtype) == "Int64":  # the preprocessed column: no float round trip
         values = group.to_numpy(dtype=np.int64, na_value=-1)
-        return values if len(rows) == len(values) else values[rows]
-    values = group.to_numpy(dtype=np.float64, na_value=np.nan)[rows]
+        return values if rows is None else values[rows]
+    values = group.to_numpy(dtype=np.float64, na_value=np.nan)
+    values = values if rows is None else values[rows]
     return np.where(np.isnan(values), -1, values).astype(np.int64)
-
-
-def _event_labels(plane: Plane, rows: np.ndarray) -> tuple:
-    """(label strings, label id per shown event): display name, else name; step_name wins."""
-    meta = plane.event_metadata
-    ids = meta["id"].to_numpy()
-    order = np.argsort(ids, kind="stable")
-    names = meta["name"].astype(object).fillna("").to_numpy()
-    displays = meta["display_name"].astype(object).fillna("").to_numpy()
-    label = np.where(displays != "", displays, names)
-    for mid, step in plane.metadata_stat(schema.STEP_NAME).items():
-        label[ids == mid] = str(step)
-    event_mid = plane.events["metadata_id"].to_numpy()[rows]
-    meta_row = _metadata_rows(ids, order, event_mid)
-    labels = list(label) + [""]  # the last label: an id no metadata declares
-    local = meta_row.astype(np.int64)
-    if schema.STEP_NAME in plane.events:
-        steps, named = _step_names(plane.events[schema.STEP_NAME], rows)
-        if len(named):
-            codes, uniques = pd.factorize(pd.Series(steps.astype(str)))
-            local[named] = len(labels) + codes
-            labels += list(uniques)
-    return labels, local
-
-
-def _step_names(column: pd.Series, rows: np.ndarray) -> tuple:
-    """(step names, their positions in ``rows``) of the rows that have one."""
-    if isinstance(column.dtype, pd.CategoricalDtype):  # names per category, not per event
-        codes = column.cat.codes.to_numpy()[rows]
-        named = np.flatnonzero(codes >= 0)
-        return np.asarray(column.cat.categories, dtype=object)[codes[named]], named
-    steps = column.to_numpy(dtype=object)[rows]
-    named = np.flatnonzero(pd.notna(steps))
-    return steps[named], named
-
-
-def _metadata_rows(ids: np.ndarray, order: np.ndarray, event_mid: np.ndarray) -> np.ndarray:
-    """Row of each event's metadata in ``ids``; ``len(ids)`` where no metadata has the id."""
-    if not len(ids):
-        return np.zeros(len(event_mid), dtype=np.int64)
-    if 0 <= ids.min() and ids.max() < 4 * len(ids) + 4096:  # dense ids: one table lookup
-        unique, first = np.unique(ids, return_index=True)  # duplicates: the first row
-        table = np.full(int(ids.max()) + 2, len(ids), dtype=np.int64)
-        table[unique] = first
-        mid = np.asarray(event_mid).astype(np.int64, copy=False)
-        return table[np.clip(mid, -1, len(table) - 1)]  # negative, past the end: no row
-    sorted_ids = ids[order]
-    pos = np.minimum(np.searchsorted(sorted_ids, event_mid), len(ids) - 1)
-    return np.where(sorted_ids[pos] == event_mid, order[pos], len(ids))
-
-
-def _intern(parts: list) -> tuple:
-    """One string table for all planes; local name ids become global ones."""
-    every = [s for p in parts for s in p["labels"]]
-    codes, uniques = pd.factorize(pd.Series(every, dtype=object))
-    start = 0
-    for p in parts:
-        mapping = codes[start : start + len(p["labels"])].astype(np.int32)
-        start += len(p["labels"])
-        p["name"] = mapping[p["name"]] if len(p["name"]) else p["name"]
-    return [str(s) for s in uniques], parts
 
 
 def _row_of(pid: int, tid: np.ndarray, row_keys: np.ndarray) -> np.ndarray:
@@ -265,69 +278,3 @@ def _row_of(pid: int, tid: np.ndarray, row_keys: np.ndarray) -> np.ndarray:
     # tids are taken mod 2**32 and pids are small, so one int64 orders pairs the same way.
     keys = (row_keys[:, 0] << 32) | row_keys[:, 1]
     return np.searchsorted(keys, (np.int64(pid) << 32) | tid)
-
-
-def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Positions sorted by (row, begin, longest first): parents before children.
-
-    Each line's events already come in that order (preprocessing keeps it), so a
-    stable sort by row alone usually suffices; it is checked, else a full lexsort
-    (both keep equal keys in input order, so the result is the same).
-    """
-    small = row.astype(np.int16) if len(row) and row.max() < 2**15 else row
-    order = np.argsort(small, kind="stable")  # radix sort for 16-bit keys
-    r, b = row[order], begin[order]
-    minus = b - end[order]
-    same_row, same_begin = r[1:] == r[:-1], b[1:] == b[:-1]
-    ordered = ~same_row | (b[1:] > b[:-1]) | (same_begin & (minus[1:] >= minus[:-1]))
-    if ordered.all():
-        return order
-    return np.lexsort((begin - end, begin, row))
-
-
-def _by_depth(row: np.ndarray, depth: np.ndarray, num_rows: int) -> np.ndarray:
-    """The stable order by (row, depth) of positions sorted by row: a counting sort on
-    one dense key per (row, depth), which ``np.lexsort((depth, row))`` equals."""
-    if not len(row) or depth.min() < 0:
-        return np.lexsort((depth, row))
-    bounds = np.searchsorted(row, np.arange(num_rows + 1))
-    starts = bounds[:-1][bounds[:-1] < bounds[1:]]
-    top = np.zeros(num_rows, dtype=np.int64)
-    top[row[starts]] = np.maximum.reduceat(depth, starts)
-    base = np.r_[0, np.cumsum(top + 1)]
-    key = base[row] + depth
-    return graph_passes.csr(key, np.arange(len(row), dtype=np.int64), int(base[-1]))[1]
-
-
-def _segments(row: np.ndarray, depth: np.ndarray) -> tuple:
-    starts = np.flatnonzero(np.r_[True, (row[1:] != row[:-1]) | (depth[1:] != depth[:-1])])
-    if not len(row):
-        starts = np.zeros(0, dtype=np.int64)
-    bounds = np.r_[starts, len(row)].astype(np.int64)
-    return row[starts].astype(np.int64), depth[starts].astype(np.int64), bounds
-
-
-def _break_keys(begin: np.ndarray, end: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """max(gap before, own duration, previous duration); no break across segments."""
-    dur = end - begin
-    key = np.full(len(begin), _NO_BREAK, dtype=np.int64)
-    if len(begin) > 1:
-        gap = begin[1:] - end[:-1]
-        key[1:] = np.maximum(np.maximum(gap, dur[1:]), dur[:-1])
-    key[bounds[:-1]] = _NO_BREAK
-    return key
-
-
-def _levels(key: np.ndarray, begin: np.ndarray, end: np.ndarray) -> list:
-    """Cut positions per pixel size; only sizes that skip at least half the events."""
-    if not len(key):
-        return []
-    span = int(end.max() - begin.min())
-    out = []
-    cuts = None
-    for pixel in pixel_sizes(max(span, 1) * LEVEL_FACTOR):
-        # Sizes grow, so each level's cuts are a subset of the previous level's.
-        cuts = np.flatnonzero(key >= pixel) if cuts is None else cuts[key[cuts] >= pixel]
-        if 2 * len(cuts) <= len(key):
-            out.append((pixel, cuts.astype(np.int32 if len(key) < 2**31 else np.int64)))
-    return out

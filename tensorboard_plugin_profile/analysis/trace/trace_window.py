@@ -151,12 +151,8 @@ def _cuts(index: TraceIndex, lo: np.ndarray, hi: np.ndarray, pixel_ps: float) ->
 
 
 def _level_for(index: TraceIndex, pixel_ps: float) -> Optional[np.ndarray]:
-    """Cut positions of the largest precomputed pixel size not above ``pixel_ps``."""
-    best = None
-    for size, positions in index.levels:
-        if size <= pixel_ps:
-            best = positions
-    return best
+    """Cut positions of the largest level pixel size not above ``pixel_ps`` (or None)."""
+    return index.level_for(pixel_ps)
 
 
 def _item_ends(first: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
