@@ -123,6 +123,12 @@ setup(
             ["tensorboard_plugin_profile/analysis/_passes.c"],
             optional=True,
         ),
+        # PlaneEdit: new events put among sorted old ones by runs; numpy otherwise.
+        Extension(
+            "tensorboard_plugin_profile.analysis.preprocessing._edit",
+            ["tensorboard_plugin_profile/analysis/preprocessing/_edit.c"],
+            optional=True,
+        ),
         # Trace index layout (two counting sorts); numpy fallbacks in analysis/trace/layout.py.
         Extension(
             "tensorboard_plugin_profile.analysis.trace._trace_passes",

@@ -53,9 +53,15 @@ def use_compiled(pure_python: Optional[bool] = None) -> bool:
 
 
 def _use_compiled(pure_python: Optional[bool]) -> bool:
+    return _passes is not None and not pure_python_requested(pure_python)
+
+
+def pure_python_requested(pure_python: Optional[bool] = None) -> bool:
+    """Whether fallbacks are asked for: the argument, else ``TBPROF_PURE_PYTHON_PASSES=1``
+    (shared by every compiled module's dispatch)."""
     if pure_python is None:
-        pure_python = os.environ.get("TBPROF_PURE_PYTHON_PASSES") == "1"
-    return _passes is not None and not pure_python
+        return os.environ.get("TBPROF_PURE_PYTHON_PASSES") == "1"
+    return pure_python
 
 
 def _int64(values) -> np.ndarray:

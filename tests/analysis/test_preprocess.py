@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 from xspace_builder import Uint, space_from_tables
 
-from tensorboard_plugin_profile.analysis.preprocessing.plane_edit import line_order
 from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace
@@ -195,17 +193,3 @@ def test_gpu_planes_get_derived_lines():
     assert on("Launch Stats") == [("Launch Stats for train 7", 100, 90)]
     stats = gpu.stats[gpu.stats["stat"] == "num_launches"]
     assert stats["int_value"].tolist() == [2]
-
-
-@pytest.mark.parametrize("seed", range(30))
-def test_line_order_merges_new_events_as_a_lexsort_would(seed):
-    rng = np.random.default_rng(seed)
-    n_old, n_new = int(rng.integers(2, 300)), int(rng.integers(1, 40))
-    line = rng.integers(0, 4, n_old + n_new)
-    begin = rng.integers(0, 20, n_old + n_new)
-    duration = rng.integers(0, 5, n_old + n_new)
-    if seed % 3:  # old rows already in (line, begin, longest first) order: the merge path
-        old = np.lexsort((-duration[:n_old], begin[:n_old], line[:n_old]))
-        line[:n_old], begin[:n_old], duration[:n_old] = line[old], begin[old], duration[old]
-    expected = np.lexsort((-duration, begin, line))
-    assert line_order(line, begin, duration, n_old).tolist() == expected.tolist()

@@ -120,12 +120,15 @@ class Graph:
     """Parent lists (in upstream order) and child lists as arrays.
 
     A node's parents are its intra-thread parent (``parent_of``, -1 for none), then
-    its other parents (``extra_ptr``/``extra_idx``, CSR, in edge-set rank order);
+    its other parents, in edge-set rank order: the few nodes that have any are
+    ``extra_nodes`` (sorted), ``extra_nodes[k]``'s are ``extra_idx[extra_ptr[k]:
+    extra_ptr[k + 1]]`` (a CSR over those nodes only, not over every event);
     ``child_ptr``/``child_idx`` hold every node's children (CSR).
     """
 
     n: int
     parent_of: np.ndarray
+    extra_nodes: np.ndarray
     extra_ptr: np.ndarray
     extra_idx: np.ndarray
     child_ptr: np.ndarray
@@ -139,14 +142,25 @@ class Graph:
         children = np.concatenate([c for _, c in edge_sets] + [_no_edges()[0]])
         # Edge sets arrive in rank order, so a stable sort by child keeps each
         # node's parents in upstream order (context producers in node order).
-        extra_ptr, extra_idx = graph_passes.csr(children, parents, n)
+        order = np.argsort(children, kind="stable")
+        extra_nodes, counts = np.unique(children[order], return_counts=True)
+        extra_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         child_ptr, child_idx = graph_passes.child_lists(parent_of, parents, children)
-        return cls(n, parent_of, extra_ptr, extra_idx, child_ptr, child_idx)
+        return cls(n, parent_of, extra_nodes, extra_ptr, parents[order], child_ptr, child_idx)
 
     def parents_of(self, node: int) -> list:
         first = int(self.parent_of[node])
-        extra = self.extra_idx[self.extra_ptr[node] : self.extra_ptr[node + 1]].tolist()
+        k = int(np.searchsorted(self.extra_nodes, node))
+        extra: list = []
+        if k < len(self.extra_nodes) and self.extra_nodes[k] == node:
+            extra = self.extra_idx[self.extra_ptr[k] : self.extra_ptr[k + 1]].tolist()
         return [first, *extra] if first >= 0 else extra
+
+    def _has_extra_parents(self, nodes: np.ndarray) -> np.ndarray:
+        if not len(self.extra_nodes):
+            return np.zeros(len(nodes), dtype=bool)
+        k = np.minimum(np.searchsorted(self.extra_nodes, nodes), len(self.extra_nodes) - 1)
+        return self.extra_nodes[k] == nodes
 
     def edges_from(self, nodes: np.ndarray) -> tuple:
         """(source, child) for every child edge out of ``nodes``."""
@@ -155,9 +169,7 @@ class Graph:
     def first_ancestors(self, nodes: np.ndarray, matches: np.ndarray) -> np.ndarray:
         """``first_ancestor`` of each node (itself included), -1 for none."""
         found = np.where(matches[nodes], nodes, -1)
-        has_parent = (self.parent_of[nodes] >= 0) | (
-            self.extra_ptr[nodes + 1] > self.extra_ptr[nodes]
-        )
+        has_parent = (self.parent_of[nodes] >= 0) | self._has_extra_parents(nodes)
         for k in np.flatnonzero((found < 0) & has_parent).tolist():  # searched one by one
             hit = self.first_ancestor(int(nodes[k]), matches)
             found[k] = -1 if hit is None else hit
@@ -183,13 +195,16 @@ def propagate_min(graph: Graph, label: np.ndarray, in_place: bool = False) -> np
     return graph_passes.flood_min(graph.child_ptr, graph.child_idx, label, in_place=in_place)
 
 
-def reached_from(graph: Graph, sources: np.ndarray, proper: bool) -> np.ndarray:
+def reached_from(graph: Graph, sources: np.ndarray, proper: bool, out=None) -> np.ndarray:
     """Per node, the smallest source node with a path to it (NO_LABEL if none).
 
     ``proper``: paths of at least one edge (a source does not reach itself unless
-    through a cycle).
+    through a cycle). ``out``: an int64 array per node to write into (a fresh one costs
+    its first touch of every page).
     """
-    label = np.full(graph.n, NO_LABEL, dtype=np.int64)
+    label = np.full(graph.n, NO_LABEL, dtype=np.int64) if out is None else out
+    if out is not None:
+        label.fill(NO_LABEL)
     nodes = np.flatnonzero(sources)
     if not proper:
         label[nodes] = nodes

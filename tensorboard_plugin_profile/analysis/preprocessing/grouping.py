@@ -36,6 +36,7 @@ from ...xspace import schema
 from ...xspace.model import Space
 from .. import graph_passes
 from . import event_graph, group_roots
+from .edit_passes import recode
 from .event_graph import NO_LABEL
 from .group_roots import Nodes
 
@@ -90,13 +91,14 @@ def group_events(space: Space) -> Grouping:
 def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Grouping) -> np.ndarray:
     is_loop = len(loop_roots) > 0
     roots = loop_roots if is_loop else group_roots.sorted_roots(nodes, tf_data_ids)
+    owner = np.empty(nodes.n, dtype=np.int64)  # first the scratch of the ancestor search
     if is_loop:
         flooding, flood_rank = roots, np.arange(len(roots))
     else:
         # A root whose ancestors include a root of its level never floods.
-        flooding = roots[~_has_same_level_ancestor(nodes, graph, roots)]
+        flooding = roots[~_has_same_level_ancestor(nodes, graph, roots, owner)]
         flood_rank = np.flatnonzero(np.isin(roots, flooding))
-    owner = np.full(nodes.n, NO_LABEL, dtype=np.int64)
+    owner.fill(NO_LABEL)
     owner[flooding] = flood_rank
     owner = event_graph.propagate_min(graph, owner, in_place=True)
     # Loop roots all get an id; sorted roots only when nobody earlier took them.
@@ -104,8 +106,8 @@ def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Groupin
     grouped, ranks = flooding[kept], flood_rank[kept]
     group_of_rank = np.full(len(roots) + 1, -1, dtype=np.int64)
     group_of_rank[ranks] = np.arange(len(grouped))
-    # Unowned nodes (NO_LABEL) land on the last slot, -1.
-    group = group_of_rank[np.minimum(owner, len(roots), out=owner)]
+    # Unowned nodes (NO_LABEL) land on the last slot, -1; written over ``owner``.
+    group = recode(np.minimum(owner, len(roots), out=owner), group_of_rank, out=owner)
     _record_relations(graph, group, grouped, result)
     names, named = _group_names(nodes, graph, grouped)
     result.group_names.update(enumerate(names))
@@ -116,14 +118,17 @@ def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Groupin
     return group
 
 
-def _has_same_level_ancestor(nodes: Nodes, graph, roots: np.ndarray) -> np.ndarray:
-    """Per root: whether another node of its root level is an ancestor (or it is its own parent)."""
+def _has_same_level_ancestor(nodes: Nodes, graph, roots: np.ndarray, scratch) -> np.ndarray:
+    """Per root: whether another node of its root level is an ancestor (or it is its own parent).
+
+    ``scratch``: an int64 array per node that the search may overwrite.
+    """
     out = np.zeros(len(roots), dtype=bool)
     root_level = nodes.root_level.at(roots)[0]
     for value in np.unique(root_level).tolist():
         mine = roots[root_level == value]
         sources = nodes.root_level.mask(where=lambda level, v=value: level == v)
-        smallest = event_graph.reached_from(graph, sources, proper=True)[mine]
+        smallest = event_graph.reached_from(graph, sources, proper=True, out=scratch)[mine]
         found = (smallest != NO_LABEL) & (smallest != mine)
         itself = smallest == mine  # reached only through a cycle: look for another source
         if itself.any():

@@ -3,7 +3,9 @@
 Preprocessing must not touch the cached ``Space`` it was given, and it makes many
 small additions (a ``group_id`` per event, a few derived lines). ``PlaneEdit``
 collects those additions in columns and builds one new ``Plane`` at the end, so
-each table is copied once however many edits were made.
+each table is copied once however many edits were made: new events are put in place
+by ``placement`` (inserted among the old rows, which keep their order), the stats
+table is merged by ``stat_table``.
 
 Usage::
 
@@ -18,17 +20,18 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Union
+from typing import Optional
 
 import numpy as np
 import pandas as pd
 
-from ...memsize import sparse_values
 from ...xspace import schema
-from ...xspace.columns import is_zeros_view, str_categorical, well_known_columns, zeros_view
+from ...xspace.columns import is_zeros_view, well_known_columns, zeros_view
 from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64, Plane
+from .placement import Placement, name_column
+from .stat_table import StatRows, merged_stats
 
-_STAT_COLUMNS = ("event", "stat", "kind", "int_value", "float_value", "str_value")
+_WELL_KNOWN = frozenset(schema.WELL_KNOWN_STATS)
 
 
 class PlaneEdit:
@@ -47,7 +50,7 @@ class PlaneEdit:
         self._next_meta_id = (
             int(plane.event_metadata["id"].max()) + 1 if len(plane.event_metadata) else 1
         )
-        self._stat_rows: list = []  # (events, name, kind, ints, floats, strs) to append
+        self._stat_rows: list = []  # StatRows to append
         self._replaced: dict = {}  # stat name -> events whose old rows are dropped
         self.num_lines = len(plane.lines)
         self._display_ids: Optional[np.ndarray] = None
@@ -104,24 +107,25 @@ class PlaneEdit:
         self.add_stat(events, name, values, kind)
 
     def add_stat(self, events, name: str, values, kind: int = KIND_INT64) -> None:
-        """Adds one more value of a stat (an event may carry several ``flow``)."""
+        """Adds one more value of a stat (an event may carry several ``flow``).
+
+        ``events`` and ``values`` arrays are kept, not copied: do not change them after.
+        """
         events = np.asarray(events, dtype=np.int64)
         if not len(events):
             return
         n = len(events)
-        ints = np.zeros(n, dtype=np.int64)
-        floats = np.zeros(n, dtype=np.float64)
-        strs = None  # only string stats carry Python objects (group ids are millions of rows)
+        rows = StatRows(events, name, kind)
         if kind == KIND_DOUBLE:
-            floats[:] = np.asarray(values, dtype=np.float64)
-        elif kind == KIND_STR:
-            strs = np.full(n, None, dtype=object)
-            strs[:] = values if not isinstance(values, str) else [values] * n
+            rows.floats = np.broadcast_to(np.asarray(values, dtype=np.float64), (n,))
+        elif kind == KIND_STR:  # only string stats carry Python objects
+            rows.strs = np.full(n, None, dtype=object)
+            rows.strs[:] = values if not isinstance(values, str) else [values] * n
         elif kind == KIND_UINT64:
-            ints[:] = np.asarray(values, dtype=np.uint64).view(np.int64)
+            rows.ints = np.broadcast_to(np.asarray(values, dtype=np.uint64).view(np.int64), (n,))
         else:
-            ints[:] = np.asarray(values, dtype=np.int64)
-        self._stat_rows.append((events, name, kind, ints, floats, strs))
+            rows.ints = np.broadcast_to(np.asarray(values, dtype=np.int64), (n,))
+        self._stat_rows.append(rows)
 
     # --- build --------------------------------------------------------------------
     def build(self) -> Plane:
@@ -139,18 +143,13 @@ class PlaneEdit:
             lines.loc[: old - 1, "display_id"] = self._display_ids
             row_id = lines["display_id"].where(lines["display_id"] != 0, lines["id"])
             lines["tid"] = (row_id & 0xFFFFFFFF).astype(np.int64)
-        if self._new_events:
-            columns, new_row = self._reordered_base_columns(metadata)
-            stats = self._build_stats(new_row)
-            # Row order changed: every typed column is rebuilt from the stats. (Taking the
-            # untouched ones into the new order instead measured no faster and kept
-            # ~280 MB more resident on a 2.8 M-event profile.)
-            refresh = list(schema.WELL_KNOWN_STATS)
+        placed = self._placement()
+        if placed is not None:
+            columns = self._placed_base_columns(placed, metadata)
         else:
             columns = {name: plane.events[name] for name in plane.events.columns}
-            stats = self._build_stats(None)
-            refresh = [n for n in schema.WELL_KNOWN_STATS if n in self._touched_names()]
-        columns.update(well_known_columns(len(columns["begin_ps"]), stats, refresh))
+        stats, typed = self._stats_and_typed_columns(placed, len(columns["begin_ps"]))
+        columns.update((name, typed[name]) for name in schema.WELL_KNOWN_STATS if name in typed)
         order = list(plane.events.columns) + [c for c in columns if c not in plane.events]
         events = pd.DataFrame({c: columns[c] for c in order}, copy=False)
         return dataclasses.replace(
@@ -162,9 +161,30 @@ class PlaneEdit:
             stat_names=self._stat_names(),
         )
 
+    def _stats_and_typed_columns(self, placed: Optional[Placement], num_events: int) -> tuple:
+        """The merged stats table, and the typed event columns that changed: touched stats'
+        (integer ones straight from the merge, strings from the table) and, when events
+        moved, every other one (carried to its events' new rows)."""
+        plane, touched = self.plane, self._touched_names()
+        int_names = [n for n in touched if n in _WELL_KNOWN and n not in schema.STR_STATS]
+        new_row = placed.new_row if placed is not None else None
+        stats, typed = merged_stats(
+            plane.stats, self._stat_rows, self._replaced, new_row, int_names, num_events
+        )
+        refresh = [n for n in touched if n in _WELL_KNOWN and n in schema.STR_STATS]
+        untouched = [n for n in schema.WELL_KNOWN_STATS if n not in touched]
+        if placed is not None:
+            for name in untouched:
+                if name in plane.events:
+                    typed[name] = placed.carried(plane.events[name])
+                else:
+                    refresh.append(name)
+        typed.update(well_known_columns(num_events, stats, refresh))
+        return stats, typed
+
     def _touched_names(self) -> dict:
         """Edited stat names in first-edit order (a dict used as an ordered set)."""
-        return dict.fromkeys(name for _, name, *_ in self._stat_rows)
+        return dict.fromkeys(rows.name for rows in self._stat_rows)
 
     def _stat_names(self) -> dict:
         names = dict(self.plane.stat_names)
@@ -176,135 +196,41 @@ class PlaneEdit:
                 next_id += 1
         return names
 
-    def _build_stats(self, new_row) -> pd.DataFrame:
-        """Old rows (minus replaced ones) and new rows, stably sorted by event.
+    def _placement(self) -> Optional[Placement]:
+        if not self._new_events:
+            return None
+        line, _, begin, duration = self._new_columns()
+        return Placement.of(self._events, line, begin, duration)
 
-        ``new_row``: old event row -> row after new events were put in place.
-        """
-        old = self.plane.stats
-        categories = [str(c) for c in old["stat"].cat.categories.tolist()]
-        code_of = {name: i for i, name in enumerate(categories)}
-        codes = old["stat"].cat.codes.to_numpy().astype(np.int64)
-        kept = self._kept_rows(old["event"].to_numpy(), codes, code_of)
-        if not kept.any() and not self._stat_rows:
-            return old.copy()
-        # Nothing replaced: skip copying every column through a mask.
-        keep: Union[np.ndarray, slice] = slice(None) if kept.all() else kept
-        for _, name, *_ in self._stat_rows:
-            code_of.setdefault(name, len(code_of))
-        strings = list(old["str_value"].cat.categories)
-        string_of = {s: i for i, s in enumerate(strings)}
-        parts = [
-            (
-                old["event"].to_numpy()[keep],
-                codes[keep],
-                old["kind"].to_numpy()[keep],
-                old["int_value"].to_numpy()[keep],
-                old["float_value"].to_numpy()[keep],
-                old["str_value"].cat.codes.to_numpy().astype(np.int32)[keep],
-            )
-        ]
-        for events, name, kind, ints, floats, strs in self._stat_rows:
-            code = np.full(len(events), code_of[name], dtype=np.int64)
-            str_codes = np.full(len(events), -1, dtype=np.int32)
-            if strs is not None:  # new string values join the table once per distinct value
-                str_codes[:] = [
-                    -1 if v is None else string_of.setdefault(v, len(string_of)) for v in strs
-                ]
-            parts.append(
-                (events, code, np.full(len(events), kind, dtype=np.int8), ints, floats, str_codes)
-            )
-        event, code, kind, ints, floats, strs = (np.concatenate(c) for c in zip(*parts))
-        if new_row is not None:
-            event = new_row[event]
-        order = np.argsort(event, kind="stable")
-        return pd.DataFrame(
-            {
-                "event": event[order],
-                "stat": _sorted_categorical(code[order], list(code_of)),
-                "kind": kind[order].astype(np.int8, copy=False),
-                "int_value": ints[order].astype(np.int64, copy=False),
-                "float_value": _sparse_floats(floats[order]),
-                "str_value": str_categorical(strs[order], list(string_of)),
-            },
-            copy=False,
-        )
+    def _new_columns(self) -> tuple:
+        """(line, metadata_id, begin_ps, duration_ps) of the new events, in add order."""
+        return tuple(np.concatenate(c) for c in zip(*self._new_events))
 
-    def _kept_rows(self, event_col: np.ndarray, codes: np.ndarray, code_of: dict) -> np.ndarray:
-        """Old stat rows that no ``set_stat`` replaced."""
-        keep = np.ones(len(event_col), dtype=bool)
-        for name, events in self._replaced.items():
-            rows = np.flatnonzero(codes == code_of.get(name, -2))
-            keep[rows[np.isin(event_col[rows], events)]] = False
-        return keep
-
-    def _reordered_base_columns(self, metadata: pd.DataFrame) -> tuple:
-        """Base event columns with the new events in place; old row -> new row."""
+    def _placed_base_columns(self, placed: Placement, metadata: pd.DataFrame) -> dict:
+        """Base event columns with the new events in place."""
         events = self._events
-        line, meta, begin, dur = (np.concatenate(c) for c in zip(*self._new_events))
-        columns = {
-            "line": np.concatenate([events["line"].to_numpy(), line.astype(events["line"].dtype)]),
-            "metadata_id": np.concatenate([events["metadata_id"].to_numpy(), meta]),
-            "begin_ps": np.concatenate([events["begin_ps"].to_numpy(), begin]),
-            "duration_ps": np.concatenate([events["duration_ps"].to_numpy(), dur]),
+        line, meta, begin, dur = self._new_columns()
+        out = {
+            "line": placed.place(events["line"].to_numpy(), line),
+            "metadata_id": placed.place(events["metadata_id"].to_numpy(), meta),
+            "begin_ps": placed.place(events["begin_ps"].to_numpy(), begin),
+            "duration_ps": placed.place(events["duration_ps"].to_numpy(), dur),
         }
         occurrences = events["occurrences"].to_numpy()
-        if not is_zeros_view(occurrences):  # else new events keep it all zero, and free
-            added = np.zeros(len(line), dtype=np.int64)
-            columns["occurrences"] = np.concatenate([occurrences, added])
-        # New events go to their place in their line: by begin, longer first.
-        order = line_order(
-            columns["line"], columns["begin_ps"], columns["duration_ps"], len(events)
-        )
-        out = {name: values[order] for name, values in columns.items()}
-        out.setdefault("occurrences", zeros_view(len(order)))
+        if is_zeros_view(occurrences):  # new events keep it all zero, and free
+            out["occurrences"] = zeros_view(len(out["line"]))
+        else:
+            out["occurrences"] = placed.place(occurrences, np.zeros(len(line), dtype=np.int64))
         ids = metadata["id"].to_numpy()
+        distinct, inverse = np.unique(meta, return_inverse=True)  # names once per id
         for col in ("name", "display_name"):
             new_names = dict(zip(ids.tolist(), metadata[col].tolist()))
-            out[col] = _categorical_with_new(
-                events[col], [new_names.get(m, "") for m in meta.tolist()]
-            )[order]
-        new_row = np.empty(len(order), dtype=np.int64)
-        new_row[order] = np.arange(len(order))
+            added = [new_names.get(m, "") for m in distinct.tolist()]
+            out[col] = name_column(events[col], added, inverse, placed)
         for name in events.columns:
             if name not in out and name not in schema.WELL_KNOWN_STATS:
-                # An extra column: new events have no value in it.
-                padded = pd.concat([events[name], pd.Series([None] * len(line))], ignore_index=True)
-                out[name] = padded.take(order).reset_index(drop=True)
-        return out, new_row
-
-
-def _sparse_floats(values: np.ndarray) -> np.ndarray:
-    """``float_value``: zero except on double stats (every bit pattern kept, -0.0 too), so
-    only the pages holding those rows are resident."""
-    values = values.astype(np.float64, copy=False)
-    rows = np.flatnonzero(values.view(np.int64))
-    return sparse_values(len(values), np.float64, rows, values[rows])
-
-
-def _sorted_categorical(codes: np.ndarray, names: list) -> pd.Categorical:
-    """Like ``pd.Categorical(object values)``: only used names, sorted, object dtype."""
-    used = np.flatnonzero(np.bincount(codes, minlength=len(names)))
-    ordered = sorted(used.tolist(), key=lambda c: names[c])
-    remap = np.full(len(names), -1, dtype=np.int64)
-    remap[ordered] = np.arange(len(ordered))
-    categories = pd.Index([names[c] for c in ordered], dtype=object)
-    return pd.Categorical.from_codes(remap[codes], categories=categories)
-
-
-def _categorical_with_new(column: pd.Series, added: list) -> pd.Categorical:
-    """Old categorical values followed by new strings, re-categorised like object values."""
-    names = [str(c) for c in column.cat.categories.tolist()]
-    code_of = {name: i for i, name in enumerate(names)}
-    for name in added:
-        code_of.setdefault(name, len(code_of))
-    codes = np.concatenate(
-        [
-            column.cat.codes.to_numpy().astype(np.int64),
-            np.array([code_of[a] for a in added], dtype=np.int64),
-        ]
-    )
-    return _sorted_categorical(codes, list(code_of))
+                out[name] = placed.padded(events[name])  # an extra column
+        return out
 
 
 def _append_rows(table: pd.DataFrame, rows: list, columns: list) -> pd.DataFrame:
@@ -337,43 +263,3 @@ def _append_lines(lines: pd.DataFrame, rows: list) -> pd.DataFrame:
     for col in ("id", "display_id", "timestamp_ns", "duration_ps", "tid"):
         out[col] = out[col].astype(np.int64)
     return out
-
-
-def line_order(line, begin, duration, num_old: int) -> np.ndarray:
-    """``np.lexsort((-duration, begin, line))``. The first ``num_old`` rows are usually in
-    that order already (each line by begin, longer first): then only the new rows are
-    sorted and merged in, after old rows with equal keys (where a stable sort puts them).
-    """
-    line = np.asarray(line, dtype=np.int64)
-    begin = np.asarray(begin, dtype=np.int64)
-    minus = -np.asarray(duration, dtype=np.int64)
-    if 2 <= num_old < len(line):
-        merged = _merged_order(line, begin, minus, num_old)
-        if merged is not None:
-            return merged
-    return np.lexsort((minus, begin, line))
-
-
-_MAX_TIE = 64  # old rows sharing one (line, begin) beyond which the merge gives up
-
-
-def _merged_order(line, begin, minus, num_old: int):
-    lo = begin.min()
-    span_bits = int(begin.max() - lo).bit_length()
-    if line.min() < 0 or int(line.max()).bit_length() + span_bits > 62:
-        return None
-    key = (line << span_bits) | (begin - lo)  # (line, begin) as one ordered int64
-    old_key, old_minus = key[:num_old], minus[:num_old]
-    same = old_key[1:] == old_key[:-1]
-    if not np.all((old_key[1:] > old_key[:-1]) | (same & (old_minus[1:] >= old_minus[:-1]))):
-        return None
-    new = num_old + np.lexsort((minus[num_old:], key[num_old:]))
-    first = np.searchsorted(old_key, key[new], side="left")
-    ties = np.searchsorted(old_key, key[new], side="right") - first
-    if len(ties) and ties.max() > _MAX_TIE:
-        return None
-    at = first.copy()
-    for k in range(int(ties.max()) if len(ties) else 0):  # old rows of the same (line, begin)
-        probe = np.minimum(first + k, num_old - 1)
-        at += (k < ties) & (old_minus[probe] <= minus[new])
-    return np.insert(np.arange(num_old, dtype=np.int64), at, new)
