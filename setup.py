@@ -110,6 +110,11 @@ setup(
         Extension(
             "tensorboard_plugin_profile.xspace._fastdecode",
             ["tensorboard_plugin_profile/xspace/_fastdecode.c"],
+            # Included by _fastdecode.c (one compilation unit); listed for rebuilds and sdists.
+            depends=[
+                "tensorboard_plugin_profile/xspace/_wire.h",
+                "tensorboard_plugin_profile/xspace/_layout.h",
+            ],
             optional=True,
         ),
         # Sequential analysis passes (stacks, sweeps); numpy fallbacks otherwise.

@@ -18,6 +18,7 @@ import numpy as np
 from conftest import all_host_files
 
 from tensorboard_plugin_profile.protobuf import xplane_pb2
+from tensorboard_plugin_profile.xspace.columns import code_dtype
 
 _EVENTS_PER_LINE = 6
 _MAX_STAT_BYTES = 256
@@ -115,7 +116,7 @@ def cases(count: int, seed: int = 16) -> Iterator[tuple]:
 
 
 def raw_digest(raw: dict) -> tuple:
-    """A comparable form of a reader's raw output (NaN-safe for doubles)."""
+    """A comparable form of a reader's raw output in the final layout (NaN-safe for doubles)."""
 
     def stats(t: tuple) -> tuple:
         floats = np.frombuffer(t[4], np.float64) if isinstance(t[4], bytearray) else t[4]
@@ -123,15 +124,23 @@ def raw_digest(raw: dict) -> tuple:
         cols[4] = np.nan_to_num(np.asarray(floats, np.float64), nan=7.5).tobytes()
         return (*cols, tuple(t[6]))
 
+    def names(t: tuple) -> tuple:
+        widths = [code_dtype(len(strings)) for strings in t[2:]]
+        return (*(_bytes(c, d) for c, d in zip(t[:2], widths)), tuple(t[2]), tuple(t[3]))
+
     planes = []
     for p in raw["planes"]:
-        events = tuple(_bytes(c, d) for c, d in zip(p["events"], ("i4", "i8", "i8", "i8", "i8")))
+        events = tuple(
+            None if c is None else _bytes(c, d)
+            for c, d in zip(p["events"], ("i4", "i8", "i8", "i8", "i8"))
+        )
         planes.append(
             (
                 p["id"],
                 p["name"],
                 tuple(p["lines"]),
                 events,
+                names(p["names"]),
                 stats(p["stats"]),
                 tuple(p["event_metadata"]),
                 stats(p["metadata_stats"]),
@@ -139,7 +148,13 @@ def raw_digest(raw: dict) -> tuple:
                 stats(p["plane_stats"]),
             )
         )
-    return tuple(planes), tuple(raw["hostnames"]), tuple(raw["errors"]), tuple(raw["warnings"])
+    return (
+        tuple(planes),
+        tuple(raw["hostnames"]),
+        tuple(raw["errors"]),
+        tuple(raw["warnings"]),
+        raw["time_base_ns"],
+    )
 
 
 def _bytes(column, dtype: str) -> bytes:

@@ -23,7 +23,7 @@ from google.protobuf.message import DecodeError
 
 from tensorboard_plugin_profile.errors import CorruptProfile, ProfileTooLarge
 from tensorboard_plugin_profile.protobuf import xplane_pb2
-from tensorboard_plugin_profile.xspace import decode_xspace, wire
+from tensorboard_plugin_profile.xspace import decode_xspace, rawform, wire
 from tensorboard_plugin_profile.xspace.decode import _fastdecode, fast_reader_available
 from tensorboard_plugin_profile.xspace.limits import Limits, gunzip
 
@@ -57,7 +57,7 @@ def check_case(label: str, data: bytes, gzipped: bool, fast) -> None:
         except TYPED:
             return
     parses = _protobuf_parses(data)
-    slow_ok, slow = _outcome(wire.read, data)
+    slow_ok, slow = _outcome(lambda data: rawform.finish(wire.read(data)), data)
     fast_ok, fast_out = _outcome(fast.decode, data)
     assert slow_ok == parses, f"{label}: pure reader {slow} but protobuf parses={parses}"
     assert fast_ok == parses, f"{label}: compiled reader {fast_out} but protobuf parses={parses}"

@@ -14,21 +14,26 @@
  *  1. (GIL held) walk planes, lines, metadata; for events only read each
  *     record's key and length, cutting each line's events into chunks of
  *     CHUNK_EVENTS with known first rows. Counts are exact, so the event
- *     columns are allocated once, at their final size.
+ *     columns are allocated once, at their final size. Then the metadata
+ *     tables, the distinct event names and each line's base time are made.
  *  2. (GIL released, worker threads) parse the events of each chunk into their
- *     rows, and their stats into per-chunk buffers, interning strings by bytes.
+ *     rows of the final columns (_layout.h), and their stats into per-chunk
+ *     buffers, interning strings by bytes.
  *  3. (GIL held) concatenate the chunks' stats in file order, merging the
  *     chunk string tables into one per plane, and make one Python object per
  *     distinct string (UTF-8 checked there, once per distinct string).
  *
- * decode(data, max_events, threads) -> dict(hostnames, errors, warnings, planes=[plane])
+ * decode(data, max_events, threads) -> dict(hostnames, errors, warnings,
+ *        time_base_ns, planes=[plane]): the final layout of rawform.py.
  * Absent strings are "", as in protobuf.
  * plane = dict(id, name, lines=[(id, display_id, name, display_name,
- *              timestamp_ns, duration_ps)], events=Columns, stats=Stats,
- *              event_metadata=[(id, name, display_name)] sorted by id,
+ *              timestamp_ns, duration_ps)], events=Columns, names=Names,
+ *              stats=Stats, event_metadata=[(id, name, display_name)] sorted by id,
  *              metadata_stats=Stats (in id order), stat_metadata={id: name},
  *              plane_stats=Stats)
- * Columns = (line int32, metadata_id, offset_ps, duration_ps, occurrences int64)
+ * Columns = (line int32, metadata_id, begin_ps, duration_ps int64,
+ *            occurrences int64 or None when all are zero)
+ * Names = (name codes, display-name codes (int8/16/32), names, display names)
  * Stats = (owner int64, metadata_id int64, kind int8, int64, float64,
  *          string id int32 (-1: none), strings: list of distinct str/bytes)
  * Stat kinds: 0 double, 1 uint64 (bit-cast), 2 int64, 3 str, 4 bytes, 5 ref.
@@ -43,6 +48,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,242 +60,8 @@
 #endif
 
 #define CHUNK_EVENTS 32768
-#define MAX_DEPTH 100
-
-typedef struct {
-    const uint8_t *p, *end;
-} Reader;
-
-/* ---- growable raw buffer (plain malloc: used without the GIL) ---------- */
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Buf;
-
-static int buf_reserve(Buf *b, size_t extra) {
-    if (b->len + extra <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap * 2 : 1024;
-    while (cap < b->len + extra) cap *= 2;
-    char *grown = realloc(b->data, cap);
-    if (!grown) return -1;
-    b->data = grown;
-    b->cap = cap;
-    return 0;
-}
-
-#define BUF_PUT(b, value, type) \
-    (buf_reserve((b), sizeof(type)) < 0 ? -1 \
-     : (memcpy((b)->data + (b)->len, &(type){value}, sizeof(type)), (b)->len += sizeof(type), 0))
-
-/* ---- string interning: (bytes, kind) -> dense id in first-seen order ---- */
-typedef struct {
-    const uint8_t *p;
-    uint32_t len;
-    uint8_t kind;
-    uint64_t hash;
-} StrKey;
-
-typedef struct {
-    int32_t *slots; /* -1 empty, else index into keys */
-    size_t mask;
-    StrKey *keys;
-    size_t n, cap;
-} Intern;
-
-static uint64_t hash_bytes(const uint8_t *p, size_t len, uint8_t kind) {
-    uint64_t h = 1469598103934665603ULL ^ kind;
-    for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * 1099511628211ULL;
-    return h ^ (h >> 29);
-}
-
-static int intern_grow(Intern *t) {
-    size_t size = t->slots ? (t->mask + 1) * 2 : 64;
-    int32_t *slots = malloc(size * sizeof(int32_t));
-    if (!slots) return -1;
-    memset(slots, 0xff, size * sizeof(int32_t));
-    for (size_t i = 0; i < t->n; i++) {
-        size_t at = t->keys[i].hash & (size - 1);
-        while (slots[at] >= 0) at = (at + 1) & (size - 1);
-        slots[at] = (int32_t)i;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->mask = size - 1;
-    return 0;
-}
-
-/* The id of (p, len, kind), added if new; -1 when out of memory. */
-static int32_t intern(Intern *t, const uint8_t *p, size_t len, uint8_t kind, uint64_t hash) {
-    if (!t->slots || (t->n + 1) * 2 > t->mask + 1) {
-        if (intern_grow(t) < 0) return -1;
-    }
-    size_t at = hash & t->mask;
-    for (;;) {
-        int32_t id = t->slots[at];
-        if (id < 0) break;
-        StrKey *k = &t->keys[id];
-        if (k->hash == hash && k->len == len && k->kind == kind && memcmp(k->p, p, len) == 0)
-            return id;
-        at = (at + 1) & t->mask;
-    }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        StrKey *keys = realloc(t->keys, cap * sizeof(StrKey));
-        if (!keys) return -1;
-        t->keys = keys;
-        t->cap = cap;
-    }
-    t->keys[t->n] = (StrKey){p, (uint32_t)len, kind, hash};
-    t->slots[at] = (int32_t)t->n;
-    return (int32_t)t->n++;
-}
-
-static void intern_free(Intern *t) {
-    free(t->slots);
-    free(t->keys);
-    memset(t, 0, sizeof(*t));
-}
-
-/* ---- wire reading ---------------------------------------------------------- */
-/* Errors without the GIL: the first message wins, raised as ValueError later. */
-typedef struct {
-    const char *error;
-} Err;
-
-static int fail(Err *e, const char *what) {
-    if (!e->error) e->error = what;
-    return -1;
-}
-
-static int read_varint_slow(Reader *r, uint64_t *out, Err *e);
-
-static inline int read_varint(Reader *r, uint64_t *out, Err *e) {
-    if (r->p < r->end && !(*r->p & 0x80)) {
-        *out = *r->p++;
-        return 0;
-    }
-    if (r->end - r->p >= 2 && !(r->p[1] & 0x80)) {
-        *out = (uint64_t)(r->p[0] & 0x7f) | ((uint64_t)r->p[1] << 7);
-        r->p += 2;
-        return 0;
-    }
-    return read_varint_slow(r, out, e);
-}
-
-static int read_varint_slow(Reader *r, uint64_t *out, Err *e) {
-    uint64_t value = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-        if (r->p >= r->end) return fail(e, "truncated varint");
-        uint8_t byte = *r->p++;
-        if (shift < 64) value |= (uint64_t)(byte & 0x7f) << shift;
-        if (!(byte & 0x80)) {
-            *out = value;
-            return 0;
-        }
-    }
-    return fail(e, "varint too long");
-}
-
-/* Validates a packed run of varints (repeated int64 child_id). */
-static int check_packed_varints(Reader r, Err *e) {
-    uint64_t v;
-    while (r.p < r.end)
-        if (read_varint(&r, &v, e) < 0) return -1;
-    return 0;
-}
-
-typedef struct {
-    uint32_t number, wire;
-    uint64_t value;
-    Reader sub; /* payload of a length-delimited field */
-} Field;
-
-static int skip_group(Reader *r, uint32_t number, int depth, Err *e);
-
-/* Reads one field; groups are skipped whole (and reported as wire 3). */
-static int read_field(Reader *r, Field *f, int depth, Err *e) {
-    const uint8_t *start = r->p;
-    uint64_t key;
-    if (read_varint(r, &key, e) < 0) return -1;
-    if (r->p - start > 5 || key > 0xffffffffULL) return fail(e, "bad field key");
-    f->number = (uint32_t)(key >> 3);
-    f->wire = (uint32_t)(key & 7);
-    if (f->number == 0) return fail(e, "field number 0");
-    f->value = 0;
-    switch (f->wire) {
-    case 0:
-        return read_varint(r, &f->value, e);
-    case 1:
-        if (r->end - r->p < 8) return fail(e, "truncated fixed64");
-        memcpy(&f->value, r->p, 8);
-        r->p += 8;
-        return 0;
-    case 2: {
-        uint64_t len;
-        if (read_varint(r, &len, e) < 0) return -1;
-        if (len > (uint64_t)(r->end - r->p) || len >= 0x7fffffffULL)
-            return fail(e, "length past the end");
-        f->sub.p = r->p;
-        f->sub.end = r->p + len;
-        r->p += len;
-        return 0;
-    }
-    case 3:
-        return skip_group(r, f->number, depth, e);
-    case 5:
-        if (r->end - r->p < 4) return fail(e, "truncated fixed32");
-        memcpy(&f->value, r->p, 4);
-        r->p += 4;
-        return 0;
-    default: /* 4: an end-group nobody opened; 6, 7: not a wire type */
-        return fail(e, "unexpected wire type");
-    }
-}
-
-static int skip_group(Reader *r, uint32_t number, int depth, Err *e) {
-    if (depth + 1 > MAX_DEPTH) return fail(e, "nested too deep");
-    for (;;) {
-        if (r->p >= r->end) return fail(e, "unterminated group");
-        const uint8_t *start = r->p;
-        uint64_t key;
-        if (read_varint(r, &key, e) < 0) return -1;
-        if (r->p - start > 5 || key > 0xffffffffULL) return fail(e, "bad field key");
-        if ((key & 7) == 4) {
-            if ((key >> 3) != number) return fail(e, "mismatched end group");
-            return 0;
-        }
-        r->p = start;
-        Field f;
-        if (read_field(r, &f, depth + 1, e) < 0) return -1;
-    }
-}
-
-/* UTF-8 as the protobuf library checks proto3 strings (no surrogates, no overlongs). */
-static int utf8_ok(const uint8_t *p, const uint8_t *end) {
-    while (p < end) {
-        uint8_t c = *p;
-        if (c < 0x80) {
-            p++;
-            continue;
-        }
-        int n;
-        uint32_t cp;
-        if (c >= 0xc2 && c <= 0xdf) n = 1, cp = c & 0x1f;
-        else if (c >= 0xe0 && c <= 0xef) n = 2, cp = c & 0x0f;
-        else if (c >= 0xf0 && c <= 0xf4) n = 3, cp = c & 0x07;
-        else return 0;
-        if (end - p <= n) return 0;
-        for (int i = 1; i <= n; i++) {
-            if ((p[i] & 0xc0) != 0x80) return 0;
-            cp = (cp << 6) | (p[i] & 0x3f);
-        }
-        if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-            (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-            return 0;
-        p += n + 1;
-    }
-    return 1;
-}
+#include "_wire.h"
+#include "_layout.h"
 
 /* ---- long-form stats ----------------------------------------------------------- */
 typedef struct {
@@ -355,6 +127,7 @@ typedef struct {
     int plane;
     int32_t line;
     int64_t first_row, count;
+    int any_occ; /* an event with non-zero occurrences */
     Stats stats;
     Err err;
 } Chunk;
@@ -372,8 +145,14 @@ typedef struct {
     Stats plane_stats;
     int64_t rows;
     int32_t line_count;
-    /* event columns, sized after pass 1 */
-    PyObject *col_line, *col_mid, *col_offset, *col_dur, *col_occ;
+    int64_t *line_ts; /* per line: timestamp_ns, then (after pass 1) its base in ps */
+    size_t cap_ts;
+    /* after pass 1: metadata rows and stats, the id index, the distinct names */
+    PyObject *meta_rows, *meta_stats, *name_strings, *display_strings;
+    MetaIndex meta;
+    /* event columns, sized after pass 1 (occ: zeroed, a bytearray only if used) */
+    PyObject *col_line, *col_mid, *col_begin, *col_dur, *col_name, *col_display;
+    int64_t *occ;
 } Plane;
 
 static int add_chunk(Chunks *c, Chunk chunk) {
@@ -450,6 +229,14 @@ static int scan_line(Reader r, int plane, Plane *pl, Chunks *chunks, int depth) 
         open.r.end = last_end;
         if (add_chunk(chunks, open) < 0) return PyErr_NoMemory(), -1;
     }
+    if ((size_t)index >= pl->cap_ts) {
+        size_t cap = pl->cap_ts ? pl->cap_ts * 2 : 16;
+        int64_t *grown = realloc(pl->line_ts, cap * sizeof(int64_t));
+        if (!grown) return PyErr_NoMemory(), -1;
+        pl->line_ts = grown;
+        pl->cap_ts = cap;
+    }
+    pl->line_ts[index] = timestamp;
     PyObject *n = has_name ? decode_str(name) : PyUnicode_FromString("");
     PyObject *d = has_display ? decode_str(display_name) : PyUnicode_FromString("");
     PyObject *row = NULL;
@@ -541,13 +328,9 @@ static int scan_plane_field(Plane *pl, int plane, Field *f, Chunks *chunks, int 
 }
 
 /* ---- pass 2: events of one chunk ---------------------------------------------- */
-typedef struct {
-    int32_t *line;
-    int64_t *mid, *offset, *dur, *occ;
-} EventCols;
-
-static int parse_event(Reader r, int64_t row, EventCols *c, Stats *st, Err *e) {
+static int parse_event(Reader r, int64_t row, Chunk *ch, EventCols *c) {
     int64_t mid = 0, offset = 0, dur = 0, occ = 0;
+    Err *e = &ch->err;
     while (r.p < r.end) {
         /* Fast path: single-byte keys of the common fields. */
         uint8_t key = *r.p;
@@ -567,12 +350,10 @@ static int parse_event(Reader r, int64_t row, EventCols *c, Stats *st, Err *e) {
         else if (f.wire == 0 && f.number == 2) offset = (int64_t)f.value, occ = 0;
         else if (f.wire == 0 && f.number == 5) occ = (int64_t)f.value, offset = 0;
         else if (f.wire == 0 && f.number == 3) dur = (int64_t)f.value;
-        else if (f.wire == 2 && f.number == 4 && read_stat(f.sub, row, st, 5, e) < 0) return -1;
+        else if (f.wire == 2 && f.number == 4 && read_stat(f.sub, row, &ch->stats, 5, e) < 0)
+            return -1;
     }
-    c->mid[row] = mid;
-    c->offset[row] = offset;
-    c->dur[row] = dur;
-    c->occ[row] = occ;
+    put_event(c, row, ch->line, mid, offset, dur, occ, &ch->any_occ);
     return 0;
 }
 
@@ -580,20 +361,23 @@ static void parse_chunk(Chunk *ch, EventCols *c) {
     Reader r = ch->r;
     int64_t row = ch->first_row;
     while (r.p < r.end) {
-        Field f;
+        Reader event;
         if (*r.p == 0x22) { /* an event record (checked in pass 1) */
             uint64_t len;
             r.p++;
             if (read_varint(&r, &len, &ch->err) < 0) return;
-            f.sub.p = r.p;
-            f.sub.end = r.p + len;
+            /* Kept out of a Field: a Field lives in memory (read_field takes its address),
+             * and reloading its halves as one 16-byte value stalls every event. */
+            event.p = r.p;
+            event.end = r.p + len;
             r.p += len;
         } else {
+            Field f;
             if (read_field(&r, &f, 3, &ch->err) < 0) return;
             if (f.wire != 2 || f.number != 4) continue;
+            event = f.sub;
         }
-        c->line[row] = ch->line;
-        if (parse_event(f.sub, row, c, &ch->stats, &ch->err) < 0) return;
+        if (parse_event(event, row, ch, c) < 0) return;
         row++;
     }
 }
@@ -651,61 +435,66 @@ static PyObject *string_object(StrKey *k) {
     return PyUnicode_DecodeUTF8((const char *)k->p, k->len, "strict");
 }
 
-/* Appends src's rows to dst, re-interning src's strings into dst's table. */
-static int stats_append(Stats *dst, Stats *src) {
-    if (!src->rows) return 0;
-    if (!dst->rows && !dst->strings.n) { /* the first chunk: take its buffers as they are */
-        stats_free(dst);
-        *dst = *src;
-        memset(src, 0, sizeof(*src));
-        return 0;
+/* One column of parts' rows, concatenated into a new bytearray of `width` bytes a row. */
+static PyObject *concat(Stats **parts, size_t n, size_t rows, size_t width, size_t field) {
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(rows * width));
+    if (!out) return NULL;
+    char *at = PyByteArray_AS_STRING(out);
+    for (size_t i = 0; i < n; i++) {
+        Buf *b = (Buf *)((char *)parts[i] + field);
+        if (b->len) memcpy(at, b->data, b->len);
+        at += b->len;
     }
-    int32_t *remap = malloc((src->strings.n + 1) * sizeof(int32_t));
-    if (!remap) return -1;
-    for (size_t i = 0; i < src->strings.n; i++) {
-        StrKey *k = &src->strings.keys[i];
-        remap[i] = intern(&dst->strings, k->p, k->len, k->kind, k->hash);
-        if (remap[i] < 0) return free(remap), -1;
-    }
-    size_t n = src->rows;
-    if (buf_reserve(&dst->owner, n * 8) < 0 || buf_reserve(&dst->mid, n * 8) < 0 ||
-        buf_reserve(&dst->kind, n) < 0 || buf_reserve(&dst->ival, n * 8) < 0 ||
-        buf_reserve(&dst->fval, n * 8) < 0 || buf_reserve(&dst->sid, n * 4) < 0)
-        return free(remap), -1;
-    memcpy(dst->owner.data + dst->owner.len, src->owner.data, n * 8);
-    memcpy(dst->mid.data + dst->mid.len, src->mid.data, n * 8);
-    memcpy(dst->kind.data + dst->kind.len, src->kind.data, n);
-    memcpy(dst->ival.data + dst->ival.len, src->ival.data, n * 8);
-    memcpy(dst->fval.data + dst->fval.len, src->fval.data, n * 8);
-    int32_t *out = (int32_t *)(dst->sid.data + dst->sid.len);
-    const int32_t *in = (const int32_t *)src->sid.data;
-    for (size_t i = 0; i < n; i++) out[i] = in[i] < 0 ? -1 : remap[in[i]];
-    dst->owner.len += n * 8;
-    dst->mid.len += n * 8;
-    dst->kind.len += n;
-    dst->ival.len += n * 8;
-    dst->fval.len += n * 8;
-    dst->sid.len += n * 4;
-    dst->rows += n;
-    free(remap);
-    return 0;
+    return out;
 }
 
-static PyObject *stats_take(Stats *st) {
-    PyObject *strings = PyList_New((Py_ssize_t)st->strings.n);
-    if (!strings) return NULL;
-    for (size_t i = 0; i < st->strings.n; i++) {
-        PyObject *s = string_object(&st->strings.keys[i]);
-        if (!s) return Py_DECREF(strings), NULL;
-        PyList_SET_ITEM(strings, (Py_ssize_t)i, s);
+/* String ids of parts' rows into one table (first-seen order), and its strings. */
+static PyObject *merged_strings(Stats **parts, size_t n, size_t rows, PyObject **strings) {
+    Intern all = {0};
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(rows * 4));
+    int32_t *ids = out ? (int32_t *)PyByteArray_AS_STRING(out) : NULL;
+    for (size_t i = 0; ids && i < n; i++) {
+        Intern *t = &parts[i]->strings;
+        int32_t *remap = malloc((t->n + 1) * sizeof(int32_t));
+        int ok = remap != NULL;
+        for (size_t j = 0; ok && j < t->n; j++) {
+            StrKey *k = &t->keys[j];
+            ok = (remap[j] = intern(&all, k->p, k->len, k->kind, k->hash)) >= 0;
+        }
+        const int32_t *in = (const int32_t *)parts[i]->sid.data;
+        for (size_t j = 0; ok && j < parts[i]->rows; j++) *ids++ = in[j] < 0 ? -1 : remap[in[j]];
+        free(remap);
+        if (!ok) {
+            ids = NULL;
+            Py_CLEAR(out);
+        }
     }
-    return Py_BuildValue("(NNNNNNN)", bytearray_of(st->owner.data, st->owner.len),
-                         bytearray_of(st->mid.data, st->mid.len),
-                         bytearray_of(st->kind.data, st->kind.len),
-                         bytearray_of(st->ival.data, st->ival.len),
-                         bytearray_of(st->fval.data, st->fval.len),
-                         bytearray_of(st->sid.data, st->sid.len), strings);
+    *strings = out ? PyList_New((Py_ssize_t)all.n) : NULL;
+    for (size_t i = 0; *strings && i < all.n; i++) {
+        PyObject *s = string_object(&all.keys[i]);
+        if (!s) Py_CLEAR(*strings);
+        else PyList_SET_ITEM(*strings, (Py_ssize_t)i, s);
+    }
+    intern_free(&all);
+    if (!*strings) Py_CLEAR(out);
+    if (!out && !PyErr_Occurred()) PyErr_NoMemory();
+    return out;
 }
+
+/* The Stats tuple of parts' rows in order (each part's buffers are left as they are). */
+static PyObject *stats_concat(Stats **parts, size_t n) {
+    size_t rows = 0;
+    for (size_t i = 0; i < n; i++) rows += parts[i]->rows;
+    PyObject *strings = NULL, *ids = merged_strings(parts, n, rows, &strings);
+    if (!ids) return NULL;
+    return Py_BuildValue("(NNNNNNN)", concat(parts, n, rows, 8, offsetof(Stats, owner)),
+                         concat(parts, n, rows, 8, offsetof(Stats, mid)),
+                         concat(parts, n, rows, 1, offsetof(Stats, kind)),
+                         concat(parts, n, rows, 8, offsetof(Stats, ival)),
+                         concat(parts, n, rows, 8, offsetof(Stats, fval)), ids, strings);
+}
+
+static PyObject *stats_take(Stats *st) { return stats_concat(&st, 1); }
 
 static int cmp_pair(const void *a, const void *b) {
     const int64_t *x = a, *y = b;
@@ -794,34 +583,50 @@ static void plane_free(Plane *pl) {
     Py_CLEAR(pl->name);
     Py_CLEAR(pl->lines);
     Py_CLEAR(pl->stat_names);
+    Py_CLEAR(pl->meta_rows);
+    Py_CLEAR(pl->meta_stats);
+    Py_CLEAR(pl->name_strings);
+    Py_CLEAR(pl->display_strings);
     Py_CLEAR(pl->col_line);
     Py_CLEAR(pl->col_mid);
-    Py_CLEAR(pl->col_offset);
+    Py_CLEAR(pl->col_begin);
     Py_CLEAR(pl->col_dur);
-    Py_CLEAR(pl->col_occ);
+    Py_CLEAR(pl->col_name);
+    Py_CLEAR(pl->col_display);
     free(pl->meta_entries);
+    free(pl->line_ts);
+    free(pl->occ);
+    meta_index_free(&pl->meta);
     stats_free(&pl->plane_stats);
 }
 
-static PyObject *plane_object(Plane *pl, Stats *ev_stats, PyObject *empty) {
-    PyObject *meta_rows = NULL, *meta_stats = NULL;
-    if (event_metadata(pl, &meta_rows, &meta_stats) < 0) return NULL;
-    PyObject *events = Py_BuildValue("(OOOOO)", pl->col_line, pl->col_mid, pl->col_offset,
-                                     pl->col_dur, pl->col_occ);
-    PyObject *stats = stats_take(ev_stats);
+/* Occurrences as a column, or None when no event has any (decode.py: a zeros view). */
+static PyObject *occ_column(Plane *pl, int any_occ) {
+    if (!any_occ && pl->rows) Py_RETURN_NONE;
+    return bytearray_of(pl->occ, (size_t)pl->rows * 8);
+}
+
+static PyObject *plane_object(Plane *pl, Stats **ev_stats, size_t n_parts, int any_occ,
+                              PyObject *empty) {
+    PyObject *occ = occ_column(pl, any_occ);
+    PyObject *events = occ ? Py_BuildValue("(OOOON)", pl->col_line, pl->col_mid, pl->col_begin,
+                                           pl->col_dur, occ)
+                           : NULL;
+    PyObject *names = Py_BuildValue("(OOOO)", pl->col_name, pl->col_display, pl->name_strings,
+                                    pl->display_strings);
+    PyObject *stats = stats_concat(ev_stats, n_parts);
     PyObject *plane_stats = stats_take(&pl->plane_stats);
     PyObject *out = NULL;
-    if (events && stats && plane_stats)
-        out = Py_BuildValue("{s:L,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "id", (long long)pl->id,
-                            "name", pl->name ? pl->name : empty, "lines", pl->lines, "events",
-                            events, "stats", stats, "event_metadata", meta_rows,
-                            "metadata_stats", meta_stats, "stat_metadata", pl->stat_names,
-                            "plane_stats", plane_stats);
+    if (events && names && stats && plane_stats)
+        out = Py_BuildValue("{s:L,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "id",
+                            (long long)pl->id, "name", pl->name ? pl->name : empty, "lines",
+                            pl->lines, "events", events, "names", names, "stats", stats,
+                            "event_metadata", pl->meta_rows, "metadata_stats", pl->meta_stats,
+                            "stat_metadata", pl->stat_names, "plane_stats", plane_stats);
     Py_XDECREF(events);
+    Py_XDECREF(names);
     Py_XDECREF(stats);
     Py_XDECREF(plane_stats);
-    Py_XDECREF(meta_rows);
-    Py_XDECREF(meta_stats);
     return out;
 }
 
@@ -866,45 +671,77 @@ static int scan_space(Reader r, Planes *planes, Chunks *chunks, PyObject *lists[
     return 0;
 }
 
-static int alloc_columns(Planes *planes, EventCols *cols) {
+/* Line timestamps above this (ns) are absolute epoch times: rebase them (ps overflow). */
+#define ABSOLUTE_TIME_NS (1LL << 50)
+
+static int64_t time_base(Planes *planes) {
+    int64_t lo = 0, hi = 0;
+    int any = 0;
     for (size_t i = 0; i < planes->n; i++) {
         Plane *pl = &planes->items[i];
-        Py_ssize_t n = (Py_ssize_t)pl->rows;
-        pl->col_line = PyByteArray_FromStringAndSize(NULL, n * 4);
-        pl->col_mid = PyByteArray_FromStringAndSize(NULL, n * 8);
-        pl->col_offset = PyByteArray_FromStringAndSize(NULL, n * 8);
-        pl->col_dur = PyByteArray_FromStringAndSize(NULL, n * 8);
-        pl->col_occ = PyByteArray_FromStringAndSize(NULL, n * 8);
-        if (!pl->col_line || !pl->col_mid || !pl->col_offset || !pl->col_dur || !pl->col_occ)
-            return -1;
-        cols[i].line = (int32_t *)PyByteArray_AS_STRING(pl->col_line);
-        cols[i].mid = (int64_t *)PyByteArray_AS_STRING(pl->col_mid);
-        cols[i].offset = (int64_t *)PyByteArray_AS_STRING(pl->col_offset);
-        cols[i].dur = (int64_t *)PyByteArray_AS_STRING(pl->col_dur);
-        cols[i].occ = (int64_t *)PyByteArray_AS_STRING(pl->col_occ);
+        for (int32_t j = 0; j < pl->line_count; j++) {
+            int64_t t = pl->line_ts[j];
+            if (!any || t < lo) lo = t;
+            if (!any || t > hi) hi = t;
+            any = 1;
+        }
     }
-    return 0;
+    return any && hi > ABSOLUTE_TIME_NS ? lo : 0;
+}
+
+/* Between the passes (GIL held): metadata tables and names, each line's base in ps. */
+static int prepare_plane(Plane *pl, int64_t base) {
+    for (int32_t j = 0; j < pl->line_count; j++)
+        pl->line_ts[j] = (int64_t)(((uint64_t)pl->line_ts[j] - (uint64_t)base) * 1000u);
+    if (event_metadata(pl, &pl->meta_rows, &pl->meta_stats) < 0) return -1;
+    return meta_index_build(&pl->meta, pl->meta_rows, &pl->name_strings, &pl->display_strings);
+}
+
+static PyObject *column(Py_ssize_t bytes, void **data) {
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, bytes);
+    if (out) *data = PyByteArray_AS_STRING(out);
+    return out;
+}
+
+static int alloc_columns(Plane *pl, EventCols *c) {
+    Py_ssize_t n = (Py_ssize_t)pl->rows;
+    c->name_width = code_width(PyList_GET_SIZE(pl->name_strings));
+    c->display_width = code_width(PyList_GET_SIZE(pl->display_strings));
+    c->line_base = pl->line_ts;
+    c->meta = &pl->meta;
+    pl->occ = calloc((size_t)n + 1, 8); /* untouched pages cost no memory */
+    c->occ = pl->occ;
+    if (!(pl->col_line = column(n * 4, (void **)&c->line)) ||
+        !(pl->col_mid = column(n * 8, (void **)&c->mid)) ||
+        !(pl->col_begin = column(n * 8, (void **)&c->begin)) ||
+        !(pl->col_dur = column(n * 8, (void **)&c->dur)) ||
+        !(pl->col_name = column(n * c->name_width, &c->name)) ||
+        !(pl->col_display = column(n * c->display_width, &c->display)))
+        return -1;
+    return pl->occ ? 0 : (PyErr_NoMemory(), -1);
 }
 
 static PyObject *build_planes(Planes *planes, Chunks *chunks) {
     PyObject *out = PyList_New(0);
+    Stats **parts = malloc((chunks->n + 1) * sizeof(Stats *));
+    if (!parts) Py_CLEAR(out);
     size_t next = 0;
     for (size_t i = 0; out && i < planes->n; i++) {
-        Stats st;
-        memset(&st, 0, sizeof(st));
-        int ok = 1;
-        for (; next < chunks->n && chunks->items[next].plane == (int)i; next++)
-            if (stats_append(&st, &chunks->items[next].stats) < 0) ok = 0;
+        size_t n = 0;
+        int any_occ = 0;
+        for (; next < chunks->n && chunks->items[next].plane == (int)i; next++) {
+            any_occ |= chunks->items[next].any_occ;
+            parts[n++] = &chunks->items[next].stats;
+        }
         PyObject *empty = PyUnicode_FromString("");
-        PyObject *plane = !empty ? NULL
-                          : ok   ? plane_object(&planes->items[i], &st, empty)
-                                 : PyErr_NoMemory();
+        PyObject *plane = empty ? plane_object(&planes->items[i], parts, n, any_occ, empty) : NULL;
         Py_XDECREF(empty);
-        stats_free(&st);
+        for (size_t j = 0; j < n; j++) stats_free(parts[j]); /* no longer needed */
         if (!plane || PyList_Append(out, plane) < 0) Py_CLEAR(out);
         Py_XDECREF(plane);
     }
-    return out;
+    free(parts);
+    return out ? out : (PyErr_Occurred() ? NULL : PyErr_NoMemory());
 }
 
 static int default_threads(void) {
@@ -941,7 +778,10 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (alloc_columns(&planes, cols) < 0) goto done;
+    int64_t base = time_base(&planes);
+    for (size_t i = 0; i < planes.n; i++)
+        if (prepare_plane(&planes.items[i], base) < 0 || alloc_columns(&planes.items[i], &cols[i]) < 0)
+            goto done;
     Work work = {&chunks, cols, 0};
     Py_BEGIN_ALLOW_THREADS
     run_pass2(&work, threads);
@@ -953,8 +793,9 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         }
     plane_list = build_planes(&planes, &chunks);
     if (!plane_list) goto done;
-    out = Py_BuildValue("{s:O,s:O,s:O,s:O}", "planes", plane_list, "hostnames", lists[3],
-                        "errors", lists[1], "warnings", lists[2]);
+    out = Py_BuildValue("{s:O,s:O,s:O,s:O,s:L}", "planes", plane_list, "hostnames", lists[3],
+                        "errors", lists[1], "warnings", lists[2], "time_base_ns",
+                        (long long)base);
 done:
     Py_XDECREF(plane_list);
     for (int i = 1; i < 4; i++) Py_XDECREF(lists[i]);

@@ -39,32 +39,32 @@ def object_index(values: list) -> pd.Index:
 def str_categorical(codes: np.ndarray, strings: list) -> pd.Categorical:
     """Codes into ``strings`` (-1 = no value) as a categorical column."""
     return pd.Categorical.from_codes(
-        np.asarray(codes, dtype=_code_dtype(len(strings))), categories=object_index(strings)
+        np.asarray(codes, dtype=code_dtype(len(strings))), categories=object_index(strings)
     )
 
 
-def _code_dtype(n: int) -> type:
+def code_dtype(n: int) -> type:
     return np.int8 if n < 127 else np.int16 if n < 32767 else np.int32
+
+
+def code_categorical(codes: np.ndarray, categories: pd.Index) -> pd.Categorical:
+    """A categorical of codes known to be valid (made here, not read from a file): pandas
+    would otherwise check every row, which costs as much as a column's pass (and reads
+    every row of a broadcast view)."""
+    try:
+        return pd.Categorical.from_codes(codes, categories=categories, validate=False)
+    except TypeError:  # pandas < 2.1 has no ``validate``
+        return pd.Categorical.from_codes(codes, categories=categories)
 
 
 def empty_str_column(n: int) -> pd.Categorical:
     """An all-missing string column that costs no memory per row."""
-    return pd.Categorical.from_codes(
-        np.broadcast_to(np.int8(-1), (n,)), categories=object_index([""])
-    )
+    return code_categorical(np.broadcast_to(np.int8(-1), (n,)), object_index([""]))
 
 
 def zeros_view(n: int) -> np.ndarray:
     """A read-only int64 column of zeros that costs no memory per row."""
     return np.broadcast_to(np.int64(0), (n,))
-
-
-def compact_int64(values: np.ndarray) -> np.ndarray:
-    """An int64 column that is zero on every row (``occurrences`` on real profiles) as a
-    ``zeros_view``; other columns unchanged."""
-    if len(values) and not values.any():
-        return zeros_view(len(values))
-    return values
 
 
 def is_zeros_view(values: np.ndarray) -> bool:
@@ -161,7 +161,7 @@ def _str_column(n: int, stats: pd.DataFrame, rows: np.ndarray) -> pd.Categorical
     order = _sorted_order(values)
     remap = np.full(len(strings) + 1, -1, dtype=np.int64)
     remap[used[order]] = np.arange(len(order))
-    column: np.ndarray = np.full(n, -1, dtype=_code_dtype(len(order)))
+    column: np.ndarray = np.full(n, -1, dtype=code_dtype(len(order)))
     column[stats["event"].to_numpy()[rows]] = np.where(codes >= 0, remap[codes], -1)
     return pd.Categorical.from_codes(column, categories=object_index([values[i] for i in order]))
 

@@ -24,8 +24,15 @@ import pandas as pd
 from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfile, NotFound
-from . import schema, wire
-from .columns import compact_int64, object_index, str_categorical, well_known_columns
+from . import rawform, schema, wire
+from .columns import (
+    code_categorical,
+    code_dtype,
+    object_index,
+    str_categorical,
+    well_known_columns,
+    zeros_view,
+)
 from .limits import Limits, gunzip
 from .model import KIND_REF, Plane, Space, stat_values
 
@@ -34,9 +41,6 @@ try:
     from . import _fastdecode
 except ImportError:  # built without a C compiler: the pure-Python reader is used
     _fastdecode = None
-
-# Line timestamps above this (ns) are absolute epoch times: rebase them.
-_ABSOLUTE_TIME_NS = 1 << 50
 
 
 def fast_reader_available() -> bool:
@@ -84,12 +88,15 @@ def decode_xspace(
 
 
 def space_from_raw(raw: dict, source: str) -> Space:
-    """The tables of a raw form (``wire.py`` documents it); other input formats call this too."""
-    time_base_ns = _time_base_ns(raw["planes"])
+    """The tables of a raw form (``rawform.py`` documents it); other input formats call this
+    too."""
+    if not rawform.is_final(raw):
+        raw = rawform.finish(raw)
+    time_base_ns = raw["time_base_ns"]
     planes = []
     for i in range(len(raw["planes"])):
         # Each plane's raw columns are dropped as soon as its tables exist.
-        planes.append(_build_plane(i, raw["planes"][i], time_base_ns))
+        planes.append(_build_plane(i, raw["planes"][i]))
         raw["planes"][i] = None
     space = Space(
         source=source,
@@ -131,13 +138,6 @@ def _threads() -> int:
     return int(value) if value.isdigit() else 0
 
 
-def _time_base_ns(planes: list) -> int:
-    stamps = [line[4] for plane in planes for line in plane["lines"]]
-    if stamps and max(stamps) > _ABSOLUTE_TIME_NS:
-        return min(stamps)
-    return 0
-
-
 def _columns(raw: tuple, dtypes: tuple) -> list:
     """Raw columns (numpy arrays, or byte buffers from the compiled reader) as numpy arrays."""
     return [
@@ -157,11 +157,12 @@ def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
     refs = np.flatnonzero(kinds == KIND_REF)
     if len(refs):
         # A ref value names a stat: its name joins the string table.
-        ref_ids, inverse = np.unique(ints[refs], return_inverse=True)
+        ref_ids, inverse = _sorted_factorize(ints[refs])
         strings, ref_codes = _with_names(
             strings, [stat_names.get(int(v), "") for v in ref_ids.view(np.uint64)]
         )
-        string_ids = string_ids.copy()
+        if not string_ids.flags.writeable:  # the compiled reader's buffers are ours to edit
+            string_ids = string_ids.copy()
         string_ids[refs] = ref_codes[inverse]
     codes, unique_mids = pd.factorize(mids)
     # Two stat ids may share a name (or have none): the category is the name.
@@ -171,9 +172,9 @@ def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
     return pd.DataFrame(
         {
             owner_col: owners,
-            "stat": pd.Categorical.from_codes(
-                name_codes[codes] if len(codes) else codes,
-                categories=object_index(list(names)),
+            # Codes gathered in their final width (no int64 column of them).
+            "stat": code_categorical(
+                name_codes.astype(code_dtype(len(names)))[codes], object_index(list(names))
             ),
             "kind": kinds,
             "int_value": ints,
@@ -182,6 +183,15 @@ def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
         },
         copy=False,
     )
+
+
+def _sorted_factorize(values: np.ndarray) -> tuple:
+    """``np.unique(values, return_inverse=True)`` by hashing: no sort of every row."""
+    codes, uniques = pd.factorize(values)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order))
+    return uniques[order], rank[codes]
 
 
 def _with_names(strings: list, names: list) -> tuple:
@@ -198,26 +208,24 @@ def _with_names(strings: list, names: list) -> tuple:
     return strings + added, np.asarray(codes, dtype=np.int32)
 
 
-def _build_plane(index: int, raw: dict, time_base_ns: int) -> Plane:
+def _build_plane(index: int, raw: dict) -> Plane:
     stat_names = {int(k): v for k, v in raw["stat_metadata"].items()}
-    lines = _line_table(raw["lines"])
-    line_of_event, metadata_ids, offsets, durations, occurrences = _columns(
-        raw["events"], (np.int32, np.int64, np.int64, np.int64, np.int64)
+    line_of_event, metadata_ids, begin_ps, durations = _columns(
+        raw["events"][:4], (np.int32, np.int64, np.int64, np.int64)
     )
-    line_base_ps = (lines["timestamp_ns"].to_numpy() - time_base_ns) * 1000
-    event_metadata = _metadata_table(raw["event_metadata"])
+    occurrences = raw["events"][4]
     stats = _long_table("event", raw["stats"], stat_names)
-    begin_ps = offsets if offsets.flags.writeable else offsets.copy()
-    if len(begin_ps):
-        begin_ps += line_base_ps[line_of_event]
     columns = {
         "line": line_of_event,
         "metadata_id": metadata_ids,
         "begin_ps": begin_ps,
         "duration_ps": durations,
-        "occurrences": compact_int64(occurrences),  # zero on nearly every profile
+        # zero on nearly every profile: then a view that costs no memory
+        "occurrences": zeros_view(len(metadata_ids))
+        if occurrences is None
+        else _columns((occurrences,), (np.int64,))[0],
     }
-    columns.update(_name_columns(metadata_ids, event_metadata))
+    columns.update(_name_columns(raw["names"]))
     columns.update(well_known_columns(len(metadata_ids), stats, schema.WELL_KNOWN_STATS))
     plane_stats = _long_table("owner", raw["plane_stats"], stat_names)
     metadata_stats = _long_table("metadata_id", raw["metadata_stats"], stat_names)
@@ -225,10 +233,10 @@ def _build_plane(index: int, raw: dict, time_base_ns: int) -> Plane:
         index=index,
         id=int(raw["id"]),
         name=raw["name"] or "",
-        lines=lines,
+        lines=_line_table(raw["lines"]),
         events=pd.DataFrame(columns, copy=False),
         stats=stats,
-        event_metadata=event_metadata,
+        event_metadata=_metadata_table(raw["event_metadata"]),
         metadata_stats=metadata_stats.sort_values("metadata_id", kind="stable", ignore_index=True),
         stat_names=stat_names,
         plane_stats=dict(zip(plane_stats["stat"].astype(str), stat_values(plane_stats))),
@@ -273,20 +281,17 @@ def _line_table(rows: list) -> pd.DataFrame:
     )
 
 
-def _name_columns(metadata_ids: np.ndarray, event_metadata: pd.DataFrame) -> dict:
-    """Event names via the (id-sorted) metadata table, as categoricals; unknown id → ""."""
-    ids = event_metadata["id"].to_numpy()
-    pos = np.minimum(np.searchsorted(ids, metadata_ids), max(len(ids) - 1, 0))
-    found = ids[pos] == metadata_ids if len(ids) else np.zeros(len(metadata_ids), dtype=bool)
-    codes = np.where(found, pos, len(ids))
+def _name_columns(names: tuple) -> dict:
+    """Event names and display names as categoricals (codes from the reader's layout)."""
+    name_codes, display_codes, name_strings, display_strings = names
     columns = {}
-    for column in ("name", "display_name"):
-        lookup = _object_column(event_metadata[column].tolist() + [""]).to_numpy()
-        # Names may repeat across ids: factorise the strings once per metadata row.
-        inverse, uniques = pd.factorize(lookup)
-        columns[column] = pd.Categorical.from_codes(
-            inverse[codes], categories=pd.Index(uniques, dtype=object)
-        )
+    for column, codes, strings in (
+        ("name", name_codes, name_strings),
+        ("display_name", display_codes, display_strings),
+    ):
+        dtype = code_dtype(len(strings))
+        codes = np.frombuffer(codes, dtype=dtype) if isinstance(codes, bytearray) else codes
+        columns[column] = code_categorical(codes, object_index(strings))
     return columns
 
 

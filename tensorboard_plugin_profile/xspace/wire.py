@@ -1,7 +1,8 @@
 """The pure-Python reader: XSpace bytes → the raw form that ``decode`` builds tables from.
 
-The raw form is what the optional compiled reader (``_fastdecode.c``) returns,
-so the two are interchangeable: a dict with ``planes``, ``hostnames``,
+The raw form here is the wire layout; ``rawform.finish`` turns it into the final layout
+that the optional compiled reader (``_fastdecode.c``) returns directly, so the two are
+interchangeable. A dict with ``planes``, ``hostnames``,
 ``errors``, ``warnings``; per plane ``id``, ``name``, ``lines`` (tuples),
 ``events`` (line, metadata_id, offset_ps, duration_ps, occurrences columns),
 ``stats`` / ``metadata_stats`` / ``plane_stats`` (owner, metadata_id, kind,

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ...memsize import sparse_values
 from ...xspace.columns import (
-    _code_dtype,
+    code_dtype,
     empty_int_column,
     empty_str_column,
     int_values_at,
@@ -138,7 +138,7 @@ def name_column(column: pd.Series, added: list, inverse, placed: Placement) -> p
 def sorted_used(names: list, used: np.ndarray) -> tuple:
     """(categories: the used names sorted, code -> new code table in the codes' dtype)."""
     ordered = sorted(np.flatnonzero(used).tolist(), key=lambda c: names[c])
-    remap: np.ndarray = np.full(len(names), -1, dtype=_code_dtype(len(ordered)))
+    remap: np.ndarray = np.full(len(names), -1, dtype=code_dtype(len(ordered)))
     remap[ordered] = np.arange(len(ordered))
     return object_index([names[c] for c in ordered]), remap
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ...memsize import sparse_values
 from ...xspace import schema
-from ...xspace.columns import _code_dtype, str_categorical
+from ...xspace.columns import code_dtype, str_categorical
 from .edit_passes import stable_dest
 from .placement import sorted_used
 
@@ -164,7 +164,7 @@ def _assemble(parts: list, events, remap, categories, strings: list) -> pd.DataF
     code = np.empty(total, dtype=remap.dtype)
     kind = np.empty(total, dtype=np.int8)
     ints = np.empty(total, dtype=np.int64)
-    str_codes: np.ndarray = np.full(total, -1, dtype=_code_dtype(len(strings)))
+    str_codes: np.ndarray = np.full(total, -1, dtype=code_dtype(len(strings)))
     float_rows, float_values = [], []
     start = 0
     for part in parts:
