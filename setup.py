@@ -63,6 +63,9 @@ class SdistWithFrontend(sdist):
         super().run()
 
 
+# Buffer helpers shared by the analysis extensions (each includes it).
+BUFFERS_H = "tensorboard_plugin_profile/analysis/_buffers.h"
+
 setup(
     name="tensorboard_plugin_profile",
     version=_version(),
@@ -121,18 +124,21 @@ setup(
         Extension(
             "tensorboard_plugin_profile.analysis._passes",
             ["tensorboard_plugin_profile/analysis/_passes.c"],
+            depends=[BUFFERS_H],
             optional=True,
         ),
         # PlaneEdit: new events put among sorted old ones by runs; numpy otherwise.
         Extension(
             "tensorboard_plugin_profile.analysis.preprocessing._edit",
             ["tensorboard_plugin_profile/analysis/preprocessing/_edit.c"],
+            depends=[BUFFERS_H],
             optional=True,
         ),
         # Trace index layout (two counting sorts); numpy fallbacks in analysis/trace/layout.py.
         Extension(
             "tensorboard_plugin_profile.analysis.trace._trace_passes",
             ["tensorboard_plugin_profile/analysis/trace/_trace_passes.c"],
+            depends=[BUFFERS_H],
             optional=True,
         ),
         # Chrome-trace events straight from JSON text to columns; collect.py otherwise.

@@ -29,27 +29,10 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct {
-    Py_buffer view;
-    int held;
-} Arg;
+#include "_buffers.h"
 
 static int as_int64(PyObject *obj, Arg *arg, int writable, Py_ssize_t n, const char *what) {
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj, &arg->view, flags) < 0) return -1;
-    arg->held = 1;
-    if (arg->view.itemsize != 8 || (n >= 0 && arg->view.len != n * 8)) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd int64 values", what, n);
-        return -1;
-    }
-    return 0;
-}
-
-static void release(Arg *args, int count) {
-    for (int i = 0; i < count; i++) {
-        if (args[i].held) PyBuffer_Release(&args[i].view);
-        args[i].held = 0;
-    }
+    return get_buffer(obj, arg, writable, 8, n, what);
 }
 
 /* --- sweep_top, tracker_top -------------------------------------------------------- */

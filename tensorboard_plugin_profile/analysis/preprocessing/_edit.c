@@ -33,34 +33,16 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct {
-    Py_buffer view;
-    int held;
-} Arg;
+#include "../_buffers.h"
 
 static int get(PyObject *obj, Arg *arg, int writable) {
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj, &arg->view, flags) < 0) return -1;
-    arg->held = 1;
-    return 0;
+    return get_buffer(obj, arg, writable, 0, -1, NULL);
 }
 
 /* A buffer of n integers of this item size (n < 0: any count). */
 static int get_ints(PyObject *obj, Arg *arg, int writable, Py_ssize_t itemsize, Py_ssize_t n,
                     const char *what) {
-    if (get(obj, arg, writable) < 0) return -1;
-    if (arg->view.itemsize != itemsize || (n >= 0 && arg->view.len != n * itemsize)) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd values of %zd bytes", what, n, itemsize);
-        return -1;
-    }
-    return 0;
-}
-
-static void release(Arg *args, int count) {
-    for (int i = 0; i < count; i++) {
-        if (args[i].held) PyBuffer_Release(&args[i].view);
-        args[i].held = 0;
-    }
+    return get_buffer(obj, arg, writable, itemsize, n, what);
 }
 
 /* --- insertion_points -------------------------------------------------------------- */

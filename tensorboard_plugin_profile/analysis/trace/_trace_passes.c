@@ -30,30 +30,7 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct {
-    Py_buffer view;
-    int held;
-} Arg;
-
-/* A C-contiguous buffer of n items of `size` bytes (n < 0: any length). */
-static int get(PyObject *obj, Arg *arg, int writable, Py_ssize_t size, Py_ssize_t n,
-               const char *what) {
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj, &arg->view, flags) < 0) return -1;
-    arg->held = 1;
-    if (arg->view.itemsize != size || (n >= 0 && arg->view.len != n * size)) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd values of %zd bytes", what, n, size);
-        return -1;
-    }
-    return 0;
-}
-
-static void release(Arg *args, int count) {
-    for (int i = 0; i < count; i++) {
-        if (args[i].held) PyBuffer_Release(&args[i].view);
-        args[i].held = 0;
-    }
-}
+#include "../_buffers.h"
 
 #define BUF(k, type) ((type *)a[k].view.buf)
 #define LEN(k) (a[k].view.len / a[k].view.itemsize)
@@ -104,16 +81,16 @@ static PyObject *row_order(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "row_order: num_rows < 0");
         return NULL;
     }
-    if (get(o[0], &a[0], 0, 4, -1, "line") < 0) goto fail;
+    if (get_buffer(o[0], &a[0], 0, 4, -1, "line") < 0) goto fail;
     Py_ssize_t n = LEN(0);
     if (n > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "row_order: more than 2**31 events");
         goto fail;
     }
-    if (get(o[1], &a[1], 0, 8, -1, "line_row") < 0 || get(o[2], &a[2], 0, 8, n, "begin") < 0 ||
-        get(o[3], &a[3], 0, 8, n, "duration") < 0 || get(o[4], &a[4], 1, 4, n, "order") < 0 ||
-        get(o[5], &a[5], 1, 8, n, "begin_t") < 0 || get(o[6], &a[6], 1, 8, n, "end_t") < 0 ||
-        get(o[7], &a[7], 1, 8, num_rows + 1, "bounds") < 0)
+    if (get_buffer(o[1], &a[1], 0, 8, -1, "line_row") < 0 || get_buffer(o[2], &a[2], 0, 8, n, "begin") < 0 ||
+        get_buffer(o[3], &a[3], 0, 8, n, "duration") < 0 || get_buffer(o[4], &a[4], 1, 4, n, "order") < 0 ||
+        get_buffer(o[5], &a[5], 1, 8, n, "begin_t") < 0 || get_buffer(o[6], &a[6], 1, 8, n, "end_t") < 0 ||
+        get_buffer(o[7], &a[7], 1, 8, num_rows + 1, "bounds") < 0)
         goto fail;
     next = PyMem_Malloc((size_t)(num_rows + 1) * sizeof(int64_t));
     if (!next) {
@@ -199,16 +176,16 @@ static int lay_out_parse(PyObject *args, Arg *a, Layout *L) {
                           &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14],
                           &o[15]))
         return -1;
-    if (get(o[0], &a[0], 0, 4, -1, "order") < 0 || get(o[1], &a[1], 0, 8, -1, "bounds") < 0 ||
-        get(o[2], &a[2], 0, 8, LEN(1), "base") < 0)
+    if (get_buffer(o[0], &a[0], 0, 4, -1, "order") < 0 || get_buffer(o[1], &a[1], 0, 8, -1, "bounds") < 0 ||
+        get_buffer(o[2], &a[2], 0, 8, LEN(1), "base") < 0)
         return -1;
     Py_ssize_t n = LEN(0), R = LEN(1) - 1;
     const char *names[] = {"begin_t", "end_t", "depth_t", "name", "source", "begin", "end",
                            "row", "depth", "name_out", "positions", "break_key"};
     const int sizes[] = {8, 8, 8, 4, 4, 8, 8, 4, 4, 4, 4, 8};
     for (int k = 3; k < 15; k++)
-        if (get(o[k], &a[k], k >= 7, sizes[k - 3], n, names[k - 3]) < 0) return -1;
-    if (get(o[15], &a[15], 1, 8, -1, "key_bounds") < 0) return -1;
+        if (get_buffer(o[k], &a[k], k >= 7, sizes[k - 3], n, names[k - 3]) < 0) return -1;
+    if (get_buffer(o[15], &a[15], 1, 8, -1, "key_bounds") < 0) return -1;
     const int64_t *bounds = BUF(1, int64_t), *base = BUF(2, int64_t);
     int bad = n > INT32_MAX || R < 0 || LEN(15) < 1;
     bad = bad || bounds[0] != 0 || bounds[R] != n || base[0] != 0 || base[R] != LEN(15) - 1;
