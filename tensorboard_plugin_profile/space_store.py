@@ -39,11 +39,13 @@ from .profile_reader import read_host_profile
 logger = logging.getLogger(__name__)
 
 # Memory per byte of .xplane.pb before any profile was measured. A cold overview and trace
-# window peak at ~20x the file above the idle server (docs/cold_path.md, "Memory"), of which
-# the preprocessed tables and memoised analyses kept afterwards are ~8x.
-INITIAL_BYTES_PER_FILE_BYTE = 40
-# What is learned is what stays (tables + memoised analyses); a cold request's peak is ~2.5x
-# that (same figures), so a reservation scales the learned ratio up to the working set.
+# window peak at ~10x the file above the idle server (docs/cold_path.md, "Where it stands"),
+# of which the preprocessed tables and memoised analyses kept afterwards are ~7x; 2.5 times
+# that peak leaves room for other profiles' shapes until one is measured.
+INITIAL_BYTES_PER_FILE_BYTE = 25
+# What is learned is what stays (tables + memoised analyses); a cold overview peaks at ~2x
+# what it keeps (4.8x the file kept, 9.7x peak), so a reservation scales the learned ratio
+# up to the working set, with a margin.
 PEAK_OVER_KEPT = 2.5
 # What a stored Space depends on: the decoders, and the preprocessing applied to an XSpace
 # before it is kept (``profile_reader.read_host_profile``), with the analyses it calls.
