@@ -108,7 +108,8 @@ class DiskCache:
         self._quiet = threading.Condition()
         self._busy = 0  # requests computing now (``busy``)
         self._last_busy = 0.0  # when the last of them ended (time.monotonic)
-        self._hurry = False  # ``flush``: store now
+        self._hurry = False  # ``flush``, or the interpreter exiting: store now
+        _hurry_at_exit(self)
 
     # --- entries -----------------------------------------------------------
     def path_of(self, kind: str, key: Any) -> str:
@@ -281,6 +282,30 @@ class DiskCache:
         except OSError:
             pass
         return header, arrays
+
+
+# Caches whose held-back stores are written at once when the interpreter exits (Ctrl-C on a
+# server): before the executors' exit hook joins their writer threads, not 10 s later.
+_OPEN_CACHES: Any = None
+
+
+def _hurry_at_exit(disk: DiskCache) -> None:
+    global _OPEN_CACHES
+    register = getattr(threading, "_register_atexit", None)  # runs before threads are joined
+    if _OPEN_CACHES is None and register is not None:
+        import weakref
+
+        _OPEN_CACHES = weakref.WeakSet()
+        register(_hurry_all)  # after the executor's own hook is registered: runs before it
+    if _OPEN_CACHES is not None:
+        _OPEN_CACHES.add(disk)
+
+
+def _hurry_all() -> None:
+    for disk in list(_OPEN_CACHES or ()):
+        with disk._quiet:
+            disk._hurry = True
+            disk._quiet.notify_all()
 
 
 def _key_json(key: Any) -> str:

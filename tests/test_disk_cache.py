@@ -318,3 +318,22 @@ def test_background_stores_wait_while_a_request_computes_and_flush_writes_them_n
         disk.store_value_later("space", ["flushed"], frame)
         disk.flush()  # e.g. the CLI exiting: no waiting
         pd.testing.assert_frame_equal(disk.load_value("space", ["flushed"]), frame)
+
+
+def test_a_store_held_back_by_a_request_is_written_when_the_process_exits(tmp_path):
+    import subprocess
+    import sys
+
+    script = (
+        "import pandas as pd, sys\n"
+        "from tensorboard_plugin_profile.disk_cache import DiskCache\n"
+        "disk = DiskCache(sys.argv[1])\n"
+        "held = disk.busy()\n"
+        "held.__enter__()  # a request that never ends (the server was interrupted)\n"
+        "disk.store_value_later('space', ['exit'], pd.DataFrame({'a': [1, 2]}))\n"
+    )
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, timeout=60)
+    assert time.monotonic() - started < 8  # not the 10 s a busy server may hold a store back
+    stored = DiskCache(str(tmp_path)).load_value("space", ["exit"])
+    assert stored is not None and stored["a"].tolist() == [1, 2]
