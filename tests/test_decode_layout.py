@@ -115,3 +115,19 @@ def test_a_nul_name_is_not_the_empty_name():
     for pure in (True, False):
         names = decode_xspace(data, "nul", pure_python=pure).planes[0].events["name"]
         assert names.tolist() == ["\x00", "", "", "\x00"]
+
+
+def test_a_nul_string_stat_value_is_not_the_empty_value():
+    """The same for string stat values, in the pure-Python reader as in the compiled one."""
+    space = xplane_pb2.XSpace(hostnames=["h"])
+    plane = space.planes.add(id=1, name="/host:CPU")
+    plane.event_metadata[1].name = "op"
+    plane.stat_metadata[7].name = "tag"
+    line = plane.lines.add(id=1)
+    for value in ("\x00", "", "\x00", "x"):
+        event = line.events.add(metadata_id=1, offset_ps=1)
+        event.stats.add(metadata_id=7, str_value=value)
+    data = space.SerializeToString()
+    for pure in (True, False):
+        stats = decode_xspace(data, "nul", pure_python=pure).planes[0].stats
+        assert stats["str_value"].tolist() == ["\x00", "", "\x00", "x"], pure

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .columns import code_dtype
+from .wire import first_seen_codes
 
 # Line timestamps above this (ns) are absolute epoch times: rebase them.
 ABSOLUTE_TIME_NS = 1 << 50
@@ -72,16 +73,7 @@ def name_codes(metadata_ids: np.ndarray, metadata_rows: list) -> tuple:
     rows = np.where(found, pos, len(ids))
     codes, names = [], []
     for field in (1, 2):
-        inverse, uniques = _factorise([row[field] or "" for row in metadata_rows] + [""])
+        inverse, uniques = first_seen_codes([row[field] or "" for row in metadata_rows] + [""])
         codes.append(inverse.astype(code_dtype(len(uniques)))[rows])
         names.append(uniques)
     return (*codes, *names)
-
-
-def _factorise(values: list) -> tuple:
-    """(codes, distinct values in first-seen order), once per metadata row. Not
-    ``pd.factorize``: pandas 2 takes "\\x00" for "" (C-string comparison); the compiled
-    reader compares whole strings."""
-    position: dict = {}
-    codes = [position.setdefault(value, len(position)) for value in values]
-    return np.asarray(codes, dtype=np.int64), list(position)

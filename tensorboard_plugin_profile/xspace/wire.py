@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ..protobuf import xplane_pb2
 from .model import KIND_BYTES, KIND_DOUBLE, KIND_INT64, KIND_REF, KIND_STR, KIND_UINT64
@@ -130,7 +129,7 @@ def _typed(raw: tuple) -> tuple:
     # Strings and bytes are interned in first-seen order, as the compiled reader does.
     has_string = (kinds == KIND_STR) | (kinds == KIND_BYTES)
     string_ids = np.full(len(values), -1, dtype=np.int32)
-    codes, strings = pd.factorize(objects[has_string])
+    codes, strings = first_seen_codes(objects[has_string].tolist())
     string_ids[has_string] = codes
     return (
         np.asarray(owners, dtype=np.int64),
@@ -141,3 +140,11 @@ def _typed(raw: tuple) -> tuple:
         string_ids,
         list(strings),
     )
+
+
+def first_seen_codes(values: list) -> tuple:
+    """(int64 codes, distinct values in first-seen order). Not ``pd.factorize``: pandas 2
+    takes "\\x00" for "" (C-string comparison); the compiled reader compares whole strings."""
+    position: dict = {}
+    codes = [position.setdefault(value, len(position)) for value in values]
+    return np.asarray(codes, dtype=np.int64), list(position)
