@@ -15,18 +15,10 @@ import hashlib
 import os
 import sys
 
-TOOLS = (
-    "overview_page",
-    "framework_op_stats",
-    "input_pipeline_analyzer",
-    "pod_viewer",
-    "memory_profile",
-    "tf_data_bottleneck_analysis",
-    "kernel_stats",
-    "op_types",
-    "scope_view",
-    "code_view",
-)
+from cold_path import OTHER_TOOLS  # bench/ is on sys.path when a script of it runs
+
+# The host tools of the cold-path benchmark, and the op/scope/code views.
+TOOLS = ("overview_page",) + OTHER_TOOLS + ("op_types", "scope_view", "code_view")
 WINDOWS = (
     {"format": "columnar", "resolution": "2000"},
     {"format": "columnar", "resolution": "0", "start_time_ms": "100", "end_time_ms": "140"},

@@ -178,14 +178,16 @@ class DiskCache:
 
     def flush(self) -> None:
         """Writes background stores now and waits for them (the CLI calls this before exiting)."""
-        with self._quiet:
-            self._hurry = True
-            self._quiet.notify_all()
+        self._set_hurry(True)
         try:
             self._writer.submit(lambda: None).result()
         finally:
-            with self._quiet:
-                self._hurry = False
+            self._set_hurry(False)
+
+    def _set_hurry(self, hurry: bool) -> None:
+        with self._quiet:
+            self._hurry = hurry
+            self._quiet.notify_all()
 
     # --- maintenance -------------------------------------------------------
     def usage(self) -> tuple:
@@ -303,9 +305,7 @@ def _hurry_at_exit(disk: DiskCache) -> None:
 
 def _hurry_all() -> None:
     for disk in list(_OPEN_CACHES or ()):
-        with disk._quiet:
-            disk._hurry = True
-            disk._quiet.notify_all()
+        disk._set_hurry(True)
 
 
 def _key_json(key: Any) -> str:

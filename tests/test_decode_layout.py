@@ -102,32 +102,36 @@ def test_sorted_factorize_is_np_unique(values):
     assert inverse.tolist() == expected_inverse.ravel().tolist()
 
 
+def _host_plane():
+    space = xplane_pb2.XSpace(hostnames=["h"])
+    return space, space.planes.add(id=1, name="/host:CPU")
+
+
+def _both_readers(space) -> list:
+    data = space.SerializeToString()
+    return [decode_xspace(data, "nul", pure_python=pure).planes[0] for pure in (True, False)]
+
+
 def test_a_nul_name_is_not_the_empty_name():
     """pandas 2 factorises "\\x00" and "" as one string: the names must stay apart."""
-    space = xplane_pb2.XSpace(hostnames=["h"])
-    plane = space.planes.add(id=1, name="/host:CPU")
+    space, plane = _host_plane()
     plane.event_metadata[1].name = "\x00"
     plane.event_metadata[2].name = ""
     line = plane.lines.add(id=1)
     for mid in (1, 2, 3, 1):
         line.events.add(metadata_id=mid, offset_ps=1)
-    data = space.SerializeToString()
-    for pure in (True, False):
-        names = decode_xspace(data, "nul", pure_python=pure).planes[0].events["name"]
-        assert names.tolist() == ["\x00", "", "", "\x00"]
+    for decoded in _both_readers(space):
+        assert decoded.events["name"].tolist() == ["\x00", "", "", "\x00"]
 
 
 def test_a_nul_string_stat_value_is_not_the_empty_value():
     """The same for string stat values, in the pure-Python reader as in the compiled one."""
-    space = xplane_pb2.XSpace(hostnames=["h"])
-    plane = space.planes.add(id=1, name="/host:CPU")
+    space, plane = _host_plane()
     plane.event_metadata[1].name = "op"
     plane.stat_metadata[7].name = "tag"
     line = plane.lines.add(id=1)
     for value in ("\x00", "", "\x00", "x"):
         event = line.events.add(metadata_id=1, offset_ps=1)
         event.stats.add(metadata_id=7, str_value=value)
-    data = space.SerializeToString()
-    for pure in (True, False):
-        stats = decode_xspace(data, "nul", pure_python=pure).planes[0].stats
-        assert stats["str_value"].tolist() == ["\x00", "", "\x00", "x"], pure
+    for decoded in _both_readers(space):
+        assert decoded.stats["str_value"].tolist() == ["\x00", "", "\x00", "x"]
