@@ -127,6 +127,13 @@ setup(
             depends=[BUFFERS_H],
             optional=True,
         ),
+        # The host step database's walk over events (markers, packed span keys).
+        Extension(
+            "tensorboard_plugin_profile.analysis._step_keys",
+            ["tensorboard_plugin_profile/analysis/_step_keys.c"],
+            depends=[BUFFERS_H],
+            optional=True,
+        ),
         # PlaneEdit: new events put among sorted old ones by runs; numpy otherwise.
         Extension(
             "tensorboard_plugin_profile.analysis.preprocessing._edit",

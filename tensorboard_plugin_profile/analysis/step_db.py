@@ -14,16 +14,17 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 import pandas as pd
 
-from . import step_events, step_sweep
+from . import step_events, step_keys, step_sweep
 
 EVENT_TYPES = step_events.EVENT_TYPES  # index = priority: later entries win
 TYPE = step_events.TYPE
 MAX_STEPS_KEPT_WHOLE = 5
+Spans = Union[pd.DataFrame, step_keys.PackedSpans]  # group, begin, end, type; or packed
 
 
 @dataclasses.dataclass
@@ -60,7 +61,7 @@ def empty_steps() -> pd.DataFrame:
 
 
 def build_step_db(
-    markers: pd.DataFrame, spans: pd.DataFrame, has_device: bool, drop_incomplete: bool = True
+    markers: pd.DataFrame, spans: Spans, has_device: bool, drop_incomplete: bool = True
 ) -> StepDb:
     """Step time from the longest marker per group; breakdown of its typed spans."""
     if markers.empty:
@@ -126,7 +127,7 @@ def non_overlapping(spans: pd.DataFrame) -> pd.DataFrame:
     return step_sweep.non_overlapping(spans, len(EVENT_TYPES))
 
 
-def _breakdown(spans: pd.DataFrame, windows: pd.DataFrame) -> tuple:
+def _breakdown(spans: Spans, windows: pd.DataFrame) -> tuple:
     """(ps per window × type inside the step window, ps of whole pieces, whether the
     type occurs there): ``step_sweep.breakdown`` over the windows (in window order)."""
     if spans.empty:
@@ -135,4 +136,6 @@ def _breakdown(spans: pd.DataFrame, windows: pd.DataFrame) -> tuple:
     begin = windows["begin_ps"].to_numpy(dtype=np.int64)
     group = windows["group"].to_numpy(dtype=np.int64)  # unique and sorted
     bounds = (group, begin, begin + windows["duration_ps"].to_numpy(dtype=np.int64))
+    if isinstance(spans, step_keys.PackedSpans):
+        return step_sweep.packed_breakdown(spans.key, spans.layout, bounds, len(EVENT_TYPES))
     return step_sweep.breakdown(spans, bounds, len(EVENT_TYPES))

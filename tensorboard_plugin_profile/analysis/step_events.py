@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Plane
-from . import op_names, per_name
+from . import op_names, per_name, step_keys
 
 EVENT_TYPES = (
     "UNKNOWN_TIME",
@@ -113,16 +113,34 @@ def _per_name(test, names: pd.Series, missing) -> np.ndarray:
 
 
 # --- host -------------------------------------------------------------------------
-def host_step_events(plane: Optional[Plane]) -> tuple:
+def host_step_events(plane: Optional[Plane], pure_python: Optional[bool] = None) -> tuple:
     """(markers, typed spans) of grouped host events (CPU-only profiles).
 
-    Boolean masks over all events (a few bytes per event) and per-name tables reached
-    through the name codes, one gather each; rows are taken once at the end.
+    Compiled, one walk over the events gives the marker rows and the spans already
+    packed for the step breakdown (``step_keys.PackedSpans``); otherwise (or where
+    the spans do not pack) the numpy path gives a span frame. Same step database.
     """
     if plane is None or plane.events.empty:
         if plane is None:
             return no_markers(), no_spans()
         return no_markers(), span_frame(plane.events, np.zeros(0, dtype=np.int64), [])
+    ev = plane.events
+    if step_keys.available(pure_python):
+        codes, names = step_keys.distinct_names(ev["name"])
+        span_type, stage_type = _host_name_tables(names)
+        stages = _root_input_stages(ev, None)
+        found = step_keys.host_step_keys(plane, codes, span_type, stage_type, stages, len(TYPE))
+        if found is not None:
+            marker_rows, spans = found
+            if spans is None:
+                spans = span_frame(ev, np.zeros(0, dtype=np.int64), [])
+            return _marker_frame(ev, marker_rows), spans
+    return _host_step_events_numpy(plane)
+
+
+def _host_step_events_numpy(plane: Plane) -> tuple:
+    """Boolean masks over all events and per-name tables reached through the name
+    codes, one gather each; rows are taken once at the end."""
     ev = plane.events
     codes, names = per_name.distinct(ev["name"])
     selected = _on_real_lines(plane) & per_name.present(ev[schema.GROUP_ID])
@@ -130,14 +148,35 @@ def host_step_events(plane: Optional[Plane]) -> tuple:
         ev[schema.STEP_NAME]
     )
     marker &= selected
-    marker_rows = np.flatnonzero(marker)
-    markers = span_frame(ev, marker_rows, np.zeros(len(marker_rows), dtype=np.int64))
-    markers["step_name"] = ev[schema.STEP_NAME].iloc[marker_rows].to_numpy(dtype=object)
+    markers = _marker_frame(ev, np.flatnonzero(marker))
     selected &= ~marker
     selected &= ~_per_name(_not_step_work, names, False)[codes]
     work = np.flatnonzero(selected)
     types = _host_types_of(ev, work, codes[work], names)
     return markers, span_frame(ev, work, types)
+
+
+def _marker_frame(events: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    markers = span_frame(events, rows, np.zeros(len(rows), dtype=np.int64))
+    markers["step_name"] = events[schema.STEP_NAME].iloc[rows].to_numpy(dtype=object)
+    return markers
+
+
+def _host_name_tables(names: pd.Series) -> tuple:
+    """Per distinct name (and a last entry for a missing one), int8: the span type of an
+    event of that name, ``step_keys.MARKER`` or ``NOT_STEP_WORK``; and the same for a
+    root input-pipeline stage event (waiting for input unless its name is a copy)."""
+    by_name, copy = _host_type_table(names)
+    stage = np.where(copy, by_name, TYPE["HOST_WAIT_INPUT"])
+    excluded = np.where(
+        _per_name(_explicit_marker, names, False),
+        step_keys.MARKER,
+        np.where(_per_name(_not_step_work, names, False), step_keys.NOT_STEP_WORK, 0),
+    )
+    return (
+        np.where(excluded < 0, excluded, by_name).astype(np.int8),
+        np.where(excluded < 0, excluded, stage).astype(np.int8),
+    )
 
 
 def host_types(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
@@ -149,11 +188,24 @@ def host_types(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
 def _host_types_of(
     events: pd.DataFrame, rows: np.ndarray, codes: np.ndarray, names: pd.Series
 ) -> np.ndarray:
-    """``host_types`` with the rows' name codes into ``names`` (-1 = missing).
+    """``host_types`` with the rows' name codes into ``names`` (-1 = missing): the
+    type of each name, and for root input-pipeline stages waiting for input, unless
+    the name is a copy."""
+    by_name, copy = _host_type_table(names)
+    types = by_name[codes]
+    stages = _root_input_stages(events, rows)
+    if len(stages):
+        stages = stages[~copy[codes[stages]]]
+        types[stages] = TYPE["HOST_WAIT_INPUT"]
+    return types
 
-    Per name: waiting for input (``IteratorGetNext``), else compute, unless its op
-    type is a host or host-to-device copy, which wins over everything (as later
-    assignments would). Per event, root input-pipeline stages wait for input too.
+
+def _host_type_table(names: pd.Series) -> tuple:
+    """(type, is a copy) per distinct name and a last entry for a missing name.
+
+    Waiting for input (``IteratorGetNext``), else compute, unless its op type is a
+    host or host-to-device copy, which wins over everything (as later assignments
+    would).
     """
     op_type = op_names.parse_op_names(names.tolist())["type"]
     wait = _per_name(lambda s: s.str.lower().str.startswith("iteratorgetnext"), names, False)
@@ -166,23 +218,18 @@ def _host_types_of(
         chosen = np.append(np.asarray(rule, dtype=bool), False)
         by_name[chosen] = TYPE[kind]
         copy |= chosen
-    types = by_name[codes]
-    stages = _root_input_stages(events, rows)
-    if len(stages):
-        stages = stages[~copy[codes[stages]]]
-        types[stages] = TYPE["HOST_WAIT_INPUT"]
-    return types
+    return by_name, copy
 
 
-def _root_input_stages(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
-    """Positions in ``rows`` of input-pipeline stage events not nested in another
-    stage (approximation: stages whose ``parent_id`` is absent). Most profiles have
-    no stage at all: then nothing per event is gathered."""
+def _root_input_stages(events: pd.DataFrame, rows: Optional[np.ndarray]) -> np.ndarray:
+    """Positions in ``rows`` (None: all events) of input-pipeline stage events not
+    nested in another stage (approximation: stages whose ``parent_id`` is absent).
+    Most profiles have no stage at all: then nothing per event is gathered."""
     names = events["_ipl_stage_name"]
     if isinstance(names.dtype, pd.CategoricalDtype) and not len(names.cat.categories):
         return np.zeros(0, dtype=np.int64)
     stage = np.flatnonzero(per_name.present(names, rows))
-    return stage[~per_name.present(events["parent_id"], rows[stage])]
+    return stage[~per_name.present(events["parent_id"], stage if rows is None else rows[stage])]
 
 
 # --- device (GPU) -------------------------------------------------------------------

@@ -1,0 +1,349 @@
+/*
+ * The host step database's one pass over events (see analysis/step_events.py).
+ *
+ * Why: choosing step markers and typed spans from a host plane, then packing each
+ * span's boundaries into sort keys (as _passes.pack_boundaries does), took a chain
+ * of whole-length numpy temporaries: masks, row indices, four gathered span columns,
+ * the keys. Here one walk over the event columns in memory order classifies each
+ * event through per-name tables and keeps only what the step breakdown needs.
+ *
+ * host_step_keys(line, line_ok, group, group_mask, name_code, step_code, begin,
+ *                duration, span_type, stage_type, stage_rows, num_types)
+ *   -> (work, marker_rows, key, layout)
+ *     line: per event, an index into line_ok (uint8: 1 = a real line). group (int64)
+ *     with group_mask (bool, 1 = no group; or None). name_code / step_code: integer
+ *     codes of any width, -1 = missing. span_type / stage_type (int8, one per name and
+ *     a last one for a missing name): the event's step-time type, -1 = a step marker
+ *     by name, -2 = not step work; stage_type is used for the events listed in
+ *     stage_rows (sorted event indices: root input-pipeline stages).
+ *     An event on a real line with a group is a marker when its name says so or it has
+ *     a step name (code >= 0); otherwise, unless not step work, it is a work span
+ *     [begin, begin + duration) of its type.
+ *     marker_rows: bytes of int64 event indices, ascending. work: the number of work
+ *     spans. key / layout: as _passes.pack_boundaries(group, begin, end, type) of the
+ *     work spans (a bytearray each), except that a span is left out when an earlier
+ *     kept span of the same group and type covers it (boundaries inside the other's,
+ *     see below); None when pack_boundaries would give None (no span, or keys wider
+ *     than 62 bits). The whole result is None when group ids are sparser than
+ *     pack_boundaries accepts (4 per span + 1024).
+ *
+ * Leaving out a covered span changes no sum of step_breakdown: while the covering span
+ * is open its type's count stays >= 1, so the inner span's start and end do not move
+ * the tracker (or do so only between boundaries of one moment, where no time passes),
+ * and the piece it would split is summed the same in two parts. Its group's earliest
+ * and latest times are the covering span's, so the layout is the same too.
+ * tests/analysis/test_step_keys.py checks the breakdowns against the numpy path.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "_buffers.h"
+
+enum { MARKER = -1, NOT_STEP_WORK = -2, ARGS = 12 };
+
+static int64_t code_at(const void *p, Py_ssize_t size, Py_ssize_t i) {
+    switch (size) {
+    case 1: return ((const int8_t *)p)[i];
+    case 2: return ((const int16_t *)p)[i];
+    case 4: return ((const int32_t *)p)[i];
+    default: return ((const int64_t *)p)[i];
+    }
+}
+
+static int get_codes(PyObject *obj, Arg *arg, Py_ssize_t n, const char *what) {
+    if (get_buffer(obj, arg, 0, -1, -1, what) < 0) return -1;
+    Py_ssize_t size = arg->view.itemsize;
+    if ((size != 1 && size != 2 && size != 4 && size != 8) || arg->view.len != n * size) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd integer codes", what, n);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    int64_t group, begin, end;
+    int64_t type;
+} Span;
+
+typedef struct {
+    /* inputs */
+    const void *line, *name, *step;
+    Py_ssize_t line_size, name_size, step_size, n, lines, names, stages;
+    const uint8_t *line_ok, *mask;
+    const int64_t *group, *begin, *duration, *stage;
+    const int8_t *span_type, *stage_type;
+    int64_t num_types;
+    /* results of the walk */
+    Span *kept;
+    int64_t *markers, *tmin, *tmax; /* tmin/tmax: groups lo .. lo + cap - 1 */
+    Py_ssize_t n_kept, kept_cap, n_markers, markers_cap, work;
+    int64_t lo, cap, gmin, gmax;
+    const char *error; /* set when the walk failed */
+    int sparse;
+} Walk;
+
+static int grow(void **buf, Py_ssize_t *cap, Py_ssize_t need, size_t item) {
+    if (need <= *cap) return 0;
+    Py_ssize_t next = *cap ? 2 * *cap : 1024;
+    while (next < need) next *= 2;
+    void *p = PyMem_RawRealloc(*buf, (size_t)next * item);
+    if (!p) return -1;
+    *buf = p;
+    *cap = next;
+    return 0;
+}
+
+/* Widens the per-group time table to hold group g (doubling; new slots empty). */
+static int cover_group(Walk *w, int64_t g) {
+    if (w->cap && g >= w->lo && g - w->lo < w->cap) return 0;
+    int64_t lo = w->cap ? (g < w->lo ? g : w->lo) : g;
+    int64_t hi = w->cap ? (g > w->lo + w->cap - 1 ? g : w->lo + w->cap - 1) : g;
+    uint64_t need = (uint64_t)hi - (uint64_t)lo + 1;
+    if (need > 4 * (uint64_t)w->n + 1024) { /* sparser than pack_boundaries accepts */
+        w->sparse = 1;
+        return -1;
+    }
+    int64_t cap = w->cap ? 2 * w->cap : 64;
+    while ((uint64_t)cap < need) cap *= 2;
+    if (g < w->lo && w->cap) lo = hi - cap + 1; /* grow downwards, keep the top */
+    int64_t *tmin = PyMem_RawMalloc((size_t)cap * sizeof(int64_t));
+    int64_t *tmax = PyMem_RawMalloc((size_t)cap * sizeof(int64_t));
+    if (!tmin || !tmax) {
+        PyMem_RawFree(tmin);
+        PyMem_RawFree(tmax);
+        w->error = "out of memory";
+        return -1;
+    }
+    for (int64_t i = 0; i < cap; i++) {
+        tmin[i] = INT64_MAX;
+        tmax[i] = INT64_MIN;
+    }
+    if (w->cap) {
+        memcpy(tmin + (w->lo - lo), w->tmin, (size_t)w->cap * sizeof(int64_t));
+        memcpy(tmax + (w->lo - lo), w->tmax, (size_t)w->cap * sizeof(int64_t));
+    }
+    PyMem_RawFree(w->tmin);
+    PyMem_RawFree(w->tmax);
+    w->tmin = tmin;
+    w->tmax = tmax;
+    w->lo = lo;
+    w->cap = cap;
+    return 0;
+}
+
+/* One span: its group's time range, then kept unless `cover` (the last kept span not
+ * inside an earlier one) covers it with the same group and type. */
+static int add_span(Walk *w, Span *cover, int64_t g, int64_t b, int64_t e, int64_t t) {
+    if (cover_group(w, g) < 0) return -1;
+    int64_t slot = g - w->lo, low = b < e ? b : e, high = b < e ? e : b;
+    if (low < w->tmin[slot]) w->tmin[slot] = low;
+    if (high > w->tmax[slot]) w->tmax[slot] = high;
+    w->gmin = g < w->gmin ? g : w->gmin;
+    w->gmax = g > w->gmax ? g : w->gmax;
+    w->work++;
+    int inside = cover->begin <= b && e <= cover->end && b < cover->end && e > cover->begin;
+    if (inside && b <= e && cover->group == g && cover->type == t) return 0;
+    if (grow((void **)&w->kept, &w->kept_cap, w->n_kept + 1, sizeof(Span)) < 0) {
+        w->error = "out of memory";
+        return -1;
+    }
+    Span s = {g, b, e, t};
+    w->kept[w->n_kept++] = s;
+    if (!inside && b <= e) *cover = s;
+    return 0;
+}
+
+static int walk(Walk *w) {
+    Span cover = {0, 1, 0, -1}; /* covers nothing */
+    Py_ssize_t next_stage = 0;
+    for (Py_ssize_t i = 0; i < w->n; i++) {
+        int64_t l = code_at(w->line, w->line_size, i);
+        if (l < 0 || l >= w->lines) {
+            w->error = "an event's line is out of range";
+            return -1;
+        }
+        if (!w->line_ok[l] || (w->mask && w->mask[i])) continue;
+        int64_t c = code_at(w->name, w->name_size, i);
+        if (c < -1 || c >= w->names) {
+            w->error = "an event's name code is out of range";
+            return -1;
+        }
+        Py_ssize_t slot = c < 0 ? w->names : (Py_ssize_t)c;
+        int64_t t = w->span_type[slot];
+        if (t == MARKER || code_at(w->step, w->step_size, i) >= 0) {
+            if (grow((void **)&w->markers, &w->markers_cap, w->n_markers + 1, 8) < 0) {
+                w->error = "out of memory";
+                return -1;
+            }
+            w->markers[w->n_markers++] = i;
+            continue;
+        }
+        if (t == NOT_STEP_WORK) continue;
+        while (next_stage < w->stages && w->stage[next_stage] < i) next_stage++;
+        if (next_stage < w->stages && w->stage[next_stage] == i) t = w->stage_type[slot];
+        int64_t b = w->begin[i];
+        int64_t e = (int64_t)((uint64_t)b + (uint64_t)w->duration[i]); /* numpy wraps */
+        if (add_span(w, &cover, w->group[i], b, e, t) < 0) return -1;
+    }
+    return 0;
+}
+
+static int bit_length(uint64_t v) {
+    int bits = 0;
+    for (; v; v >>= 1) bits++;
+    return bits;
+}
+
+/* layout as pack_boundaries writes it; 0 when the keys would need more than 62 bits. */
+static int fill_layout(const Walk *w, int64_t *layout) {
+    int64_t groups = w->gmax - w->gmin + 1;
+    uint64_t widest = 0;
+    int64_t *tmin = layout + 5;
+    for (int64_t g = 0; g < groups; g++) {
+        int64_t slot = w->gmin - w->lo + g;
+        if (w->tmin[slot] > w->tmax[slot]) {
+            tmin[g] = 0;
+            continue;
+        }
+        tmin[g] = w->tmin[slot];
+        uint64_t width = (uint64_t)w->tmax[slot] - (uint64_t)w->tmin[slot];
+        widest = width > widest ? width : widest;
+    }
+    int time_bits = bit_length(widest), tail_bits = bit_length((uint64_t)(2 * w->num_types - 1));
+    if (bit_length((uint64_t)(groups - 1)) + time_bits + tail_bits > 62) return 0;
+    layout[0] = w->num_types;
+    layout[1] = time_bits;
+    layout[2] = tail_bits;
+    layout[3] = w->gmin;
+    layout[4] = groups;
+    return 1;
+}
+
+static void pack(const Walk *w, const int64_t *layout, int64_t *key) {
+    const int64_t nt = w->num_types, time_bits = layout[1], tail_bits = layout[2];
+    for (Py_ssize_t i = 0; i < w->n_kept; i++) {
+        const Span *s = &w->kept[i];
+        uint64_t g = (uint64_t)s->group - (uint64_t)w->gmin, base = (uint64_t)layout[5 + g];
+        uint64_t high = g << (time_bits + tail_bits), tail = (uint64_t)(nt - 1 - s->type);
+        key[2 * i] = (int64_t)(high | ((uint64_t)s->begin - base) << tail_bits | (tail + nt));
+        key[2 * i + 1] = (int64_t)(high | ((uint64_t)s->end - base) << tail_bits | tail);
+    }
+}
+
+static void walk_free(Walk *w) {
+    PyMem_RawFree(w->kept);
+    PyMem_RawFree(w->markers);
+    PyMem_RawFree(w->tmin);
+    PyMem_RawFree(w->tmax);
+}
+
+static int parse(PyObject *py_args, Arg *a, Walk *w) {
+    PyObject *o[ARGS - 1];
+    if (!PyArg_ParseTuple(py_args, "OOOOOOOOOOOL", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &o[6], &o[7], &o[8], &o[9], &o[10], &w->num_types))
+        return -1;
+    if (w->num_types <= 0 || w->num_types > 62) {
+        PyErr_SetString(PyExc_ValueError, "host_step_keys: num_types out of range");
+        return -1;
+    }
+    if (get_buffer(o[2], &a[2], 0, 8, -1, "group") < 0) return -1;
+    w->n = a[2].view.len / 8;
+    if (get_codes(o[0], &a[0], w->n, "line") < 0 || get_buffer(o[1], &a[1], 0, 1, -1, "line_ok") < 0 ||
+        (o[3] != Py_None && get_buffer(o[3], &a[3], 0, 1, w->n, "group_mask") < 0) ||
+        get_codes(o[4], &a[4], w->n, "name_code") < 0 || get_codes(o[5], &a[5], w->n, "step_code") < 0 ||
+        get_buffer(o[6], &a[6], 0, 8, w->n, "begin") < 0 ||
+        get_buffer(o[7], &a[7], 0, 8, w->n, "duration") < 0 ||
+        get_buffer(o[8], &a[8], 0, 1, -1, "span_type") < 0 ||
+        get_buffer(o[9], &a[9], 0, 1, a[8].view.len, "stage_type") < 0 ||
+        get_buffer(o[10], &a[10], 0, 8, -1, "stage_rows") < 0)
+        return -1;
+    w->line = a[0].view.buf, w->line_size = a[0].view.itemsize, w->lines = a[1].view.len;
+    w->line_ok = a[1].view.buf, w->group = a[2].view.buf;
+    w->mask = o[3] == Py_None ? NULL : a[3].view.buf;
+    w->name = a[4].view.buf, w->name_size = a[4].view.itemsize;
+    w->step = a[5].view.buf, w->step_size = a[5].view.itemsize;
+    w->begin = a[6].view.buf, w->duration = a[7].view.buf;
+    w->span_type = a[8].view.buf, w->stage_type = a[9].view.buf, w->names = a[8].view.len - 1;
+    w->stage = a[10].view.buf, w->stages = a[10].view.len / 8;
+    for (Py_ssize_t i = 0; i <= w->names; i++) {
+        int t = w->span_type[i], u = w->stage_type[i];
+        if (t < NOT_STEP_WORK || t >= w->num_types || u < NOT_STEP_WORK || u >= w->num_types) {
+            PyErr_SetString(PyExc_ValueError, "host_step_keys: a type is out of range");
+            return -1;
+        }
+    }
+    if (w->names < 0) {
+        PyErr_SetString(PyExc_ValueError, "host_step_keys: empty type tables");
+        return -1;
+    }
+    return 0;
+}
+
+/* (work, marker_rows, key, layout) from a finished walk; key and layout None when the
+ * spans do not pack. */
+static PyObject *results(const Walk *w) {
+    PyObject *markers = PyBytes_FromStringAndSize((const char *)w->markers, 8 * w->n_markers);
+    PyObject *key = NULL, *layout = NULL;
+    if (!markers) return NULL;
+    if (w->work && (uint64_t)(w->gmax - w->gmin) < 4 * (uint64_t)w->work + 1024) {
+        layout = PyByteArray_FromStringAndSize(NULL, 8 * (5 + w->gmax - w->gmin + 1));
+        if (!layout) goto fail;
+        int64_t *lay = (int64_t *)PyByteArray_AS_STRING(layout);
+        if (fill_layout(w, lay)) {
+            key = PyByteArray_FromStringAndSize(NULL, 16 * w->n_kept);
+            if (!key) goto fail;
+            Py_BEGIN_ALLOW_THREADS
+            pack(w, lay, (int64_t *)PyByteArray_AS_STRING(key));
+            Py_END_ALLOW_THREADS
+        } else {
+            Py_CLEAR(layout);
+        }
+    }
+    if (!key) {
+        key = Py_None, layout = Py_None;
+        Py_INCREF(key), Py_INCREF(layout);
+    }
+    return Py_BuildValue("(nNNN)", w->work, markers, key, layout);
+fail:
+    Py_XDECREF(markers);
+    Py_XDECREF(layout);
+    return NULL;
+}
+
+static PyObject *host_step_keys(PyObject *self, PyObject *py_args) {
+    Arg a[ARGS];
+    Walk w;
+    memset(a, 0, sizeof(a));
+    memset(&w, 0, sizeof(w));
+    w.gmin = INT64_MAX, w.gmax = INT64_MIN;
+    PyObject *out = NULL;
+    if (parse(py_args, a, &w) == 0) {
+        int failed;
+        Py_BEGIN_ALLOW_THREADS
+        failed = walk(&w) < 0 && !w.sparse;
+        Py_END_ALLOW_THREADS
+        if (failed && strcmp(w.error, "out of memory") == 0) PyErr_NoMemory();
+        else if (failed) PyErr_Format(PyExc_ValueError, "host_step_keys: %s", w.error);
+        else if (w.sparse) {
+            Py_INCREF(Py_None);
+            out = Py_None;
+        }
+        else out = results(&w);
+    }
+    walk_free(&w);
+    release(a, ARGS);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"host_step_keys", host_step_keys, METH_VARARGS,
+     "Step markers and packed span keys of a host plane in one pass."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_step_keys",
+                                    "The host step database's pass over events.", -1, methods};
+
+PyMODINIT_FUNC PyInit__step_keys(void) { return PyModule_Create(&module); }

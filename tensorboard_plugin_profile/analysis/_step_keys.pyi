@@ -1,0 +1,19 @@
+# Interface of the optional compiled host step walk (_step_keys.c), which mypy cannot read.
+from typing import Optional
+
+def host_step_keys(
+    line: object,
+    line_ok: object,
+    group: object,
+    group_mask: object,
+    name_code: object,
+    step_code: object,
+    begin: object,
+    duration: object,
+    span_type: object,
+    stage_type: object,
+    stage_rows: object,
+    num_types: int,
+    /,
+) -> Optional[tuple]:
+    """(work spans, marker rows as bytes, packed keys, layout), or None (sparse groups)."""

@@ -1,0 +1,141 @@
+"""A host plane's step markers and packed span keys in one compiled pass (``_step_keys.c``).
+
+``step_events.host_step_events`` with numpy selects marker and work rows with masks,
+gathers four span columns and ``step_sweep`` packs their boundaries into sort keys:
+about ten whole-length temporaries. Compiled, one walk over the event columns in
+memory order does all of it with the per-name tables of ``step_events`` and leaves
+out spans that a span of the same step and type covers (they change no sum of the
+step breakdown, see ``_step_keys.c``), so the sort and the tracker see fewer keys.
+Without the extension (or with ``TBPROF_PURE_PYTHON_PASSES=1``) callers use the numpy
+path; ``tests/analysis/test_step_keys.py`` checks both give the same step database.
+
+Usage::
+
+    codes, names = distinct_names(plane.events["name"])
+    found = host_step_keys(plane, codes, span_type, stage_type, stage_rows, num_types)
+    if found is not None:
+        marker_rows, spans = found          # spans: PackedSpans (or an empty span frame)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from types import ModuleType
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from ..xspace import schema
+from ..xspace.model import Plane
+from . import passes, per_name
+
+_step_keys: Optional[ModuleType]
+try:
+    from . import _step_keys
+except ImportError:  # built without a C compiler: step_events' numpy path is used
+    _step_keys = None
+
+MARKER = -1  # span_type value: a step marker by name
+NOT_STEP_WORK = -2  # span_type value: not step work (eager/function wrappers)
+
+
+@dataclasses.dataclass
+class PackedSpans:
+    """Typed spans as ``passes.pack_boundaries`` keys (unsorted) and their layout."""
+
+    key: np.ndarray
+    layout: np.ndarray
+    count: int  # spans before covered ones were left out
+
+    @property
+    def empty(self) -> bool:
+        return self.count == 0
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def available(pure_python: Optional[bool] = None) -> bool:
+    return _step_keys is not None and not passes.pure_python_requested(pure_python)
+
+
+def host_step_keys(
+    plane: Plane,
+    name_codes: np.ndarray,
+    span_type: np.ndarray,
+    stage_type: np.ndarray,
+    stage_rows: np.ndarray,
+    num_types: int,
+) -> Optional[tuple]:
+    """(marker rows, PackedSpans) of a host plane, or None where the numpy path must
+    decide (spans that do not pack: ``step_sweep`` then cuts pieces instead).
+
+    ``span_type`` / ``stage_type``: int8 per distinct name of ``distinct_names``
+    (``name_codes`` are its codes) plus one for a missing name: a type, ``MARKER``
+    or ``NOT_STEP_WORK``; stage_type applies to the events of ``stage_rows`` (sorted
+    event indices).
+    """
+    assert _step_keys is not None
+    ev = plane.events
+    ids = plane.lines["id"].to_numpy(dtype=np.int64)
+    real = ~((ids >= schema.DERIVED_LINE_ID_MIN) & (ids <= schema.DERIVED_LINE_ID_MAX))
+    group, mask = _values_and_mask(ev[schema.GROUP_ID])
+    found = _step_keys.host_step_keys(
+        _int_codes(ev["line"]),
+        real.astype(np.uint8),
+        group,
+        mask,
+        name_codes,
+        _presence_codes(ev[schema.STEP_NAME]),
+        ev["begin_ps"].to_numpy(dtype=np.int64),
+        ev["duration_ps"].to_numpy(dtype=np.int64),
+        np.ascontiguousarray(span_type, dtype=np.int8),
+        np.ascontiguousarray(stage_type, dtype=np.int8),
+        np.ascontiguousarray(stage_rows, dtype=np.int64),
+        num_types,
+    )
+    if found is None:  # group ids too sparse to pack
+        return None
+    work, markers, key, layout = found
+    if work and key is None:
+        return None
+    marker_rows = np.frombuffer(markers, dtype=np.int64)
+    if not work:
+        return marker_rows, None
+    spans = PackedSpans(np.frombuffer(key, np.int64), np.frombuffer(layout, np.int64), work)
+    return marker_rows, spans
+
+
+def distinct_names(names: pd.Series) -> tuple:
+    """``per_name.distinct(names)`` with the codes in the column's own width (no int64
+    copy of a categorical's codes)."""
+    if isinstance(names.dtype, pd.CategoricalDtype):
+        distinct = pd.Series(names.cat.categories.astype(str), dtype=object)
+        return np.ascontiguousarray(names.cat.codes.to_numpy()), distinct
+    return per_name.distinct(names)
+
+
+def _presence_codes(values: pd.Series) -> np.ndarray:
+    """>= 0 where the value is set, < 0 where missing (a categorical's own codes)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return np.ascontiguousarray(values.cat.codes.to_numpy())
+    return np.where(pd.isna(values.array), -1, 0).astype(np.int8)
+
+
+def _int_codes(values: pd.Series) -> np.ndarray:
+    array = values.to_numpy()
+    if array.dtype.kind != "i":
+        array = array.astype(np.int64)
+    return np.ascontiguousarray(array)
+
+
+def _values_and_mask(values: pd.Series) -> tuple:
+    """(int64 values, bool mask of missing ones or None), without copies for a nullable
+    integer column."""
+    array = values.array
+    data, mask = getattr(array, "_data", None), getattr(array, "_mask", None)
+    if isinstance(data, np.ndarray) and isinstance(mask, np.ndarray) and data.dtype == np.int64:
+        return np.ascontiguousarray(data), np.ascontiguousarray(mask)
+    missing = np.asarray(pd.isna(array), dtype=bool)
+    return values.to_numpy(dtype=np.int64, na_value=0), missing
