@@ -10,7 +10,7 @@
  * host_step_keys(line, line_ok, group, group_mask, name_code, step_code, begin,
  *                duration, span_type, stage_type, stage_rows, num_types)
  *   -> (work, marker_rows, key, layout)
- *     line: per event, an index into line_ok (uint8: 1 = a real line). group (int64)
+ *     line: per event (int32), an index into line_ok (uint8: 1 = a real line). group (int64)
  *     with group_mask (bool, 1 = no group; or None). name_code / step_code: integer
  *     codes of any width, -1 = missing. span_type / stage_type (int8, one per name and
  *     a last one for a missing name): the event's step-time type, -1 = a step marker
@@ -43,15 +43,6 @@
 
 enum { MARKER = -1, NOT_STEP_WORK = -2, ARGS = 12 };
 
-static int64_t code_at(const void *p, Py_ssize_t size, Py_ssize_t i) {
-    switch (size) {
-    case 1: return ((const int8_t *)p)[i];
-    case 2: return ((const int16_t *)p)[i];
-    case 4: return ((const int32_t *)p)[i];
-    default: return ((const int64_t *)p)[i];
-    }
-}
-
 static int get_codes(PyObject *obj, Arg *arg, Py_ssize_t n, const char *what) {
     if (get_buffer(obj, arg, 0, -1, -1, what) < 0) return -1;
     Py_ssize_t size = arg->view.itemsize;
@@ -70,7 +61,7 @@ typedef struct {
 typedef struct {
     /* inputs */
     const void *line, *name, *step;
-    Py_ssize_t line_size, name_size, step_size, n, lines, names, stages;
+    Py_ssize_t name_size, step_size, n, lines, names, stages;
     const uint8_t *line_ok, *mask;
     const int64_t *group, *begin, *duration, *stage;
     const int8_t *span_type, *stage_type;
@@ -133,18 +124,18 @@ static int cover_group(Walk *w, int64_t g) {
     return 0;
 }
 
-/* One span: its group's time range, then kept unless `cover` (the last kept span not
- * inside an earlier one) covers it with the same group and type. */
-static int add_span(Walk *w, Span *cover, int64_t g, int64_t b, int64_t e, int64_t t) {
+/* One span, kept unless `cover` (the last kept span not inside an earlier one) covers
+ * it with the same group and type: then its group's time range is the cover's already. */
+static inline int add_span(Walk *w, Span *cover, int64_t g, int64_t b, int64_t e, int64_t t) {
+    w->work++;
+    int inside = cover->begin <= b && e <= cover->end && b < cover->end && e > cover->begin;
+    if (inside && b <= e && cover->group == g && cover->type == t) return 0;
     if (cover_group(w, g) < 0) return -1;
     int64_t slot = g - w->lo, low = b < e ? b : e, high = b < e ? e : b;
     if (low < w->tmin[slot]) w->tmin[slot] = low;
     if (high > w->tmax[slot]) w->tmax[slot] = high;
     w->gmin = g < w->gmin ? g : w->gmin;
     w->gmax = g > w->gmax ? g : w->gmax;
-    w->work++;
-    int inside = cover->begin <= b && e <= cover->end && b < cover->end && e > cover->begin;
-    if (inside && b <= e && cover->group == g && cover->type == t) return 0;
     if (grow((void **)&w->kept, &w->kept_cap, w->n_kept + 1, sizeof(Span)) < 0) {
         w->error = "out of memory";
         return -1;
@@ -155,39 +146,80 @@ static int add_span(Walk *w, Span *cover, int64_t g, int64_t b, int64_t e, int64
     return 0;
 }
 
-static int walk(Walk *w) {
-    Span cover = {0, 1, 0, -1}; /* covers nothing */
-    Py_ssize_t next_stage = 0;
-    for (Py_ssize_t i = 0; i < w->n; i++) {
-        int64_t l = code_at(w->line, w->line_size, i);
-        if (l < 0 || l >= w->lines) {
-            w->error = "an event's line is out of range";
-            return -1;
-        }
-        if (!w->line_ok[l] || (w->mask && w->mask[i])) continue;
-        int64_t c = code_at(w->name, w->name_size, i);
-        if (c < -1 || c >= w->names) {
-            w->error = "an event's name code is out of range";
-            return -1;
-        }
-        Py_ssize_t slot = c < 0 ? w->names : (Py_ssize_t)c;
-        int64_t t = w->span_type[slot];
-        if (t == MARKER || code_at(w->step, w->step_size, i) >= 0) {
-            if (grow((void **)&w->markers, &w->markers_cap, w->n_markers + 1, 8) < 0) {
-                w->error = "out of memory";
-                return -1;
-            }
-            w->markers[w->n_markers++] = i;
-            continue;
-        }
-        if (t == NOT_STEP_WORK) continue;
-        while (next_stage < w->stages && w->stage[next_stage] < i) next_stage++;
-        if (next_stage < w->stages && w->stage[next_stage] == i) t = w->stage_type[slot];
-        int64_t b = w->begin[i];
-        int64_t e = (int64_t)((uint64_t)b + (uint64_t)w->duration[i]); /* numpy wraps */
-        if (add_span(w, &cover, w->group[i], b, e, t) < 0) return -1;
+enum { SKIP = -3, BAD_LINE = -4, BAD_NAME = -5 };
+
+/* An event's type, or MARKER, NOT_STEP_WORK, SKIP (not on a real line or no group),
+ * BAD_LINE, BAD_NAME; `slot`: its name's entry of the type tables. */
+static inline int64_t event_type(const Walk *w, Py_ssize_t i, int64_t l, int64_t c, int step,
+                                 Py_ssize_t *slot) {
+    if (l < 0 || l >= w->lines) return BAD_LINE;
+    if (!w->line_ok[l] || (w->mask && w->mask[i])) return SKIP;
+    if (c < -1 || c >= w->names) return BAD_NAME;
+    *slot = c < 0 ? w->names : (Py_ssize_t)c;
+    return step ? MARKER : w->span_type[*slot];
+}
+
+static int add_marker(Walk *w, Py_ssize_t i) {
+    if (grow((void **)&w->markers, &w->markers_cap, w->n_markers + 1, 8) < 0) {
+        w->error = "out of memory";
+        return -1;
     }
+    w->markers[w->n_markers++] = i;
     return 0;
+}
+
+/* The walk for one width of name and of step codes (line indices are int32), so the
+ * compiler sees plain loads. */
+#define WALK(NAME, NAME_T, STEP_T)                                                       \
+    static int NAME(Walk *w) {                                                           \
+        const int32_t *line = w->line;                                                   \
+        const NAME_T *name = w->name;                                                    \
+        const STEP_T *step = w->step;                                                    \
+        Span cover = {0, 1, 0, -1}; /* covers nothing */                                 \
+        Py_ssize_t next_stage = 0, slot = 0;                                             \
+        for (Py_ssize_t i = 0; i < w->n; i++) {                                          \
+            int64_t t = event_type(w, i, line[i], name[i], step[i] >= 0, &slot);         \
+            if (t == SKIP || t == NOT_STEP_WORK) continue;                               \
+            if (t == MARKER) {                                                           \
+                if (add_marker(w, i) < 0) return -1;                                     \
+                continue;                                                                \
+            }                                                                            \
+            if (t < 0) {                                                                 \
+                w->error = t == BAD_LINE ? "an event's line is out of range"             \
+                                         : "an event's name code is out of range";       \
+                return -1;                                                               \
+            }                                                                            \
+            while (next_stage < w->stages && w->stage[next_stage] < i) next_stage++;     \
+            if (next_stage < w->stages && w->stage[next_stage] == i)                     \
+                t = w->stage_type[slot];                                                 \
+            int64_t b = w->begin[i];                                                     \
+            int64_t e = (int64_t)((uint64_t)b + (uint64_t)w->duration[i]); /* wraps */   \
+            if (add_span(w, &cover, w->group[i], b, e, t) < 0) return -1;                \
+        }                                                                                \
+        return 0;                                                                        \
+    }
+#define WALKS(N, NAME_T)                                                                 \
+    WALK(walk_##N##_1, NAME_T, int8_t)                                                   \
+    WALK(walk_##N##_2, NAME_T, int16_t)                                                  \
+    WALK(walk_##N##_4, NAME_T, int32_t)                                                  \
+    WALK(walk_##N##_8, NAME_T, int64_t)
+WALKS(1, int8_t)
+WALKS(2, int16_t)
+WALKS(4, int32_t)
+WALKS(8, int64_t)
+
+typedef int (*WalkFn)(Walk *);
+static const WalkFn walks[4][4] = {
+    {walk_1_1, walk_1_2, walk_1_4, walk_1_8},
+    {walk_2_1, walk_2_2, walk_2_4, walk_2_8},
+    {walk_4_1, walk_4_2, walk_4_4, walk_4_8},
+    {walk_8_1, walk_8_2, walk_8_4, walk_8_8},
+};
+
+static int width_index(Py_ssize_t size) { return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; }
+
+static int walk(Walk *w) {
+    return walks[width_index(w->name_size)][width_index(w->step_size)](w);
 }
 
 static int bit_length(uint64_t v) {
@@ -250,7 +282,7 @@ static int parse(PyObject *py_args, Arg *a, Walk *w) {
     }
     if (get_buffer(o[2], &a[2], 0, 8, -1, "group") < 0) return -1;
     w->n = a[2].view.len / 8;
-    if (get_codes(o[0], &a[0], w->n, "line") < 0 || get_buffer(o[1], &a[1], 0, 1, -1, "line_ok") < 0 ||
+    if (get_buffer(o[0], &a[0], 0, 4, w->n, "line") < 0 || get_buffer(o[1], &a[1], 0, 1, -1, "line_ok") < 0 ||
         (o[3] != Py_None && get_buffer(o[3], &a[3], 0, 1, w->n, "group_mask") < 0) ||
         get_codes(o[4], &a[4], w->n, "name_code") < 0 || get_codes(o[5], &a[5], w->n, "step_code") < 0 ||
         get_buffer(o[6], &a[6], 0, 8, w->n, "begin") < 0 ||
@@ -259,7 +291,7 @@ static int parse(PyObject *py_args, Arg *a, Walk *w) {
         get_buffer(o[9], &a[9], 0, 1, a[8].view.len, "stage_type") < 0 ||
         get_buffer(o[10], &a[10], 0, 8, -1, "stage_rows") < 0)
         return -1;
-    w->line = a[0].view.buf, w->line_size = a[0].view.itemsize, w->lines = a[1].view.len;
+    w->line = a[0].view.buf, w->lines = a[1].view.len;
     w->line_ok = a[1].view.buf, w->group = a[2].view.buf;
     w->mask = o[3] == Py_None ? NULL : a[3].view.buf;
     w->name = a[4].view.buf, w->name_size = a[4].view.itemsize;

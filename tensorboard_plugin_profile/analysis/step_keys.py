@@ -82,7 +82,7 @@ def host_step_keys(
     real = ~((ids >= schema.DERIVED_LINE_ID_MIN) & (ids <= schema.DERIVED_LINE_ID_MAX))
     group, mask = _values_and_mask(ev[schema.GROUP_ID])
     found = _step_keys.host_step_keys(
-        _int_codes(ev["line"]),
+        _line_rows(ev["line"], len(ids)),
         real.astype(np.uint8),
         group,
         mask,
@@ -123,10 +123,11 @@ def _presence_codes(values: pd.Series) -> np.ndarray:
     return np.where(pd.isna(values.array), -1, 0).astype(np.int8)
 
 
-def _int_codes(values: pd.Series) -> np.ndarray:
+def _line_rows(values: pd.Series, lines: int) -> np.ndarray:
+    """int32 line rows (-1 where out of range: the walk rejects them)."""
     array = values.to_numpy()
-    if array.dtype.kind != "i":
-        array = array.astype(np.int64)
+    if array.dtype != np.int32:
+        array = np.where((array >= 0) & (array < lines), array, -1).astype(np.int32)
     return np.ascontiguousarray(array)
 
 

@@ -6,6 +6,8 @@ input-pipeline analyzer, so they live here for both tools.
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from ..analysis import input_analysis as ia
@@ -63,16 +65,7 @@ def step_time_table(
     hardware_type: str,
     steps_db=None,
 ) -> dict:
-    rows = []
-    for record in details.to_dict("records"):  # one row per step (tens to hundreds)
-        tooltip = f"Step {record['step_name']}, duration: {two_digits(record['step_time_ms'])} ms"
-        for label, key in _TOOLTIP_ORDER:
-            tooltip += f"\n-{label}: {two_digits(record[key])} ms"
-        rows.append(
-            [record["step_name"]]
-            + [record[k] for _, k, _ in _STEP_DETAILS]
-            + [tooltip, record["step_time_ms"]]
-        )
+    rows = _step_rows(details)
     step_time = ia.summarize(details["max_step_time_ms"])
     p = {
         "step_time_graph_column_ids": GRAPH_COLUMN_IDS,
@@ -98,6 +91,31 @@ def step_time_table(
     if steps_db is not None and steps_db.guessed:
         p["steps_guessed_from"] = steps_db.guessed_from
     return data_table(STEP_COLUMNS, rows, p)
+
+
+def _step_rows(details: pd.DataFrame) -> list:
+    """One row per step (hundreds to thousands): the name, the details in ms, a tooltip
+    with each of them to two digits, the step time. Built column by column."""
+    step_time = details["step_time_ms"].tolist()
+    heads = [
+        f"Step {name}, duration: {text} ms"
+        for name, text in zip(details["step_name"].tolist(), _two_digit_texts(step_time))
+    ]
+    lines = [
+        [f"\n-{label}: {text} ms" for text in _two_digit_texts(details[key].tolist())]
+        for label, key in _TOOLTIP_ORDER
+    ]
+    tooltips = ["".join(parts) for parts in zip(heads, *lines)]
+    values = [details[key].tolist() for _, key, _ in _STEP_DETAILS]
+    names = details["step_name"].tolist()
+    return [list(row) for row in zip(names, *values, tooltips, step_time)]
+
+
+def _two_digit_texts(values: list) -> list:
+    """``two_digits`` of each value; one f-string each where all are finite."""
+    if all(map(math.isfinite, values)):
+        return [f"{v:.2f}" for v in values]
+    return [two_digits(v) for v in values]
 
 
 def run_environment_table(env: RunEnvironment) -> dict:

@@ -182,9 +182,10 @@ def _tables(plane: Plane) -> tuple:
 @needs_compiled
 def test_bad_input_is_a_clear_error():
     plane = _plane([(0, 0, 0, 10, 0, None, False)])
-    plane.events["line"] = np.array([5], dtype=np.int32)  # no such line
-    with pytest.raises(ValueError, match="line is out of range"):
-        step_keys.host_step_keys(plane, *_tables(plane), np.zeros(0, np.int64), 18)
+    for line in (np.array([5], dtype=np.int32), np.array([1 << 40], dtype=np.int64)):
+        plane.events["line"] = line  # no such line
+        with pytest.raises(ValueError, match="line is out of range"):
+            step_keys.host_step_keys(plane, *_tables(plane), np.zeros(0, np.int64), 18)
     codes, span_type, stage_type = _tables(_plane([(0, 0, 0, 10, 0, None, False)]))
     span_type[0] = 40
     with pytest.raises(ValueError, match="type is out of range"):
