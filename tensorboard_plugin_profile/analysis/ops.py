@@ -165,13 +165,15 @@ def _host_activities(plane: Plane) -> pd.DataFrame:
     rows; everything else is read for the chosen rows only.
     """
     ev = plane.events
-    real = _nonderived(plane)
-    codes, names = per_name.distinct(ev["name"])
+    real = ~_derived_lines(plane)
+    codes, names = per_name.distinct_native(ev["name"])
     table = op_names.parse_op_names(names.tolist())  # each distinct name parsed once
-    # A last entry for events without a name (code -1): an unknown op.
-    known = np.append(table["category"].isin(op_names.KNOWN_CATEGORIES).to_numpy(), False)
-    stage = real & per_name.present(ev["_ipl_stage_id"]) & per_name.present(ev["_ipl_stage_cat"])
-    rows = np.flatnonzero(real & known[codes] & ~stage)
+    # Events without a name (code -1) are unknown ops.
+    known = table["category"].isin(op_names.KNOWN_CATEGORIES).to_numpy()
+    stage = _stage_rows(ev, real)
+    rows = _on_lines(ev, per_name.rows_where(known, codes), real)
+    if len(stage):
+        rows = rows[~np.isin(rows, stage, assume_unique=True)]
     named = codes[rows]
     frames = [
         _activities(
@@ -185,8 +187,8 @@ def _host_activities(plane: Plane) -> pd.DataFrame:
             0,
         ),
     ]
-    if stage.any():
-        rows = np.flatnonzero(stage)
+    if len(stage):
+        rows = stage
         stage_ids = ev["_ipl_stage_id"].array[rows].to_numpy(dtype=np.int64, na_value=0)
         frames.append(
             _activities(
@@ -201,9 +203,10 @@ def _host_activities(plane: Plane) -> pd.DataFrame:
             )
         )
     tf_op = ev["tf_op"]
-    op_codes, op_values = per_name.distinct(tf_op)
-    set_op = np.append((op_values != "").to_numpy(dtype=bool), False)
-    rows = np.flatnonzero(real & set_op[op_codes])
+    op_codes, op_values = per_name.distinct_native(tf_op)
+    rows = _on_lines(
+        ev, per_name.rows_where((op_values != "").to_numpy(dtype=bool), op_codes), real
+    )
     if len(rows):
         codes, uniques = pd.factorize(tf_op.iloc[rows])
         parsed_op = op_names.parse_op_names(list(uniques)).iloc[codes]
@@ -222,6 +225,18 @@ def _host_activities(plane: Plane) -> pd.DataFrame:
         )
     acts = pd.concat(frames, ignore_index=True)
     return acts.sort_values(["line", "order"], kind="stable").reset_index(drop=True)
+
+
+def _on_lines(ev: pd.DataFrame, rows: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """The rows whose line is one of ``lines`` (a bool per line)."""
+    return rows[lines[ev["line"].to_numpy()[rows]]] if len(rows) else rows
+
+
+def _stage_rows(ev: pd.DataFrame, real: np.ndarray) -> np.ndarray:
+    """Rows of input-pipeline stage events (stage id and category set) on real lines."""
+    rows = per_name.present_rows(ev["_ipl_stage_cat"])
+    rows = rows[per_name.present(ev["_ipl_stage_id"], rows)]
+    return _on_lines(ev, rows, real)
 
 
 def _eager(ev: pd.DataFrame, rows: np.ndarray) -> np.ndarray:

@@ -29,16 +29,40 @@ def distinct(values: pd.Series, rows: Optional[np.ndarray] = None) -> tuple:
     on them alone; a categorical keeps all its categories).
     """
     if isinstance(values.dtype, pd.CategoricalDtype):
-        codes = values.cat.codes.to_numpy()
+        codes = category_codes(values)
         codes = codes if rows is None else codes[rows]
         names = pd.Series(values.cat.categories.astype(str), dtype=object)
-        return codes.astype(np.int64, copy=False), names.reset_index(drop=True)
+        return codes.astype(np.int64), names.reset_index(drop=True)  # a writable copy
     array = values.to_numpy(dtype=object)
     if rows is not None:
         array = array[rows]
     codes, uniques = pd.factorize(array, use_na_sentinel=True)
     names = pd.Series([str(u) for u in uniques], dtype=object)
     return codes.astype(np.int64, copy=False), names
+
+
+def distinct_native(values: pd.Series) -> tuple:
+    """``distinct(values)`` with the codes in the column's own width: a categorical's
+    int8/int16/int32 codes as they are (no int64 copy per event)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        names = pd.Series(values.cat.categories.astype(str), dtype=object)
+        return np.ascontiguousarray(category_codes(values)), names
+    return distinct(values)
+
+
+def category_codes(values: pd.Series) -> np.ndarray:
+    """A categorical column's codes, read-only and without a copy (pandas 3's
+    ``.cat.codes`` copies them, a few MB per million events)."""
+    return np.asarray(values.array.codes)
+
+
+def rows_where(answer: np.ndarray, codes: np.ndarray, missing: bool = False) -> np.ndarray:
+    """Rows whose code's ``answer`` (one bool per distinct value; ``missing`` for code
+    -1) is True. No pass over the events when no value qualifies."""
+    table = np.append(np.asarray(answer, dtype=bool), missing)
+    if not table.any():
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(table[codes])
 
 
 def lookup(table: np.ndarray, codes: np.ndarray, missing) -> np.ndarray:
@@ -60,10 +84,21 @@ def per_value(
     return lookup(answer, codes, missing)
 
 
+def present_rows(values: pd.Series) -> np.ndarray:
+    """``np.flatnonzero(present(values))``; for a categorical, one cheap ``max`` of its
+    codes first, so a column that is never set costs no mask."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        codes = category_codes(values)
+        if not len(codes) or codes.max() < 0:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(codes >= 0)
+    return np.flatnonzero(present(values))
+
+
 def present(values: pd.Series, rows: Optional[np.ndarray] = None) -> np.ndarray:
     """Per event: whether the (nullable, object or categorical) value is set."""
     if isinstance(values.dtype, pd.CategoricalDtype):
-        codes = values.cat.codes.to_numpy()
+        codes = category_codes(values)
         return (codes if rows is None else codes[rows]) >= 0
     array = values.array if rows is None else values.array[rows]
     return ~np.asarray(pd.isna(array), dtype=bool)

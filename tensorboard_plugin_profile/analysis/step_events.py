@@ -126,7 +126,7 @@ def host_step_events(plane: Optional[Plane], pure_python: Optional[bool] = None)
         return no_markers(), span_frame(plane.events, np.zeros(0, dtype=np.int64), [])
     ev = plane.events
     if step_keys.available(pure_python):
-        codes, names = step_keys.distinct_names(ev["name"])
+        codes, names = per_name.distinct_native(ev["name"])
         span_type, stage_type = _host_name_tables(names)
         stages = _root_input_stages(ev, None)
         found = step_keys.host_step_keys(plane, codes, span_type, stage_type, stages, len(TYPE))
@@ -228,8 +228,11 @@ def _root_input_stages(events: pd.DataFrame, rows: Optional[np.ndarray]) -> np.n
     names = events["_ipl_stage_name"]
     if isinstance(names.dtype, pd.CategoricalDtype) and not len(names.cat.categories):
         return np.zeros(0, dtype=np.int64)
+    if rows is None:
+        stage = per_name.present_rows(names)
+        return stage[~per_name.present(events["parent_id"], stage)]
     stage = np.flatnonzero(per_name.present(names, rows))
-    return stage[~per_name.present(events["parent_id"], stage if rows is None else rows[stage])]
+    return stage[~per_name.present(events["parent_id"], rows[stage])]
 
 
 # --- device (GPU) -------------------------------------------------------------------

@@ -11,7 +11,7 @@ path; ``tests/analysis/test_step_keys.py`` checks both give the same step databa
 
 Usage::
 
-    codes, names = distinct_names(plane.events["name"])
+    codes, names = per_name.distinct_native(plane.events["name"])
     found = host_step_keys(plane, codes, span_type, stage_type, stage_rows, num_types)
     if found is not None:
         marker_rows, spans = found          # spans: PackedSpans (or an empty span frame)
@@ -71,7 +71,7 @@ def host_step_keys(
     """(marker rows, PackedSpans) of a host plane, or None where the numpy path must
     decide (spans that do not pack: ``step_sweep`` then cuts pieces instead).
 
-    ``span_type`` / ``stage_type``: int8 per distinct name of ``distinct_names``
+    ``span_type`` / ``stage_type``: int8 per distinct name of ``per_name.distinct_native``
     (``name_codes`` are its codes) plus one for a missing name: a type, ``MARKER``
     or ``NOT_STEP_WORK``; stage_type applies to the events of ``stage_rows`` (sorted
     event indices).
@@ -107,19 +107,10 @@ def host_step_keys(
     return marker_rows, spans
 
 
-def distinct_names(names: pd.Series) -> tuple:
-    """``per_name.distinct(names)`` with the codes in the column's own width (no int64
-    copy of a categorical's codes)."""
-    if isinstance(names.dtype, pd.CategoricalDtype):
-        distinct = pd.Series(names.cat.categories.astype(str), dtype=object)
-        return np.ascontiguousarray(names.cat.codes.to_numpy()), distinct
-    return per_name.distinct(names)
-
-
 def _presence_codes(values: pd.Series) -> np.ndarray:
     """>= 0 where the value is set, < 0 where missing (a categorical's own codes)."""
     if isinstance(values.dtype, pd.CategoricalDtype):
-        return np.ascontiguousarray(values.cat.codes.to_numpy())
+        return np.ascontiguousarray(per_name.category_codes(values))
     return np.where(pd.isna(values.array), -1, 0).astype(np.int8)
 
 

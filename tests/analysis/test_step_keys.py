@@ -8,7 +8,13 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_profile.analysis import step_db, step_events, step_keys, step_sweep
+from tensorboard_plugin_profile.analysis import (
+    per_name,
+    step_db,
+    step_events,
+    step_keys,
+    step_sweep,
+)
 from tensorboard_plugin_profile.xspace import schema
 from tensorboard_plugin_profile.xspace.model import Plane
 
@@ -175,7 +181,7 @@ def test_sparse_group_ids_take_the_numpy_path():
 
 
 def _tables(plane: Plane) -> tuple:
-    codes, names = step_keys.distinct_names(plane.events["name"])
+    codes, names = per_name.distinct_native(plane.events["name"])
     return (codes,) + step_events._host_name_tables(names)
 
 
