@@ -61,17 +61,21 @@ class OpMetricsDb:
         return self.ops[self.ops["name"] != IDLE]
 
 
+_DTYPES = {
+    **{c: np.dtype(np.int64) for c in _SUMMED + ("program_id", "num_cores")},
+    "is_eager": np.dtype(bool),
+    **{c: np.dtype(object) for c in ("name", "category", "provenance")},
+}
+
+
 def empty_ops() -> pd.DataFrame:
-    frame = pd.DataFrame({c: pd.Series(dtype=object) for c in OP_COLUMNS})
-    return _typed(frame)
+    return pd.DataFrame({c: np.zeros(0, dtype=_DTYPES[c]) for c in OP_COLUMNS})
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    for col in _SUMMED + ("program_id", "num_cores"):
-        frame[col] = frame[col].astype(np.int64)
-    frame["is_eager"] = frame["is_eager"].astype(bool)
-    for col in ("name", "category", "provenance"):
-        frame[col] = frame[col].astype(object)
+    for col, dtype in _DTYPES.items():
+        if frame[col].dtype != dtype:  # each cast is a column copy and a frame update
+            frame[col] = frame[col].astype(dtype)
     return frame.reset_index(drop=True)
 
 

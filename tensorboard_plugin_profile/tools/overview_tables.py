@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..analysis import input_analysis as ia
 from ..analysis.environment import RunEnvironment, hardware_type_of
-from .datatable import Column, data_table, link, one_digit, two_digits
+from .datatable import Column, column_table, data_table, link, one_digit, two_digits
 
 STEP_COLUMNS = (
     Column("stepnum", "Step number", "string"),
@@ -65,7 +65,6 @@ def step_time_table(
     hardware_type: str,
     steps_db=None,
 ) -> dict:
-    rows = _step_rows(details)
     step_time = ia.summarize(details["max_step_time_ms"])
     p = {
         "step_time_graph_column_ids": GRAPH_COLUMN_IDS,
@@ -90,16 +89,18 @@ def step_time_table(
         p[f"{name}_time_ms_sdv"] = one_digit(summary.standard_deviation)
     if steps_db is not None and steps_db.guessed:
         p["steps_guessed_from"] = steps_db.guessed_from
-    return data_table(STEP_COLUMNS, rows, p)
+    return column_table(STEP_COLUMNS, _step_columns(details), p)
 
 
-def _step_rows(details: pd.DataFrame) -> list:
-    """One row per step (hundreds to thousands): the name, the details in ms, a tooltip
-    with each of them to two digits, the step time. Built column by column."""
+def _step_columns(details: pd.DataFrame) -> list:
+    """The values of each of ``STEP_COLUMNS``, one per step (hundreds to thousands):
+    the name, the details in ms, a tooltip with each of them to two digits, the step
+    time. Built a column at a time."""
+    names = details["step_name"].tolist()
     step_time = details["step_time_ms"].tolist()
     heads = [
         f"Step {name}, duration: {text} ms"
-        for name, text in zip(details["step_name"].tolist(), _two_digit_texts(step_time))
+        for name, text in zip(names, _two_digit_texts(step_time))
     ]
     lines = [
         [f"\n-{label}: {text} ms" for text in _two_digit_texts(details[key].tolist())]
@@ -107,8 +108,7 @@ def _step_rows(details: pd.DataFrame) -> list:
     ]
     tooltips = ["".join(parts) for parts in zip(heads, *lines)]
     values = [details[key].tolist() for _, key, _ in _STEP_DETAILS]
-    names = details["step_name"].tolist()
-    return [list(row) for row in zip(names, *values, tooltips, step_time)]
+    return [names, *values, tooltips, step_time]
 
 
 def _two_digit_texts(values: list) -> list:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import csv
 import io
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tensorboard_plugin_profile.tools.datatable import (
     Column,
+    column_table,
     data_table,
     dumps,
     one_digit,
@@ -31,6 +35,26 @@ def test_json_shape_is_upstreams():
         '"rows":[{"c":[{"v":1.0},{"v":"a"},{"v":"t"},{"v":true}]}]}'
     )
     assert dumps(data_table([], [])) == '{"cols":[],"rows":[]}'
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-5, 5), st.text(max_size=3), st.floats(allow_nan=False), st.booleans()
+        )
+    )
+)
+def test_a_table_built_by_columns_is_the_table_built_by_rows(rows):
+    cols = [
+        Column("rank", "Rank", "number"),
+        Column("name", "Name", "string"),
+        Column("ms", "Time", "number"),
+        Column("ok", "OK", "boolean"),
+    ]
+    by_columns = column_table(cols, [list(c) for c in zip(*rows)] or [[]] * 4, {"a": 1})
+    by_rows = data_table(cols, rows, {"a": 1})
+    assert by_columns == by_rows and dumps(by_columns) == dumps(by_rows)
 
 
 def test_csv_uses_labels_and_str_values():
