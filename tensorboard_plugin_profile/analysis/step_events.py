@@ -98,12 +98,15 @@ def not_step_work(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     return per_name.per_value(events["name"], _not_step_work, rows)
 
 
-def _not_step_work(names: pd.Series) -> pd.Series:
-    return names.str.startswith(NOT_STEP_WORK)
+# Per distinct name (str), with plain str methods: hundreds of names, where each pandas
+# string call costs more in setup than the test itself.
+def _not_step_work(names: pd.Series) -> np.ndarray:
+    return np.array([n.startswith(NOT_STEP_WORK) for n in names.tolist()], dtype=bool)
 
 
-def _explicit_marker(names: pd.Series) -> pd.Series:
-    return names.str.startswith(_MARKER_PREFIXES) & ~names.str.contains("/", regex=False)
+def _explicit_marker(names: pd.Series) -> np.ndarray:
+    listed = names.tolist()
+    return np.array([n.startswith(_MARKER_PREFIXES) and "/" not in n for n in listed], dtype=bool)
 
 
 def _per_name(test, names: pd.Series, missing) -> np.ndarray:
@@ -205,19 +208,24 @@ def _host_type_table(names: pd.Series) -> tuple:
 
     Waiting for input (``IteratorGetNext``), else compute, unless its op type is a
     host or host-to-device copy, which wins over everything (as later assignments
-    would).
+    would). Only names that can have such a type (they contain it, in any case) are
+    parsed as op names.
     """
-    op_type = op_names.parse_op_names(names.tolist())["type"]
-    wait = _per_name(lambda s: s.str.lower().str.startswith("iteratorgetnext"), names, False)
+    listed = names.tolist()
+    wait = [n.lower().startswith("iteratorgetnext") for n in listed] + [False]
     by_name = np.where(wait, TYPE["HOST_WAIT_INPUT"], TYPE["HOST_COMPUTE"]).astype(np.int64)
     copy = np.zeros(len(by_name), dtype=bool)
+    maybe = [i for i, n in enumerate(listed) if "MEMCPYHTO" in n.upper() or "InfeedEnqueue" in n]
+    if not maybe:
+        return by_name, copy
+    op_type = op_names.parse_op_names([listed[i] for i in maybe])["type"]
     for rule, kind in (
         (op_type == "MemcpyHToH", "HOST_TO_HOST"),
         (op_type.str.startswith("InfeedEnqueue") | (op_type == "MemcpyHToD"), "HOST_TO_DEVICE"),
     ):
-        chosen = np.append(np.asarray(rule, dtype=bool), False)
+        chosen = np.asarray(maybe)[np.asarray(rule, dtype=bool)]
         by_name[chosen] = TYPE[kind]
-        copy |= chosen
+        copy[chosen] = True
     return by_name, copy
 
 

@@ -9,6 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tensorboard_plugin_profile.analysis import (
+    op_names,
     per_name,
     step_db,
     step_events,
@@ -17,6 +18,8 @@ from tensorboard_plugin_profile.analysis import (
 )
 from tensorboard_plugin_profile.xspace import schema
 from tensorboard_plugin_profile.xspace.model import Plane
+
+TYPE = step_db.TYPE
 
 needs_compiled = pytest.mark.skipif(
     not step_keys.available(False), reason="built without a C compiler"
@@ -196,3 +199,35 @@ def test_bad_input_is_a_clear_error():
     span_type[0] = 40
     with pytest.raises(ValueError, match="type is out of range"):
         step_keys.host_step_keys(plane, codes, span_type, stage_type, np.zeros(0, np.int64), 18)
+
+
+def _type_table_parsing_every_name(names: pd.Series) -> tuple:
+    """The host type table as it was built before: every name parsed as an op name."""
+    op_type = op_names.parse_op_names(names.tolist())["type"]
+    wait = np.append(names.str.lower().str.startswith("iteratorgetnext").to_numpy(bool), False)
+    by_name = np.where(wait, TYPE["HOST_WAIT_INPUT"], TYPE["HOST_COMPUTE"]).astype(np.int64)
+    copy = np.zeros(len(by_name), dtype=bool)
+    for rule, kind in (
+        (op_type == "MemcpyHToH", "HOST_TO_HOST"),
+        (op_type.str.startswith("InfeedEnqueue") | (op_type == "MemcpyHToD"), "HOST_TO_DEVICE"),
+    ):
+        chosen = np.append(np.asarray(rule, dtype=bool), False)
+        by_name[chosen] = TYPE[kind]
+        copy |= chosen
+    return by_name, copy
+
+
+PIECES = ["a/", "x:", ":", "MemcpyHToD", "memcpyhtoh", "MemcpyHToH_1", "InfeedEnqueueTuple"]
+PIECES += ["Iterator::", "IteratorGetNext", "jit(f)/", "dot_general", "train", "TraceContext"]
+PIECES += ["EagerExecute", "/", "_2", "ß", "Op", "[x]"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=4).map("".join), max_size=30))
+def test_the_type_table_parses_only_names_that_can_be_copies(names):
+    names = pd.Series(list(dict.fromkeys(names)), dtype=object)
+    got = step_events._host_type_table(names)
+    expected = _type_table_parsing_every_name(names)
+    assert got[0].tolist() == expected[0].tolist() and got[1].tolist() == expected[1].tolist()
+    marker = [n.startswith(("train", "test", "TraceContext")) and "/" not in n for n in names]
+    assert step_events._explicit_marker(names).tolist() == marker
