@@ -131,7 +131,7 @@ setup(
         Extension(
             "tensorboard_plugin_profile.analysis._step_keys",
             ["tensorboard_plugin_profile/analysis/_step_keys.c"],
-            depends=[BUFFERS_H],
+            depends=[BUFFERS_H, "tensorboard_plugin_profile/analysis/_step_walk.h"],
             optional=True,
         ),
         # PlaneEdit: new events put among sorted old ones by runs; numpy otherwise.

@@ -1,5 +1,5 @@
 /*
- * The host step database's one pass over events (see analysis/step_events.py).
+ * The host step database's one pass over events (see analysis/step_keys.py).
  *
  * Why: choosing step markers and typed spans from a host plane, then packing each
  * span's boundaries into sort keys (as _passes.pack_boundaries does), took a chain
@@ -8,14 +8,19 @@
  * event through per-name tables and keeps only what the step breakdown needs.
  *
  * host_step_keys(line, line_ok, group, group_mask, name_code, step_code, begin,
- *                duration, span_type, stage_type, stage_rows, num_types)
- *   -> (work, marker_rows, key, layout)
- *     line: per event (int32), an index into line_ok (uint8: 1 = a real line). group (int64)
- *     with group_mask (bool, 1 = no group; or None). name_code / step_code: integer
- *     codes of any width, -1 = missing. span_type / stage_type (int8, one per name and
- *     a last one for a missing name): the event's step-time type, -1 = a step marker
- *     by name, -2 = not step work; stage_type is used for the events listed in
- *     stage_rows (sorted event indices: root input-pipeline stages).
+ *                duration, span_type, stage_type, stage_rows, skip_rows, windows,
+ *                num_types) -> (work, marker_rows, key, layout)
+ *     line: per event (int32), an index into line_ok (uint8: 1 = a real line). group
+ *     (int64) with group_mask (bool, 1 = no group; or None). name_code / step_code:
+ *     integer codes of any width, -1 = missing (step_code may be None: no step names).
+ *     span_type / stage_type (int8, one per name and a last one for a missing name):
+ *     the event's step-time type, -1 = a step marker by name, -2 = not step work;
+ *     stage_type is used for the events listed in stage_rows (sorted event indices:
+ *     root input-pipeline stages). skip_rows (sorted): events that are neither.
+ *     windows: None, or (begin, end) int64 arrays sorted by begin; then group and
+ *     group_mask are None and an event's group is the index of the last window that
+ *     begins at or before it, if it begins before that window's end (else it is
+ *     skipped), as numpy's searchsorted(begin, event_begin, "right") - 1 gives it.
  *     An event on a real line with a group is a marker when its name says so or it has
  *     a step name (code >= 0); otherwise, unless not step work, it is a work span
  *     [begin, begin + duration) of its type.
@@ -41,7 +46,9 @@
 
 #include "_buffers.h"
 
-enum { MARKER = -1, NOT_STEP_WORK = -2, ARGS = 12 };
+enum { MARKER = -1, NOT_STEP_WORK = -2, ARGS = 15 };
+
+#include "_step_walk.h"
 
 static int get_codes(PyObject *obj, Arg *arg, Py_ssize_t n, const char *what) {
     if (get_buffer(obj, arg, 0, -1, -1, what) < 0) return -1;
@@ -50,99 +57,6 @@ static int get_codes(PyObject *obj, Arg *arg, Py_ssize_t n, const char *what) {
         PyErr_Format(PyExc_ValueError, "%s: expected %zd integer codes", what, n);
         return -1;
     }
-    return 0;
-}
-
-typedef struct {
-    int64_t group, begin, end;
-    int64_t type;
-} Span;
-
-typedef struct {
-    /* inputs */
-    const void *line, *name, *step;
-    Py_ssize_t name_size, step_size, n, lines, names, stages;
-    const uint8_t *line_ok, *mask;
-    const int64_t *group, *begin, *duration, *stage;
-    const int8_t *span_type, *stage_type;
-    int64_t num_types;
-    /* results of the walk */
-    Span *kept;
-    int64_t *markers, *tmin, *tmax; /* tmin/tmax: groups lo .. lo + cap - 1 */
-    Py_ssize_t n_kept, kept_cap, n_markers, markers_cap, work;
-    int64_t lo, cap, gmin, gmax;
-    const char *error; /* set when the walk failed */
-    int sparse;
-} Walk;
-
-static int grow(void **buf, Py_ssize_t *cap, Py_ssize_t need, size_t item) {
-    if (need <= *cap) return 0;
-    Py_ssize_t next = *cap ? 2 * *cap : 1024;
-    while (next < need) next *= 2;
-    void *p = PyMem_RawRealloc(*buf, (size_t)next * item);
-    if (!p) return -1;
-    *buf = p;
-    *cap = next;
-    return 0;
-}
-
-/* Widens the per-group time table to hold group g (doubling; new slots empty). */
-static int cover_group(Walk *w, int64_t g) {
-    if (w->cap && g >= w->lo && g - w->lo < w->cap) return 0;
-    int64_t lo = w->cap ? (g < w->lo ? g : w->lo) : g;
-    int64_t hi = w->cap ? (g > w->lo + w->cap - 1 ? g : w->lo + w->cap - 1) : g;
-    uint64_t need = (uint64_t)hi - (uint64_t)lo + 1;
-    if (need > 4 * (uint64_t)w->n + 1024) { /* sparser than pack_boundaries accepts */
-        w->sparse = 1;
-        return -1;
-    }
-    int64_t cap = w->cap ? 2 * w->cap : 64;
-    while ((uint64_t)cap < need) cap *= 2;
-    if (g < w->lo && w->cap) lo = hi - cap + 1; /* grow downwards, keep the top */
-    int64_t *tmin = PyMem_RawMalloc((size_t)cap * sizeof(int64_t));
-    int64_t *tmax = PyMem_RawMalloc((size_t)cap * sizeof(int64_t));
-    if (!tmin || !tmax) {
-        PyMem_RawFree(tmin);
-        PyMem_RawFree(tmax);
-        w->error = "out of memory";
-        return -1;
-    }
-    for (int64_t i = 0; i < cap; i++) {
-        tmin[i] = INT64_MAX;
-        tmax[i] = INT64_MIN;
-    }
-    if (w->cap) {
-        memcpy(tmin + (w->lo - lo), w->tmin, (size_t)w->cap * sizeof(int64_t));
-        memcpy(tmax + (w->lo - lo), w->tmax, (size_t)w->cap * sizeof(int64_t));
-    }
-    PyMem_RawFree(w->tmin);
-    PyMem_RawFree(w->tmax);
-    w->tmin = tmin;
-    w->tmax = tmax;
-    w->lo = lo;
-    w->cap = cap;
-    return 0;
-}
-
-/* One span, kept unless `cover` (the last kept span not inside an earlier one) covers
- * it with the same group and type: then its group's time range is the cover's already. */
-static inline int add_span(Walk *w, Span *cover, int64_t g, int64_t b, int64_t e, int64_t t) {
-    w->work++;
-    int inside = cover->begin <= b && e <= cover->end && b < cover->end && e > cover->begin;
-    if (inside && b <= e && cover->group == g && cover->type == t) return 0;
-    if (cover_group(w, g) < 0) return -1;
-    int64_t slot = g - w->lo, low = b < e ? b : e, high = b < e ? e : b;
-    if (low < w->tmin[slot]) w->tmin[slot] = low;
-    if (high > w->tmax[slot]) w->tmax[slot] = high;
-    w->gmin = g < w->gmin ? g : w->gmin;
-    w->gmax = g > w->gmax ? g : w->gmax;
-    if (grow((void **)&w->kept, &w->kept_cap, w->n_kept + 1, sizeof(Span)) < 0) {
-        w->error = "out of memory";
-        return -1;
-    }
-    Span s = {g, b, e, t};
-    w->kept[w->n_kept++] = s;
-    if (!inside && b <= e) *cover = s;
     return 0;
 }
 
@@ -168,137 +82,119 @@ static int add_marker(Walk *w, Py_ssize_t i) {
     return 0;
 }
 
-/* The walk for one width of name and of step codes (line indices are int32), so the
- * compiler sees plain loads. */
-#define WALK(NAME, NAME_T, STEP_T)                                                       \
+/* The group of an event starting at b: the last window beginning at or before b, if b
+ * is before its end, else -1. `hint` (the previous answer) makes a line's events, in
+ * time order, cost a step forward each; a step back costs a binary search. */
+static inline int64_t window_of(const Walk *w, int64_t b, Py_ssize_t *hint) {
+    Py_ssize_t k = *hint;
+    if (k < 0 || w->wb[k] > b) {
+        Py_ssize_t lo = 0, hi = w->nw;
+        while (lo < hi) {
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            if (w->wb[mid] <= b) lo = mid + 1;
+            else hi = mid;
+        }
+        k = lo - 1;
+    } else {
+        while (k + 1 < w->nw && w->wb[k + 1] <= b) k++;
+    }
+    *hint = k;
+    return k >= 0 && b < w->we[k] ? k : -1;
+}
+
+/* Whether event i is in a sorted list, `next` its cursor (events come in order). */
+static inline int listed(const int64_t *rows, Py_ssize_t count, Py_ssize_t *next, Py_ssize_t i) {
+    while (*next < count && rows[*next] < i) ++*next;
+    return *next < count && rows[*next] == i;
+}
+
+/* The walk for one width of name codes and one test of step codes (line indices are
+ * int32), so the compiler sees plain loads. */
+#define WALK(NAME, NAME_T, STEP_TEST)                                                    \
     static int NAME(Walk *w) {                                                           \
         const int32_t *line = w->line;                                                   \
         const NAME_T *name = w->name;                                                    \
-        const STEP_T *step = w->step;                                                    \
         Span cover = {0, 1, 0, -1}; /* covers nothing */                                 \
-        Py_ssize_t next_stage = 0, slot = 0;                                             \
+        Py_ssize_t next_stage = 0, next_skip = 0, slot = 0, hint = -1;                   \
         for (Py_ssize_t i = 0; i < w->n; i++) {                                          \
-            int64_t t = event_type(w, i, line[i], name[i], step[i] >= 0, &slot);         \
+            int64_t t = event_type(w, i, line[i], name[i], STEP_TEST, &slot);            \
             if (t == SKIP || t == NOT_STEP_WORK) continue;                               \
-            if (t == MARKER) {                                                           \
-                if (add_marker(w, i) < 0) return -1;                                     \
-                continue;                                                                \
-            }                                                                            \
-            if (t < 0) {                                                                 \
+            if (t < MARKER) {                                                            \
                 w->error = t == BAD_LINE ? "an event's line is out of range"             \
                                          : "an event's name code is out of range";       \
                 return -1;                                                               \
             }                                                                            \
-            while (next_stage < w->stages && w->stage[next_stage] < i) next_stage++;     \
-            if (next_stage < w->stages && w->stage[next_stage] == i)                     \
-                t = w->stage_type[slot];                                                 \
-            int64_t b = w->begin[i];                                                     \
+            if (listed(w->skip, w->skips, &next_skip, i)) continue;                      \
+            if (t == MARKER) {                                                           \
+                if (add_marker(w, i) < 0) return -1;                                     \
+                continue;                                                                \
+            }                                                                            \
+            if (listed(w->stage, w->stages, &next_stage, i)) t = w->stage_type[slot];    \
+            int64_t b = w->begin[i], g = w->wb ? window_of(w, b, &hint) : w->group[i];   \
             int64_t e = (int64_t)((uint64_t)b + (uint64_t)w->duration[i]); /* wraps */   \
-            if (add_span(w, &cover, w->group[i], b, e, t) < 0) return -1;                \
+            if (g < 0 && w->wb) continue;                                                \
+            if (add_span(w, &cover, g, b, e, t) < 0) return -1;                          \
         }                                                                                \
         return 0;                                                                        \
     }
+#define STEP_AT(T) (((const T *)w->step)[i] >= 0)
 #define WALKS(N, NAME_T)                                                                 \
-    WALK(walk_##N##_1, NAME_T, int8_t)                                                   \
-    WALK(walk_##N##_2, NAME_T, int16_t)                                                  \
-    WALK(walk_##N##_4, NAME_T, int32_t)                                                  \
-    WALK(walk_##N##_8, NAME_T, int64_t)
+    WALK(walk_##N##_0, NAME_T, 0)                                                        \
+    WALK(walk_##N##_1, NAME_T, STEP_AT(int8_t))                                          \
+    WALK(walk_##N##_2, NAME_T, STEP_AT(int16_t))                                         \
+    WALK(walk_##N##_4, NAME_T, STEP_AT(int32_t))                                         \
+    WALK(walk_##N##_8, NAME_T, STEP_AT(int64_t))
 WALKS(1, int8_t)
 WALKS(2, int16_t)
 WALKS(4, int32_t)
 WALKS(8, int64_t)
 
 typedef int (*WalkFn)(Walk *);
-static const WalkFn walks[4][4] = {
-    {walk_1_1, walk_1_2, walk_1_4, walk_1_8},
-    {walk_2_1, walk_2_2, walk_2_4, walk_2_8},
-    {walk_4_1, walk_4_2, walk_4_4, walk_4_8},
-    {walk_8_1, walk_8_2, walk_8_4, walk_8_8},
+static const WalkFn walks[4][5] = {
+    {walk_1_0, walk_1_1, walk_1_2, walk_1_4, walk_1_8},
+    {walk_2_0, walk_2_1, walk_2_2, walk_2_4, walk_2_8},
+    {walk_4_0, walk_4_1, walk_4_2, walk_4_4, walk_4_8},
+    {walk_8_0, walk_8_1, walk_8_2, walk_8_4, walk_8_8},
 };
 
 static int width_index(Py_ssize_t size) { return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3; }
 
 static int walk(Walk *w) {
-    return walks[width_index(w->name_size)][width_index(w->step_size)](w);
+    int step = w->step ? 1 + width_index(w->step_size) : 0;
+    return walks[width_index(w->name_size)][step](w);
 }
 
-static int bit_length(uint64_t v) {
-    int bits = 0;
-    for (; v; v >>= 1) bits++;
-    return bits;
-}
-
-/* layout as pack_boundaries writes it; 0 when the keys would need more than 62 bits. */
-static int fill_layout(const Walk *w, int64_t *layout) {
-    int64_t groups = w->gmax - w->gmin + 1;
-    uint64_t widest = 0;
-    int64_t *tmin = layout + 5;
-    for (int64_t g = 0; g < groups; g++) {
-        int64_t slot = w->gmin - w->lo + g;
-        if (w->tmin[slot] > w->tmax[slot]) {
-            tmin[g] = 0;
-            continue;
+/* The optional inputs: group (or windows), step codes, windows. */
+static int parse_optional(PyObject **o, Arg *a, Walk *w) {
+    PyObject *wins = o[12];
+    if (wins != Py_None) {
+        PyObject *wb, *we;
+        if (o[2] != Py_None || o[3] != Py_None || !PyArg_ParseTuple(wins, "OO", &wb, &we)) {
+            PyErr_SetString(PyExc_ValueError, "host_step_keys: windows = (begin, end), no group");
+            return -1;
         }
-        tmin[g] = w->tmin[slot];
-        uint64_t width = (uint64_t)w->tmax[slot] - (uint64_t)w->tmin[slot];
-        widest = width > widest ? width : widest;
+        if (get_buffer(wb, &a[12], 0, 8, -1, "window begin") < 0) return -1;
+        w->wb = a[12].view.buf, w->nw = a[12].view.len / 8;
+        if (get_buffer(we, &a[13], 0, 8, w->nw, "window end") < 0) return -1;
+        w->we = a[13].view.buf;
+    } else {
+        if (get_buffer(o[2], &a[2], 0, 8, w->n, "group") < 0) return -1;
+        w->group = a[2].view.buf;
+        if (o[3] != Py_None && get_buffer(o[3], &a[3], 0, 1, w->n, "group_mask") < 0) return -1;
+        w->mask = o[3] == Py_None ? NULL : a[3].view.buf;
     }
-    int time_bits = bit_length(widest), tail_bits = bit_length((uint64_t)(2 * w->num_types - 1));
-    if (bit_length((uint64_t)(groups - 1)) + time_bits + tail_bits > 62) return 0;
-    layout[0] = w->num_types;
-    layout[1] = time_bits;
-    layout[2] = tail_bits;
-    layout[3] = w->gmin;
-    layout[4] = groups;
-    return 1;
+    if (o[5] != Py_None) {
+        if (get_codes(o[5], &a[5], w->n, "step_code") < 0) return -1;
+        w->step = a[5].view.buf, w->step_size = a[5].view.itemsize;
+    }
+    return 0;
 }
 
-static void pack(const Walk *w, const int64_t *layout, int64_t *key) {
-    const int64_t nt = w->num_types, time_bits = layout[1], tail_bits = layout[2];
-    for (Py_ssize_t i = 0; i < w->n_kept; i++) {
-        const Span *s = &w->kept[i];
-        uint64_t g = (uint64_t)s->group - (uint64_t)w->gmin, base = (uint64_t)layout[5 + g];
-        uint64_t high = g << (time_bits + tail_bits), tail = (uint64_t)(nt - 1 - s->type);
-        key[2 * i] = (int64_t)(high | ((uint64_t)s->begin - base) << tail_bits | (tail + nt));
-        key[2 * i + 1] = (int64_t)(high | ((uint64_t)s->end - base) << tail_bits | tail);
-    }
-}
-
-static void walk_free(Walk *w) {
-    PyMem_RawFree(w->kept);
-    PyMem_RawFree(w->markers);
-    PyMem_RawFree(w->tmin);
-    PyMem_RawFree(w->tmax);
-}
-
-static int parse(PyObject *py_args, Arg *a, Walk *w) {
-    PyObject *o[ARGS - 1];
-    if (!PyArg_ParseTuple(py_args, "OOOOOOOOOOOL", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
-                          &o[6], &o[7], &o[8], &o[9], &o[10], &w->num_types))
-        return -1;
-    if (w->num_types <= 0 || w->num_types > 62) {
-        PyErr_SetString(PyExc_ValueError, "host_step_keys: num_types out of range");
+static int parse_tables(Walk *w) {
+    if (w->names < 0) {
+        PyErr_SetString(PyExc_ValueError, "host_step_keys: empty type tables");
         return -1;
     }
-    if (get_buffer(o[2], &a[2], 0, 8, -1, "group") < 0) return -1;
-    w->n = a[2].view.len / 8;
-    if (get_buffer(o[0], &a[0], 0, 4, w->n, "line") < 0 || get_buffer(o[1], &a[1], 0, 1, -1, "line_ok") < 0 ||
-        (o[3] != Py_None && get_buffer(o[3], &a[3], 0, 1, w->n, "group_mask") < 0) ||
-        get_codes(o[4], &a[4], w->n, "name_code") < 0 || get_codes(o[5], &a[5], w->n, "step_code") < 0 ||
-        get_buffer(o[6], &a[6], 0, 8, w->n, "begin") < 0 ||
-        get_buffer(o[7], &a[7], 0, 8, w->n, "duration") < 0 ||
-        get_buffer(o[8], &a[8], 0, 1, -1, "span_type") < 0 ||
-        get_buffer(o[9], &a[9], 0, 1, a[8].view.len, "stage_type") < 0 ||
-        get_buffer(o[10], &a[10], 0, 8, -1, "stage_rows") < 0)
-        return -1;
-    w->line = a[0].view.buf, w->lines = a[1].view.len;
-    w->line_ok = a[1].view.buf, w->group = a[2].view.buf;
-    w->mask = o[3] == Py_None ? NULL : a[3].view.buf;
-    w->name = a[4].view.buf, w->name_size = a[4].view.itemsize;
-    w->step = a[5].view.buf, w->step_size = a[5].view.itemsize;
-    w->begin = a[6].view.buf, w->duration = a[7].view.buf;
-    w->span_type = a[8].view.buf, w->stage_type = a[9].view.buf, w->names = a[8].view.len - 1;
-    w->stage = a[10].view.buf, w->stages = a[10].view.len / 8;
     for (Py_ssize_t i = 0; i <= w->names; i++) {
         int t = w->span_type[i], u = w->stage_type[i];
         if (t < NOT_STEP_WORK || t >= w->num_types || u < NOT_STEP_WORK || u >= w->num_types) {
@@ -306,11 +202,36 @@ static int parse(PyObject *py_args, Arg *a, Walk *w) {
             return -1;
         }
     }
-    if (w->names < 0) {
-        PyErr_SetString(PyExc_ValueError, "host_step_keys: empty type tables");
+    return 0;
+}
+
+static int parse(PyObject *py_args, Arg *a, Walk *w) {
+    PyObject *o[13];
+    if (!PyArg_ParseTuple(py_args, "OOOOOOOOOOOOOL", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &w->num_types))
+        return -1;
+    if (w->num_types <= 0 || w->num_types > 62) {
+        PyErr_SetString(PyExc_ValueError, "host_step_keys: num_types out of range");
         return -1;
     }
-    return 0;
+    if (get_buffer(o[6], &a[6], 0, 8, -1, "begin") < 0) return -1;
+    w->n = a[6].view.len / 8;
+    if (get_buffer(o[0], &a[0], 0, 4, w->n, "line") < 0 ||
+        get_buffer(o[1], &a[1], 0, 1, -1, "line_ok") < 0 ||
+        get_codes(o[4], &a[4], w->n, "name_code") < 0 ||
+        get_buffer(o[7], &a[7], 0, 8, w->n, "duration") < 0 ||
+        get_buffer(o[8], &a[8], 0, 1, -1, "span_type") < 0 ||
+        get_buffer(o[9], &a[9], 0, 1, a[8].view.len, "stage_type") < 0 ||
+        get_buffer(o[10], &a[10], 0, 8, -1, "stage_rows") < 0 ||
+        get_buffer(o[11], &a[11], 0, 8, -1, "skip_rows") < 0 || parse_optional(o, a, w) < 0)
+        return -1;
+    w->line = a[0].view.buf, w->lines = a[1].view.len, w->line_ok = a[1].view.buf;
+    w->name = a[4].view.buf, w->name_size = a[4].view.itemsize;
+    w->begin = a[6].view.buf, w->duration = a[7].view.buf;
+    w->span_type = a[8].view.buf, w->stage_type = a[9].view.buf, w->names = a[8].view.len - 1;
+    w->stage = a[10].view.buf, w->stages = a[10].view.len / 8;
+    w->skip = a[11].view.buf, w->skips = a[11].view.len / 8;
+    return parse_tables(w);
 }
 
 /* (work, marker_rows, key, layout) from a finished walk; key and layout None when the

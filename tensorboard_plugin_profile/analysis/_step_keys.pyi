@@ -13,6 +13,8 @@ def host_step_keys(
     span_type: object,
     stage_type: object,
     stage_rows: object,
+    skip_rows: object,
+    windows: object,
     num_types: int,
     /,
 ) -> Optional[tuple]:

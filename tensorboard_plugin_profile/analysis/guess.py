@@ -143,6 +143,12 @@ def _assign_to_windows(
         }
     )
     gpus = [p for p in space.planes if schema.is_gpu_plane(p.name)]
+    host = space.plane(schema.HOST_PLANE)
+    if not gpus and host is not None:
+        skip = np.sort(windows.index.to_numpy(dtype=np.int64))
+        packed = step_events.host_window_spans(host, (begin, end), skip)
+        if packed is not None:
+            return markers, packed
     if gpus:
         parts = [(p.events, step_events.real_rows(p)) for p in gpus]
         types = np.concatenate([step_events.device_types(ev, r) for ev, r in parts])

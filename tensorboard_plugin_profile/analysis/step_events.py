@@ -141,6 +141,28 @@ def host_step_events(plane: Optional[Plane], pure_python: Optional[bool] = None)
     return _host_step_events_numpy(plane)
 
 
+def host_window_spans(
+    plane: Plane, windows: tuple, skip_rows: np.ndarray, pure_python: Optional[bool] = None
+) -> Optional[object]:
+    """Typed spans of the host events on real lines that start inside a step window
+    (windows = (begin, end) sorted by begin; the step is the window's index), leaving out
+    ``skip_rows`` and eager wrappers: ``PackedSpans``, an empty span frame, or None when
+    only the numpy path can tell (no extension, or spans that do not pack)."""
+    if not step_keys.available(pure_python):
+        return None
+    ev = plane.events
+    codes, names = per_name.distinct_native(ev["name"])
+    span_type, stage_type = _host_name_tables(names, markers=False)
+    stages = _root_input_stages(ev, None)
+    found = step_keys.host_step_keys(
+        plane, codes, span_type, stage_type, stages, len(TYPE), windows, skip_rows
+    )
+    if found is None:
+        return None
+    spans = found[1]
+    return span_frame(ev, np.zeros(0, dtype=np.int64), []) if spans is None else spans
+
+
 def _host_step_events_numpy(plane: Plane) -> tuple:
     """Boolean masks over all events and per-name tables reached through the name
     codes, one gather each; rows are taken once at the end."""
@@ -165,14 +187,16 @@ def _marker_frame(events: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
     return markers
 
 
-def _host_name_tables(names: pd.Series) -> tuple:
+def _host_name_tables(names: pd.Series, markers: bool = True) -> tuple:
     """Per distinct name (and a last entry for a missing one), int8: the span type of an
-    event of that name, ``step_keys.MARKER`` or ``NOT_STEP_WORK``; and the same for a
-    root input-pipeline stage event (waiting for input unless its name is a copy)."""
+    event of that name, ``step_keys.MARKER`` (only with ``markers``) or ``NOT_STEP_WORK``;
+    and the same for a root input-pipeline stage event (waiting for input unless its name
+    is a copy)."""
     by_name, copy = _host_type_table(names)
     stage = np.where(copy, by_name, TYPE["HOST_WAIT_INPUT"])
+    marker = _per_name(_explicit_marker, names, False) if markers else np.zeros(len(stage), bool)
     excluded = np.where(
-        _per_name(_explicit_marker, names, False),
+        marker,
         step_keys.MARKER,
         np.where(_per_name(_not_step_work, names, False), step_keys.NOT_STEP_WORK, 0),
     )

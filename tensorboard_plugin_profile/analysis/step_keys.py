@@ -67,6 +67,8 @@ def host_step_keys(
     stage_type: np.ndarray,
     stage_rows: np.ndarray,
     num_types: int,
+    windows: Optional[tuple] = None,
+    skip_rows: Optional[np.ndarray] = None,
 ) -> Optional[tuple]:
     """(marker rows, PackedSpans) of a host plane, or None where the numpy path must
     decide (spans that do not pack: ``step_sweep`` then cuts pieces instead).
@@ -74,25 +76,35 @@ def host_step_keys(
     ``span_type`` / ``stage_type``: int8 per distinct name of ``per_name.distinct_native``
     (``name_codes`` are its codes) plus one for a missing name: a type, ``MARKER``
     or ``NOT_STEP_WORK``; stage_type applies to the events of ``stage_rows`` (sorted
-    event indices).
+    event indices). Steps are the events' ``group_id`` and markers are also the events
+    with a step name; or, with ``windows`` = (begin, end) sorted by begin, the window an
+    event starts in (events outside every window are no span; no step names). Events of
+    ``skip_rows`` (sorted) are neither markers nor spans.
     """
     assert _step_keys is not None
     ev = plane.events
     ids = plane.lines["id"].to_numpy(dtype=np.int64)
     real = ~((ids >= schema.DERIVED_LINE_ID_MIN) & (ids <= schema.DERIVED_LINE_ID_MAX))
-    group, mask = _values_and_mask(ev[schema.GROUP_ID])
+    group = mask = step = None
+    if windows is None:
+        group, mask = _values_and_mask(ev[schema.GROUP_ID])
+        step = _presence_codes(ev[schema.STEP_NAME])
+    else:
+        windows = tuple(np.ascontiguousarray(w, dtype=np.int64) for w in windows)
     found = _step_keys.host_step_keys(
         _line_rows(ev["line"], len(ids)),
         real.astype(np.uint8),
         group,
         mask,
         name_codes,
-        _presence_codes(ev[schema.STEP_NAME]),
+        step,
         ev["begin_ps"].to_numpy(dtype=np.int64),
         ev["duration_ps"].to_numpy(dtype=np.int64),
         np.ascontiguousarray(span_type, dtype=np.int8),
         np.ascontiguousarray(stage_type, dtype=np.int8),
         np.ascontiguousarray(stage_rows, dtype=np.int64),
+        np.ascontiguousarray(np.zeros(0) if skip_rows is None else skip_rows, dtype=np.int64),
+        windows,
         num_types,
     )
     if found is None:  # group ids too sparse to pack

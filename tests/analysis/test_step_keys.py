@@ -9,6 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tensorboard_plugin_profile.analysis import (
+    guess,
     op_names,
     per_name,
     step_db,
@@ -17,7 +18,7 @@ from tensorboard_plugin_profile.analysis import (
     step_sweep,
 )
 from tensorboard_plugin_profile.xspace import schema
-from tensorboard_plugin_profile.xspace.model import Plane
+from tensorboard_plugin_profile.xspace.model import Plane, Space
 
 TYPE = step_db.TYPE
 
@@ -141,6 +142,8 @@ def test_leaving_out_covered_spans_keeps_every_sum(spans):
         np.array([s[3] for s in spans] + [0], dtype=np.int8),
         np.array([s[3] for s in spans] + [0], dtype=np.int8),
         np.zeros(0, dtype=np.int64),
+        np.zeros(0, dtype=np.int64),
+        None,
         18,
     )
     work, markers, key, layout = found
@@ -231,3 +234,40 @@ def test_the_type_table_parses_only_names_that_can_be_copies(names):
     assert got[0].tolist() == expected[0].tolist() and got[1].tolist() == expected[1].tolist()
     marker = [n.startswith(("train", "test", "TraceContext")) and "/" not in n for n in names]
     assert step_events._explicit_marker(names).tolist() == marker
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(
+    EVENTS,
+    st.lists(st.tuples(st.integers(0, 70), st.integers(0, 25)), min_size=1, max_size=6),
+    st.lists(st.integers(0, 70), max_size=6, unique=True),
+)
+def test_guessed_step_windows_give_the_numpy_spans(events, windows, skipped):
+    # Steps guessed from windows (guess.py): an event's step is the window it starts in.
+    plane = _plane(events)
+    windows = sorted(windows)
+    frame = pd.DataFrame(
+        {
+            "begin_ps": [b for b, _ in windows],
+            "duration_ps": [d for _, d in windows],
+            "name": "step",
+            "step": range(len(windows)),
+        },
+        index=sorted(skipped)[: len(windows)]
+        + list(range(100, 100 + len(windows)))[: max(0, len(windows) - len(skipped))],
+    )
+    space = Space("", [plane], [], [], [])
+    rows = step_events.real_rows(plane)
+    markers, spans = guess._assign_to_windows(space, plane.events, rows, frame)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TBPROF_PURE_PYTHON_PASSES", "1")
+        _, expected = guess._assign_to_windows(space, plane.events, rows, frame)
+    assert isinstance(expected, pd.DataFrame)
+    if isinstance(spans, step_keys.PackedSpans):
+        assert spans.count == len(expected)
+    got_db = step_db.build_step_db(markers, spans, has_device=False)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TBPROF_PURE_PYTHON_PASSES", "1")
+        expected_db = step_db.build_step_db(markers, expected, has_device=False)
+    pd.testing.assert_frame_equal(got_db.steps, expected_db.steps)
