@@ -84,7 +84,8 @@ def _stack_frames(index: Any) -> dict:
     """Frame id → call stack ("file:line function"), outermost caller first (ids 1-based)."""
     files, functions = list(index.file_names), list(index.function_names)
     locations = [
-        f"{_lookup(files, loc.file_name_id)}:{loc.line} {_lookup(functions, loc.function_name_id)}".rstrip()
+        f"{_lookup(files, loc.file_name_id)}:{loc.line} {_lookup(functions, loc.function_name_id)}"
+        .rstrip()
         for loc in index.file_locations
     ]
     stacks: dict = {}
