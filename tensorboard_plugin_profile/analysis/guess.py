@@ -19,12 +19,13 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 import numpy as np
 import pandas as pd
 
 from ..xspace import schema
-from ..xspace.model import Space
+from ..xspace.model import Plane, Space
 from . import per_name, step_events
 from .step_db import StepDb, build_step_db
 
@@ -60,31 +61,32 @@ def guessed_step_db(space: Space, db: StepDb) -> StepDb:
     host = space.plane(schema.HOST_PLANE)
     if host is None or host.events.empty:
         return dataclasses.replace(db, framework=framework)
-    rows = step_events.real_rows(host)
-    windows = _step_events(host.events, rows)
+    windows = _step_events(host)
     if windows.empty:
         return dataclasses.replace(db, framework=framework)
-    markers, spans = _assign_to_windows(space, host.events, rows, windows)
+    markers, spans = _assign_to_windows(space, host.events, None, windows)
     guessed = build_step_db(markers, spans, has_device=db.has_device)
     guessed.guessed_from = str(windows["name"].iloc[0])
     guessed.framework = framework
     return guessed if not guessed.steps.empty else dataclasses.replace(db, framework=framework)
 
 
-def _step_events(events: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
-    """Non-overlapping occurrences of the most likely step event, in time order
-    (a small frame indexed by event row, with the event's ``name`` as str)."""
-    numbered = per_name.present(events["step_num"], rows) & ~per_name.present(events["_r"], rows)
-    if numbered.any():
-        candidates = rows[numbered]
+def _step_events(host: Plane) -> pd.DataFrame:
+    """Non-overlapping occurrences of the most likely step event on real lines, in time
+    order (a small frame indexed by event row, with the event's ``name`` as str).
+    Candidates are found per name or from a stat's null mask, then kept on real lines:
+    no pass over all events' rows."""
+    events = host.events
+    numbered = per_name.present_rows(events["step_num"])
+    numbered = step_events.on_real_lines(host, numbered[~per_name.present(events["_r"], numbered)])
+    if len(numbered):
+        candidates = numbered
         names = _names_of(events, candidates)
         chosen = candidates[(names == names.value_counts().index[0]).to_numpy()]
     else:
-        calls = rows[
-            per_name.per_value(
-                events["name"], lambda s: s.str.contains(_STEP_FUNCTION, regex=True), rows
-            )
-        ]
+        codes, distinct = per_name.distinct_native(events["name"])
+        step_function = distinct.str.contains(_STEP_FUNCTION, regex=True).to_numpy(dtype=bool)
+        calls = step_events.on_real_lines(host, per_name.rows_where(step_function, codes))
         names = _names_of(events, calls)
         total = (
             events["duration_ps"]
@@ -127,9 +129,10 @@ def _frame(events: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
 
 
 def _assign_to_windows(
-    space: Space, host_events: pd.DataFrame, host_rows: np.ndarray, windows: pd.DataFrame
+    space: Space, host_events: pd.DataFrame, host_rows: Optional[np.ndarray], windows: pd.DataFrame
 ) -> tuple:
-    """Markers from the windows; typed spans of the events starting inside each."""
+    """Markers from the windows; typed spans of the events starting inside each.
+    ``host_rows``: the host's events on real lines (None: found when needed)."""
     begin = windows["begin_ps"].to_numpy(dtype=np.int64)
     end = begin + windows["duration_ps"].to_numpy(dtype=np.int64)
     name = str(windows["name"].iloc[0])
@@ -153,6 +156,8 @@ def _assign_to_windows(
         parts = [(p.events, step_events.real_rows(p)) for p in gpus]
         types = np.concatenate([step_events.device_types(ev, r) for ev, r in parts])
     else:
+        if host_rows is None:
+            host_rows = step_events.real_rows(host)
         rows = host_rows[~np.isin(host_rows, windows.index.to_numpy())]
         rows = rows[~step_events.not_step_work(host_events, rows)]
         parts = [(host_events, rows)]

@@ -100,5 +100,8 @@ def present(values: pd.Series, rows: Optional[np.ndarray] = None) -> np.ndarray:
     if isinstance(values.dtype, pd.CategoricalDtype):
         codes = category_codes(values)
         return (codes if rows is None else codes[rows]) >= 0
+    mask = getattr(values.array, "_mask", None)  # a nullable column's: no values gathered
+    if isinstance(mask, np.ndarray) and mask.dtype == bool and len(mask) == len(values):
+        return ~(mask if rows is None else mask[rows])
     array = values.array if rows is None else values.array[rows]
     return ~np.asarray(pd.isna(array), dtype=bool)

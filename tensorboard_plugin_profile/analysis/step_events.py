@@ -63,6 +63,13 @@ def real_rows(plane: Plane) -> np.ndarray:
     return np.flatnonzero(_on_real_lines(plane))
 
 
+def on_real_lines(plane: Plane, rows: np.ndarray) -> np.ndarray:
+    """The rows (event indices) that are on real lines."""
+    ids = plane.lines["id"].to_numpy(dtype=np.int64)
+    real = ~((ids >= schema.DERIVED_LINE_ID_MIN) & (ids <= schema.DERIVED_LINE_ID_MAX))
+    return rows[real[plane.events["line"].to_numpy()[rows]]] if len(rows) else rows
+
+
 def _on_real_lines(plane: Plane) -> np.ndarray:
     """Per event: on a real (not derived) line."""
     ids = plane.lines["id"].to_numpy(dtype=np.int64)
