@@ -63,7 +63,10 @@ def _plane(events, categorical: bool = True, scale: int = 1) -> Plane:
             "name": kind(name),
             "begin_ps": np.array([e[2] * scale for e in events], dtype=np.int64),
             "duration_ps": np.array([e[3] * scale for e in events], dtype=np.int64),
-            schema.GROUP_ID: pd.array([e[4] for e in events], dtype="Int64"),
+            # The pure-Python reader's kind of columns too: objects with None.
+            schema.GROUP_ID: pd.array(
+                [e[4] for e in events], dtype="Int64" if categorical else object
+            ),
             schema.STEP_NAME: kind(step),
             "_ipl_stage_name": pd.Categorical(stage),
             "parent_id": pd.array([(1 if e[6] and e[2] % 2 else None) for e in events], "Int64"),
