@@ -17,9 +17,9 @@ and the peak RSS of the server's process tree (sampled every 20 ms) above its id
 a multiple of the file size. ``cpu s`` is the user + system CPU the server's process tree
 spent on the overview and the window: on a loaded machine it moves less than wall time,
 and it shows how much of a peer's speed comes from more cores. Peers live in their own
-virtualenvs (never beside this package): ``bash bench/setup_peers.sh`` makes them under ``bench/.venv-xprof`` and
-``bench/.venv-xprof-rs`` (or point ``--xprof`` / ``--xprof-rs`` at other executables).
-Ours runs from the interpreter that runs this script.
+virtualenvs (never beside this package): ``bash bench/setup_peers.sh`` makes them under
+``bench/.venv-xprof`` and ``bench/.venv-xprof-rs`` (or point ``--xprof`` / ``--xprof-rs``
+at other executables). Ours runs from the interpreter that runs this script.
 """
 
 from __future__ import annotations
