@@ -64,7 +64,7 @@ def guessed_step_db(space: Space, db: StepDb) -> StepDb:
     windows = _step_events(host)
     if windows.empty:
         return dataclasses.replace(db, framework=framework)
-    markers, spans = _assign_to_windows(space, host.events, None, windows)
+    markers, spans = _assign_to_windows(space, host, windows)
     guessed = build_step_db(markers, spans, has_device=db.has_device)
     guessed.guessed_from = str(windows["name"].iloc[0])
     guessed.framework = framework
@@ -129,10 +129,11 @@ def _frame(events: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
 
 
 def _assign_to_windows(
-    space: Space, host_events: pd.DataFrame, host_rows: Optional[np.ndarray], windows: pd.DataFrame
+    space: Space, host: Plane, windows: pd.DataFrame, host_rows: Optional[np.ndarray] = None
 ) -> tuple:
     """Markers from the windows; typed spans of the events starting inside each.
     ``host_rows``: the host's events on real lines (None: found when needed)."""
+    host_events = host.events
     begin = windows["begin_ps"].to_numpy(dtype=np.int64)
     end = begin + windows["duration_ps"].to_numpy(dtype=np.int64)
     name = str(windows["name"].iloc[0])
@@ -146,8 +147,7 @@ def _assign_to_windows(
         }
     )
     gpus = [p for p in space.planes if schema.is_gpu_plane(p.name)]
-    host = space.plane(schema.HOST_PLANE)
-    if not gpus and host is not None:
+    if not gpus:
         skip = np.sort(windows.index.to_numpy(dtype=np.int64))
         packed = step_events.host_window_spans(host, (begin, end), skip)
         if packed is not None:

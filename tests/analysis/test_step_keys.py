@@ -262,10 +262,10 @@ def test_guessed_step_windows_give_the_numpy_spans(events, windows, skipped):
     )
     space = Space("", [plane], [], [], [])
     rows = step_events.real_rows(plane)
-    markers, spans = guess._assign_to_windows(space, plane.events, rows, frame)
+    markers, spans = guess._assign_to_windows(space, plane, frame, rows)
     with pytest.MonkeyPatch.context() as env:
         env.setenv("TBPROF_PURE_PYTHON_PASSES", "1")
-        _, expected = guess._assign_to_windows(space, plane.events, rows, frame)
+        _, expected = guess._assign_to_windows(space, plane, frame, rows)
     assert isinstance(expected, pd.DataFrame)
     if isinstance(spans, step_keys.PackedSpans):
         assert spans.count == len(expected)
