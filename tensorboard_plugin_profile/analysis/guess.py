@@ -133,7 +133,6 @@ def _assign_to_windows(
 ) -> tuple:
     """Markers from the windows; typed spans of the events starting inside each.
     ``host_rows``: the host's events on real lines (None: found when needed)."""
-    host_events = host.events
     begin = windows["begin_ps"].to_numpy(dtype=np.int64)
     end = begin + windows["duration_ps"].to_numpy(dtype=np.int64)
     name = str(windows["name"].iloc[0])
@@ -147,26 +146,28 @@ def _assign_to_windows(
         }
     )
     gpus = [p for p in space.planes if schema.is_gpu_plane(p.name)]
-    if not gpus:
-        skip = np.sort(windows.index.to_numpy(dtype=np.int64))
-        packed = step_events.host_window_spans(host, (begin, end), skip)
-        if packed is not None:
-            return markers, packed
     if gpus:
         parts = [(p.events, step_events.real_rows(p)) for p in gpus]
         types = np.concatenate([step_events.device_types(ev, r) for ev, r in parts])
-    else:
-        if host_rows is None:
-            host_rows = step_events.real_rows(host)
-        rows = host_rows[~np.isin(host_rows, windows.index.to_numpy())]
-        rows = rows[~step_events.not_step_work(host_events, rows)]
-        parts = [(host_events, rows)]
-        types = step_events.host_types(host_events, rows)
+        return markers, _window_spans(parts, types, begin, end)
+    skip = np.sort(windows.index.to_numpy(dtype=np.int64))
+    packed = step_events.host_window_spans(host, (begin, end), skip)
+    if packed is not None:
+        return markers, packed
+    rows = step_events.real_rows(host) if host_rows is None else host_rows
+    rows = rows[~np.isin(rows, skip)]
+    rows = rows[~step_events.not_step_work(host.events, rows)]
+    types = step_events.host_types(host.events, rows)
+    return markers, _window_spans([(host.events, rows)], types, begin, end)
+
+
+def _window_spans(parts: list, types, begin: np.ndarray, end: np.ndarray) -> pd.DataFrame:
+    """Typed spans of the (events, rows) parts that start inside a window (numpy)."""
     starts = np.concatenate([ev["begin_ps"].to_numpy(dtype=np.int64)[r] for ev, r in parts])
     durations = np.concatenate([ev["duration_ps"].to_numpy(dtype=np.int64)[r] for ev, r in parts])
     window = np.searchsorted(begin, starts, side="right") - 1
     inside = (window >= 0) & (starts < end[np.maximum(window, 0)])
-    spans = pd.DataFrame(
+    return pd.DataFrame(
         {
             "group": window[inside],
             "begin": starts[inside],
@@ -174,4 +175,3 @@ def _assign_to_windows(
             "type": np.asarray(types)[inside],
         }
     )
-    return markers, spans

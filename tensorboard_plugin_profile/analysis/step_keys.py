@@ -83,28 +83,17 @@ def host_step_keys(
     """
     assert _step_keys is not None
     ev = plane.events
-    ids = plane.lines["id"].to_numpy(dtype=np.int64)
-    real = ~((ids >= schema.DERIVED_LINE_ID_MIN) & (ids <= schema.DERIVED_LINE_ID_MAX))
-    group = mask = step = None
-    if windows is None:
-        group, mask = _values_and_mask(ev[schema.GROUP_ID])
-        step = _presence_codes(ev[schema.STEP_NAME])
-    else:
-        windows = tuple(np.ascontiguousarray(w, dtype=np.int64) for w in windows)
+    tables = (span_type, stage_type)
     found = _step_keys.host_step_keys(
-        _line_rows(ev["line"], len(ids)),
-        real.astype(np.uint8),
-        group,
-        mask,
+        *_plane_columns(plane, windows is None),
         name_codes,
-        step,
+        _presence_codes(ev[schema.STEP_NAME]) if windows is None else None,
         ev["begin_ps"].to_numpy(dtype=np.int64),
         ev["duration_ps"].to_numpy(dtype=np.int64),
-        np.ascontiguousarray(span_type, dtype=np.int8),
-        np.ascontiguousarray(stage_type, dtype=np.int8),
+        *(np.ascontiguousarray(t, dtype=np.int8) for t in tables),
         np.ascontiguousarray(stage_rows, dtype=np.int64),
         np.ascontiguousarray(np.zeros(0) if skip_rows is None else skip_rows, dtype=np.int64),
-        windows,
+        None if windows is None else tuple(np.ascontiguousarray(w, np.int64) for w in windows),
         num_types,
     )
     if found is None:  # group ids too sparse to pack
@@ -117,6 +106,16 @@ def host_step_keys(
         return marker_rows, None
     spans = PackedSpans(np.frombuffer(key, np.int64), np.frombuffer(layout, np.int64), work)
     return marker_rows, spans
+
+
+def _plane_columns(plane: Plane, grouped: bool) -> tuple:
+    """line rows, real line flags, and (when ``grouped``) group ids and their null mask."""
+    ids = plane.lines["id"].to_numpy(dtype=np.int64)
+    real = ~((ids >= schema.DERIVED_LINE_ID_MIN) & (ids <= schema.DERIVED_LINE_ID_MAX))
+    lines = (_line_rows(plane.events["line"], len(ids)), real.astype(np.uint8))
+    if not grouped:
+        return lines + (None, None)
+    return lines + _values_and_mask(plane.events[schema.GROUP_ID])
 
 
 def _presence_codes(values: pd.Series) -> np.ndarray:
