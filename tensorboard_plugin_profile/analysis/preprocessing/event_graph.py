@@ -195,10 +195,14 @@ class Graph:
         k = np.minimum(np.searchsorted(self.extra_nodes, nodes), len(self.extra_nodes) - 1)
         return self.extra_nodes[k] == nodes
 
+    def has_parents(self, nodes: np.ndarray) -> np.ndarray:
+        """Per node of ``nodes``: whether it has any parent."""
+        return (self.parent_of[nodes] >= 0) | self._has_extra_parents(nodes)
+
     def first_ancestors(self, nodes: np.ndarray, matches: np.ndarray) -> np.ndarray:
         """``first_ancestor`` of each node (itself included), -1 for none."""
         found = np.where(matches[nodes], nodes, -1)
-        has_parent = (self.parent_of[nodes] >= 0) | self._has_extra_parents(nodes)
+        has_parent = self.has_parents(nodes)
         for k in np.flatnonzero((found < 0) & has_parent).tolist():  # searched one by one
             hit = self.first_ancestor(int(nodes[k]), matches)
             found[k] = -1 if hit is None else hit

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pandas as pd
 
 from ...xspace import schema
 from ...xspace.model import Space
@@ -165,8 +166,8 @@ class Nodes:
             codes, categories = self._names(plane)
             mine = np.flatnonzero(plane_of == plane)
             rows = nodes[mine] - self.offsets[plane]
-            for k, code in zip(mine.tolist(), codes[rows].tolist()):
-                out[k] = str(categories[code])
+            for k, name in zip(mine.tolist(), categories.take(codes[rows]).tolist()):
+                out[k] = str(name)
         return out
 
     def _names(self, plane: int) -> tuple:
@@ -197,8 +198,9 @@ def _stat(planes: list, offsets: np.ndarray, name: str) -> Stat:
         if name not in plane.events.columns:
             continue
         col = plane.events[name].array
-        # One pass over the mask; only present values are copied (not a full column).
-        present = np.flatnonzero(~np.asarray(col.isna(), dtype=bool))
+        # One pass over the mask (inverted in place); only present values are copied.
+        absent = np.asarray(col.isna(), dtype=bool)
+        present = np.flatnonzero(np.logical_not(absent, out=absent))
         if not len(present):
             continue
         dtype = np.uint64 if str(col.dtype).startswith("UInt") else np.int64
@@ -210,7 +212,10 @@ def _stat(planes: list, offsets: np.ndarray, name: str) -> Stat:
 def _notnone(events, name: str) -> np.ndarray:
     if name not in events.columns:
         return np.zeros(len(events), dtype=bool)
-    return events[name].notna().to_numpy()
+    column = events[name]
+    if isinstance(column.dtype, pd.CategoricalDtype):  # one pass over the codes
+        return column.cat.codes.to_numpy() != -1
+    return column.notna().to_numpy()
 
 
 def _node_types(plane) -> tuple:
@@ -224,7 +229,10 @@ def _node_types(plane) -> tuple:
         + [OTHER],
         dtype=np.int8,
     )
-    return by_category[names.cat.codes.to_numpy()], set(by_category.tolist())
+    kinds = set(by_category.tolist())
+    if kinds == {OTHER}:  # the usual JAX / PyTorch host: zero pages, never written
+        return np.zeros(len(names), dtype=np.int8), kinds
+    return by_category[names.cat.codes.to_numpy()], kinds
 
 
 def _mark_kernels(planes: list, offsets: np.ndarray, types: np.ndarray, correlation) -> set:

@@ -118,8 +118,10 @@ def _has_same_level_ancestor(nodes: Nodes, graph, roots: np.ndarray, scratch) ->
     """
     out = np.zeros(len(roots), dtype=bool)
     root_level = nodes.root_level.at(roots)[0]
-    for value in np.unique(root_level).tolist():
-        mine = roots[root_level == value]
+    # Only a root with a parent can have an ancestor (roots are mostly top-level events).
+    with_parent = graph.has_parents(roots)
+    for value in np.unique(root_level[with_parent]).tolist():
+        mine = roots[with_parent & (root_level == value)]
         sources = nodes.root_level.rows[nodes.root_level.values == value]  # increasing
         smallest = graph.flood(sources, sources, proper=True, out=scratch)[0][mine]
         found = (smallest != NO_LABEL) & (smallest != mine)
@@ -129,7 +131,7 @@ def _has_same_level_ancestor(nodes: Nodes, graph, roots: np.ndarray, scratch) ->
             largest = graph.flood(sources[::-1], sources[::-1], proper=True, unreached=-1)
             found |= itself & (largest[0][mine] != mine)
             found |= itself & np.array([r in graph.parents_of(r) for r in mine.tolist()])
-        out[np.flatnonzero(root_level == value)] = found
+        out[np.flatnonzero(with_parent & (root_level == value))] = found
     return out
 
 
