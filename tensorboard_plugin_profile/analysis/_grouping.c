@@ -39,41 +39,12 @@ typedef struct {
     int32_t row;
 } Open;
 
-static PyObject *line_forest(PyObject *self, PyObject *py_args) {
-    PyObject *o[6];
-    if (!PyArg_ParseTuple(py_args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]))
-        return NULL;
-    Arg a[6];
-    memset(a, 0, sizeof(a));
-    Open *stack = NULL;
-    if (get_buffer(o[0], &a[0], 0, 4, -1, "line") < 0) goto fail;
-    Py_ssize_t n = a[0].view.len / 4;
-    if (n >= INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "line_forest: too many rows for int32 ids");
-        goto fail;
-    }
-    if (get_buffer(o[1], &a[1], 0, 8, n, "begin") < 0 ||
-        get_buffer(o[2], &a[2], 0, 8, n, "duration") < 0 ||
-        get_buffer(o[3], &a[3], 0, 1, -1, "skip") < 0 ||
-        get_buffer(o[4], &a[4], 1, 4, n, "parent") < 0 ||
-        get_buffer(o[5], &a[5], 1, 4, n, "stop") < 0)
-        goto fail;
-    if (a[3].view.len != 0 && a[3].view.len != n) {
-        PyErr_SetString(PyExc_ValueError, "line_forest: skip has the wrong length");
-        goto fail;
-    }
-    const int32_t *line = a[0].view.buf;
-    const int64_t *begin = a[1].view.buf, *duration = a[2].view.buf;
-    const uint8_t *skip = a[3].view.len ? a[3].view.buf : NULL;
-    int32_t *parent = a[4].view.buf, *stop = a[5].view.buf;
+/* The stack pass itself; -1 when the stack cannot grow. Called without the GIL. */
+static int nest_rows(const int32_t *line, const int64_t *begin, const int64_t *duration,
+                     const uint8_t *skip, Py_ssize_t n, int32_t *parent, int32_t *stop) {
     size_t cap = 1024, top = 0;
-    stack = malloc(cap * sizeof(Open));
-    if (!stack) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    int oom = 0;
-    Py_BEGIN_ALLOW_THREADS
+    Open *stack = malloc(cap * sizeof(Open));
+    if (!stack) return -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (i > 0 && line[i] != line[i - 1]) {
             while (top > 0) stop[stack[--top].row] = (int32_t)i;
@@ -97,8 +68,8 @@ static PyObject *line_forest(PyObject *self, PyObject *py_args) {
         if (top == cap) {
             Open *grown = realloc(stack, 2 * cap * sizeof(Open));
             if (!grown) {
-                oom = 1;
-                break;
+                free(stack);
+                return -1;
             }
             stack = grown;
             cap *= 2;
@@ -109,13 +80,41 @@ static PyObject *line_forest(PyObject *self, PyObject *py_args) {
         top++;
     }
     while (top > 0) stop[stack[--top].row] = (int32_t)n;
-    Py_END_ALLOW_THREADS
     free(stack);
+    return 0;
+}
+
+static PyObject *line_forest(PyObject *self, PyObject *py_args) {
+    PyObject *o[6];
+    if (!PyArg_ParseTuple(py_args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]))
+        return NULL;
+    Arg a[6];
+    memset(a, 0, sizeof(a));
+    if (get_buffer(o[0], &a[0], 0, 4, -1, "line") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 4;
+    if (n >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "line_forest: too many rows for int32 ids");
+        goto fail;
+    }
+    if (get_buffer(o[1], &a[1], 0, 8, n, "begin") < 0 ||
+        get_buffer(o[2], &a[2], 0, 8, n, "duration") < 0 ||
+        get_buffer(o[3], &a[3], 0, 1, -1, "skip") < 0 ||
+        get_buffer(o[4], &a[4], 1, 4, n, "parent") < 0 ||
+        get_buffer(o[5], &a[5], 1, 4, n, "stop") < 0)
+        goto fail;
+    if (a[3].view.len != 0 && a[3].view.len != n) {
+        PyErr_SetString(PyExc_ValueError, "line_forest: skip has the wrong length");
+        goto fail;
+    }
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = nest_rows(a[0].view.buf, a[1].view.buf, a[2].view.buf,
+                       a[3].view.len ? a[3].view.buf : NULL, n, a[4].view.buf, a[5].view.buf);
+    Py_END_ALLOW_THREADS
     release(a, 6);
-    if (oom) return PyErr_NoMemory();
+    if (status < 0) return PyErr_NoMemory();
     Py_RETURN_NONE;
 fail:
-    free(stack);
     release(a, 6);
     return NULL;
 }
@@ -243,8 +242,49 @@ static int check_flood_args(Arg *a, Py_ssize_t n, Py_ssize_t num_xnodes, Py_ssiz
     return bad ? -1 : 0;
 }
 
+/* Buffers of flood(): a[0..8] = stop, xnodes, xptr, xidx, xbits, order, values, label,
+ * flooded; f is filled in. */
+static int flood_parse(PyObject **o, Arg *a, Flood *f, int64_t unreached) {
+    if (get_buffer(o[0], &a[0], 0, 4, -1, "stop") < 0) return -1;
+    Py_ssize_t n = a[0].view.len / 4;
+    if (get_buffer(o[1], &a[1], 0, 4, -1, "xnodes") < 0) return -1;
+    Py_ssize_t num_xnodes = a[1].view.len / 4;
+    if (get_buffer(o[2], &a[2], 0, 8, num_xnodes + 1, "xptr") < 0 ||
+        get_buffer(o[3], &a[3], 0, 4, -1, "xidx") < 0 ||
+        get_buffer(o[4], &a[4], 0, 1, -1, "xbits") < 0 ||
+        get_buffer(o[5], &a[5], 0, 8, -1, "order") < 0)
+        return -1;
+    Py_ssize_t num_seeds = a[5].view.len / 8;
+    if (get_buffer(o[6], &a[6], 0, 8, -1, "values") < 0 ||
+        get_buffer(o[7], &a[7], 1, 8, n, "label") < 0 ||
+        get_buffer(o[8], &a[8], 1, 1, num_seeds, "flooded") < 0)
+        return -1;
+    const int64_t *values = a[6].view.buf;
+    if (a[6].view.len && a[6].view.len != num_seeds * 8) {
+        PyErr_SetString(PyExc_ValueError, "flood: one value per seed");
+        return -1;
+    }
+    for (Py_ssize_t r = 0; r < a[6].view.len / 8; r++) {
+        if (values[r] == unreached) {
+            PyErr_SetString(PyExc_ValueError, "flood: a value equals unreached");
+            return -1;
+        }
+    }
+    if (check_flood_args(a, n, num_xnodes, a[3].view.len / 4) < 0) return -1;
+    f->stop = a[0].view.buf;
+    f->xnodes = a[1].view.buf;
+    f->xptr = a[2].view.buf;
+    f->xidx = a[3].view.buf;
+    f->xbits = a[4].view.buf;
+    f->n = n;
+    f->num_xnodes = num_xnodes;
+    f->label = a[7].view.buf;
+    f->unreached = unreached;
+    return 0;
+}
+
 static PyObject *flood(PyObject *self, PyObject *py_args) {
-    PyObject *o[10];
+    PyObject *o[9];
     int proper, record;
     long long unreached;
     if (!PyArg_ParseTuple(py_args, "OOOOOOOpLOOp", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
@@ -255,44 +295,11 @@ static PyObject *flood(PyObject *self, PyObject *py_args) {
     Flood f;
     memset(&f, 0, sizeof(f));
     PyObject *result = NULL;
-    if (get_buffer(o[0], &a[0], 0, 4, -1, "stop") < 0) goto done;
-    Py_ssize_t n = a[0].view.len / 4;
-    if (get_buffer(o[1], &a[1], 0, 4, -1, "xnodes") < 0) goto done;
-    Py_ssize_t num_xnodes = a[1].view.len / 4;
-    if (get_buffer(o[2], &a[2], 0, 8, num_xnodes + 1, "xptr") < 0 ||
-        get_buffer(o[3], &a[3], 0, 4, -1, "xidx") < 0 ||
-        get_buffer(o[4], &a[4], 0, 1, -1, "xbits") < 0 ||
-        get_buffer(o[5], &a[5], 0, 8, -1, "order") < 0)
-        goto done;
-    Py_ssize_t num_seeds = a[5].view.len / 8;
-    if (get_buffer(o[6], &a[6], 0, 8, -1, "values") < 0 ||
-        get_buffer(o[7], &a[7], 1, 8, n, "label") < 0 ||
-        get_buffer(o[8], &a[8], 1, 1, num_seeds, "flooded") < 0)
-        goto done;
-    const int64_t *values = a[6].view.len ? a[6].view.buf : NULL;
-    if (values && a[6].view.len != num_seeds * 8) {
-        PyErr_SetString(PyExc_ValueError, "flood: one value per seed");
-        goto done;
-    }
-    for (Py_ssize_t r = 0; values && r < num_seeds; r++) {
-        if (values[r] == unreached) {
-            PyErr_SetString(PyExc_ValueError, "flood: a value equals unreached");
-            goto done;
-        }
-    }
-    if (check_flood_args(a, n, num_xnodes, a[3].view.len / 4) < 0) goto done;
-    f.stop = a[0].view.buf;
-    f.xnodes = a[1].view.buf;
-    f.xptr = a[2].view.buf;
-    f.xidx = a[3].view.buf;
-    f.xbits = a[4].view.buf;
-    f.n = n;
-    f.num_xnodes = num_xnodes;
-    f.label = a[7].view.buf;
-    f.unreached = unreached;
+    if (flood_parse(o, a, &f, unreached) < 0) goto done;
     f.record = record;
+    const int64_t *values = a[6].view.len ? a[6].view.buf : NULL;
     Py_BEGIN_ALLOW_THREADS
-    flood_seeds(&f, a[5].view.buf, num_seeds, values, proper, a[8].view.buf);
+    flood_seeds(&f, a[5].view.buf, a[5].view.len / 8, values, proper, a[8].view.buf);
     Py_END_ALLOW_THREADS
     if (f.oom) {
         PyErr_NoMemory();

@@ -179,7 +179,8 @@ class Graph:
         args = (order, values, proper, unreached, out, crossings)
         if self.stop is not None:
             return graph_passes.flood(self.stop, self.down, *args)
-        return graph_passes.flood_numpy(*self.down, *args)
+        child_ptr, child_idx = self.down
+        return graph_passes.flood_numpy(child_ptr, child_idx, *args)
 
     def parents_of(self, node: int) -> list:
         first = int(self.parent_of[node])

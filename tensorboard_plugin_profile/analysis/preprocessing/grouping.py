@@ -10,9 +10,10 @@ descendants in turn with a new group id, stopping at nodes an earlier root took.
 That sequential flood has a closed form, used here: a node belongs to the
 earliest-sorted flooding root with a path to it (an earlier root reaching any
 node on the path would reach the node too). So the owner of every node is one
-min-label propagation; a sorted root floods iff it is its own owner and no other
-root of its level is its ancestor (one reachability propagation per level).
-Group relations are the edges that cross from one group into an earlier one.
+``Graph.flood`` of the roots in turn; a sorted root floods iff no earlier root
+reached it and no other root of its level is its ancestor (one flood per level).
+Group relations are the edges that cross from one group into an earlier one,
+recorded by that flood.
 
 Only two things stay per node in Python, both for a small subset: group names
 (a breadth-first ancestor search per group, since upstream takes the *first*
@@ -201,9 +202,9 @@ def _mark_eager(nodes: Nodes, graph, result: Grouping) -> None:
     if conflicts:
         is_eager = np.zeros(nodes.n, dtype=bool)
         is_eager[eager] = True
+        single = set(single_op.tolist())
         for k in conflicts:
-            first = graph.first_ancestor(int(marked[k]), is_eager)
-            flag[k] = int(first in set(single_op.tolist()))
+            flag[k] = int(graph.first_ancestor(int(marked[k]), is_eager) in single)
     plane_of = np.searchsorted(nodes.offsets, marked, side="right") - 1
     for p in np.unique(plane_of).tolist():
         mine = plane_of == p
