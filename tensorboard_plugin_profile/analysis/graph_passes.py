@@ -55,7 +55,8 @@ _int64 = passes._int64
 def forest_compiled(n: int, pure_python: Optional[bool] = None) -> bool:
     """Whether a graph of ``n`` nodes uses the compiled forest passes."""
     return (
-        _grouping is not None and not passes.pure_python_requested(pure_python)
+        _grouping is not None
+        and not passes.pure_python_requested(pure_python)
         and n <= MAX_FOREST_ROWS
     )
 
