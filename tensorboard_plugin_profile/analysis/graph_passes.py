@@ -84,12 +84,17 @@ def extra_by_parent(parents, children, n: int) -> tuple:
     """The extra edges as ``flood`` reads them: (nodes with extra children (int32,
     sorted), ptr, their children (int32, in input order), bit mask of those nodes)."""
     order = np.argsort(parents, kind="stable")
-    nodes, counts = np.unique(parents[order], return_counts=True)
-    ptr = np.zeros(len(nodes) + 1, dtype=np.int64)
-    np.cumsum(counts, out=ptr[1:])
+    nodes, ptr = sorted_runs(parents[order])
     bits = np.zeros((n + 7) // 8, dtype=np.uint8)
-    np.bitwise_or.at(bits, nodes >> 3, (1 << (nodes & 7)).astype(np.uint8))
+    byte, starts = sorted_runs(nodes >> 3)  # distinct nodes: one bit each, so OR = sum
+    bits[byte] = np.add.reduceat(1 << (nodes & 7), starts[:-1]) if len(nodes) else 0
     return nodes.astype(np.int32), ptr, children[order].astype(np.int32), bits
+
+
+def sorted_runs(keys: np.ndarray) -> tuple:
+    """(distinct keys, ptr) of sorted ``keys``: key k's run is ``ptr[k]:ptr[k + 1]``."""
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else keys[:0]
+    return keys[starts], np.r_[starts, len(keys)].astype(np.int64)
 
 
 def flood(stop, extra, order, values, proper, unreached, out, crossings) -> tuple:

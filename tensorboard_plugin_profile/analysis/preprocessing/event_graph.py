@@ -60,6 +60,8 @@ def key_codes(columns: list) -> np.ndarray:
     """Dense codes of the rows of int64 key columns (equal rows, equal codes)."""
     if not len(columns[0]):
         return np.zeros(0, dtype=np.int64)
+    # A column with one value throughout (one process, say) tells no rows apart.
+    columns = [c for c in columns if c.min() != c.max()] or columns[:1]
     order = np.lexsort(columns[::-1])
     differs = np.zeros(len(order), dtype=bool)
     for col in columns:
@@ -156,8 +158,7 @@ class Graph:
         # Edge sets arrive in rank order, so a stable sort by child keeps each
         # node's parents in upstream order (context producers in node order).
         order = np.argsort(children, kind="stable")
-        extra_nodes, counts = np.unique(children[order], return_counts=True)
-        extra_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        extra_nodes, extra_ptr = graph_passes.sorted_runs(children[order])
         if stop is not None:
             down = graph_passes.extra_by_parent(parents, children, n)
         else:

@@ -74,6 +74,9 @@ class Stat:
         """(values, present) at ``nodes`` (0 where absent)."""
         if not len(self.rows):
             return np.zeros(len(nodes), dtype=np.int64), np.zeros(len(nodes), dtype=bool)
+        if len(nodes) == len(self.rows) and np.array_equal(nodes, self.rows):
+            # Stats that come together (``_p`` with ``_pt``, ...) share their rows.
+            return self.values.copy(), np.ones(len(nodes), dtype=bool)
         pos = np.minimum(np.searchsorted(self.rows, nodes), len(self.rows) - 1)
         present = self.rows[pos] == nodes
         return np.where(present, self.values[pos], 0), present
@@ -81,6 +84,21 @@ class Stat:
     def rows_among(self, nodes: np.ndarray) -> np.ndarray:
         """The increasing ``nodes`` where the stat is present."""
         return nodes[self.at(nodes)[1]]
+
+
+@dataclasses.dataclass
+class Presence:
+    """Indexed like a mask per node (by one node or an array of them) without one:
+    binary searches in the stat's sorted rows."""
+
+    stat: Stat
+
+    def __getitem__(self, nodes):
+        if np.ndim(nodes) == 0:
+            rows = self.stat.rows
+            k = int(np.searchsorted(rows, nodes))
+            return k < len(rows) and rows[k] == nodes
+        return self.stat.at(np.asarray(nodes))[1]
 
 
 @dataclasses.dataclass
@@ -178,12 +196,9 @@ class Nodes:
             cache[plane] = (names.cat.codes.to_numpy(), names.cat.categories)
         return cache[plane]
 
-    def present(self, key: str) -> np.ndarray:
-        """Per node: whether stat ``key`` is present (built once per key)."""
-        cache = self.__dict__.setdefault("_present_cache", {})
-        if key not in cache:
-            cache[key] = self.stats[key].mask()
-        return cache[key]
+    def present(self, key: str) -> Presence:
+        """``present(key)[nodes]``: whether stat ``key`` is present at the nodes."""
+        return Presence(self.stats[key])
 
     def tf_data_step_ids(self) -> np.ndarray:
         rows = self.rows_of_type(TF_DATA_FUNCTION)
@@ -200,9 +215,9 @@ def _stat(planes: list, offsets: np.ndarray, name: str) -> Stat:
         col = plane.events[name].array
         # One pass over the mask (inverted in place); only present values are copied.
         absent = np.asarray(col.isna(), dtype=bool)
-        present = np.flatnonzero(np.logical_not(absent, out=absent))
-        if not len(present):
+        if np.count_nonzero(absent) == len(absent):  # no search for the usual absent stat
             continue
+        present = np.flatnonzero(np.logical_not(absent, out=absent))
         dtype = np.uint64 if str(col.dtype).startswith("UInt") else np.int64
         rows.append(present + offset)
         values.append(np.asarray(col[present].to_numpy(dtype=dtype)).view(np.int64))
