@@ -263,3 +263,8 @@ def test_flood_rejects_malformed_forests():
     graph.stop[0] = 1
     with pytest.raises(ValueError):
         graph.flood(np.array([2]))  # a seed out of range
+
+
+def test_graphs_past_int32_ids_take_the_fallbacks():
+    assert not graph_passes.forest_compiled(graph_passes.MAX_FOREST_ROWS + 1)
+    assert not graph_passes.forest_compiled(10, pure_python=True)
