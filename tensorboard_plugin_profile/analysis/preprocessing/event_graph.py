@@ -22,7 +22,7 @@ ranks over an explicit child adjacency, one round per level of depth.
 
 Usage::
 
-    intra = intra_thread_parents(line, begin, duration, skip)
+    intra = intra_thread_forest(line, begin, duration, skip)
     graph = Graph.build(intra, [(parent_idx, child_idx), ...])  # later ranks
     label, flooded, crossings = graph.flood(seeds)
 """
@@ -42,7 +42,7 @@ from ..graph_passes import NO_LABEL
 MAX_CONTEXT_FANOUT = 64
 
 
-def intra_thread_parents(line, begin, duration, skip) -> tuple:
+def intra_thread_forest(line, begin, duration, skip) -> tuple:
     """(parent of each event on its line (-1 for none), stop or None): see ``Graph``.
 
     ``line`` identifies the line of each row in node order; a stack starts empty
@@ -149,7 +149,7 @@ class Graph:
 
     @classmethod
     def build(cls, intra: tuple, edge_sets: list) -> Graph:
-        """``intra``: (parent_of, stop) of ``intra_thread_parents``; ``edge_sets``: further
+        """``intra``: (parent_of, stop) of ``intra_thread_forest``; ``edge_sets``: further
         (parents, children) pairs, listed in parent-order rank."""
         parent_of, stop = intra
         n = len(parent_of)

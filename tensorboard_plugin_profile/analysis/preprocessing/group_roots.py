@@ -8,8 +8,8 @@ pick the roots. See ``grouping`` for how groups are made from them.
 Usage::
 
     nodes = Nodes.of(space)
-    parent, edge_sets = edges(nodes)
-    graph = event_graph.Graph.build(parent, edge_sets)
+    intra, edge_sets = edges(nodes)
+    graph = event_graph.Graph.build(intra, edge_sets)
 """
 
 from __future__ import annotations
@@ -264,16 +264,17 @@ def _mark_kernels(planes: list, offsets: np.ndarray, types: np.ndarray, correlat
 
 # --- edges -----------------------------------------------------------------------------
 def edges(nodes: Nodes) -> tuple:
-    """(intra-thread parent per node, [inter-thread edges, context edges]): upstream order."""
+    """(intra-thread forest (``event_graph.intra_thread_forest``), [inter-thread edges,
+    context edges]): the edge sets in upstream parent order."""
     is_async = nodes.stats[schema.IS_ASYNC]
     skip = is_async.mask(where=lambda value: value != 0) if len(is_async.rows) else None
-    parent = event_graph.intra_thread_parents(nodes.line, nodes.begin, nodes.duration, skip)
+    intra = event_graph.intra_thread_forest(nodes.line, nodes.begin, nodes.duration, skip)
     inter = [
         _link(nodes, EXECUTOR, ITERATOR_GET_NEXT, (schema.STEP_ID, schema.ITER_NUM)),
         _link(nodes, KERNEL_LAUNCH, KERNEL_EXECUTE, (schema.CORRELATION_ID,)),
     ]
     inter_edges = tuple(np.concatenate(side) for side in zip(*inter))
-    return parent, [inter_edges, _contexts(nodes)]
+    return intra, [inter_edges, _contexts(nodes)]
 
 
 def _link(nodes: Nodes, parent_type: int, child_type: int, keys: tuple) -> tuple:
