@@ -250,6 +250,15 @@ def test_forest_flood_agrees_with_fallback_and_brute_force(rows, in_order, data)
 
 
 @needs_forest
+def test_line_forest_rejects_columns_of_other_lengths():
+    line, begin = np.zeros(3, np.int32), np.zeros(3, np.int64)
+    with pytest.raises(ValueError):
+        graph_passes.line_forest(line, begin, np.zeros(2, np.int64), None)
+    with pytest.raises(ValueError):
+        graph_passes.line_forest(line, begin, np.zeros(3, np.int64), np.zeros(2, bool))
+
+
+@needs_forest
 def test_flood_rejects_malformed_forests():
     graph = Graph.build(
         graph_passes.line_forest(
