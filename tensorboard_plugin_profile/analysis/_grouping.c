@@ -40,8 +40,9 @@ typedef struct {
 } Open;
 
 /* The stack pass itself; -1 when the stack cannot grow. Called without the GIL. */
-static int nest_rows(const int32_t *line, const int64_t *begin, const int64_t *duration,
-                     const uint8_t *skip, Py_ssize_t n, int32_t *parent, int32_t *stop) {
+static int nest_rows(const int32_t *restrict line, const int64_t *restrict begin,
+                     const int64_t *restrict duration, const uint8_t *restrict skip,
+                     Py_ssize_t n, int32_t *restrict parent, int32_t *restrict stop) {
     size_t cap = 1024, top = 0;
     Open *stack = malloc(cap * sizeof(Open));
     if (!stack) return -1;
@@ -49,22 +50,24 @@ static int nest_rows(const int32_t *line, const int64_t *begin, const int64_t *d
         if (i > 0 && line[i] != line[i - 1]) {
             while (top > 0) stop[stack[--top].row] = (int32_t)i;
         }
-        parent[i] = -1;
         if (skip && skip[i]) {
+            parent[i] = -1;
             stop[i] = (int32_t)i;
             continue;
         }
         /* end = begin + duration with numpy's wrap-around, not C's undefined overflow */
         int64_t b = begin[i], e = (int64_t)((uint64_t)b + (uint64_t)duration[i]);
+        int32_t up = -1;
         while (top > 0) {
             const Open *t = &stack[top - 1];
             if (t->begin <= b && e <= t->end) {
-                parent[i] = t->row;
+                up = t->row;
                 break;
             }
             stop[t->row] = (int32_t)i;
             top--;
         }
+        parent[i] = up;
         if (top == cap) {
             Open *grown = realloc(stack, 2 * cap * sizeof(Open));
             if (!grown) {
