@@ -179,16 +179,25 @@ static void count(int reused, size_t moved, size_t fresh, size_t zeroed) {
     PyThread_release_lock(lock);
 }
 
+/* The kept parts for a new block of `need` bytes (none outside `reusing()`). */
+static int take_for(size_t need, Block *parts) {
+    if (active <= 0) return 0;
+    PyThread_acquire_lock(lock, WAIT_LOCK);
+    int n = take_parts(need, parts);
+    PyThread_release_lock(lock);
+    return n;
+}
+
+/* Bytes mapped for a buffer of `size` (0: too large). */
+static size_t mapped_for(size_t size) {
+    return size > SIZE_MAX - BIG_OFFSET - grain ? 0 : round_up(size + BIG_OFFSET);
+}
+
 static void *big_alloc(size_t size) {
-    if (size > SIZE_MAX - BIG_OFFSET - grain) return NULL;
-    size_t need = round_up(size + BIG_OFFSET), moved = 0;
+    size_t need = mapped_for(size), moved = 0;
+    if (need == 0) return NULL;
     Block parts[MAX_KEPT];
-    int n = 0;
-    if (active > 0) {
-        PyThread_acquire_lock(lock, WAIT_LOCK);
-        n = take_parts(need, parts);
-        PyThread_release_lock(lock);
-    }
+    int n = take_for(need, parts);
     char *base;
     if (n == 1 && parts[0].mapped == need) {
         base = parts[0].base; /* one kept block, split to size: nothing to move */
@@ -204,15 +213,10 @@ static void *big_alloc(size_t size) {
 /* Zeroed buffers are always fresh (untouched pages stay unmapped zero pages); as many
  * kept bytes are unmapped first, so the process grows only when nothing is kept. */
 static void *big_zeroed(size_t size) {
-    if (size > SIZE_MAX - BIG_OFFSET - grain) return NULL;
-    size_t need = round_up(size + BIG_OFFSET);
+    size_t need = mapped_for(size);
+    if (need == 0) return NULL;
     Block parts[MAX_KEPT];
-    int n = 0;
-    if (active > 0) {
-        PyThread_acquire_lock(lock, WAIT_LOCK);
-        n = take_parts(need, parts);
-        PyThread_release_lock(lock);
-    }
+    int n = take_for(need, parts);
     for (int k = 0; k < n; k++) munmap(parts[k].base, parts[k].mapped);
     char *base = fresh_map(need);
     if (base == NULL) return NULL;

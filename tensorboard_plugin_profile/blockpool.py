@@ -18,7 +18,7 @@ import os
 from typing import Any, Iterator
 
 try:
-    from tensorboard_plugin_profile import _blockpool as _compiled
+    from . import _blockpool as _compiled
 except ImportError:  # no compiler at install time
     _compiled = None  # type: ignore[assignment]
 
