@@ -1,0 +1,114 @@
+"""The merged stats table written in one compiled pass (``_stat_merge.c``).
+
+``stat_table.merged_stats`` hands over its parts (old kept rows, then each addition);
+a counting sort by event places every row, and each row is written once, straight into
+the final columns: no whole-length array of moved events or of row places, no scatter
+per column. The typed event columns of integer stats are filled in the same pass.
+``stat_table`` keeps the numpy path, which gives identical tables
+(``tests/analysis/test_stat_merge.py``).
+
+Usage::
+
+    if stat_merge.compiled_available():
+        columns, typed = stat_merge.merge(parts, remap, strings, new_row, num_events, ints)
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Optional
+
+import numpy as np
+
+from ...memsize import sparse_rows, sparse_values
+from ...xspace.columns import code_dtype
+
+_merge: Optional[ModuleType]
+try:
+    from . import _stat_merge as _merge
+except ImportError:  # built without a C compiler: stat_table's numpy path is used
+    _merge = None
+
+# Counts per event fit in int32 up to this many rows (half the memory of int64).
+_NARROW_ROWS = 2**31 - 1
+
+
+def compiled_available() -> bool:
+    return _merge is not None
+
+
+def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_codes: dict):
+    """(columns of the merged table: event, code, kind, int, float, str code;
+    {code: (int64 data, missing bools)} per event of the ``int_codes`` stats)."""
+    assert _merge is not None
+    moved = None if new_row is None else np.ascontiguousarray(new_row, dtype=np.int64)
+    rows = [_rows(part, moved) for part in parts]
+    total = sum(_kept_count(part) for part in parts)
+    counts = np.zeros(n + 1, dtype=np.int32 if total < _NARROW_ROWS else np.int64)
+    for events, keep, new in rows:
+        _merge.count_rows(events, keep, new, counts)
+    np.cumsum(counts, out=counts, dtype=counts.dtype)  # counts[e]: event e's first row
+    out = (
+        np.empty(total, dtype=np.int64),
+        np.empty(total, dtype=remap.dtype),
+        np.empty(total, dtype=np.int8),
+        np.empty(total, dtype=np.int64),
+        _zeros(total, np.float64),
+        np.empty(total, dtype=code_dtype(len(strings))),
+    )
+    typed = {code: (_zeros(n, np.int64), np.ones(n, dtype=bool)) for code in int_codes}
+    columns = tuple((code, data, missing.view(np.uint8)) for code, (data, missing) in typed.items())
+    outs = (counts, remap, *out)
+    for part, part_rows in zip(parts, rows):
+        _merge.place_rows(part_rows + _fields(part), outs, columns)
+    return out, typed
+
+
+def _zeros(n: int, dtype) -> np.ndarray:
+    """Zeros whose untouched pages cost nothing (most rows hold no double)."""
+    empty = np.zeros(0, dtype=np.int64)
+    return sparse_values(n, dtype, empty, empty.astype(dtype))
+
+
+def _kept_count(part) -> int:
+    return len(part.events) if part.keep is None else int(np.count_nonzero(part.keep))
+
+
+def _rows(part, new_row) -> tuple:
+    keep = None if part.keep is None else part.keep.view(np.uint8)
+    return np.ascontiguousarray(part.events, dtype=np.int64), keep, new_row
+
+
+def _fields(part) -> tuple:
+    """(code, kind, ints, float rows, float values, str codes) of one part, as
+    ``place_rows`` reads them (one value for every row where the part has one)."""
+    float_rows, float_values = _float_rows(part.floats)
+    return (
+        _scalar_or_array(part.code, None),
+        _scalar_or_array(part.kind, np.int8),
+        0 if part.ints is None else _scalar_or_array(part.ints, np.int64),
+        float_rows,
+        float_values,
+        -1 if part.str_codes is None else _scalar_or_array(part.str_codes, None),
+    )
+
+
+def _scalar_or_array(values, dtype):
+    if np.ndim(values) == 0:
+        return int(values)
+    values = np.asarray(values)
+    if len(values) > 1 and not values.strides[0]:  # one value broadcast to every row
+        return int(values[0])
+    return np.ascontiguousarray(values, dtype=dtype)
+
+
+def _float_rows(floats) -> tuple:
+    """Rows holding a double (any nonzero bit pattern, -0.0 too) and their values; only
+    the resident pages of a sparse column are read."""
+    if floats is None:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    floats = np.asarray(floats, dtype=np.float64)
+    rows = sparse_rows(floats)
+    if rows is None:
+        rows = np.flatnonzero(floats.view(np.int64))
+    return np.ascontiguousarray(rows, dtype=np.int64), np.ascontiguousarray(floats[rows])
