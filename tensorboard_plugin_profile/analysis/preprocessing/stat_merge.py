@@ -37,7 +37,7 @@ def compiled_available() -> bool:
     return _merge is not None
 
 
-def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_codes: dict):
+def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_codes: dict) -> tuple:
     """(columns of the merged table: event, code, kind, int, float, str code;
     {code: (int64 data, missing bools)} per event of the ``int_codes`` stats)."""
     assert _merge is not None
@@ -48,7 +48,7 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
     for events, keep, new in rows:
         _merge.count_rows(events, keep, new, counts)
     np.cumsum(counts, out=counts, dtype=counts.dtype)  # counts[e]: event e's first row
-    out = (
+    out: tuple = (
         np.empty(total, dtype=np.int64),
         np.empty(total, dtype=remap.dtype),
         np.empty(total, dtype=np.int8),

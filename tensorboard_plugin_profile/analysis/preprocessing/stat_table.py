@@ -59,12 +59,16 @@ class _Part:
         """This part with only its kept rows (the numpy path's input)."""
         if self.keep is None:
             return self
-        keep, floats = self.keep, self.floats
-        floats = None if floats is None else floats[keep]
+        keep = self.keep
+
+        def pick(values):
+            return None if values is None else np.asarray(values)[keep]
+
+        floats = pick(self.floats)
         if floats is not None and not floats.view(np.int64).any():
             floats = None  # every bit pattern counts, -0.0 too
-        pick = [v[keep] for v in (self.events, self.code, self.kind, self.ints, self.str_codes)]
-        return _Part(pick[0], pick[1], pick[2], pick[3], floats, pick[4])
+        code, kind = pick(self.code), pick(self.kind)
+        return _Part(self.events[keep], code, kind, pick(self.ints), floats, pick(self.str_codes))
 
 
 def merged_stats(
@@ -83,14 +87,15 @@ def merged_stats(
         return old.copy(), {}
     parts, code_of, strings = _parts(old, added, replaced)
     # A stat whose old rows were all replaced is set again, so it is used either way.
-    used = used_codes(parts[0].code, len(code_of))
+    used = used_codes(np.asarray(parts[0].code), len(code_of))
     used[np.array([p.code for p in parts[1:]], dtype=np.int64)] = True
     categories, remap = sorted_used(list(code_of), used)
     if stat_merge.compiled_available() and not pure_python_requested(pure_python):
         codes = {code_of[name]: name for name in int_names}
         out, typed = stat_merge.merge(parts, remap, strings, new_row, num_events, codes)
-        columns = {codes[c]: _typed(*typed[c], codes[c] in schema.UINT_STATS) for c in codes}
-        return _table(*out, categories, strings), columns
+        columns = {codes[c]: _typed(typed[c], codes[c] in schema.UINT_STATS) for c in codes}
+        event, code, kind, ints, floats, str_codes = out
+        return _table(event, code, kind, ints, floats, str_codes, categories, strings), columns
     parts = [part.kept() for part in parts]
     events = _event_rows(parts, new_row)
     columns = {
@@ -100,7 +105,8 @@ def merged_stats(
     return _assemble(parts, events, remap, categories, strings), columns
 
 
-def _typed(data: np.ndarray, missing: np.ndarray, unsigned: bool):
+def _typed(column: tuple, unsigned: bool):
+    data, missing = column
     return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
 
 
