@@ -12,7 +12,8 @@ it finds where each new event goes and copies the old columns around them:
 - ``stable_dest``: a stable counting sort (each row's place; the keys sorted in place), for
   the long stats table;
 - ``used_codes``, ``recode``: which codes of a categorical occur, and codes mapped
-  through a table, without an index-sized temporary.
+  through a table, without an index-sized temporary;
+- ``small_pages``: the arrays of the edited table, in 4 kB pages (see there).
 
 Both implementations give identical results (``tests/analysis/test_edit_passes.py``,
 with hypothesis). ``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallbacks.
@@ -26,11 +27,14 @@ Usage::
 
 from __future__ import annotations
 
+import mmap
+import sys
 from types import ModuleType
 from typing import Optional
 
 import numpy as np
 
+from ...memsize import LAZY_MIN_BYTES, sparse_values
 from ..passes import pure_python_requested
 
 _edit: Optional[ModuleType]
@@ -50,6 +54,40 @@ def _compiled(pure_python: Optional[bool]) -> Optional[ModuleType]:
 
 def _int64(values) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.int64)
+
+
+def small_pages(n: int, dtype, fill=0, whole: bool = True) -> np.ndarray:
+    """An array of ``n`` ``fill`` values in 4 kB pages: mapped at once when it will be
+    written ``whole``, else zeros whose untouched pages cost nothing.
+
+    numpy asks the kernel for transparent huge pages for arrays of 4 MB and more; on a
+    busy machine the first touch of each stalls in the kernel's memory compaction: 400 MB
+    written cost 0.5-0.9 s of system time in huge pages, 0.2 s in 4 kB pages faulted one
+    by one, 0.15 s mapped at once (docs/preprocessing.md). The edited table's columns are
+    written once, in order or nearly, so huge pages buy little here.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = n * dtype.itemsize
+    if nbytes < LAZY_MIN_BYTES:
+        return np.full(n, fill, dtype=dtype)
+    if whole and _POPULATE is not None:
+        out = np.frombuffer(mmap.mmap(-1, nbytes, flags=_POPULATE), dtype=dtype)
+    else:
+        empty = np.zeros(0, dtype=np.int64)
+        out = sparse_values(n, dtype, empty, empty.astype(dtype))
+    if fill:
+        out.fill(fill)
+    return out
+
+
+def _populate_flags() -> Optional[int]:
+    """mmap flags of private anonymous memory mapped at once (Linux), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    return mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0x8000)
+
+
+_POPULATE = _populate_flags()
 
 
 def insertion_points(
@@ -108,7 +146,7 @@ def insert_rows(old: np.ndarray, at, values, pure_python: Optional[bool] = None)
     compiled = _compiled(pure_python)
     if compiled is None or old.dtype.hasobject:
         return np.insert(old, at, values)
-    out = np.empty(len(old) + len(at), dtype=old.dtype)
+    out = small_pages(len(old) + len(at), old.dtype)
     compiled.insert_rows(old, at, values, out)
     return out
 
@@ -170,6 +208,6 @@ def recode(codes: np.ndarray, table: np.ndarray, out=None, pure_python: Optional
         out[:] = table[codes]
         return out
     if out is None:
-        out = np.empty(len(codes), dtype=table.dtype)
+        out = small_pages(len(codes), table.dtype)
     compiled.recode(np.ascontiguousarray(codes), np.ascontiguousarray(table), out)
     return out

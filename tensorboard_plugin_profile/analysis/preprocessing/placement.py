@@ -25,15 +25,23 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from ...memsize import sparse_values
+from ...memsize import sparse_rows, sparse_values
 from ...xspace.columns import (
+    code_categorical,
     code_dtype,
     empty_int_column,
     empty_str_column,
     int_values_at,
     object_index,
 )
-from .edit_passes import insert_rows, insertion_points, recode, shifted_rows, used_codes
+from .edit_passes import (
+    insert_rows,
+    insertion_points,
+    recode,
+    shifted_rows,
+    small_pages,
+    used_codes,
+)
 
 
 @dataclasses.dataclass
@@ -62,7 +70,7 @@ class Placement:
             return cls(num_old, new_row, order=order)
         new_order = np.lexsort((-duration, begin, line))
         at = at[new_order]
-        new_row = np.empty(num_old + count, dtype=np.int64)
+        new_row = small_pages(num_old + count, np.int64)
         shifted_rows(at, new_row[:num_old])
         new_row[num_old + new_order] = at + np.arange(count)
         return cls(num_old, new_row, at=at, new_order=new_order)
@@ -92,28 +100,35 @@ class Placement:
     def carried(self, column) -> object:
         """A typed stat column with its old values on the old events' new rows."""
         array = column.array if isinstance(column, pd.Series) else column
-        n = len(self.new_row)
+        n, count = len(self.new_row), len(self.new_row) - self.num_old
         if isinstance(array, pd.Categorical):
             codes = array.codes
             free = len(codes) > 1 and not codes.strides[0] and codes[0] == -1
             if free and array.categories.tolist() == [""]:
                 return empty_str_column(n)  # the all-missing view stays free
-            out = np.full(n, -1, dtype=codes.dtype)
-            out[self.new_row[: self.num_old]] = codes
-            return pd.Categorical.from_codes(out, dtype=array.dtype)
+            placed = self.place(codes, np.full(count, -1, dtype=codes.dtype))
+            return code_categorical(placed, array.categories)
         unsigned = str(array.dtype).startswith("UInt")
-        mask = getattr(array, "_mask", None)  # the all-missing view: no row to read
-        if isinstance(mask, np.ndarray) and len(mask) > 1 and not mask.strides[0] and mask[0]:
-            return empty_int_column(n, unsigned)
-        rows = np.flatnonzero(~np.asarray(array.isna(), dtype=bool))
-        if not len(rows):
-            return empty_int_column(n, unsigned)
-        values = int_values_at(array, rows)
+        mask = getattr(array, "_mask", None)
+        if not isinstance(mask, np.ndarray):
+            mask = np.asarray(array.isna(), dtype=bool)
+        if len(mask) > 1 and not mask.strides[0] and mask[0]:
+            return empty_int_column(n, unsigned)  # the all-missing view: no row to read
+        missing = self.place(mask, np.ones(count, dtype=bool))
+        rows = _valued_rows(array, mask)
         moved = self.new_row[rows]
-        data = sparse_values(n, np.int64, moved, values)
-        missing = np.ones(n, dtype=bool)
-        missing[moved] = False
+        data = sparse_values(n, np.int64, moved, int_values_at(array, rows))
         return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
+
+
+def _valued_rows(array, mask: np.ndarray) -> np.ndarray:
+    """Present rows of a nullable integer column whose value is not 0 (where the moved
+    column's zeros already are); only the written pages of a sparse column are read."""
+    data = getattr(array, "_data", None)
+    rows = sparse_rows(data) if isinstance(data, np.ndarray) else None
+    if rows is None:
+        return np.flatnonzero(~mask)
+    return rows[~mask[rows]]
 
 
 def name_column(column: pd.Series, added: list, inverse, placed: Placement) -> pd.Categorical:

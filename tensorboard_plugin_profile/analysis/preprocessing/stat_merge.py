@@ -20,8 +20,9 @@ from typing import Optional
 
 import numpy as np
 
-from ...memsize import sparse_rows, sparse_values
+from ...memsize import sparse_rows
 from ...xspace.columns import code_dtype
+from .edit_passes import small_pages
 
 _merge: Optional[ModuleType]
 try:
@@ -44,30 +45,22 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
     moved = None if new_row is None else np.ascontiguousarray(new_row, dtype=np.int64)
     rows = [_rows(part, moved) for part in parts]
     total = sum(_kept_count(part) for part in parts)
-    counts = np.zeros(n + 1, dtype=np.int32 if total < _NARROW_ROWS else np.int64)
+    counts = small_pages(n + 1, np.int32 if total < _NARROW_ROWS else np.int64)
     for events, keep, new in rows:
         _merge.count_rows(events, keep, new, counts)
     np.cumsum(counts, out=counts, dtype=counts.dtype)  # counts[e]: event e's first row
-    out: tuple = (
-        np.empty(total, dtype=np.int64),
-        np.empty(total, dtype=remap.dtype),
-        np.empty(total, dtype=np.int8),
-        np.empty(total, dtype=np.int64),
-        _zeros(total, np.float64),
-        np.empty(total, dtype=code_dtype(len(strings))),
-    )
-    typed = {code: (_zeros(n, np.int64), np.ones(n, dtype=bool)) for code in int_codes}
+    dtypes = (np.int64, remap.dtype, np.int8, np.int64, np.float64, code_dtype(len(strings)))
+    # Every column is written whole but the doubles (few rows hold one).
+    out = tuple(small_pages(total, dtype, whole=dtype != np.float64) for dtype in dtypes)
+    typed = {
+        code: (small_pages(n, np.int64, whole=False), small_pages(n, bool, True))
+        for code in int_codes
+    }
     columns = tuple((code, data, missing.view(np.uint8)) for code, (data, missing) in typed.items())
     outs = (counts, remap, *out)
     for part, part_rows in zip(parts, rows):
         _merge.place_rows(part_rows + _fields(part), outs, columns)
     return out, typed
-
-
-def _zeros(n: int, dtype) -> np.ndarray:
-    """Zeros whose untouched pages cost nothing (most rows hold no double)."""
-    empty = np.zeros(0, dtype=np.int64)
-    return sparse_values(n, dtype, empty, empty.astype(dtype))
 
 
 def _kept_count(part) -> int:
