@@ -107,12 +107,34 @@ def test_used_codes_and_recode_agree(codes, dtype):
         assert in_place.tolist() == wide[codes].tolist()
 
 
+@needs_compiled
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 200), max_size=40),
+    st.lists(st.integers(0, 40), max_size=10),
+    st.sampled_from([np.int8, np.int16, np.int32, np.int64]),
+)
+def test_insert_recoded_agrees(codes, at, dtype):
+    codes = np.array(codes, dtype=np.int16)
+    table = (np.arange(201) * 7 % 101).astype(dtype)
+    at_rows = np.sort(np.minimum(np.array(at, dtype=np.int64), len(codes)))
+    values = (np.arange(len(at_rows)) + 100).astype(dtype)
+    expected = np.insert(table[codes], at_rows, values)
+    for pure in (False, True):
+        out = edit_passes.insert_recoded(codes, table, at_rows, values, pure_python=pure)
+        assert out.dtype == table.dtype and out.tolist() == expected.tolist()
+
+
 def test_codes_out_of_range_are_rejected():
     for pure in (False, True):
         with pytest.raises(ValueError):
             edit_passes.recode(np.array([3], dtype=np.int8), np.arange(3), pure_python=pure)
         with pytest.raises(ValueError):
             edit_passes.stable_dest(np.array([5], dtype=np.int64), 5, pure_python=pure)
+        with pytest.raises(ValueError):
+            edit_passes.insert_recoded(
+                np.array([3], dtype=np.int8), np.arange(3), np.array([0]), [1], pure_python=pure
+            )
 
 
 def test_insert_rows_rejects_unsorted_positions():

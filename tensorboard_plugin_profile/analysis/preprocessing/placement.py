@@ -35,6 +35,7 @@ from ...xspace.columns import (
     object_index,
 )
 from .edit_passes import (
+    insert_recoded,
     insert_rows,
     insertion_points,
     recode,
@@ -82,6 +83,13 @@ class Placement:
             assert self.at is not None and self.new_order is not None
             return insert_rows(old, self.at, new[self.new_order])
         return np.concatenate([old, new])[self.order]
+
+    def place_recoded(self, codes: np.ndarray, table: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """``place(table[codes], new)`` without the recoded temporary."""
+        if self.order is None:
+            assert self.at is not None and self.new_order is not None
+            return insert_recoded(codes, table, self.at, np.asarray(new)[self.new_order])
+        return self.place(recode(codes, table), new)
 
     def permutation(self) -> np.ndarray:
         """Edited row -> old-then-new row (built on demand: rarely needed)."""
@@ -143,11 +151,11 @@ def name_column(column: pd.Series, added: list, inverse, placed: Placement) -> p
     used = used_codes(old_codes, len(code_of))
     used[new_codes] = True
     categories, remap = sorted_used(list(code_of), used)
-    if _is_identity(remap, len(names)):
-        codes = old_codes.astype(remap.dtype, copy=False)
+    if _is_identity(remap, len(names)) and old_codes.dtype == remap.dtype:
+        codes = placed.place(old_codes, remap[new_codes])
     else:
-        codes = recode(old_codes, remap)
-    return pd.Categorical.from_codes(placed.place(codes, remap[new_codes]), categories=categories)
+        codes = placed.place_recoded(old_codes, remap, remap[new_codes])
+    return code_categorical(codes, categories)
 
 
 def sorted_used(names: list, used: np.ndarray) -> tuple:
