@@ -70,11 +70,12 @@ def test_insert_rows_and_shifted_rows_agree(old, at):
     compiled = edit_passes.insert_rows(old_values, at_rows, values, pure_python=False)
     fallback = edit_passes.insert_rows(old_values, at_rows, values, pure_python=True)
     assert compiled.dtype == fallback.dtype and compiled.tolist() == fallback.tolist()
-    shifted, numpy_shifted = np.empty(len(old), dtype=np.int64), np.empty(len(old), dtype=np.int64)
-    edit_passes.shifted_rows(at_rows, shifted, pure_python=False)
-    edit_passes.shifted_rows(at_rows, numpy_shifted, pure_python=True)
-    assert shifted.tolist() == numpy_shifted.tolist()
-    assert fallback[shifted].tolist() == old_values.tolist()
+    for dtype in (np.int64, np.int32):
+        shifted, numpy_shifted = np.empty(len(old), dtype=dtype), np.empty(len(old), dtype=dtype)
+        edit_passes.shifted_rows(at_rows, shifted, pure_python=False)
+        edit_passes.shifted_rows(at_rows, numpy_shifted, pure_python=True)
+        assert shifted.tolist() == numpy_shifted.tolist()
+        assert fallback[shifted].tolist() == old_values.tolist()
 
 
 @needs_compiled

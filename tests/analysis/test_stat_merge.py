@@ -85,7 +85,8 @@ def edits(draw):
     additions = [_addition(n, draw) for _ in range(draw(st.integers(0, 5)))]
     new_row = None
     if added or draw(st.booleans()):
-        new_row = np.array(draw(st.permutations(range(n))), dtype=np.int64)
+        dtype = draw(st.sampled_from([np.int64, np.int32]))  # int32 where the rows fit
+        new_row = np.array(draw(st.permutations(range(n))), dtype=dtype)
     return _old_table(old), additions, new_row, n
 
 

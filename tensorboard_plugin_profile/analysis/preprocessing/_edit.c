@@ -17,7 +17,8 @@
  *     out = old with values[j] put before old[at[j]] (at non-decreasing), like
  *     numpy.insert; any one fixed item size for old, values and out.
  * shifted_rows(at, out)
- *     out[i] = i + the number of j with at[j] <= i: old row i's row after the insertion.
+ *     out[i] = i + the number of j with at[j] <= i: old row i's row after the insertion
+ *     (out: int32, when the rows fit, or int64).
  * stable_dest(keys, n, dest)
  *     a stable counting sort of keys (int64) in [0, n): dest[i] = where row i goes;
  *     then keys are overwritten with themselves in sorted order.
@@ -165,9 +166,12 @@ static PyObject *shifted_rows(PyObject *self, PyObject *py_args) {
     if (!PyArg_ParseTuple(py_args, "OO", &o_at, &o_out)) return NULL;
     Arg a[2];
     memset(a, 0, sizeof(a));
-    if (get_ints(o_at, &a[0], 0, 8, -1, "at") < 0 || get_ints(o_out, &a[1], 1, 8, -1, "out") < 0)
+    if (get_ints(o_at, &a[0], 0, 8, -1, "at") < 0 || get(o_out, &a[1], 1) < 0) goto fail;
+    Py_ssize_t size = a[1].view.itemsize, m = a[0].view.len / 8, n = a[1].view.len / size;
+    if ((size != 4 && size != 8) || (size == 4 && n + m > INT32_MAX)) {
+        PyErr_SetString(PyExc_ValueError, "shifted_rows: out must be int64, or int32 if it fits");
         goto fail;
-    Py_ssize_t m = a[0].view.len / 8, n = a[1].view.len / 8;
+    }
     const int64_t *at = a[0].view.buf;
     for (Py_ssize_t j = 0; j < m; j++) {
         if (at[j] < 0 || at[j] > n || (j > 0 && at[j] < at[j - 1])) {
@@ -175,12 +179,14 @@ static PyObject *shifted_rows(PyObject *self, PyObject *py_args) {
             goto fail;
         }
     }
-    int64_t *out = a[1].view.buf;
     Py_BEGIN_ALLOW_THREADS
     Py_ssize_t j = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         while (j < m && at[j] <= i) j++;
-        out[i] = i + j;
+        if (size == 4)
+            ((int32_t *)a[1].view.buf)[i] = (int32_t)(i + j);
+        else
+            ((int64_t *)a[1].view.buf)[i] = i + j;
     }
     Py_END_ALLOW_THREADS
     release(a, 2);

@@ -11,8 +11,8 @@
  * giving identical results; tests/analysis/test_stat_merge.py checks both agree.
  *
  * count_rows(events, keep, new_row, counts)
- *     for every kept row i (keep: None or bytes), e = new_row[events[i]] (new_row: None
- *     = events[i]): counts[e + 1] += 1. counts: int32 or int64, one more than the events.
+ *     for every kept row i (keep: None or bytes), e = new_row[events[i]] (new_row: int32 or
+ *     int64, None = events[i]): counts[e + 1] += 1. counts: int32 or int64, one more than the events.
  * place_rows(part, outs, int_columns)
  *     part = (events, keep, new_row, code, kind, ints, float_rows, float_values, strs):
  *     writes each kept row at d = counts[e]++ (counts holding each event's first row, then
@@ -96,7 +96,8 @@ static int get_column(PyObject *obj, Arg *arg, Py_ssize_t m, Py_ssize_t size, Co
 typedef struct {
     const int64_t *events;
     const uint8_t *keep; /* NULL: every row */
-    const int64_t *new_row; /* NULL: rows did not move */
+    const void *new_row; /* NULL: rows did not move */
+    int wide;            /* new_row is int64 (else int32) */
     Py_ssize_t m, moved; /* rows; length of new_row */
 } Rows;
 
@@ -112,9 +113,15 @@ static int get_rows(PyObject *o_events, PyObject *o_keep, PyObject *o_new_row, A
         rows->keep = args[1].view.buf;
     }
     if (o_new_row != Py_None) {
-        if (get_buffer(o_new_row, &args[2], 0, 8, -1, "new_row") < 0) return -1;
+        if (get_buffer(o_new_row, &args[2], 0, 0, -1, NULL) < 0) return -1;
+        Py_ssize_t size = args[2].view.itemsize;
+        if (size != 4 && size != 8) {
+            PyErr_SetString(PyExc_ValueError, "new_row must be int32 or int64");
+            return -1;
+        }
         rows->new_row = args[2].view.buf;
-        rows->moved = args[2].view.len / 8;
+        rows->wide = size == 8;
+        rows->moved = args[2].view.len / size;
     }
     return 0;
 }
@@ -124,7 +131,7 @@ static inline int64_t event_of(const Rows *r, Py_ssize_t i, int64_t n) {
     int64_t e = r->events[i];
     if (r->new_row) {
         if (e < 0 || e >= r->moved) return -1;
-        e = r->new_row[e];
+        e = r->wide ? ((const int64_t *)r->new_row)[e] : ((const int32_t *)r->new_row)[e];
     }
     return e < 0 || e >= n ? -1 : e;
 }

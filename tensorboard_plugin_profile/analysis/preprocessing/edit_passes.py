@@ -167,7 +167,7 @@ def insert_recoded(codes: np.ndarray, table: np.ndarray, at, values, pure_python
 
 def shifted_rows(at, out: np.ndarray, pure_python: Optional[bool] = None) -> None:
     """Old row -> its row once events were inserted before rows ``at`` (non-decreasing),
-    written into ``out`` (one int64 per old row)."""
+    written into ``out`` (one int64, or int32 where the rows fit, per old row)."""
     at = _int64(at)
     num_old = len(out)
     compiled = _compiled(pure_python)

@@ -25,7 +25,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from ...memsize import sparse_rows, sparse_values
+from ...memsize import sparse_values
 from ...xspace.columns import (
     code_categorical,
     code_dtype,
@@ -51,6 +51,7 @@ class Placement:
 
     num_old: int
     new_row: np.ndarray  # old rows, then new events in add order -> row in the edited table
+    # (int32 when the rows fit: read once per stat row and per carried value)
     at: Optional[np.ndarray] = None  # insertion: new events (sorted) go before old rows `at`
     new_order: Optional[np.ndarray] = None  # insertion: new events in their sorted order
     order: Optional[np.ndarray] = None  # full sort: edited row -> old-then-new row
@@ -71,7 +72,7 @@ class Placement:
             return cls(num_old, new_row, order=order)
         new_order = np.lexsort((-duration, begin, line))
         at = at[new_order]
-        new_row = small_pages(num_old + count, np.int64)
+        new_row = small_pages(num_old + count, np.int32 if num_old + count < 2**31 else np.int64)
         shifted_rows(at, new_row[:num_old])
         new_row[num_old + new_order] = at + np.arange(count)
         return cls(num_old, new_row, at=at, new_order=new_order)
@@ -123,20 +124,10 @@ class Placement:
         if len(mask) > 1 and not mask.strides[0] and mask[0]:
             return empty_int_column(n, unsigned)  # the all-missing view: no row to read
         missing = self.place(mask, np.ones(count, dtype=bool))
-        rows = _valued_rows(array, mask)
+        rows = np.flatnonzero(~mask)  # only present rows are read: pages stay as sparse
         moved = self.new_row[rows]
         data = sparse_values(n, np.int64, moved, int_values_at(array, rows))
         return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
-
-
-def _valued_rows(array, mask: np.ndarray) -> np.ndarray:
-    """Present rows of a nullable integer column whose value is not 0 (where the moved
-    column's zeros already are); only the written pages of a sparse column are read."""
-    data = getattr(array, "_data", None)
-    rows = sparse_rows(data) if isinstance(data, np.ndarray) else None
-    if rows is None:
-        return np.flatnonzero(~mask)
-    return rows[~mask[rows]]
 
 
 def name_column(column: pd.Series, added: list, inverse, placed: Placement) -> pd.Categorical:

@@ -42,7 +42,9 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
     """(columns of the merged table: event, code, kind, int, float, str code;
     {code: (int64 data, missing bools)} per event of the ``int_codes`` stats)."""
     assert _merge is not None
-    moved = None if new_row is None else np.ascontiguousarray(new_row, dtype=np.int64)
+    moved = None if new_row is None else np.ascontiguousarray(new_row)
+    if moved is not None and moved.dtype not in (np.int32, np.int64):
+        moved = moved.astype(np.int64)
     rows = [_rows(part, moved) for part in parts]
     total = sum(_kept_count(part) for part in parts)
     counts = small_pages(n + 1, np.int32 if total < _NARROW_ROWS else np.int64)

@@ -186,7 +186,7 @@ def _event_rows(parts: list, new_row) -> np.ndarray:
         if new_row is None:
             piece[:] = part.events
         else:
-            np.take(new_row, part.events, out=piece)
+            piece[:] = new_row[part.events]  # new_row may be int32
         start += len(part.events)
     return events
 
