@@ -137,7 +137,7 @@ def name_column(column: pd.Series, added: list, inverse, placed: Placement) -> p
     code_of = {name: i for i, name in enumerate(names)}
     for name in added:
         code_of.setdefault(name, len(code_of))
-    old_codes = column.cat.codes.to_numpy()
+    old_codes = column.array.codes  # a view (`.cat.codes` copies them)
     new_codes = np.array([code_of[a] for a in added], dtype=np.int64)[inverse]
     used = used_codes(old_codes, len(code_of))
     used[new_codes] = True

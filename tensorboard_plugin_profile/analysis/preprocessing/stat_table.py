@@ -114,7 +114,7 @@ def _parts(old: pd.DataFrame, added: list, replaced: dict) -> tuple:
     """(parts: old kept rows then each addition, stat name -> code, string table)."""
     names = [str(c) for c in old["stat"].cat.categories.tolist()]
     code_of = {name: i for i, name in enumerate(names)}
-    codes = old["stat"].cat.codes.to_numpy()
+    codes = old["stat"].array.codes  # a view (`.cat.codes` copies them)
     kept = _kept_rows(old["event"].to_numpy(), codes, code_of, replaced)
     strings = list(old["str_value"].cat.categories)
     string_of = {s: i for i, s in enumerate(strings)}
@@ -125,7 +125,7 @@ def _parts(old: pd.DataFrame, added: list, replaced: dict) -> tuple:
             old["kind"].to_numpy(),
             old["int_value"].to_numpy(),
             old["float_value"].to_numpy(),
-            old["str_value"].cat.codes.to_numpy(),
+            old["str_value"].array.codes,
             keep=None if kept.all() else kept,
         )
     ]
