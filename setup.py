@@ -138,7 +138,10 @@ setup(
         Extension(
             "tensorboard_plugin_profile.analysis.preprocessing._stat_merge",
             ["tensorboard_plugin_profile/analysis/preprocessing/_stat_merge.c"],
-            depends=[BUFFERS_H],
+            depends=[
+                BUFFERS_H,
+                "tensorboard_plugin_profile/analysis/preprocessing/_stat_merge_sorted.h",
+            ],
             optional=True,
         ),
         # Trace index layout (two counting sorts); numpy fallbacks in analysis/trace/layout.py.

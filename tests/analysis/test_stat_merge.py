@@ -46,9 +46,11 @@ def _old_table(rows: list) -> pd.DataFrame:
     )
 
 
-def _addition(n: int, draw) -> tuple:
+def _addition(n: int, draw, ascending: bool) -> tuple:
     """(StatRows, replaces old values) of one set_stat/add_stat on events below n."""
     events = draw(st.lists(st.integers(0, n - 1), max_size=12))
+    if ascending:
+        events = sorted(events)
     name = draw(st.sampled_from(NAMES + ["new_int", "new_str"]))
     kind = draw(st.sampled_from([KIND_INT64, KIND_UINT64, KIND_DOUBLE, KIND_STR]))
     rows = StatRows(np.array(events, dtype=np.int64), name, kind)
@@ -82,11 +84,17 @@ def edits(draw):
             max_size=25,
         )
     )
-    additions = [_addition(n, draw) for _ in range(draw(st.integers(0, 5)))]
+    # Ascending: stats on old events only, in order, and old rows keep their order (as
+    # PlaneEdit's parts: the compiled merge); else anywhere (the counting sort).
+    ascending = draw(st.booleans())
+    limit = num_old if ascending else n
+    additions = [_addition(limit, draw, ascending) for _ in range(draw(st.integers(0, 5)))]
     new_row = None
     if added or draw(st.booleans()):
         dtype = draw(st.sampled_from([np.int64, np.int32]))  # int32 where the rows fit
         new_row = np.array(draw(st.permutations(range(n))), dtype=dtype)
+        if ascending:
+            new_row[:num_old] = np.sort(new_row[:num_old])
     return _old_table(old), additions, new_row, n
 
 
@@ -154,6 +162,30 @@ def test_a_stable_sort_of_kept_then_new_rows():
         ], pure
         assert _values(typed["group_id"]) == [7, 1, 8]
         assert _values(typed["correlation_id"]) == [1, 2**63, None]
+
+
+@needs_compiled
+def test_parts_in_order_are_merged_and_others_counted():
+    old = _old_table([(0, 0, 1, 0, -1), (2, 4, 2, 0, -1)])
+    group = StatRows(np.array([0, 1, 2], dtype=np.int64), "group_id", KIND_INT64)
+    group.ints = np.array([7, 8, 9])
+    expected = [(0, "group_id", 1), (0, "group_id", 7), (1, "group_id", 8)]
+    expected += [(2, "_c", 2), (2, "group_id", 9)]
+    for order in ([0, 1, 2], [2, 1, 0]):  # ascending: merged; else counted
+        rows = StatRows(group.events[order], "group_id", KIND_INT64, ints=group.ints[order])
+        table, typed = merged_stats(old, [rows], {}, None, ["group_id"], 3, pure_python=False)
+        rows = list(zip(table["event"], table["stat"].astype(str), table["int_value"]))
+        assert rows == expected
+        assert _values(typed["group_id"]) == [7, 8, 9]
+    parts = tuple(
+        (np.array(e, dtype=np.int64), None, None, 0, 1, 0, np.zeros(0, np.int64), np.zeros(0), -1)
+        for e in ([0, 2], [1, 0])
+    )
+    out = (None, np.zeros(1, np.int8), *(np.zeros(4, t) for t in (np.int64, np.int8, np.int8)))
+    out += (np.zeros(4, np.int64), np.zeros(4), np.zeros(4, np.int8))
+    assert not stat_merge._merge.merge_rows(parts, out, (), 3)
+    assert stat_merge._merge.merge_rows(parts[:1] + parts[:1], out, (), 3)
+    assert out[2].tolist() == [0, 0, 2, 2]
 
 
 @needs_compiled

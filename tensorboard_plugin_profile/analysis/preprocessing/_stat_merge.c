@@ -238,22 +238,27 @@ static int parse_part(PyObject *part, Arg *args, Rows *rows, Fields *f) {
     return 0;
 }
 
-/* args: 8 for the outputs. */
-static int parse_outs(PyObject *outs, Arg *a, Outs *out) {
+/* args: 8 for the outputs; counts None (a merge of sorted parts): n events given. */
+static int parse_outs(PyObject *outs, Arg *a, Outs *out, int64_t n) {
     PyObject *o[8];
     if (!PyTuple_Check(outs) || !PyArg_ParseTuple(outs, "OOOOOOOO", &o[0], &o[1], &o[2], &o[3],
                                                   &o[4], &o[5], &o[6], &o[7]))
         return -1;
     memset(out, 0, sizeof(*out));
-    if (get_buffer(o[0], &a[0], 1, 0, -1, NULL) < 0 || get_buffer(o[1], &a[1], 0, 0, -1, NULL) < 0 ||
-        sized(&a[1], "table", 0) < 0 || get_buffer(o[2], &a[2], 1, 8, -1, "event") < 0)
+    if ((o[0] != Py_None && get_buffer(o[0], &a[0], 1, 0, -1, NULL) < 0) ||
+        get_buffer(o[1], &a[1], 0, 0, -1, NULL) < 0 || sized(&a[1], "table", 0) < 0 ||
+        get_buffer(o[2], &a[2], 1, 8, -1, "event") < 0)
         return -1;
-    out->count_size = a[0].view.itemsize;
-    if (out->count_size != 4 && out->count_size != 8) {
-        PyErr_SetString(PyExc_ValueError, "place_rows: counts must be int32 or int64");
-        return -1;
+    out->n = n;
+    if (o[0] != Py_None) {
+        out->count_size = a[0].view.itemsize;
+        if (out->count_size != 4 && out->count_size != 8) {
+            PyErr_SetString(PyExc_ValueError, "place_rows: counts must be int32 or int64");
+            return -1;
+        }
+        out->n = a[0].view.len / out->count_size - 1;
+        out->counts = a[0].view.buf;
     }
-    out->n = a[0].view.len / out->count_size - 1;
     out->total = a[2].view.len / 8;
     out->code_size = a[1].view.itemsize;
     out->table_len = a[1].view.len / out->code_size;
@@ -268,7 +273,6 @@ static int parse_outs(PyObject *outs, Arg *a, Outs *out) {
         PyErr_SetString(PyExc_ValueError, "place_rows: str out of the wrong length");
         return -1;
     }
-    out->counts = a[0].view.buf;
     out->table = a[1].view.buf;
     out->event = a[2].view.buf;
     out->code = a[3].view.buf;
@@ -310,31 +314,43 @@ static int parse_int_columns(PyObject *cols, Arg *args, const Outs *out, IntColu
     return 0;
 }
 
+/* Writes part row i (event e) as table row d; 0 if its code is out of range. */
+static inline int put_row(const Fields *f, Py_ssize_t i, int64_t e, int64_t d, const double *fl,
+                          const Outs *out, const IntColumns *ic) {
+    int64_t c = column_at(&f->code, i), v = column_at(&f->ints, i);
+    if (c < 0 || c >= out->table_len) return 0;
+    out->event[d] = e;
+    int_put(out->code, out->code_size, d, int_at(out->table, out->code_size, c));
+    out->kind[d] = (int8_t)column_at(&f->kind, i);
+    out->ints[d] = v;
+    int_put(out->strs, out->str_size, d, column_at(&f->strs, i));
+    if (fl) out->floats[d] = *fl;
+    Py_ssize_t k = ic->column_of[c];
+    if (k >= 0) {
+        ic->data[k][e] = v;
+        ic->missing[k][e] = 0;
+    }
+    return 1;
+}
+
+/* The part's double at row i, if listed (*next: the first listed row not before i). */
+static inline const double *float_at(const Fields *f, Py_ssize_t *next, Py_ssize_t i) {
+    while (*next < f->num_floats && f->float_rows[*next] < i) ++*next;
+    return *next < f->num_floats && f->float_rows[*next] == i ? &f->float_values[*next] : NULL;
+}
+
 /* Writes the part's rows; 0 if a row's event or code is out of range or the table full. */
 #define PLACE(T)                                                                           \
     do {                                                                                   \
         T *count = (T *)out->counts;                                                       \
         Py_ssize_t next_float = 0;                                                         \
         for (Py_ssize_t i = 0; i < r->m; i++) {                                            \
-            int is_float = next_float < f->num_floats && f->float_rows[next_float] == i;   \
-            next_float += is_float;                                                        \
             if (r->keep && !r->keep[i]) continue;                                          \
-            int64_t e = event_of(r, i, out->n), c = column_at(&f->code, i);                \
-            if (e < 0 || c < 0 || c >= out->table_len) return 0;                           \
+            int64_t e = event_of(r, i, out->n);                                            \
+            if (e < 0) return 0;                                                           \
             int64_t d = count[e]++;                                                        \
             if (d < 0 || d >= out->total) return 0;                                        \
-            int64_t v = column_at(&f->ints, i);                                            \
-            out->event[d] = e;                                                             \
-            int_put(out->code, out->code_size, d, int_at(out->table, out->code_size, c));  \
-            out->kind[d] = (int8_t)column_at(&f->kind, i);                                 \
-            out->ints[d] = v;                                                              \
-            int_put(out->strs, out->str_size, d, column_at(&f->strs, i));                  \
-            if (is_float) out->floats[d] = f->float_values[next_float - 1];                \
-            Py_ssize_t k = ic->column_of[c];                                               \
-            if (k >= 0) {                                                                  \
-                ic->data[k][e] = v;                                                        \
-                ic->missing[k][e] = 0;                                                     \
-            }                                                                              \
+            if (!put_row(f, i, e, d, float_at(f, &next_float, i), out, ic)) return 0;      \
         }                                                                                  \
     } while (0)
 
@@ -364,9 +380,13 @@ static PyObject *place_rows(PyObject *self, PyObject *py_args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (parse_part(o_part, a, &rows, &fields) < 0 || parse_outs(o_outs, a + 9, &outs) < 0 ||
+    if (parse_part(o_part, a, &rows, &fields) < 0 || parse_outs(o_outs, a + 9, &outs, 0) < 0 ||
         parse_int_columns(o_cols, col_args, &outs, &ic) < 0)
         goto done;
+    if (!outs.counts) {
+        PyErr_SetString(PyExc_ValueError, "place_rows: counts are needed");
+        goto done;
+    }
     int ok;
     Py_BEGIN_ALLOW_THREADS
     ok = place(&rows, &fields, &outs, &ic);
@@ -375,6 +395,7 @@ static PyObject *place_rows(PyObject *self, PyObject *py_args) {
         PyErr_SetString(PyExc_ValueError, "place_rows: event or code out of range");
         goto done;
     }
+
     result = Py_None;
     Py_INCREF(result);
 done:
@@ -387,9 +408,12 @@ done:
     return result;
 }
 
+#include "_stat_merge_sorted.h"
+
 static PyMethodDef methods[] = {
     {"count_rows", count_rows, METH_VARARGS, "Rows per (moved) event, added to counts."},
     {"place_rows", place_rows, METH_VARARGS, "One part's rows written into the merged table."},
+    {"merge_rows", merge_rows, METH_VARARGS, "Parts sorted by moved event merged into the table."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,11 +1,12 @@
 """The merged stats table written in one compiled pass (``_stat_merge.c``).
 
 ``stat_table.merged_stats`` hands over its parts (old kept rows, then each addition);
-a counting sort by event places every row, and each row is written once, straight into
-the final columns: no whole-length array of moved events or of row places, no scatter
-per column. The typed event columns of integer stats are filled in the same pass.
-``stat_table`` keeps the numpy path, which gives identical tables
-(``tests/analysis/test_stat_merge.py``).
+when each part's (moved) events ascend, as PlaneEdit's do, the parts are merged and every
+column written in order (``merge_rows``); else a counting sort by event places every row.
+Either way each row is written once, straight into the final columns: no whole-length
+array of moved events or of row places, no scatter per column. The typed event columns
+of integer stats are filled in the same pass. ``stat_table`` keeps the numpy path, which
+gives identical tables (``tests/analysis/test_stat_merge.py``).
 
 Usage::
 
@@ -45,12 +46,8 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
     moved = None if new_row is None else np.ascontiguousarray(new_row)
     if moved is not None and moved.dtype not in (np.int32, np.int64):
         moved = moved.astype(np.int64)
-    rows = [_rows(part, moved) for part in parts]
+    parts_in = tuple(_rows(part, moved) + _fields(part) for part in parts)
     total = sum(_kept_count(part) for part in parts)
-    counts = small_pages(n + 1, np.int32 if total < _NARROW_ROWS else np.int64)
-    for events, keep, new in rows:
-        _merge.count_rows(events, keep, new, counts)
-    np.cumsum(counts, out=counts, dtype=counts.dtype)  # counts[e]: event e's first row
     dtypes = (np.int64, remap.dtype, np.int8, np.int64, np.float64, code_dtype(len(strings)))
     # Every column is written whole but the doubles (few rows hold one).
     out = tuple(small_pages(total, dtype, whole=dtype != np.float64) for dtype in dtypes)
@@ -59,10 +56,20 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
         for code in int_codes
     }
     columns = tuple((code, data, missing.view(np.uint8)) for code, (data, missing) in typed.items())
-    outs = (counts, remap, *out)
-    for part, part_rows in zip(parts, rows):
-        _merge.place_rows(part_rows + _fields(part), outs, columns)
+    if not _merge.merge_rows(parts_in, (None, remap, *out), columns, n):
+        _counting_sort(parts_in, (remap, *out), columns, n, total)
     return out, typed
+
+
+def _counting_sort(parts: tuple, outs: tuple, columns: tuple, n: int, total: int) -> None:
+    """The parts' rows placed through per-event counts (some part's events do not ascend)."""
+    assert _merge is not None
+    counts = small_pages(n + 1, np.int32 if total < _NARROW_ROWS else np.int64)
+    for part in parts:
+        _merge.count_rows(part[0], part[1], part[2], counts)
+    np.cumsum(counts, out=counts, dtype=counts.dtype)  # counts[e]: event e's first row
+    for part in parts:
+        _merge.place_rows(part, (counts, *outs), columns)
 
 
 def _kept_count(part) -> int:
