@@ -56,12 +56,20 @@ static int merge(Head *heads, Py_ssize_t k, const Outs *out, const IntColumns *i
             if (p < best && heads[p].key < before) before = heads[p].key;
             if (p > best && heads[p].key < upto) upto = heads[p].key;
         }
-        while (h->key != INT64_MAX && h->key < before && h->key <= upto) {
-            const double *fl = float_at(&h->fields, &h->next_float, h->at);
-            if (!put_row(&h->fields, h->at, h->key, d++, fl, out, ic)) return 0;
-            h->at++;
-            advance(h, out->n);
+        /* The run in locals: the column writes cannot then alias the head. */
+        const Rows r = h->rows;
+        const Fields f = h->fields;
+        Py_ssize_t at = h->at, next_float = h->next_float;
+        int64_t key = h->key, last = before - 1 < upto ? before - 1 : upto;
+        while (key <= last) {
+            if (!put_row(&f, at, key, d++, float_at(&f, &next_float, at), out, ic)) return 0;
+            for (at++; at < r.m && r.keep && !r.keep[at]; at++) {
+            }
+            key = at < r.m ? event_of(&r, at, out->n) : INT64_MAX;
         }
+        h->at = at;
+        h->next_float = next_float;
+        h->key = key;
     }
     return 1;
 }
