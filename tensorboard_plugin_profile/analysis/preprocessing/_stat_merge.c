@@ -25,6 +25,8 @@
  *     item size, str of 1, 2 or 4 bytes.
  *     int_columns: a tuple of (code, data, missing): each row of that (table) code also
  *     sets data[e] = its int and missing[e] = 0 (data int64, missing bytes, per event).
+ * merge_rows(parts, outs, int_columns, n): the same table without counts when every
+ *     part's events ascend (_stat_merge_sorted.h).
  *
  * The GIL is released while looping.
  */
