@@ -57,28 +57,35 @@ def _int64(values) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.int64)
 
 
-def small_pages(n: int, dtype, fill=0, whole: bool = True) -> np.ndarray:
-    """An array of ``n`` ``fill`` values in 4 kB pages: mapped at once when it will be
-    written ``whole``, else zeros whose untouched pages cost nothing.
+def small_pages(n: int, dtype, fill=None, lazy: bool = False) -> np.ndarray:
+    """An array of ``n`` values for the edited table, without transparent huge pages:
+    ``fill`` everywhere, or (None) left for the caller to write whole; ``lazy``: zeros
+    whose untouched pages cost nothing.
 
-    numpy asks the kernel for transparent huge pages for arrays of 4 MB and more; on a
-    busy machine the first touch of each stalls in the kernel's memory compaction: 400 MB
-    written cost 0.5-0.9 s of system time in huge pages, 0.2 s in 4 kB pages faulted one
-    by one, 0.15 s mapped at once (docs/preprocessing.md). The edited table's columns are
-    written once, in order or nearly, so huge pages buy little here.
+    numpy asks the kernel for huge pages for arrays of 4 MB and more; on a busy machine the
+    first touch of each stalls in the kernel's memory compaction: 400 MB written cost
+    0.5-0.9 s of system time in huge pages, 0.2 s in 4 kB pages faulted one by one, 0.15 s
+    mapped at once (docs/preprocessing.md). Inside ``blockpool.reusing()`` numpy's
+    allocations already reuse freed blocks without that advice, so they are used as is.
     """
     dtype = np.dtype(dtype)
     nbytes = n * dtype.itemsize
-    if nbytes < LAZY_MIN_BYTES:
-        return np.full(n, fill, dtype=dtype)
-    if whole and _POPULATE is not None:
-        out = np.frombuffer(mmap.mmap(-1, nbytes, flags=_POPULATE), dtype=dtype)
-    else:
+    if lazy:
         empty = np.zeros(0, dtype=np.int64)
-        out = sparse_values(n, dtype, empty, empty.astype(dtype))
-    if fill:
+        return sparse_values(n, dtype, empty, empty.astype(dtype))
+    if nbytes < LAZY_MIN_BYTES or _POPULATE is None or _numpy_pools():
+        return np.empty(n, dtype=dtype) if fill is None else np.full(n, fill, dtype=dtype)
+    out = np.frombuffer(mmap.mmap(-1, nbytes, flags=_POPULATE), dtype=dtype)
+    if fill:  # the mapping is zero already
         out.fill(fill)
     return out
+
+
+def _numpy_pools() -> bool:
+    """Whether numpy allocates through another handler than its own (``blockpool``)."""
+    core = getattr(np, "_core", None) or np.core  # numpy 1.x: np.core
+    name = getattr(core.multiarray, "get_handler_name", lambda: None)()
+    return name not in (None, "default_allocator")
 
 
 def _populate_flags() -> Optional[int]:

@@ -50,9 +50,9 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
     total = sum(_kept_count(part) for part in parts)
     dtypes = (np.int64, remap.dtype, np.int8, np.int64, np.float64, code_dtype(len(strings)))
     # Every column is written whole but the doubles (few rows hold one).
-    out = tuple(small_pages(total, dtype, whole=dtype != np.float64) for dtype in dtypes)
+    out = tuple(small_pages(total, dtype, lazy=dtype == np.float64) for dtype in dtypes)
     typed = {
-        code: (small_pages(n, np.int64, whole=False), small_pages(n, bool, True))
+        code: (small_pages(n, np.int64, lazy=True), small_pages(n, bool, fill=True))
         for code in int_codes
     }
     columns = tuple((code, data, missing.view(np.uint8)) for code, (data, missing) in typed.items())
@@ -64,7 +64,7 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
 def _counting_sort(parts: tuple, outs: tuple, columns: tuple, n: int, total: int) -> None:
     """The parts' rows placed through per-event counts (some part's events do not ascend)."""
     assert _merge is not None
-    counts = small_pages(n + 1, np.int32 if total < _NARROW_ROWS else np.int64)
+    counts = small_pages(n + 1, np.int32 if total < _NARROW_ROWS else np.int64, fill=0)
     for part in parts:
         _merge.count_rows(part[0], part[1], part[2], counts)
     np.cumsum(counts, out=counts, dtype=counts.dtype)  # counts[e]: event e's first row
