@@ -88,13 +88,13 @@ def _preprocess(space: Space, consume: bool = False) -> Space:
     )
 
 
-def _mutated(plane, consume: bool):
+def _mutated(plane, consume: bool = False):
     edit = PlaneEdit(plane, consume)
     mutators.apply_stat_mutators(edit)
     return edit.build()
 
 
-def _grouped(index: int, plane, result: grouping.Grouping, host_id: int, consume: bool):
+def _grouped(index: int, plane, result: grouping.Grouping, host_id: int, consume: bool = False):
     edit = PlaneEdit(plane, consume)
     group_ids = result.group_ids[index]
     rows = np.flatnonzero(group_ids >= 0)
