@@ -14,7 +14,10 @@ from xspace_builder import space_from_tables as make_space
 from tensorboard_plugin_profile.analysis.preprocessing import edit_passes
 from tensorboard_plugin_profile.analysis.preprocessing.placement import Placement
 from tensorboard_plugin_profile.analysis.preprocessing.plane_edit import PlaneEdit
-from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
+from tensorboard_plugin_profile.analysis.preprocessing.preprocess import (
+    preprocess,
+    preprocess_decoded,
+)
 from tensorboard_plugin_profile.xspace import read_xspace, schema
 from tensorboard_plugin_profile.xspace.columns import well_known_columns
 from tensorboard_plugin_profile.xspace.model import KIND_DOUBLE, KIND_STR
@@ -176,6 +179,21 @@ def test_typed_columns_are_those_of_the_stats_after_preprocessing(path):
             assert _values(ours) == _values(values), name
             if isinstance(ours.dtype, pd.CategoricalDtype):
                 assert ours.cat.categories.tolist() == values.categories.tolist(), name
+
+
+@pytest.mark.parametrize("path", all_host_files(), ids=lambda p: p.parent.parent.parent.parent.name)
+def test_consuming_the_decoded_columns_gives_the_same_planes(path):
+    # preprocess_decoded drops each decoded column once its copy is built; preprocess keeps
+    # the (cached) input whole. Both must give the same tables.
+    kept, consumed = read_xspace(str(path)), read_xspace(str(path))
+    widths = [len(plane.events.columns) for plane in consumed.planes]
+    ours, reference = preprocess_decoded(consumed), preprocess(kept)
+    for plane, expected in zip(ours.planes, reference.planes):
+        for table in ("events", "stats", "lines", "event_metadata"):
+            assert _frame_values(getattr(plane, table)) == _frame_values(getattr(expected, table))
+    assert [len(plane.events.columns) for plane in kept.planes] == widths
+    edited = [i for i, p in enumerate(ours.planes) if p.events is not consumed.planes[i].events]
+    assert all(len(consumed.planes[i].events.columns) < widths[i] for i in edited)
 
 
 def _values(column) -> list:

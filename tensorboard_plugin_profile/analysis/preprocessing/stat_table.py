@@ -1,12 +1,12 @@
 """The long stats table of an edited plane: old rows (minus replaced ones) and new rows,
 stably sorted by event.
 
-The rows are placed by one counting sort of their events, and each column is written
-straight to its place, part by part: a new stat that millions of events get
-(``group_id``) costs its events and values, not a copy of every column. Compiled
-(``stat_merge``, one pass writing every row once) when built, else numpy (a stable sort,
-then a scatter per column and part; identical tables). Only double rows touch
-``float_value``, which stays as sparse as the decoder made it.
+Each column is written straight to its place, part by part: a new stat that millions of
+events get (``group_id``) costs its events and values, not a copy of every column.
+Compiled (``stat_merge``: the parts merged by event, or placed by a counting sort, every
+row written once) when built, else numpy (a stable sort, then a scatter per column and
+part; identical tables). Only double rows touch ``float_value``, which stays as sparse as
+the decoder made it.
 
 Usage::
 
