@@ -52,13 +52,22 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
     # Every column is written whole but the doubles (few rows hold one).
     out = tuple(small_pages(total, dtype, lazy=dtype == np.float64) for dtype in dtypes)
     typed = {
-        code: (small_pages(n, np.int64, lazy=True), small_pages(n, bool, fill=True))
-        for code in int_codes
+        code: (_int_data(parts, code, n), small_pages(n, bool, fill=True)) for code in int_codes
     }
     columns = tuple((code, data, missing.view(np.uint8)) for code, (data, missing) in typed.items())
     if not _merge.merge_rows(parts_in, (None, remap, *out), columns, n):
         _counting_sort(parts_in, (remap, *out), columns, n, total)
     return out, typed
+
+
+def _int_data(parts: list, code: int, n: int) -> np.ndarray:
+    """Zeros for an integer stat's event values: lazily mapped when few events get it
+    (most pages are never written), else at once (``group_id`` on nearly every event:
+    faulting its pages in one by one cost more than writing them)."""
+    rows = sum(len(part.events) for part in parts[1:] if part.code == code)
+    return (
+        small_pages(n, np.int64, fill=0) if 4 * rows >= n else small_pages(n, np.int64, lazy=True)
+    )
 
 
 def _counting_sort(parts: tuple, outs: tuple, columns: tuple, n: int, total: int) -> None:
