@@ -49,6 +49,17 @@ static int get_ints(PyObject *obj, Arg *arg, int writable, Py_ssize_t itemsize, 
     return get_buffer(obj, arg, writable, itemsize, n, what);
 }
 
+/* 0 if at[0..m) is non-decreasing in [0, n], else -1 with a ValueError naming the caller. */
+static int check_at(const int64_t *at, Py_ssize_t m, Py_ssize_t n, const char *caller) {
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (at[j] < 0 || at[j] > n || (j > 0 && at[j] < at[j - 1])) {
+            PyErr_Format(PyExc_ValueError, "%s: at must be non-decreasing in [0, n]", caller);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* --- insertion_points -------------------------------------------------------------- */
 typedef struct {
     const void *line; /* int32 or int64 */
@@ -136,12 +147,7 @@ static PyObject *insert_rows(PyObject *self, PyObject *py_args) {
         get_ints(o_out, &a[3], 1, size, n + m, "out") < 0)
         goto fail;
     const int64_t *at = a[1].view.buf;
-    for (Py_ssize_t j = 0; j < m; j++) {
-        if (at[j] < 0 || at[j] > n || (j > 0 && at[j] < at[j - 1])) {
-            PyErr_SetString(PyExc_ValueError, "insert_rows: at must be non-decreasing in [0, n]");
-            goto fail;
-        }
-    }
+    if (check_at(at, m, n, "insert_rows") < 0) goto fail;
     const char *old = a[0].view.buf, *values = a[2].view.buf;
     char *out = a[3].view.buf;
     Py_BEGIN_ALLOW_THREADS
@@ -173,12 +179,7 @@ static PyObject *shifted_rows(PyObject *self, PyObject *py_args) {
         goto fail;
     }
     const int64_t *at = a[0].view.buf;
-    for (Py_ssize_t j = 0; j < m; j++) {
-        if (at[j] < 0 || at[j] > n || (j > 0 && at[j] < at[j - 1])) {
-            PyErr_SetString(PyExc_ValueError, "shifted_rows: at must be non-decreasing in [0, n]");
-            goto fail;
-        }
-    }
+    if (check_at(at, m, n, "shifted_rows") < 0) goto fail;
     Py_BEGIN_ALLOW_THREADS
     Py_ssize_t j = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -365,12 +366,7 @@ static PyObject *insert_recoded(PyObject *self, PyObject *py_args) {
         codes_in_range(&a[0].view, a[1].view.len / size, "insert_recoded") < 0)
         goto fail;
     const int64_t *at = a[2].view.buf;
-    for (Py_ssize_t j = 0; j < m; j++) {
-        if (at[j] < 0 || at[j] > n || (j > 0 && at[j] < at[j - 1])) {
-            PyErr_SetString(PyExc_ValueError, "insert_recoded: at must be non-decreasing in [0, n]");
-            goto fail;
-        }
-    }
+    if (check_at(at, m, n, "insert_recoded") < 0) goto fail;
     const Py_buffer *codes = &a[0].view;
     const void *table = a[1].view.buf, *values = a[3].view.buf;
     void *out = a[4].view.buf;
