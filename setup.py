@@ -134,11 +134,28 @@ setup(
             depends=[BUFFERS_H, "tensorboard_plugin_profile/analysis/_step_walk.h"],
             optional=True,
         ),
+        # Step grouping over the event forest (nesting stack, floods); numpy otherwise.
+        Extension(
+            "tensorboard_plugin_profile.analysis._grouping",
+            ["tensorboard_plugin_profile/analysis/_grouping.c"],
+            depends=[BUFFERS_H],
+            optional=True,
+        ),
         # PlaneEdit: new events put among sorted old ones by runs; numpy otherwise.
         Extension(
             "tensorboard_plugin_profile.analysis.preprocessing._edit",
             ["tensorboard_plugin_profile/analysis/preprocessing/_edit.c"],
             depends=[BUFFERS_H],
+            optional=True,
+        ),
+        # PlaneEdit's stats table: rows written once into the merged columns; numpy otherwise.
+        Extension(
+            "tensorboard_plugin_profile.analysis.preprocessing._stat_merge",
+            ["tensorboard_plugin_profile/analysis/preprocessing/_stat_merge.c"],
+            depends=[
+                BUFFERS_H,
+                "tensorboard_plugin_profile/analysis/preprocessing/_stat_merge_sorted.h",
+            ],
             optional=True,
         ),
         # Trace index layout (two counting sorts); numpy fallbacks in analysis/trace/layout.py.
