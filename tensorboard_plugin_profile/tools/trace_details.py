@@ -37,14 +37,14 @@ def details(index: TraceIndex, position: int) -> dict:
     return {
         "version": 1,
         **_brief(index, position),
-        "depth": int(index.depth[position]),
+        "depth": int(index.depths_at(np.array([position]))[0]),
         "args": event_args(index, position),
         "flows": _flows_of(index, position),
     }
 
 
 def _brief(index: TraceIndex, position: int) -> dict:
-    row = int(index.row[position])
+    row = int(index.rows_at(np.array([position]))[0])
     return {
         "event": int(position),
         "pid": int(index.row_pid[row]),

@@ -11,7 +11,7 @@ keyed by (host, id), the host being ``pid // 1000`` (the trace's host offset).
 
 Usage::
 
-    flows = build_flows(index, positions, event_rows_per_plane)
+    flows = build_flows(index, event_rows_per_plane)
     flows.arrow_from, flows.arrow_to        # positions in the index
 """
 
@@ -85,10 +85,9 @@ class FlowTable:
         return slice(int(lo), int(hi))
 
 
-def build_flows(index, positions: np.ndarray, event_rows: list) -> FlowTable:
-    """Flows of an index; ``positions``/``event_rows`` map plane rows to positions
-    (``event_rows``: per plane, its shown rows; None = every row)."""
-    pos, values, hosts = _flow_stats(index, positions, event_rows)
+def build_flows(index, event_rows: list) -> FlowTable:
+    """Flows of an index (``event_rows``: per plane, its shown rows; None = every row)."""
+    pos, values, hosts = _flow_stats(index, event_rows)
     if not len(pos):
         return FlowTable.empty()
     ids = (values >> np.uint64(2)) & _ID_MASK
@@ -136,30 +135,46 @@ def _levels(table: FlowTable, longest: int) -> list:
     return out
 
 
-def _flow_stats(index, positions: np.ndarray, event_rows: list) -> tuple:
+def _flow_stats(index, event_rows: list) -> tuple:
     """(position, flow value, host) of every flow stat on a shown event."""
-    out_pos, out_values, out_hosts = [], [], []
+    out_shown, out_values, out_hosts = [], [], []
     offset = 0
     for plane_no, rows in enumerate(event_rows):
         shown = index.planes[plane_no]
         plane = shown.plane
         count = len(plane.events) if rows is None else len(rows)
-        if rows is None:  # every event shown: positions in plane row order
-            pos_of_row = positions[offset : offset + count]
-        else:
-            pos_of_row = np.full(len(plane.events), -1, dtype=np.int64)
-            pos_of_row[rows] = positions[offset : offset + count]
-        offset += count
         stats = plane.stats
         flows = np.flatnonzero((stats["stat"] == schema.FLOW_STAT).to_numpy())
-        if not len(flows):
-            continue  # the two columns below are read at the flow stats only
-        pos = pos_of_row[stats["event"].to_numpy()[flows]]
-        keep = pos >= 0
-        out_pos.append(pos[keep].astype(np.int64))
-        out_values.append(stats["int_value"].to_numpy()[flows].view(np.uint64)[keep])
-        out_hosts.append(np.full(int(keep.sum()), shown.pid // 1000, dtype=np.int64))
-    if not out_pos:
+        if len(flows):  # the two columns below are read at the flow stats only
+            numbers = _shown_numbers(stats["event"].to_numpy()[flows], rows)
+            keep = numbers >= 0
+            out_shown.append(numbers[keep] + offset)
+            out_values.append(stats["int_value"].to_numpy()[flows].view(np.uint64)[keep])
+            out_hosts.append(np.full(int(keep.sum()), shown.pid // 1000, dtype=np.int64))
+        offset += count
+    if not out_shown:
         z = np.zeros(0, dtype=np.int64)
         return z, z.view(np.uint64), z
-    return np.concatenate(out_pos), np.concatenate(out_values), np.concatenate(out_hosts)
+    pos = _positions_of(index.source, np.concatenate(out_shown))
+    return pos, np.concatenate(out_values), np.concatenate(out_hosts)
+
+
+def _shown_numbers(event_rows: np.ndarray, shown_rows) -> np.ndarray:
+    """int64 number among the plane's shown events of each event row (-1: not shown)."""
+    event_rows = event_rows.astype(np.int64)
+    if shown_rows is None:
+        return event_rows
+    at = np.minimum(np.searchsorted(shown_rows, event_rows), max(len(shown_rows) - 1, 0))
+    found = (shown_rows[at] == event_rows) if len(shown_rows) else np.zeros(len(at), bool)
+    return np.where(found, at, -1)
+
+
+def _positions_of(source: np.ndarray, events: np.ndarray) -> np.ndarray:
+    """int64 position of each shown event number (``source`` inverted at ``events`` only:
+    a mark per event and one pass over ``source``, not a whole inverse permutation)."""
+    marked = np.zeros(len(source), dtype=bool)
+    marked[events] = True
+    at = np.flatnonzero(marked[source])  # positions of the marked events
+    found = source[at]
+    order = np.argsort(found, kind="stable")
+    return at[order][np.searchsorted(found[order], events)].astype(np.int64)
