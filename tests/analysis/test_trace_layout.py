@@ -111,20 +111,18 @@ def test_lay_out_rejects_a_source_out_of_range():
         pytest.skip("built without a C compiler")
     times = np.array([0, 1, 2], dtype=np.int64)
     bounds = np.array([0, 3], np.int64)
-    out = (
-        np.zeros(3, np.int32),
-        np.zeros(3, np.int64),
-        np.zeros(3, np.int64),
-        np.zeros(3, np.int32),
-    )
     for order, fails in (([0, 1, 2], False), ([0, 3, 2], True)):
-        args = (np.array(order, np.int32), bounds, times, times, np.zeros(3, np.int32), *out)
+        source, begin, name = np.zeros(3, np.int32), np.zeros(3, np.int64), np.zeros(3, np.int32)
+        end = np.zeros(3, np.int64)
+        end.view(np.int32)[:3] = order  # the row order, in the end column's memory
+        args = (bounds, times, times, np.arange(3, dtype=np.int32), source, begin, end, name)
         if fails:
             with pytest.raises(ValueError, match="source out of range"):
                 layout._compiled.lay_out(*args, np.zeros(1, np.int64))
         else:
             relaid, counts = layout._compiled.lay_out(*args, np.zeros(1, np.int64))
-            assert out[0].tolist() == [0, 1, 2] and relaid == 0  # source
+            assert source.tolist() == [0, 1, 2] and relaid == 0
+            assert end.tolist() == [0, 2, 4] and name.tolist() == [0, 1, 2]
             assert np.frombuffer(counts, np.int64).tolist() == [3]  # one depth, 3 events
 
 

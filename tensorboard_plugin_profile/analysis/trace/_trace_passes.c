@@ -5,9 +5,8 @@
  *
  * Why: at 11 M events the index build is bound by memory, mostly the kernel faulting in
  * fresh pages for event-sized arrays. So nothing event-sized is made that the index does
- * not keep: the row order is one int32 array, depths live in a scratch array the size
- * of the largest row, and each kept column is written once. The GIL is released while
- * looping.
+ * not keep: the row order and the depths live in the memory of a column written last,
+ * and each kept column is written once. The GIL is released while looping.
  *
  * Event numbers (order, source) are int32: under 2**31 events, which the callers check
  * (past that, numpy). Times are int64, end = begin + duration wrapping as numpy does.
@@ -17,14 +16,17 @@
  *     counting sort by row: order[i] = the event at row position i, bounds[r] the first
  *     position of row r (num_rows + 1 values). Returns 1 when every row is then sorted
  *     by (begin, longest first), else 0.
- * lay_out(order, bounds, begin, duration, name, source, begin_out, end_out, name_out,
+ * lay_out(bounds, begin, duration, name, source, begin_out, end_out, name_out,
  *         keys_per_row)
+ *     end_out's memory holds on entry the row order (row_order's, as its first n int32):
  *     events sorted by row (bounds) and by begin inside a row. Per row: the depth of
- *     each event (_row_depths.h), then a stable counting sort by depth: source[p] =
- *     order[i] of the event put at p, begin_out/end_out/name_out (name[source]) its
- *     columns. keys_per_row[r] = max depth + 1 (1 for an empty row); returns
- *     (re-laid rows, bytes of int64 event counts per (row, depth) key, rows in turn),
- *     or None when an event ends before it begins (the caller then uses numpy).
+ *     each event (_row_depths.h, into the last n int32 of end_out's memory), then a
+ *     stable counting sort by depth: source[p] = order[i] of the event put at p,
+ *     begin_out, then (once the order and depths are spent) end_out and name_out
+ *     (name[source]) its columns: no event-sized scratch beside the outputs.
+ *     keys_per_row[r] = max depth + 1 (1 for an empty row); returns (re-laid rows,
+ *     bytes of int64 event counts per (row, depth) key, rows in turn), or None when an
+ *     event ends before it begins (the caller then uses numpy).
  * break_cuts(begin, end, seg_bounds, size)
  *     bytes of int32 positions p whose break key is >= size: p not the first of its
  *     segment and max(begin[p] - end[p-1], end[p] - begin[p], end[p-1] - begin[p-1])
@@ -116,11 +118,12 @@ fail:
 /* --- lay_out -------------------------------------------------------------------- */
 typedef struct {
     const int64_t *bounds, *begin, *duration;
-    const int32_t *order, *name;
+    const int32_t *order, *name; /* order: the first n int32 of end_out's memory */
     int32_t *source, *name_out;
     int64_t *begin_out, *end_out, *keys_per_row;
     Py_ssize_t n, num_rows;
-    /* Work: depths of the current row, next position per depth, counts per key. */
+    /* Work: depths (the last n int32 of end_out's memory), next position per depth,
+     * counts per key. */
     int32_t *depth;
     int64_t *next, *counts;
     Py_ssize_t num_counts, counts_cap;
@@ -140,32 +143,32 @@ static int grow_counts(Layout *L, Py_ssize_t more) {
     return 0;
 }
 
-/* Row r: depths, counts per depth, then every event put at its position. */
+/* Row r: depths, counts per depth, then every event's source and begin put at its
+ * position (end and name follow once every row is placed: see lay_out_loop). */
 static int lay_out_row(Layout *L, Py_ssize_t r, int *relaid) {
     int64_t lo = L->bounds[r];
     RowEvents row = {L->order + lo, L->begin, L->duration, L->bounds[r + 1] - lo, L->n};
-    int disjoint = nesting_depths(&row, L->depth, &L->w);
+    int32_t *depth = L->depth + lo;
+    int disjoint = nesting_depths(&row, depth, &L->w);
     if (disjoint < 0) return disjoint == -1 ? -2 : -1;
     if (!disjoint) {
-        first_free_lanes(&row, L->depth, &L->w);
+        first_free_lanes(&row, depth, &L->w);
         ++*relaid;
     }
     int32_t top = 0;
-    for (Py_ssize_t i = 0; i < row.n; i++) top = L->depth[i] > top ? L->depth[i] : top;
+    for (Py_ssize_t i = 0; i < row.n; i++) top = depth[i] > top ? depth[i] : top;
     Py_ssize_t first = L->num_counts;
     if (grow_counts(L, (Py_ssize_t)top + 1) < 0) return -3;
     int64_t *counts = L->counts + first;
-    for (Py_ssize_t i = 0; i < row.n; i++) counts[L->depth[i]]++;
+    for (Py_ssize_t i = 0; i < row.n; i++) counts[depth[i]]++;
     L->keys_per_row[r] = (int64_t)top + 1;
     int64_t at = lo;
     for (int32_t d = 0; d <= top; d++) L->next[d] = at, at += counts[d];
     for (Py_ssize_t i = 0; i < row.n; i++) {
         int32_t s = row.order[i];
-        int64_t p = L->next[L->depth[i]]++;
+        int64_t p = L->next[depth[i]]++;
         L->source[p] = s;
         L->begin_out[p] = L->begin[s];
-        L->end_out[p] = row_end(&row, s);
-        L->name_out[p] = L->name[s];
     }
     return 0;
 }
@@ -173,9 +176,8 @@ static int lay_out_row(Layout *L, Py_ssize_t r, int *relaid) {
 /* Work arrays for rows of up to `m` events; -1 when out of memory. */
 static int lay_out_work(Layout *L, Py_ssize_t m) {
     size_t cells = (size_t)(m ? m : 1);
-    L->depth = PyMem_RawMalloc(cells * sizeof(int32_t));
     L->next = PyMem_RawMalloc(cells * 7 * sizeof(int64_t));
-    if (!L->depth || !L->next) return -1;
+    if (!L->next) return -1;
     int64_t *mem = L->next + cells;
     L->w = (DepthWork){mem, mem + cells, {mem + 2 * cells, mem + 3 * cells, 0},
                        {mem + 4 * cells, mem + 5 * cells, 0}};
@@ -191,39 +193,46 @@ static int lay_out_loop(Layout *L, int *relaid) {
         int ok = lay_out_row(L, r, relaid);
         if (ok < 0) return ok;
     }
+    /* Every row placed: the order and depths in end_out's memory are spent. */
+    for (Py_ssize_t p = 0; p < L->n; p++) {
+        int32_t s = L->source[p];
+        L->end_out[p] = (int64_t)((uint64_t)L->begin_out[p] + (uint64_t)L->duration[s]);
+        L->name_out[p] = L->name[s];
+    }
     return 0;
 }
 
-/* Parses lay_out's 10 buffers into L (sizes, kinds and bounds checked); -1 on error. */
+/* Parses lay_out's 9 buffers into L (sizes, kinds and bounds checked); -1 on error. */
 static int lay_out_parse(PyObject *args, Arg *a, Layout *L) {
-    PyObject *o[10];
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
-                          &o[7], &o[8], &o[9]))
+    PyObject *o[9];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7], &o[8]))
         return -1;
-    if (get_buffer(o[0], &a[0], 0, 4, -1, "order") < 0 || get_buffer(o[1], &a[1], 0, 8, -1, "bounds") < 0)
+    if (get_buffer(o[0], &a[0], 0, 8, -1, "bounds") < 0 || get_buffer(o[1], &a[1], 0, 8, -1, "begin") < 0)
         return -1;
-    Py_ssize_t n = LEN(0), R = LEN(1) - 1;
-    const char *names[] = {"begin", "duration", "name", "source", "begin_out", "end_out", "name_out"};
-    const int sizes[] = {8, 8, 4, 4, 8, 8, 4};
-    for (int k = 2; k < 9; k++)
-        if (get_buffer(o[k], &a[k], k >= 5, sizes[k - 2], n, names[k - 2]) < 0) return -1;
-    if (get_buffer(o[9], &a[9], 1, 8, R, "keys_per_row") < 0) return -1;
-    const int64_t *bounds = BUF(1, int64_t);
+    Py_ssize_t n = LEN(1), R = LEN(0) - 1;
+    const char *names[] = {"duration", "name", "source", "begin_out", "end_out", "name_out"};
+    const int sizes[] = {8, 4, 4, 8, 8, 4};
+    for (int k = 2; k < 8; k++)
+        if (get_buffer(o[k], &a[k], k >= 4, sizes[k - 2], n, names[k - 2]) < 0) return -1;
+    if (get_buffer(o[8], &a[8], 1, 8, R, "keys_per_row") < 0) return -1;
+    const int64_t *bounds = BUF(0, int64_t);
     int bad = n > INT32_MAX || R < 0 || bounds[0] != 0 || bounds[R] != n;
     for (Py_ssize_t r = 0; r < R && !bad; r++) bad = bounds[r + 1] < bounds[r];
     if (bad) {
         PyErr_SetString(PyExc_ValueError, "lay_out: bad bounds, or 2**31 events");
         return -1;
     }
-    L->bounds = bounds, L->begin = BUF(2, int64_t), L->duration = BUF(3, int64_t);
-    L->order = BUF(0, int32_t), L->name = BUF(4, int32_t), L->source = BUF(5, int32_t);
-    L->begin_out = BUF(6, int64_t), L->end_out = BUF(7, int64_t), L->name_out = BUF(8, int32_t);
-    L->keys_per_row = BUF(9, int64_t), L->n = n, L->num_rows = R;
+    L->bounds = bounds, L->begin = BUF(1, int64_t), L->duration = BUF(2, int64_t);
+    L->name = BUF(3, int32_t), L->source = BUF(4, int32_t), L->begin_out = BUF(5, int64_t);
+    L->end_out = BUF(6, int64_t), L->name_out = BUF(7, int32_t), L->keys_per_row = BUF(8, int64_t);
+    L->order = (const int32_t *)L->end_out, L->depth = (int32_t *)L->end_out + n;
+    L->n = n, L->num_rows = R;
     return 0;
 }
 
 static PyObject *lay_out(PyObject *self, PyObject *args) {
-    Arg a[10];
+    Arg a[9];
     memset(a, 0, sizeof(a));
     Layout L;
     memset(&L, 0, sizeof(L));
@@ -246,10 +255,9 @@ static PyObject *lay_out(PyObject *self, PyObject *args) {
     } else if (ok == -1) {
         PyErr_SetString(PyExc_ValueError, "lay_out: source out of range");
     }
-    PyMem_RawFree(L.depth);
     PyMem_RawFree(L.next);
     PyMem_RawFree(L.counts);
-    release(a, 10);
+    release(a, 9);
     return result;
 }
 

@@ -53,15 +53,16 @@ def event_numbers(n: int) -> type:
     return np.int32 if n < INT32_EVENTS else np.int64
 
 
-def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=None) -> tuple:
+def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=None, out=None):
     """(order, row bounds) of events sorted by (row, begin, longest first); ``line``
-    int32 per event, ``line_row`` the row of each line."""
+    int32 per event, ``line_row`` the row of each line. ``out``: an int32 array the
+    compiled pass may write the order into (then returned)."""
     begin, duration = passes._int64(begin), passes._int64(duration)
     line_row = passes._int64(line_row)
     n = len(begin)
     if _use_compiled(pure_python, n):
         assert _compiled is not None
-        order = np.empty(n, dtype=np.int32)
+        order = np.empty(n, dtype=np.int32) if out is None else out
         bounds = np.empty(num_rows + 1, dtype=np.int64)
         line = np.ascontiguousarray(line, dtype=np.int32)
         if _compiled.row_order(line, line_row, begin, duration, num_rows, order, bounds):
@@ -106,11 +107,11 @@ def lay_out_events(line, line_row, begin, duration, name, num_rows: int, pure_py
     row of each line, int64 times, int32 ``name``)."""
     begin, duration = passes._int64(begin), passes._int64(duration)
     name = np.ascontiguousarray(name, dtype=np.int32)
-    order, bounds = order_by_row(line, line_row, begin, duration, num_rows, pure_python)
-    if _use_compiled(pure_python, len(order)) and order.dtype == np.int32:
-        lay = _lay_out_compiled(order, bounds, begin, duration, name)
+    if _use_compiled(pure_python, len(begin)):
+        lay = _lay_out_compiled(line, line_row, begin, duration, name, num_rows)
         if lay is not None:
             return lay
+    order, bounds = order_by_row(line, line_row, begin, duration, num_rows, pure_python)
     begin_t = begin[order]
     end_t = begin_t + duration[order]
     depth_t, relaid = depths.depths_in_rows(bounds, begin_t, end_t, pure_python)
@@ -132,18 +133,23 @@ def lay_out(order, bounds, begin_t, end_t, depth_t, name, relaid_rows: int = 0) 
     )  # fmt: skip
 
 
-def _lay_out_compiled(order, bounds, begin, duration, name) -> Optional[Layout]:
-    """The compiled pass; None when some event ends before it begins (numpy then)."""
-    n, num_rows = len(order), len(bounds) - 1
+def _lay_out_compiled(line, line_row, begin, duration, name, num_rows: int):
+    """The compiled passes; None when some event ends before it begins (numpy then).
+    The row order is written into the memory of the end column, which the layout
+    fills last: no event-sized scratch beside the columns kept."""
+    n = len(begin)
     i32, i64 = (lambda: np.empty(n, np.int32)), (lambda: np.empty(n, np.int64))
-    keys_per_row = np.empty(num_rows, dtype=np.int64)
     z = np.zeros(0, dtype=np.int64)  # the segments: made from the counts below
     lay = Layout(i32(), i64(), i64(), i32(), z, z, z, 0)
+    in_end = lay.end.view(np.int32)[:n]
+    order, bounds = order_by_row(line, line_row, begin, duration, num_rows, False, in_end)
+    if order is not in_end:
+        in_end[:] = order  # rows out of time order: numpy sorted them
+    del order
+    keys_per_row = np.empty(num_rows, dtype=np.int64)
     assert _compiled is not None
-    done = _compiled.lay_out(
-        order, bounds, begin, duration, name, lay.source, lay.begin, lay.end, lay.name,
-        keys_per_row,
-    )  # fmt: skip
+    args = (bounds, begin, duration, name, lay.source, lay.begin, lay.end, lay.name)
+    done = _compiled.lay_out(*args, keys_per_row)
     if done is None:
         return None
     lay.relaid_rows, counts = done[0], np.frombuffer(done[1], dtype=np.int64)
