@@ -142,3 +142,17 @@ def test_empty():
         lay = layout.lay_out_events(np.zeros(0, np.int32), LINE_ROW, z, z, z, 3, pure)
         assert lay.seg_bounds.tolist() == [0] and not len(lay.seg_row) and not len(lay.source)
         assert not len(layout.cuts(lay.begin, lay.end, lay.seg_bounds, 1000, pure))
+
+
+@needs_compiled
+@settings(max_examples=200, deadline=None)
+@given(st.permutations(list(range(40))), st.lists(st.integers(0, 39), max_size=15))
+def test_marked_positions_agree(permutation, marked_events):
+    source = np.array(permutation, dtype=np.int32)
+    marked = np.zeros(len(source), dtype=bool)
+    marked[marked_events] = True
+    compiled, fallback = _both(layout.marked_positions, source, marked)
+    assert compiled.tolist() == fallback.tolist()
+    assert sorted(source[compiled].tolist()) == sorted(set(marked_events))
+    with pytest.raises(ValueError, match="out of range"):
+        layout.marked_positions(np.array([0, 5], np.int32), marked[:2], pure_python=False)

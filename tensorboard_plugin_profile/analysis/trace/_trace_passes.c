@@ -31,6 +31,9 @@
  *     bytes of int32 positions p whose break key is >= size: p not the first of its
  *     segment and max(begin[p] - end[p-1], end[p] - begin[p], end[p-1] - begin[p-1])
  *     >= size, or p the first of a non-empty segment (its key is INT64_MAX).
+ * marked_positions(source, marked)
+ *     bytes of int32 positions p with marked[source[p]] (marked: one byte per event), in
+ *     order: the positions of a few events without inverting all of source.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -326,10 +329,62 @@ done:
     return result;
 }
 
+/* --- marked_positions ---------------------------------------------------------- */
+static int32_t *marked_loop(const int32_t *source, Py_ssize_t n, const uint8_t *marked,
+                            Py_ssize_t *count) {
+    Py_ssize_t cap = 1024, k = 0;
+    int32_t *out = PyMem_RawMalloc((size_t)cap * sizeof(int32_t));
+    for (Py_ssize_t p = 0; out && p < n; p++) {
+        if ((uint32_t)source[p] >= (uint32_t)n) {
+            PyMem_RawFree(out);
+            *count = -1;
+            return NULL;
+        }
+        if (!marked[source[p]]) continue;
+        if (k == cap) {
+            int32_t *grown = PyMem_RawRealloc(out, (size_t)(cap *= 2) * sizeof(int32_t));
+            if (!grown) PyMem_RawFree(out);
+            out = grown;
+            if (!out) break;
+        }
+        out[k++] = (int32_t)p;
+    }
+    *count = k;
+    return out;
+}
+
+static PyObject *marked_positions(PyObject *self, PyObject *args) {
+    PyObject *o[2];
+    if (!PyArg_ParseTuple(args, "OO", &o[0], &o[1])) return NULL;
+    Arg a[2];
+    memset(a, 0, sizeof(a));
+    PyObject *result = NULL;
+    if (get_buffer(o[0], &a[0], 0, 4, -1, "source") < 0 || get_buffer(o[1], &a[1], 0, 1, LEN(0), "marked") < 0)
+        goto done;
+    Py_ssize_t n = LEN(0), count = 0;
+    int32_t *found;
+    Py_BEGIN_ALLOW_THREADS
+    found = marked_loop(BUF(0, int32_t), n, BUF(1, uint8_t), &count);
+    Py_END_ALLOW_THREADS
+    if (!found) {
+        if (count < 0)
+            PyErr_SetString(PyExc_ValueError, "marked_positions: source out of range");
+        else
+            PyErr_NoMemory();
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize((const char *)found, count * (Py_ssize_t)sizeof(int32_t));
+    PyMem_RawFree(found);
+done:
+    release(a, 2);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"row_order", row_order, METH_VARARGS, "Stable counting sort of events by row."},
     {"lay_out", lay_out, METH_VARARGS, "Depths, then index columns in (row, depth, begin) order."},
     {"break_cuts", break_cuts, METH_VARARGS, "Positions whose break key reaches a size."},
+    {"marked_positions", marked_positions, METH_VARARGS, "Positions of marked source events."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -29,3 +29,6 @@ def lay_out(
 
 def break_cuts(begin: object, end: object, seg_bounds: object, size: int, /) -> bytes:
     """int32 positions whose break key is >= size."""
+
+def marked_positions(source: object, marked: object, /) -> bytes:
+    """int32 positions p with marked[source[p]], in order."""

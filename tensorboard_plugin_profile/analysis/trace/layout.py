@@ -233,3 +233,12 @@ def cuts(begin, end, seg_bounds, size: int, pure_python=None) -> np.ndarray:
         return np.frombuffer(found, dtype=np.int32)
     at = np.flatnonzero(break_keys(begin, end, seg_bounds) >= size)
     return at.astype(event_numbers(n))
+
+
+def marked_positions(source: np.ndarray, marked: np.ndarray, pure_python=None) -> np.ndarray:
+    """Positions p (in order) whose event ``source[p]`` is marked (bool per event)."""
+    if _use_compiled(pure_python, len(source)) and source.dtype == np.int32:
+        assert _compiled is not None
+        found = _compiled.marked_positions(source, marked.view(np.uint8))
+        return np.frombuffer(found, dtype=np.int32).astype(np.int64)
+    return np.flatnonzero(marked[source])

@@ -22,6 +22,7 @@ import dataclasses
 import numpy as np
 
 from ...xspace import schema
+from . import layout
 from .levels import pixel_sizes
 
 # Flow categories by context type (docs/conversion.md §3.2); Generic/Legacy have none.
@@ -92,11 +93,11 @@ def build_flows(index, event_rows: list) -> FlowTable:
         return FlowTable.empty()
     ids = (values >> np.uint64(2)) & _ID_MASK
     keyed = (hosts.astype(np.uint64) << np.uint64(56)) | ids
-    _, flow = np.unique(keyed, return_inverse=True)
-    flow = flow.reshape(-1).astype(np.int64)
     begin = index.begin_ps[pos]
-    order = np.lexsort((pos, begin, flow))
-    pos, flow, values, begin = pos[order], flow[order], values[order], begin[order]
+    # One sort by (flow key, time, position); the dense flow number is the key's rank.
+    order = np.lexsort((pos, begin, keyed))
+    pos, keyed, values, begin = pos[order], keyed[order], values[order], begin[order]
+    flow = np.cumsum(np.r_[False, keyed[1:] != keyed[:-1]], dtype=np.int64)
     duration = index.end_ps[pos] - begin  # the ends' events only: two gathers from the index
     direction = (values & np.uint64(3)).astype(np.int8)
     category = (values >> np.uint64(58)).astype(np.int16)
@@ -174,7 +175,7 @@ def _positions_of(source: np.ndarray, events: np.ndarray) -> np.ndarray:
     a mark per event and one pass over ``source``, not a whole inverse permutation)."""
     marked = np.zeros(len(source), dtype=bool)
     marked[events] = True
-    at = np.flatnonzero(marked[source])  # positions of the marked events
+    at = layout.marked_positions(source, marked)
     found = source[at]
     order = np.argsort(found, kind="stable")
     return at[order][np.searchsorted(found[order], events)].astype(np.int64)
