@@ -9,7 +9,7 @@ exactly the events overlapping a window (an event that started long before the w
 and still runs is found too: its end is what is searched).
 
 Depth of an event = how many earlier events of its row are still open at its begin
-(``depths.row_depths``: one compiled pass, or sorted ends without the extension). For
+(computed per row inside the compiled layout, or by ``depths`` without it). For
 well-nested rows that is the stack depth and same-depth events are disjoint; a row where
 they are not (events overlapping without nesting) is re-laid by first-free levels.
 
@@ -18,8 +18,10 @@ events is cut before position i iff ``break_key[i] >= p``. ``level_for`` keeps, 
 sizes 1 ns·4^k, the positions where that holds, so a zoomed-out query visits the cuts
 instead of every event; each size is made when a window first needs it.
 
-The layout (sorts by row, then by (row, depth)) is ``layout.py``, compiled when built;
-the columns only search, details and the envelope read are made on first use.
+The layout (a sort by row, then depths and a sort by (row, depth) per row) is
+``layout.py``, compiled when built. Per event only source, begin, end and name are
+stored; row, depth and break key follow from the segments and times (``rows_at``...,
+whole columns on first use), as do the columns only search, details and the envelope read.
 
 Usage::
 
