@@ -56,7 +56,7 @@ def plane_events(plane: Plane) -> PlaneEvents:
             keep &= ~hidden
         rows = np.flatnonzero(keep)
     line = line_no if rows is None else line_no[rows]
-    used = np.bincount(line, minlength=len(lines))[: len(lines)] > 0  # faster than a scatter
+    used = _used_lines(line, len(lines))
     events = PlaneEvents(
         plane, rows, line.astype(np.int32, copy=False), ev["begin_ps"].to_numpy(),
         ev["duration_ps"].to_numpy(), used, [], np.zeros(0, np.int64), np.zeros(0, np.int64),
@@ -64,6 +64,17 @@ def plane_events(plane: Plane) -> PlaneEvents:
     events.begin, events.duration = events.take(events.begin), events.take(events.duration)
     _step_labels(events)
     return events
+
+
+def _used_lines(line: np.ndarray, num_lines: int) -> np.ndarray:
+    """bool per line: it has an event. Each line's events are contiguous (as decoded), so
+    the line at each change is enough: a compare over the events, not a count (which
+    would first widen them to int64); right in any order, only slower."""
+    used = np.zeros(num_lines, dtype=bool)
+    if len(line):
+        at_changes = line[np.r_[0, np.flatnonzero(line[1:] != line[:-1]) + 1]]
+        used[at_changes[at_changes < num_lines]] = True
+    return used
 
 
 def _internal(names: pd.Series) -> Optional[np.ndarray]:
