@@ -88,17 +88,16 @@ class FlowTable:
 
 def build_flows(index, event_rows: list) -> FlowTable:
     """Flows of an index (``event_rows``: per plane, its shown rows; None = every row)."""
-    pos, values, hosts = _flow_stats(index, event_rows)
+    pos, values, hosts, begin, duration = _flow_stats(index, event_rows)
     if not len(pos):
         return FlowTable.empty()
     ids = (values >> np.uint64(2)) & _ID_MASK
     keyed = (hosts.astype(np.uint64) << np.uint64(56)) | ids
-    begin = index.begin_ps[pos]
     # One sort by (flow key, time, position); the dense flow number is the key's rank.
     order = np.lexsort((pos, begin, keyed))
-    pos, keyed, values, begin = pos[order], keyed[order], values[order], begin[order]
+    pos, keyed, values = pos[order], keyed[order], values[order]
+    begin, duration = begin[order], duration[order]
     flow = np.cumsum(np.r_[False, keyed[1:] != keyed[:-1]], dtype=np.int64)
-    duration = index.end_ps[pos] - begin  # the ends' events only: two gathers from the index
     direction = (values & np.uint64(3)).astype(np.int8)
     category = (values >> np.uint64(58)).astype(np.int16)
     pair = np.flatnonzero((flow[1:] == flow[:-1]) & (pos[1:] != pos[:-1]))
@@ -137,8 +136,10 @@ def _levels(table: FlowTable, longest: int) -> list:
 
 
 def _flow_stats(index, event_rows: list) -> tuple:
-    """(position, flow value, host) of every flow stat on a shown event."""
-    out_shown, out_values, out_hosts = [], [], []
+    """(position, flow value, host, begin, duration) of every flow stat on a shown event.
+    Times come from the planes' columns, read in event order (stats are sorted by event),
+    not gathered from the index at scattered positions."""
+    out: tuple = ([], [], [], [], [])
     offset = 0
     for plane_no, rows in enumerate(event_rows):
         shown = index.planes[plane_no]
@@ -147,17 +148,21 @@ def _flow_stats(index, event_rows: list) -> tuple:
         stats = plane.stats
         flows = np.flatnonzero((stats["stat"] == schema.FLOW_STAT).to_numpy())
         if len(flows):  # the two columns below are read at the flow stats only
-            numbers = _shown_numbers(stats["event"].to_numpy()[flows], rows)
+            events = stats["event"].to_numpy()[flows]
+            numbers = _shown_numbers(events, rows)
             keep = numbers >= 0
-            out_shown.append(numbers[keep] + offset)
-            out_values.append(stats["int_value"].to_numpy()[flows].view(np.uint64)[keep])
-            out_hosts.append(np.full(int(keep.sum()), shown.pid // 1000, dtype=np.int64))
+            events = events[keep]
+            out[0].append(numbers[keep] + offset)
+            out[1].append(stats["int_value"].to_numpy()[flows].view(np.uint64)[keep])
+            out[2].append(np.full(len(events), shown.pid // 1000, dtype=np.int64))
+            out[3].append(plane.events["begin_ps"].to_numpy()[events].astype(np.int64))
+            out[4].append(plane.events["duration_ps"].to_numpy()[events].astype(np.int64))
         offset += count
-    if not out_shown:
+    if not out[0]:
         z = np.zeros(0, dtype=np.int64)
-        return z, z.view(np.uint64), z
-    pos = _positions_of(index.source, np.concatenate(out_shown))
-    return pos, np.concatenate(out_values), np.concatenate(out_hosts)
+        return z, z.view(np.uint64), z, z, z
+    shown_numbers, values, hosts, begin, duration = (np.concatenate(o) for o in out)
+    return _positions_of(index.source, shown_numbers), values, hosts, begin, duration
 
 
 def _shown_numbers(event_rows: np.ndarray, shown_rows) -> np.ndarray:
