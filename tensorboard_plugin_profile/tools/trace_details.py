@@ -49,7 +49,7 @@ def _brief(index: TraceIndex, position: int) -> dict:
         "event": int(position),
         "pid": int(index.row_pid[row]),
         "tid": int(index.row_tid[row]),
-        "name": index.strings[int(index.name_id[position])],
+        "name": index.strings[int(index.names_at(np.array([position]))[0])],
         "ts": int(index.begin_ps[position]) / 1e6,
         "dur": int(index.end_ps[position] - index.begin_ps[position]) / 1e6,
     }

@@ -202,7 +202,7 @@ def search_json(index: TraceIndex, params: Mapping[str, str]) -> dict:
     found = trace_search.search_positions(index, matcher, selected_rows(index, params))
     limit = max(int_param(params, "max_results", DEFAULT_MAX_RESULTS), 0)
     shown = found[:limit]
-    names, local = np.unique(index.name_id[shown], return_inverse=True)
+    names, local = np.unique(index.names_at(shown), return_inverse=True)
     row = index.rows_at(shown)
     return {
         "version": 1,

@@ -56,17 +56,15 @@ damaged_strategy = st.lists(
 @given(st.one_of(events_strategy, damaged_strategy), st.booleans())
 def test_lay_out_events_agrees(events, presorted):
     line, begin, duration = _columns(events, presorted)
-    names = (np.arange(len(line)) * 7 % 5).astype(np.int32)
-    compiled, fallback = _both(layout.lay_out_events, line, LINE_ROW, begin, duration, names, 3)
+    compiled, fallback = _both(layout.lay_out_events, line, LINE_ROW, begin, duration, 3)
     for field in layout.Layout.__dataclass_fields__:
         a, b = getattr(compiled, field), getattr(fallback, field)
         if isinstance(a, np.ndarray):
             assert a.dtype == b.dtype and a.tolist() == b.tolist(), field
         else:
             assert a == b, field
-    # Sorted by (row, depth) keeping time order; each event once; names follow events.
+    # Sorted by (row, depth) keeping time order; each event once.
     assert sorted(compiled.source.tolist()) == list(range(len(line)))
-    assert compiled.name.tolist() == names[compiled.source].tolist()
     assert np.all(np.diff(compiled.seg_row * 1000 + compiled.seg_depth) > 0)
     assert np.all(np.diff(compiled.seg_bounds) > 0)  # no empty segment
     end = begin + duration
@@ -79,8 +77,7 @@ def test_lay_out_events_agrees(events, presorted):
 @given(events_strategy, st.booleans(), st.sampled_from([0, 1, 3, 10, 40]))
 def test_cuts_and_break_keys_agree(events, presorted, size):
     line, begin, duration = _columns(events, presorted)
-    names = np.zeros(len(line), dtype=np.int32)
-    lay = layout.lay_out_events(line, LINE_ROW, begin, duration, names, 3)
+    lay = layout.lay_out_events(line, LINE_ROW, begin, duration, 3)
     keys = layout.break_keys(lay.begin, lay.end, lay.seg_bounds)
     at = np.arange(len(keys))
     assert layout.break_keys_at(lay.begin, lay.end, lay.seg_bounds, at).tolist() == keys.tolist()
@@ -97,8 +94,8 @@ def test_a_row_past_64_overlapping_lanes_is_relaid_as_first_free_levels():
     # lanes are open at once, so the compiled pass goes from its scan to its heaps.
     begin = np.arange(150, dtype=np.int64)
     duration = np.full(150, 100, dtype=np.int64)
-    line, names = np.zeros(150, np.int32), np.zeros(150, np.int32)
-    compiled, fallback = _both(layout.lay_out_events, line, LINE_ROW, begin, duration, names, 3)
+    line = np.zeros(150, np.int32)
+    compiled, fallback = _both(layout.lay_out_events, line, LINE_ROW, begin, duration, 3)
     assert compiled.relaid_rows == fallback.relaid_rows == 1
     lanes = passes.first_free_levels(begin, begin + duration, pure_python=True)
     depth = np.repeat(compiled.seg_depth, np.diff(compiled.seg_bounds))
@@ -112,17 +109,15 @@ def test_lay_out_rejects_a_source_out_of_range():
     times = np.array([0, 1, 2], dtype=np.int64)
     bounds = np.array([0, 3], np.int64)
     for order, fails in (([0, 1, 2], False), ([0, 3, 2], True)):
-        source, begin, name = np.zeros(3, np.int32), np.zeros(3, np.int64), np.zeros(3, np.int32)
-        end = np.zeros(3, np.int64)
+        source, begin, end = np.zeros(3, np.int32), np.zeros(3, np.int64), np.zeros(3, np.int64)
         end.view(np.int32)[:3] = order  # the row order, in the end column's memory
-        args = (bounds, times, times, np.arange(3, dtype=np.int32), source, begin, end, name)
+        args = (bounds, times, times, source, begin, end, np.zeros(1, np.int64))
         if fails:
             with pytest.raises(ValueError, match="source out of range"):
-                layout._compiled.lay_out(*args, np.zeros(1, np.int64))
+                layout._compiled.lay_out(*args)
         else:
-            relaid, counts = layout._compiled.lay_out(*args, np.zeros(1, np.int64))
-            assert source.tolist() == [0, 1, 2] and relaid == 0
-            assert end.tolist() == [0, 2, 4] and name.tolist() == [0, 1, 2]
+            relaid, counts = layout._compiled.lay_out(*args)
+            assert source.tolist() == [0, 1, 2] and relaid == 0 and end.tolist() == [0, 2, 4]
             assert np.frombuffer(counts, np.int64).tolist() == [3]  # one depth, 3 events
 
 
@@ -139,7 +134,7 @@ def test_empty():
     for pure in (True, False):
         order, bounds = layout.order_by_row(np.zeros(0, np.int32), LINE_ROW, z, z, 3, pure)
         assert bounds.tolist() == [0, 0, 0, 0]
-        lay = layout.lay_out_events(np.zeros(0, np.int32), LINE_ROW, z, z, z, 3, pure)
+        lay = layout.lay_out_events(np.zeros(0, np.int32), LINE_ROW, z, z, 3, pure)
         assert lay.seg_bounds.tolist() == [0] and not len(lay.seg_row) and not len(lay.source)
         assert not len(layout.cuts(lay.begin, lay.end, lay.seg_bounds, 1000, pure))
 

@@ -16,14 +16,13 @@
  *     counting sort by row: order[i] = the event at row position i, bounds[r] the first
  *     position of row r (num_rows + 1 values). Returns 1 when every row is then sorted
  *     by (begin, longest first), else 0.
- * lay_out(bounds, begin, duration, name, source, begin_out, end_out, name_out,
- *         keys_per_row)
+ * lay_out(bounds, begin, duration, source, begin_out, end_out, keys_per_row)
  *     end_out's memory holds on entry the row order (row_order's, as its first n int32):
  *     events sorted by row (bounds) and by begin inside a row. Per row: the depth of
  *     each event (_row_depths.h, into the last n int32 of end_out's memory), then a
  *     stable counting sort by depth: source[p] = order[i] of the event put at p,
- *     begin_out, then (once the order and depths are spent) end_out and name_out
- *     (name[source]) its columns: no event-sized scratch beside the outputs.
+ *     begin_out, then (once the order and depths are spent) end_out its columns: no
+ *     event-sized scratch beside the outputs.
  *     keys_per_row[r] = max depth + 1 (1 for an empty row); returns (re-laid rows,
  *     bytes of int64 event counts per (row, depth) key, rows in turn), or None when an
  *     event ends before it begins (the caller then uses numpy).
@@ -121,8 +120,8 @@ fail:
 /* --- lay_out -------------------------------------------------------------------- */
 typedef struct {
     const int64_t *bounds, *begin, *duration;
-    const int32_t *order, *name; /* order: the first n int32 of end_out's memory */
-    int32_t *source, *name_out;
+    const int32_t *order; /* the first n int32 of end_out's memory */
+    int32_t *source;
     int64_t *begin_out, *end_out, *keys_per_row;
     Py_ssize_t n, num_rows;
     /* Work: depths (the last n int32 of end_out's memory), next position per depth,
@@ -147,7 +146,7 @@ static int grow_counts(Layout *L, Py_ssize_t more) {
 }
 
 /* Row r: depths, counts per depth, then every event's source and begin put at its
- * position (end and name follow once every row is placed: see lay_out_loop). */
+ * position (ends follow once every row is placed: see lay_out_loop). */
 static int lay_out_row(Layout *L, Py_ssize_t r, int *relaid) {
     int64_t lo = L->bounds[r];
     RowEvents row = {L->order + lo, L->begin, L->duration, L->bounds[r + 1] - lo, L->n};
@@ -197,28 +196,24 @@ static int lay_out_loop(Layout *L, int *relaid) {
         if (ok < 0) return ok;
     }
     /* Every row placed: the order and depths in end_out's memory are spent. */
-    for (Py_ssize_t p = 0; p < L->n; p++) {
-        int32_t s = L->source[p];
-        L->end_out[p] = (int64_t)((uint64_t)L->begin_out[p] + (uint64_t)L->duration[s]);
-        L->name_out[p] = L->name[s];
-    }
+    for (Py_ssize_t p = 0; p < L->n; p++)
+        L->end_out[p] = (int64_t)((uint64_t)L->begin_out[p] + (uint64_t)L->duration[L->source[p]]);
     return 0;
 }
 
-/* Parses lay_out's 9 buffers into L (sizes, kinds and bounds checked); -1 on error. */
+/* Parses lay_out's 7 buffers into L (sizes, kinds and bounds checked); -1 on error. */
 static int lay_out_parse(PyObject *args, Arg *a, Layout *L) {
-    PyObject *o[9];
-    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
-                          &o[7], &o[8]))
+    PyObject *o[7];
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6]))
         return -1;
     if (get_buffer(o[0], &a[0], 0, 8, -1, "bounds") < 0 || get_buffer(o[1], &a[1], 0, 8, -1, "begin") < 0)
         return -1;
     Py_ssize_t n = LEN(1), R = LEN(0) - 1;
-    const char *names[] = {"duration", "name", "source", "begin_out", "end_out", "name_out"};
-    const int sizes[] = {8, 4, 4, 8, 8, 4};
-    for (int k = 2; k < 8; k++)
-        if (get_buffer(o[k], &a[k], k >= 4, sizes[k - 2], n, names[k - 2]) < 0) return -1;
-    if (get_buffer(o[8], &a[8], 1, 8, R, "keys_per_row") < 0) return -1;
+    const char *names[] = {"duration", "source", "begin_out", "end_out"};
+    const int sizes[] = {8, 4, 8, 8};
+    for (int k = 2; k < 6; k++)
+        if (get_buffer(o[k], &a[k], k >= 3, sizes[k - 2], n, names[k - 2]) < 0) return -1;
+    if (get_buffer(o[6], &a[6], 1, 8, R, "keys_per_row") < 0) return -1;
     const int64_t *bounds = BUF(0, int64_t);
     int bad = n > INT32_MAX || R < 0 || bounds[0] != 0 || bounds[R] != n;
     for (Py_ssize_t r = 0; r < R && !bad; r++) bad = bounds[r + 1] < bounds[r];
@@ -227,15 +222,15 @@ static int lay_out_parse(PyObject *args, Arg *a, Layout *L) {
         return -1;
     }
     L->bounds = bounds, L->begin = BUF(1, int64_t), L->duration = BUF(2, int64_t);
-    L->name = BUF(3, int32_t), L->source = BUF(4, int32_t), L->begin_out = BUF(5, int64_t);
-    L->end_out = BUF(6, int64_t), L->name_out = BUF(7, int32_t), L->keys_per_row = BUF(8, int64_t);
+    L->source = BUF(3, int32_t), L->begin_out = BUF(4, int64_t), L->end_out = BUF(5, int64_t);
+    L->keys_per_row = BUF(6, int64_t);
     L->order = (const int32_t *)L->end_out, L->depth = (int32_t *)L->end_out + n;
     L->n = n, L->num_rows = R;
     return 0;
 }
 
 static PyObject *lay_out(PyObject *self, PyObject *args) {
-    Arg a[9];
+    Arg a[7];
     memset(a, 0, sizeof(a));
     Layout L;
     memset(&L, 0, sizeof(L));
@@ -260,7 +255,7 @@ static PyObject *lay_out(PyObject *self, PyObject *args) {
     }
     PyMem_RawFree(L.next);
     PyMem_RawFree(L.counts);
-    release(a, 9);
+    release(a, 7);
     return result;
 }
 

@@ -16,11 +16,9 @@ def lay_out(
     bounds: object,
     begin: object,
     duration: object,
-    name: object,
     source: object,
     begin_out: object,
     end_out: object,
-    name_out: object,
     keys_per_row: object,
     /,
 ) -> tuple[int, bytes] | None:

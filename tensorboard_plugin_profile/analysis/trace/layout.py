@@ -8,9 +8,10 @@ Three steps, fused per row when compiled (``_trace_passes.c``, GIL released):
 2. the depth of every event in its row (``depths``);
 3. a stable sort by (row, depth): the index's columns and its (row, depth) segments.
 
-Only what the index keeps is made per event (source, begin, end, name: 24 bytes);
-the row, depth and break key of a position follow from the segments and times, and
-``TraceIndex`` derives them where asked (``rows_at``, ``break_keys_at``, ``cuts``).
+Only what the index keeps is made per event (source, begin, end: 20 bytes); the
+row, depth and break key of a position follow from the segments and times (and its
+name from its event), and ``TraceIndex`` derives them where asked (``rows_at``,
+``break_keys_at``, ``cuts``).
 At 11 M events every event-sized array is fresh memory the kernel must fault in,
 which is most of the cost of building the index.
 
@@ -19,7 +20,7 @@ The numpy fallback gives identical results (``tests/analysis/test_trace_layout.p
 
 Usage::
 
-    lay = lay_out_events(line, line_row, begin, duration, name, num_rows)
+    lay = lay_out_events(line, line_row, begin, duration, num_rows)
     lay.source, lay.begin, lay.seg_bounds
 """
 
@@ -95,30 +96,28 @@ class Layout:
     source: np.ndarray  # int32 (int64 past 2**31 events): the input event at each position
     begin: np.ndarray  # int64
     end: np.ndarray  # int64
-    name: np.ndarray  # int32: name[source]
     seg_row: np.ndarray  # int64 per (row, depth) segment
     seg_depth: np.ndarray  # int64
     seg_bounds: np.ndarray  # int64, segment s = positions [bounds[s], bounds[s + 1])
     relaid_rows: int  # rows re-laid by first-free lanes (not well nested)
 
 
-def lay_out_events(line, line_row, begin, duration, name, num_rows: int, pure_python=None):
+def lay_out_events(line, line_row, begin, duration, num_rows: int, pure_python=None):
     """The ``Layout`` of events given per input event (``line`` int32, ``line_row`` the
-    row of each line, int64 times, int32 ``name``)."""
+    row of each line, int64 times)."""
     begin, duration = passes._int64(begin), passes._int64(duration)
-    name = np.ascontiguousarray(name, dtype=np.int32)
     if _use_compiled(pure_python, len(begin)):
-        lay = _lay_out_compiled(line, line_row, begin, duration, name, num_rows)
+        lay = _lay_out_compiled(line, line_row, begin, duration, num_rows)
         if lay is not None:
             return lay
     order, bounds = order_by_row(line, line_row, begin, duration, num_rows, pure_python)
     begin_t = begin[order]
     end_t = begin_t + duration[order]
     depth_t, relaid = depths.depths_in_rows(bounds, begin_t, end_t, pure_python)
-    return lay_out(order, bounds, begin_t, end_t, depth_t, name, relaid)
+    return lay_out(order, bounds, begin_t, end_t, depth_t, relaid)
 
 
-def lay_out(order, bounds, begin_t, end_t, depth_t, name, relaid_rows: int = 0) -> Layout:
+def lay_out(order, bounds, begin_t, end_t, depth_t, relaid_rows: int = 0) -> Layout:
     """numpy: events in row order (``order``, ``bounds``, their times and depths) sorted
     by (row, depth), keeping their order inside a (row, depth)."""
     num_rows = len(bounds) - 1
@@ -128,19 +127,18 @@ def lay_out(order, bounds, begin_t, end_t, depth_t, name, relaid_rows: int = 0) 
     seg_row, seg_depth, seg_bounds = _segments(row, depth)
     source = order[by_depth]
     return Layout(
-        source, begin_t[by_depth], end_t[by_depth], np.asarray(name, dtype=np.int32)[source],
-        seg_row, seg_depth, seg_bounds, relaid_rows,
-    )  # fmt: skip
+        source, begin_t[by_depth], end_t[by_depth], seg_row, seg_depth, seg_bounds, relaid_rows
+    )
 
 
-def _lay_out_compiled(line, line_row, begin, duration, name, num_rows: int):
+def _lay_out_compiled(line, line_row, begin, duration, num_rows: int):
     """The compiled passes; None when some event ends before it begins (numpy then).
     The row order is written into the memory of the end column, which the layout
     fills last: no event-sized scratch beside the columns kept."""
     n = len(begin)
-    i32, i64 = (lambda: np.empty(n, np.int32)), (lambda: np.empty(n, np.int64))
+    i64 = lambda: np.empty(n, np.int64)  # noqa: E731
     z = np.zeros(0, dtype=np.int64)  # the segments: made from the counts below
-    lay = Layout(i32(), i64(), i64(), i32(), z, z, z, 0)
+    lay = Layout(np.empty(n, np.int32), i64(), i64(), z, z, z, 0)
     in_end = lay.end.view(np.int32)[:n]
     order, bounds = order_by_row(line, line_row, begin, duration, num_rows, False, in_end)
     if order is not in_end:
@@ -148,8 +146,8 @@ def _lay_out_compiled(line, line_row, begin, duration, name, num_rows: int):
     del order
     keys_per_row = np.empty(num_rows, dtype=np.int64)
     assert _compiled is not None
-    args = (bounds, begin, duration, name, lay.source, lay.begin, lay.end, lay.name)
-    done = _compiled.lay_out(*args, keys_per_row)
+    args = (bounds, begin, duration, lay.source, lay.begin, lay.end, keys_per_row)
+    done = _compiled.lay_out(*args)
     if done is None:
         return None
     lay.relaid_rows, counts = done[0], np.frombuffer(done[1], dtype=np.int64)

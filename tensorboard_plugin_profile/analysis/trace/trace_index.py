@@ -19,9 +19,10 @@ sizes 1 ns·4^k, the positions where that holds, so a zoomed-out query visits th
 instead of every event; each size is made when a window first needs it.
 
 The layout (a sort by row, then depths and a sort by (row, depth) per row) is
-``layout.py``, compiled when built. Per event only source, begin, end and name are
-stored; row, depth and break key follow from the segments and times (``rows_at``...,
-whole columns on first use), as do the columns only search, details and the envelope read.
+``layout.py``, compiled when built. Per event only source, begin and end are
+stored; row, depth and break key follow from the segments and times, the name from the
+event's metadata (``rows_at``, ``names_at``..., whole columns on first use), as do the
+columns only search, details and the envelope read.
 
 Usage::
 
@@ -41,7 +42,7 @@ from ...xspace import schema
 from ...xspace.model import Plane
 from . import counters, layout, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
-from .plane_events import PlaneEvents, event_names, plane_events
+from .plane_events import PlaneEvents, name_tables, plane_events
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +67,7 @@ class TraceIndex:
     seg_bounds: np.ndarray  # int64, segment s = positions [bounds[s], bounds[s+1])
     begin_ps: np.ndarray  # int64 per position
     end_ps: np.ndarray
-    name_id: np.ndarray  # int32
+    names: list  # PlaneNames per plane: the string number of a shown event (``names_at``)
     source: np.ndarray  # int32 (int64 past 2**31 events): shown event number (each
     # plane's shown events in turn)
     shown_rows: list  # per plane: its shown event rows, None = all of them
@@ -102,6 +103,29 @@ class TraceIndex:
         """int64 per position: see the module docstring (``layout.break_keys``)."""
         make = lambda: layout.break_keys(self.begin_ps, self.end_ps, self.seg_bounds)  # noqa: E731
         return self._lazy_column("break_key", make)
+
+    @property
+    def name_id(self) -> np.ndarray:
+        """int32 per position: the event's string number (``strings``)."""
+        return self._lazy_column("name_id", lambda: self._names_of_shown(self.source))
+
+    def names_at(self, positions: np.ndarray) -> np.ndarray:
+        """int32 string number of each position (``name_id[positions]``)."""
+        if "name_id" in self.lazy:
+            return self.lazy["name_id"][positions]
+        return self._names_of_shown(self.source[positions])
+
+    def _names_of_shown(self, shown: np.ndarray) -> np.ndarray:
+        """int32 string number of shown event numbers (each plane's shown events in turn)."""
+        if len(self.names) == 1:
+            return self.names[0].names_of(shown)
+        out = np.zeros(len(shown), dtype=np.int32)
+        starts = self._starts()
+        plane = np.searchsorted(starts, shown, side="right") - 1
+        for k, names in enumerate(self.names):
+            mine = np.flatnonzero(plane == k)
+            out[mine] = names.names_of(shown[mine] - starts[k])
+        return out
 
     def rows_at(self, positions: np.ndarray) -> np.ndarray:
         """int32 row of each position (``row[positions]``)."""
@@ -222,14 +246,14 @@ def _every(plane: Plane, rows: Optional[np.ndarray]) -> np.ndarray:
 def build_index(shown: list) -> TraceIndex:
     """The index of the events of ``shown`` planes (list of ``TracePlane``)."""
     parts = [plane_events(tp.plane) for tp in shown]
-    strings, names = event_names(parts)
+    strings, names = name_tables(parts)
     threads = sorted({t for tp, p in zip(shown, parts) for t in _threads(tp, p)})
     shown_pids = {pid for pid, _, _ in threads}  # planes without events are not shown
     row_keys = np.array([(pid, tid) for pid, tid, _ in threads], dtype=np.int64).reshape(-1, 2)
     line, line_row = _lines(shown, parts, row_keys)
     begin, duration = (_concat([getattr(p, k) for p in parts]) for k in ("begin", "duration"))
-    lay = layout.lay_out_events(line, line_row, begin, duration, names, len(row_keys))
-    del line, begin, duration, names
+    lay = layout.lay_out_events(line, line_row, begin, duration, len(row_keys))
+    del line, begin, duration
     value, row_counter = _values(shown, parts, lay, len(row_keys))
     index = TraceIndex(
         strings=strings,
@@ -243,7 +267,7 @@ def build_index(shown: list) -> TraceIndex:
         seg_bounds=lay.seg_bounds,
         begin_ps=lay.begin,
         end_ps=lay.end,
-        name_id=lay.name,
+        names=names,
         source=lay.source,
         shown_rows=[p.rows for p in parts],
         flows=trace_flows.FlowTable.empty(),

@@ -86,7 +86,7 @@ def query_window(
         end_ps_=index.end_ps[last],
         row=index.rows_at(first),
         depth=index.depths_at(first),
-        name_id=index.name_id[first],
+        name_id=index.names_at(first),
         events=int((bounds[segs + 1] - bounds[segs]).sum()),
         visible=int((hi - lo).sum()),
         truncated=truncated,
