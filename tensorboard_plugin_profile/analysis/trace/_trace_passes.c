@@ -26,13 +26,7 @@
  *     keys_per_row[r] = max depth + 1 (1 for an empty row); returns (re-laid rows,
  *     bytes of int64 event counts per (row, depth) key, rows in turn), or None when an
  *     event ends before it begins (the caller then uses numpy).
- * break_cuts(begin, end, seg_bounds, size)
- *     bytes of int32 positions p whose break key is >= size: p not the first of its
- *     segment and max(begin[p] - end[p-1], end[p] - begin[p], end[p-1] - begin[p-1])
- *     >= size, or p the first of a non-empty segment (its key is INT64_MAX).
- * marked_positions(source, marked)
- *     bytes of int32 positions p with marked[source[p]] (marked: one byte per event), in
- *     order: the positions of a few events without inverting all of source.
+ * break_cuts, marked_positions: see _position_scans.h.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -44,6 +38,8 @@
 
 #define BUF(k, type) ((type *)a[k].view.buf)
 #define LEN(k) (a[k].view.len / a[k].view.itemsize)
+
+#include "_position_scans.h" /* uses BUF and LEN */
 
 /* --- row_order ------------------------------------------------------------------ */
 static int row_order_loop(const int32_t *line, const int64_t *line_row, Py_ssize_t num_lines,
@@ -256,122 +252,6 @@ static PyObject *lay_out(PyObject *self, PyObject *args) {
     PyMem_RawFree(L.next);
     PyMem_RawFree(L.counts);
     release(a, 7);
-    return result;
-}
-
-/* --- break_cuts ----------------------------------------------------------------- */
-static int64_t max3(int64_t a, int64_t b, int64_t c) {
-    int64_t m = a > b ? a : b;
-    return m > c ? m : c;
-}
-
-static int32_t *break_cuts_loop(const int64_t *begin, const int64_t *end, const int64_t *bounds,
-                                Py_ssize_t num_segments, int64_t size, Py_ssize_t *count) {
-    Py_ssize_t cap = 1024, k = 0;
-    int32_t *out = PyMem_RawMalloc((size_t)cap * sizeof(int32_t));
-    for (Py_ssize_t g = 0; out && g < num_segments; g++) {
-        for (int64_t p = bounds[g]; p < bounds[g + 1]; p++) {
-            if (p > bounds[g]) {
-                int64_t gap = (int64_t)((uint64_t)begin[p] - (uint64_t)end[p - 1]);
-                int64_t dur = (int64_t)((uint64_t)end[p] - (uint64_t)begin[p]);
-                int64_t prev = (int64_t)((uint64_t)end[p - 1] - (uint64_t)begin[p - 1]);
-                if (max3(gap, dur, prev) < size) continue;
-            }
-            if (k == cap) {
-                int32_t *grown = PyMem_RawRealloc(out, (size_t)(cap *= 2) * sizeof(int32_t));
-                if (!grown) PyMem_RawFree(out);
-                out = grown;
-                if (!out) break;
-            }
-            out[k++] = (int32_t)p;
-        }
-    }
-    *count = k;
-    return out;
-}
-
-static PyObject *break_cuts(PyObject *self, PyObject *args) {
-    PyObject *o[3];
-    long long size;
-    if (!PyArg_ParseTuple(args, "OOOL", &o[0], &o[1], &o[2], &size)) return NULL;
-    Arg a[3];
-    memset(a, 0, sizeof(a));
-    PyObject *result = NULL;
-    if (get_buffer(o[0], &a[0], 0, 8, -1, "begin") < 0 || get_buffer(o[1], &a[1], 0, 8, LEN(0), "end") < 0 ||
-        get_buffer(o[2], &a[2], 0, 8, -1, "seg_bounds") < 0)
-        goto done;
-    Py_ssize_t n = LEN(0), S = LEN(2) - 1;
-    const int64_t *bounds = BUF(2, int64_t);
-    int bad = n > INT32_MAX || S < 0 || bounds[0] != 0 || bounds[S] != n;
-    for (Py_ssize_t g = 0; g < S && !bad; g++) bad = bounds[g + 1] < bounds[g];
-    if (bad) {
-        PyErr_SetString(PyExc_ValueError, "break_cuts: bad segment bounds, or 2**31 events");
-        goto done;
-    }
-    Py_ssize_t count = 0;
-    int32_t *cuts;
-    Py_BEGIN_ALLOW_THREADS
-    cuts = break_cuts_loop(BUF(0, int64_t), BUF(1, int64_t), bounds, S, (int64_t)size, &count);
-    Py_END_ALLOW_THREADS
-    if (!cuts) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    result = PyBytes_FromStringAndSize((const char *)cuts, count * (Py_ssize_t)sizeof(int32_t));
-    PyMem_RawFree(cuts);
-done:
-    release(a, 3);
-    return result;
-}
-
-/* --- marked_positions ---------------------------------------------------------- */
-static int32_t *marked_loop(const int32_t *source, Py_ssize_t n, const uint8_t *marked,
-                            Py_ssize_t *count) {
-    Py_ssize_t cap = 1024, k = 0;
-    int32_t *out = PyMem_RawMalloc((size_t)cap * sizeof(int32_t));
-    for (Py_ssize_t p = 0; out && p < n; p++) {
-        if ((uint32_t)source[p] >= (uint32_t)n) {
-            PyMem_RawFree(out);
-            *count = -1;
-            return NULL;
-        }
-        if (!marked[source[p]]) continue;
-        if (k == cap) {
-            int32_t *grown = PyMem_RawRealloc(out, (size_t)(cap *= 2) * sizeof(int32_t));
-            if (!grown) PyMem_RawFree(out);
-            out = grown;
-            if (!out) break;
-        }
-        out[k++] = (int32_t)p;
-    }
-    *count = k;
-    return out;
-}
-
-static PyObject *marked_positions(PyObject *self, PyObject *args) {
-    PyObject *o[2];
-    if (!PyArg_ParseTuple(args, "OO", &o[0], &o[1])) return NULL;
-    Arg a[2];
-    memset(a, 0, sizeof(a));
-    PyObject *result = NULL;
-    if (get_buffer(o[0], &a[0], 0, 4, -1, "source") < 0 || get_buffer(o[1], &a[1], 0, 1, LEN(0), "marked") < 0)
-        goto done;
-    Py_ssize_t n = LEN(0), count = 0;
-    int32_t *found;
-    Py_BEGIN_ALLOW_THREADS
-    found = marked_loop(BUF(0, int32_t), n, BUF(1, uint8_t), &count);
-    Py_END_ALLOW_THREADS
-    if (!found) {
-        if (count < 0)
-            PyErr_SetString(PyExc_ValueError, "marked_positions: source out of range");
-        else
-            PyErr_NoMemory();
-        goto done;
-    }
-    result = PyBytes_FromStringAndSize((const char *)found, count * (Py_ssize_t)sizeof(int32_t));
-    PyMem_RawFree(found);
-done:
-    release(a, 2);
     return result;
 }
 
