@@ -65,9 +65,10 @@ static inline int64_t row_end(const RowEvents *r, int32_t s) {
     return (int64_t)((uint64_t)r->begin[s] + (uint64_t)r->duration[s]);
 }
 
-/* Work arrays, n slots each (n = the largest row): stack, heap (two), last end per depth. */
+/* Work arrays, n slots each (n = the largest row): stack, heap (two), last end and event
+ * count per depth. After a row: count[d] = its events at depth d, for d < depths. */
 typedef struct {
-    int64_t *stack, *last_end;
+    int64_t *stack, *last_end, *count, depths;
     LaneHeap a, b;
 } DepthWork;
 
@@ -91,15 +92,18 @@ static int nesting_depths(const RowEvents *r, int32_t *depth, DepthWork *w) {
         depth[i] = (int32_t)d;
         if (d < seen) {
             if (b < w->last_end[d]) disjoint = 0;
-        } else {
+        } else { /* the open count grows by one at a time: d == seen */
             seen = d + 1;
+            w->count[d] = 0;
         }
+        w->count[d]++;
         w->last_end[d] = e;
         if (top == 0 || e <= w->stack[top - 1])
             w->stack[top++] = e;
         else
             lane_heap_push(outliving, e, 0);
     }
+    w->depths = seen;
     return disjoint;
 }
 
@@ -116,10 +120,11 @@ static void first_free_lanes(const RowEvents *r, int32_t *depth, DepthWork *w) {
         while (lane < lanes && lane_end[lane] > b) lane++;
         if (lane == lanes) {
             if (lanes == MAX_SCANNED_LANES) break;
-            lanes++;
+            w->count[lanes++] = 0;
         }
         lane_end[lane] = row_end(r, s);
         depth[i] = (int32_t)lane;
+        w->count[lane]++;
     }
     LaneHeap *busy = &w->a, *free_lanes = &w->b;
     busy->size = free_lanes->size = 0;
@@ -137,10 +142,13 @@ static void first_free_lanes(const RowEvents *r, int32_t *depth, DepthWork *w) {
             lane_heap_pop(free_lanes);
         } else {
             lane = lanes++;
+            w->count[lane] = 0;
         }
         depth[i] = (int32_t)lane;
+        w->count[lane]++;
         lane_heap_push(busy, row_end(r, s), lane);
     }
+    w->depths = lanes;
 }
 
 #endif

@@ -153,15 +153,13 @@ static int lay_out_row(Layout *L, Py_ssize_t r, int *relaid) {
         first_free_lanes(&row, depth, &L->w);
         ++*relaid;
     }
-    int32_t top = 0;
-    for (Py_ssize_t i = 0; i < row.n; i++) top = depth[i] > top ? depth[i] : top;
+    int64_t keys = L->w.depths > 0 ? L->w.depths : 1; /* an empty row: one empty key */
     Py_ssize_t first = L->num_counts;
-    if (grow_counts(L, (Py_ssize_t)top + 1) < 0) return -3;
-    int64_t *counts = L->counts + first;
-    for (Py_ssize_t i = 0; i < row.n; i++) counts[depth[i]]++;
-    L->keys_per_row[r] = (int64_t)top + 1;
-    int64_t at = lo;
-    for (int32_t d = 0; d <= top; d++) L->next[d] = at, at += counts[d];
+    if (grow_counts(L, keys) < 0) return -3;
+    int64_t *counts = L->counts + first, at = lo;
+    memcpy(counts, L->w.count, (size_t)L->w.depths * sizeof(int64_t));
+    L->keys_per_row[r] = keys;
+    for (int64_t d = 0; d < keys; d++) L->next[d] = at, at += counts[d];
     for (Py_ssize_t i = 0; i < row.n; i++) {
         int32_t s = row.order[i];
         int64_t p = L->next[depth[i]]++;
@@ -174,11 +172,11 @@ static int lay_out_row(Layout *L, Py_ssize_t r, int *relaid) {
 /* Work arrays for rows of up to `m` events; -1 when out of memory. */
 static int lay_out_work(Layout *L, Py_ssize_t m) {
     size_t cells = (size_t)(m ? m : 1);
-    L->next = PyMem_RawMalloc(cells * 7 * sizeof(int64_t));
+    L->next = PyMem_RawMalloc(cells * 8 * sizeof(int64_t));
     if (!L->next) return -1;
     int64_t *mem = L->next + cells;
-    L->w = (DepthWork){mem, mem + cells, {mem + 2 * cells, mem + 3 * cells, 0},
-                       {mem + 4 * cells, mem + 5 * cells, 0}};
+    L->w = (DepthWork){mem, mem + cells, mem + 2 * cells, 0, {mem + 3 * cells, mem + 4 * cells, 0},
+                       {mem + 5 * cells, mem + 6 * cells, 0}};
     return 0;
 }
 
