@@ -151,6 +151,12 @@ setup(
             ["tensorboard_plugin_profile/chrome_trace/_scan.c"],
             optional=True,
         ),
+        # Large numpy buffers reused within a cold conversion (Linux); numpy's own otherwise.
+        Extension(
+            "tensorboard_plugin_profile._blockpool",
+            ["tensorboard_plugin_profile/_blockpool.c"],
+            optional=True,
+        ),
     ],
     cmdclass={"build_py": BuildPyWithFrontend, "sdist": SdistWithFrontend},
 )

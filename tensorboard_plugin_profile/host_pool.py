@@ -31,11 +31,13 @@ logger = logging.getLogger(__name__)
 
 def _worker_decode(host_file: Any, root: str, max_bytes: int, key: Any) -> Optional[tuple]:
     """In the worker: decode and store; a typed error comes back as (class name, message)."""
+    from .blockpool import reusing
     from .disk_cache import DiskCache
     from .profile_reader import read_host_profile
 
     try:
-        space = read_host_profile(host_file)  # checked open
+        with reusing():
+            space = read_host_profile(host_file)  # checked open
     except errors.ProfileError as e:
         return (type(e).__name__, e.message)
     if not DiskCache(root, max_bytes).store_value("space", key, space):

@@ -26,7 +26,7 @@ import re
 import time
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from . import json_out
+from . import blockpool, json_out
 from . import tools as tool_registry
 from .cache import ByteBudgetCache
 from .cache_config import DEFAULT_MEMORY_BYTES, CacheConfig
@@ -154,7 +154,7 @@ class ProfileService:
         return self._cached_result(key, lambda: self._convert(run, tool, selected, relevant))
 
     def _convert(self, run: str, tool: Any, selected: list, params: dict) -> Any:
-        with self.progress.task(run, tool.name) as task, self._computing():
+        with self.progress.task(run, tool.name) as task, self._computing(), blockpool.reusing():
             need = self.spaces.estimate(selected)
             with self.cache.reservation(need, on_wait=task.stage):
                 spaces = self.spaces.get_many(selected, task.stage)
