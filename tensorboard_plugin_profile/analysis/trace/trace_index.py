@@ -107,7 +107,11 @@ class TraceIndex:
     @property
     def name_id(self) -> np.ndarray:
         """int32 per position: the event's string number (``strings``)."""
-        return self._lazy_column("name_id", lambda: self._names_of_shown(self.source))
+        def make() -> np.ndarray:  # every event's name in input order, then by position
+            every = [names.names_of() for names in self.names]
+            return _concat(every).astype(np.int32, copy=False)[self.source]
+
+        return self._lazy_column("name_id", make)
 
     def names_at(self, positions: np.ndarray) -> np.ndarray:
         """int32 string number of each position (``name_id[positions]``)."""
