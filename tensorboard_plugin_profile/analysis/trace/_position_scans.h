@@ -6,9 +6,9 @@
  *     bytes of int32 positions p whose break key is >= size: p not the first of its
  *     segment and max(begin[p] - end[p-1], end[p] - begin[p], end[p-1] - begin[p-1])
  *     >= size, or p the first of a non-empty segment (its key is INT64_MAX).
- * marked_positions(source, marked)
- *     bytes of int32 positions p with marked[source[p]] (marked: one byte per event), in
- *     order: the positions of a few events without inverting all of source.
+ * marked_positions(source, events)
+ *     bytes of int32 positions p whose source[p] is one of `events` (int64), in order:
+ *     the positions of a few events without inverting all of source.
  */
 #ifndef TBPROF_POSITION_SCANS_H
 #define TBPROF_POSITION_SCANS_H
@@ -95,13 +95,24 @@ done:
 }
 
 /* --- marked_positions ----------------------------------------------------------- */
-/* 0, or -1 when a source event number is out of range. */
-static int marked_loop(const int32_t *source, Py_ssize_t n, const uint8_t *marked, Positions *out) {
-    for (Py_ssize_t p = 0; p < n && out->data; p++) {
-        if ((uint32_t)source[p] >= (uint32_t)n) return -1;
-        if (marked[source[p]]) positions_push(out, p);
+/* 0; -1 when an event number is out of range; -2 out of memory. A bit per event marks
+ * the wanted ones (n / 8 bytes: fresh pages are what costs here, not the scan). */
+static int marked_loop(const int32_t *source, Py_ssize_t n, const int64_t *events,
+                       Py_ssize_t num_events, Positions *out) {
+    uint8_t *bits = PyMem_RawCalloc((size_t)n / 8 + 1, 1);
+    if (!bits) return -2;
+    int ok = 0;
+    for (Py_ssize_t k = 0; k < num_events && !ok; k++) {
+        if ((uint64_t)events[k] >= (uint64_t)n) ok = -1;
+        else bits[events[k] >> 3] |= (uint8_t)(1u << (events[k] & 7));
     }
-    return 0;
+    for (Py_ssize_t p = 0; p < n && out->data && !ok; p++) {
+        uint32_t s = (uint32_t)source[p];
+        if (s >= (uint32_t)n) ok = -1;
+        else if (bits[s >> 3] & (1u << (s & 7))) positions_push(out, p);
+    }
+    PyMem_RawFree(bits);
+    return ok;
 }
 
 static PyObject *marked_positions(PyObject *self, PyObject *args) {
@@ -110,17 +121,20 @@ static PyObject *marked_positions(PyObject *self, PyObject *args) {
     Arg a[2];
     memset(a, 0, sizeof(a));
     PyObject *result = NULL;
-    if (get_buffer(o[0], &a[0], 0, 4, -1, "source") < 0 || get_buffer(o[1], &a[1], 0, 1, LEN(0), "marked") < 0)
+    if (get_buffer(o[0], &a[0], 0, 4, -1, "source") < 0 || get_buffer(o[1], &a[1], 0, 8, -1, "events") < 0)
         goto done;
     Positions found;
     int ok;
     Py_BEGIN_ALLOW_THREADS
     positions_init(&found);
-    ok = marked_loop(BUF(0, int32_t), LEN(0), BUF(1, uint8_t), &found);
+    ok = marked_loop(BUF(0, int32_t), LEN(0), BUF(1, int64_t), LEN(1), &found);
     Py_END_ALLOW_THREADS
     if (ok < 0) {
         PyMem_RawFree(found.data);
-        PyErr_SetString(PyExc_ValueError, "marked_positions: source out of range");
+        if (ok == -1)
+            PyErr_SetString(PyExc_ValueError, "marked_positions: event number out of range");
+        else
+            PyErr_NoMemory();
         goto done;
     }
     result = positions_bytes(&found);

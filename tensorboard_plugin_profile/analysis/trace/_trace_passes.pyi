@@ -28,5 +28,5 @@ def lay_out(
 def break_cuts(begin: object, end: object, seg_bounds: object, size: int, /) -> bytes:
     """int32 positions whose break key is >= size."""
 
-def marked_positions(source: object, marked: object, /) -> bytes:
-    """int32 positions p with marked[source[p]], in order."""
+def marked_positions(source: object, events: object, /) -> bytes:
+    """int32 positions p whose source[p] is one of events, in order."""

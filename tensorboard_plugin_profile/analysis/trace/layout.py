@@ -233,10 +233,13 @@ def cuts(begin, end, seg_bounds, size: int, pure_python=None) -> np.ndarray:
     return at.astype(event_numbers(n))
 
 
-def marked_positions(source: np.ndarray, marked: np.ndarray, pure_python=None) -> np.ndarray:
-    """Positions p (in order) whose event ``source[p]`` is marked (bool per event)."""
+def marked_positions(source: np.ndarray, events: np.ndarray, pure_python=None) -> np.ndarray:
+    """Positions p (in order) whose event ``source[p]`` is one of ``events``."""
+    events = passes._int64(events)
     if _use_compiled(pure_python, len(source)) and source.dtype == np.int32:
         assert _compiled is not None
-        found = _compiled.marked_positions(source, marked.view(np.uint8))
+        found = _compiled.marked_positions(source, events)
         return np.frombuffer(found, dtype=np.int32).astype(np.int64)
+    marked = np.zeros(len(source), dtype=bool)
+    marked[events] = True
     return np.flatnonzero(marked[source])

@@ -177,10 +177,8 @@ def _shown_numbers(event_rows: np.ndarray, shown_rows) -> np.ndarray:
 
 def _positions_of(source: np.ndarray, events: np.ndarray) -> np.ndarray:
     """int64 position of each shown event number (``source`` inverted at ``events`` only:
-    a mark per event and one pass over ``source``, not a whole inverse permutation)."""
-    marked = np.zeros(len(source), dtype=bool)
-    marked[events] = True
-    at = layout.marked_positions(source, marked)
+    a bit per event and one pass over ``source``, not a whole inverse permutation)."""
+    at = layout.marked_positions(source, events)
     found = source[at]
     order = np.argsort(found, kind="stable")
     return at[order][np.searchsorted(found[order], events)].astype(np.int64)

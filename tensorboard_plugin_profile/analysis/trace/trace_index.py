@@ -107,6 +107,7 @@ class TraceIndex:
     @property
     def name_id(self) -> np.ndarray:
         """int32 per position: the event's string number (``strings``)."""
+
         def make() -> np.ndarray:  # every event's name in input order, then by position
             every = [names.names_of() for names in self.names]
             return _concat(every).astype(np.int32, copy=False)[self.source]
