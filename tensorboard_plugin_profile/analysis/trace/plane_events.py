@@ -4,7 +4,8 @@ A plane shows every event except those of the async XLA ops line and internal ev
 when nothing is hidden (the usual case) no row list is made and the plane's own columns
 are used as they are (views, no copies). Names are the display name, else the name,
 a ``step_name`` stat winning; they are worked out once per metadata entry or distinct
-step name, then given to events through one table lookup.
+step name, then given to the events asked for (a window's items; every event for search)
+through one table lookup (``PlaneNames``): the index stores no name per event.
 
 Usage::
 
