@@ -14,10 +14,12 @@ note its idle RSS, then time over HTTP
   overview again (answered from the disk cache);
 
 and the peak RSS of the server's process tree (sampled every 20 ms) above its idle RSS, as
-a multiple of the file size. Peers live in their own virtualenvs (never beside this
-package): ``bash bench/setup_peers.sh`` makes them under ``bench/.venv-xprof`` and
-``bench/.venv-xprof-rs`` (or point ``--xprof`` / ``--xprof-rs`` at other executables).
-Ours runs from the interpreter that runs this script.
+a multiple of the file size. ``cpu s`` is the user + system CPU the server's process tree
+spent on the overview and the window: on a loaded machine it moves less than wall time,
+and it shows how much of a peer's speed comes from more cores. Peers live in their own
+virtualenvs (never beside this package): ``bash bench/setup_peers.sh`` makes them under
+``bench/.venv-xprof`` and ``bench/.venv-xprof-rs`` (or point ``--xprof`` / ``--xprof-rs``
+at other executables). Ours runs from the interpreter that runs this script.
 """
 
 from __future__ import annotations
@@ -50,22 +52,45 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _tree(pid: int) -> list:
+    """A process and its children, from /proc."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        try:
+            with open(f"/proc/{current}/task/{current}/children") as f:
+                pending.extend(int(c) for c in f.read().split())
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            continue
+    return found
+
+
 def tree_rss_kb(pid: int) -> int:
     """Resident memory of a process and its children (kB), from /proc."""
     total = 0
-    pending = [pid]
-    while pending:
-        current = pending.pop()
+    for current in _tree(pid):
         try:
             with open(f"/proc/{current}/status") as f:
                 for line in f:
                     if line.startswith("VmRSS:"):
                         total += int(line.split()[1])
-            with open(f"/proc/{current}/task/{current}/children") as f:
-                pending.extend(int(c) for c in f.read().split())
         except (FileNotFoundError, ProcessLookupError, ValueError):
             continue
     return total
+
+
+def tree_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process and its children, including reaped ones."""
+    ticks = 0
+    for current in _tree(pid):
+        try:
+            with open(f"/proc/{current}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            ticks += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+        except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
+            continue
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class RssSampler:
@@ -188,6 +213,7 @@ def measure(name: str, args, profile: pathlib.Path) -> dict:
         time.sleep(0.5)
         idle_kb = tree_rss_kb(server.process.pid)
         sampler = RssSampler(server.process.pid)
+        cpu_before = tree_cpu_s(server.process.pid)
         _, runs_body = server.get("runs")
         run = json.loads(runs_body)[0] if json.loads(runs_body) else SESSION
         data = {"run": run, "host": host}
@@ -196,6 +222,7 @@ def measure(name: str, args, profile: pathlib.Path) -> dict:
             "data", tag="trace_viewer@", **data, **first_window_params(name)
         )
         result["trace_bytes"] = len(trace_body)
+        result["cpu_s"] = tree_cpu_s(server.process.pid) - cpu_before
         if args.tools:
             result["tools"] = {}
             modules = module_names(server, run)
@@ -225,7 +252,7 @@ def measure(name: str, args, profile: pathlib.Path) -> dict:
 
 def print_table(results: list, size_mb: float) -> None:
     print(f"\nprofile: {size_mb:.1f} MB")
-    header = ("server", "overview s", "+trace s", "sum s", "warm ms", "restart s",
+    header = ("server", "overview s", "+trace s", "sum s", "cpu s", "warm ms", "restart s",
               "idle MB", "peak-idle MB", "x file")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -235,6 +262,7 @@ def print_table(results: list, size_mb: float) -> None:
             f"{r['overview_s']:.2f}",
             f"{r['trace_s']:.2f}",
             f"{r['overview_s'] + r['trace_s']:.2f}",
+            f"{r['cpu_s']:.2f}",
             f"{r['warm_ms']:.1f}",
             f"{r['restart_s']:.2f}" if "restart_s" in r else "-",
             f"{r['idle_mb']:.0f}",
