@@ -127,6 +127,13 @@ setup(
             depends=[BUFFERS_H],
             optional=True,
         ),
+        # Step grouping over the event forest (nesting stack, floods); numpy otherwise.
+        Extension(
+            "tensorboard_plugin_profile.analysis._grouping",
+            ["tensorboard_plugin_profile/analysis/_grouping.c"],
+            depends=[BUFFERS_H],
+            optional=True,
+        ),
         # PlaneEdit: new events put among sorted old ones by runs; numpy otherwise.
         Extension(
             "tensorboard_plugin_profile.analysis.preprocessing._edit",

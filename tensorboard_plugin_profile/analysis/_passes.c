@@ -538,102 +538,20 @@ fail:
 }
 /* === end of stream A section ======================================================= */
 
-/* === Step grouping graph passes (analysis/graph_passes.py) ============================
+/* === csr (analysis/graph_passes.py; step grouping's fallback and the trace layout) ====
  *
- * Step grouping (analysis/preprocessing/) builds one graph over every event and floods
- * it; done with numpy these are O(depth) rounds of whole-array gathers. Here each is
- * one linear pass:
- *
- * stack_parents(line, begin, end, skip, out)
- *     upstream's per-line stack: out[i] = the entry left on top after popping every
- *     entry that does not contain event i (begin <= and end >=), else -1. The stack
- *     starts empty whenever line[i] != line[i - 1]; rows with skip[i] != 0 (uint8)
- *     take no part (out = -1, the stack is kept).
  * csr(keys, values, n, ptr, out)
  *     a stable counting sort by key in [0, n): ptr[k] .. ptr[k + 1] are the positions
  *     of key k in out, which holds ``values`` in key order (input order within a key).
- * child_lists(parent_of, extra_parent, extra_child, ptr, out)
- *     the child adjacency of a graph given as one parent per node (parent_of, -1 for
- *     none) plus extra (parent, child) edges: ptr as in csr; each node's children are
- *     the nodes naming it in parent_of (increasing), then its extra children in order.
- * group_crossings(child_ptr, child_idx, group, outer, inner)
- *     every edge whose ends are in two different groups (group >= 0): (group of the
- *     parent, group of the child) written to outer / inner (room for every edge), a pair
- *     equal to the one just written skipped. Returns the number written.
- * flood_min(child_ptr, child_idx, order, label)
- *     the least fixed point of label[x] = min(label[x], label[parent]): ``order`` lists
- *     the labelled nodes by label, ascending; each floods its unvisited descendants
- *     in turn (a node is reached first by the smallest label with a path to it).
+ *     (Step grouping's own passes over the event forest are in _grouping.c.)
  */
-static int as_bytes(PyObject *obj, Arg *arg, Py_ssize_t n, const char *what) {
-    if (PyObject_GetBuffer(obj, &arg->view, PyBUF_C_CONTIGUOUS) < 0) return -1;
-    arg->held = 1;
-    if (arg->view.len != n) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd bytes", what, n);
-        return -1;
-    }
-    return 0;
-}
-
-static PyObject *stack_parents(PyObject *self, PyObject *py_args) {
-    PyObject *o_line, *o_begin, *o_end, *o_skip, *o_out;
-    if (!PyArg_ParseTuple(py_args, "OOOOO", &o_line, &o_begin, &o_end, &o_skip, &o_out))
-        return NULL;
-    Arg a[5];
-    memset(a, 0, sizeof(a));
-    int64_t *stack = NULL;
-    if (as_int64(o_line, &a[0], 0, -1, "line") < 0) goto fail;
-    Py_ssize_t n = a[0].view.len / 8;
-    if (as_int64(o_begin, &a[1], 0, n, "begin") < 0 || as_int64(o_end, &a[2], 0, n, "end") < 0 ||
-        as_bytes(o_skip, &a[3], n, "skip") < 0 || as_int64(o_out, &a[4], 1, n, "out") < 0)
-        goto fail;
-    const int64_t *line = a[0].view.buf, *begin = a[1].view.buf, *end = a[2].view.buf;
-    const uint8_t *skip = a[3].view.buf;
-    int64_t *out = a[4].view.buf;
-    stack = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    if (!stack) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t top = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (i > 0 && line[i] != line[i - 1]) top = 0;
-        out[i] = -1;
-        if (skip[i]) continue;
-        while (top > 0) {
-            int64_t t = stack[top - 1];
-            if (begin[t] <= begin[i] && end[i] <= end[t]) {
-                out[i] = t;
-                break;
-            }
-            top--;
-        }
-        stack[top++] = i;
-    }
-    Py_END_ALLOW_THREADS
-    PyMem_Free(stack);
-    release(a, 5);
-    Py_RETURN_NONE;
-fail:
-    release(a, 5);
-    return NULL;
-}
-
-/* Stable counting sort into n buckets: first the edges parent[i] -> i (parent may be
- * NULL; -1 = none), then keys[e] -> values[e]. ptr[k] doubles as the next free slot of
- * bucket k while filling, then is shifted back. */
-static void counting_sort(const int64_t *parent, Py_ssize_t n, const int64_t *keys,
-                          const int64_t *values, Py_ssize_t m, int64_t *ptr, int64_t *out) {
+/* Stable counting sort of keys[e] -> values[e] into n buckets. ptr[k] doubles as the
+ * next free slot of bucket k while filling, then is shifted back. */
+static void counting_sort(Py_ssize_t n, const int64_t *keys, const int64_t *values,
+                          Py_ssize_t m, int64_t *ptr, int64_t *out) {
     memset(ptr, 0, (size_t)(n + 1) * sizeof(int64_t));
-    if (parent)
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (parent[i] >= 0) ptr[parent[i] + 1]++;
     for (Py_ssize_t e = 0; e < m; e++) ptr[keys[e] + 1]++;
     for (Py_ssize_t k = 0; k < n; k++) ptr[k + 1] += ptr[k];
-    if (parent)
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (parent[i] >= 0) out[ptr[parent[i]]++] = i;
     for (Py_ssize_t e = 0; e < m; e++) out[ptr[keys[e]]++] = values[e];
     for (Py_ssize_t k = n; k > 0; k--) ptr[k] = ptr[k - 1];
     ptr[0] = 0;
@@ -663,7 +581,7 @@ static PyObject *csr(PyObject *self, PyObject *py_args) {
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    counting_sort(NULL, n, keys, values, m, ptr, out);
+    counting_sort(n, keys, values, m, ptr, out);
     Py_END_ALLOW_THREADS
     release(a, 4);
     Py_RETURN_NONE;
@@ -671,154 +589,7 @@ fail:
     release(a, 4);
     return NULL;
 }
-
-static PyObject *child_lists(PyObject *self, PyObject *py_args) {
-    PyObject *o_parent, *o_xp, *o_xc, *o_ptr, *o_out;
-    if (!PyArg_ParseTuple(py_args, "OOOOO", &o_parent, &o_xp, &o_xc, &o_ptr, &o_out)) return NULL;
-    Arg a[5];
-    memset(a, 0, sizeof(a));
-    if (as_int64(o_parent, &a[0], 0, -1, "parent_of") < 0 ||
-        as_int64(o_xp, &a[1], 0, -1, "extra_parent") < 0)
-        goto fail;
-    Py_ssize_t n = a[0].view.len / 8, m = a[1].view.len / 8;
-    if (as_int64(o_xc, &a[2], 0, m, "extra_child") < 0 ||
-        as_int64(o_ptr, &a[3], 1, n + 1, "ptr") < 0)
-        goto fail;
-    const int64_t *parent = a[0].view.buf, *xp = a[1].view.buf, *xc = a[2].view.buf;
-    int64_t *ptr = a[3].view.buf;
-    Py_ssize_t edges = m;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (parent[i] < -1 || parent[i] >= n) {
-            PyErr_SetString(PyExc_ValueError, "child_lists: parent out of range");
-            goto fail;
-        }
-        edges += parent[i] >= 0;
-    }
-    for (Py_ssize_t e = 0; e < m; e++) {
-        if (xp[e] < 0 || xp[e] >= n || xc[e] < 0 || xc[e] >= n) {
-            PyErr_SetString(PyExc_ValueError, "child_lists: edge out of range");
-            goto fail;
-        }
-    }
-    if (as_int64(o_out, &a[4], 1, edges, "out") < 0) goto fail;
-    int64_t *out = a[4].view.buf;
-    Py_BEGIN_ALLOW_THREADS
-    counting_sort(parent, n, xp, xc, m, ptr, out);
-    Py_END_ALLOW_THREADS
-    release(a, 5);
-    Py_RETURN_NONE;
-fail:
-    release(a, 5);
-    return NULL;
-}
-
-static PyObject *group_crossings(PyObject *self, PyObject *py_args) {
-    PyObject *o_ptr, *o_idx, *o_group, *o_outer, *o_inner;
-    if (!PyArg_ParseTuple(py_args, "OOOOO", &o_ptr, &o_idx, &o_group, &o_outer, &o_inner))
-        return NULL;
-    Arg a[5];
-    memset(a, 0, sizeof(a));
-    if (as_int64(o_group, &a[2], 0, -1, "group") < 0) goto fail;
-    Py_ssize_t n = a[2].view.len / 8;
-    if (as_int64(o_ptr, &a[0], 0, n + 1, "child_ptr") < 0 ||
-        as_int64(o_idx, &a[1], 0, -1, "child_idx") < 0)
-        goto fail;
-    Py_ssize_t num_edges = a[1].view.len / 8;
-    if (as_int64(o_outer, &a[3], 1, num_edges, "outer") < 0 ||
-        as_int64(o_inner, &a[4], 1, num_edges, "inner") < 0)
-        goto fail;
-    const int64_t *ptr = a[0].view.buf, *idx = a[1].view.buf, *group = a[2].view.buf;
-    int64_t *outer = a[3].view.buf, *inner = a[4].view.buf;
-    int bad = ptr[0] != 0 || ptr[n] != num_edges;
-    for (Py_ssize_t k = 0; k < n && !bad; k++) bad = ptr[k + 1] < ptr[k];
-    for (Py_ssize_t e = 0; e < num_edges && !bad; e++) bad = idx[e] < 0 || idx[e] >= n;
-    if (bad) {
-        PyErr_SetString(PyExc_ValueError, "group_crossings: malformed graph");
-        goto fail;
-    }
-    Py_ssize_t count = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t x = 0; x < n; x++) {
-        int64_t g = group[x];
-        if (g < 0) continue;
-        for (int64_t e = ptr[x]; e < ptr[x + 1]; e++) {
-            int64_t h = group[idx[e]];
-            if (h < 0 || h == g) continue;
-            if (count > 0 && outer[count - 1] == g && inner[count - 1] == h) continue;
-            outer[count] = g;
-            inner[count] = h;
-            count++;
-        }
-    }
-    Py_END_ALLOW_THREADS
-    release(a, 5);
-    return PyLong_FromSsize_t(count);
-fail:
-    release(a, 5);
-    return NULL;
-}
-
-static PyObject *flood_min(PyObject *self, PyObject *py_args) {
-    PyObject *o_ptr, *o_idx, *o_order, *o_label;
-    if (!PyArg_ParseTuple(py_args, "OOOO", &o_ptr, &o_idx, &o_order, &o_label)) return NULL;
-    Arg a[4];
-    memset(a, 0, sizeof(a));
-    uint8_t *done = NULL;
-    int64_t *stack = NULL;
-    if (as_int64(o_label, &a[3], 1, -1, "label") < 0) goto fail;
-    Py_ssize_t n = a[3].view.len / 8;
-    if (as_int64(o_ptr, &a[0], 0, n + 1, "child_ptr") < 0 ||
-        as_int64(o_idx, &a[1], 0, -1, "child_idx") < 0 ||
-        as_int64(o_order, &a[2], 0, -1, "order") < 0)
-        goto fail;
-    const int64_t *ptr = a[0].view.buf, *idx = a[1].view.buf, *order = a[2].view.buf;
-    int64_t *label = a[3].view.buf;
-    Py_ssize_t num_edges = a[1].view.len / 8, num_order = a[2].view.len / 8;
-    int bad = ptr[0] != 0 || ptr[n] != num_edges;
-    for (Py_ssize_t k = 0; k < n && !bad; k++) bad = ptr[k + 1] < ptr[k];
-    for (Py_ssize_t e = 0; e < num_edges && !bad; e++) bad = idx[e] < 0 || idx[e] >= n;
-    for (Py_ssize_t i = 0; i < num_order && !bad; i++) bad = order[i] < 0 || order[i] >= n;
-    if (bad) {
-        PyErr_SetString(PyExc_ValueError, "flood_min: malformed graph");
-        goto fail;
-    }
-    done = PyMem_Calloc((size_t)(n ? n : 1), 1);
-    stack = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    if (!done || !stack) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < num_order; i++) {
-        int64_t source = order[i];
-        if (done[source]) continue;
-        done[source] = 1;
-        int64_t value = label[source];
-        Py_ssize_t top = 0;
-        stack[top++] = source;
-        while (top > 0) {
-            int64_t x = stack[--top];
-            for (int64_t e = ptr[x]; e < ptr[x + 1]; e++) {
-                int64_t c = idx[e];
-                if (done[c]) continue;
-                done[c] = 1;
-                label[c] = value;
-                stack[top++] = c;
-            }
-        }
-    }
-    Py_END_ALLOW_THREADS
-    PyMem_Free(done);
-    PyMem_Free(stack);
-    release(a, 4);
-    Py_RETURN_NONE;
-fail:
-    PyMem_Free(done);
-    PyMem_Free(stack);
-    release(a, 4);
-    return NULL;
-}
-/* === end of step grouping graph passes ================================================ */
+/* === end of csr ===================================================================== */
 
 /* === Trace index depths (analysis/trace/trace_index.py) =================================
  *
@@ -958,12 +729,7 @@ static PyMethodDef methods[] = {
     {"pack_boundaries", pack_boundaries, METH_VARARGS, "Packed sort keys of span boundaries."},
     {"step_breakdown", step_breakdown, METH_VARARGS,
      "Per step window and type: tracked time inside the window, in all, and presence."},
-    /* step grouping graph passes */
-    {"stack_parents", stack_parents, METH_VARARGS, "Upstream's per-line nesting stack."},
     {"csr", csr, METH_VARARGS, "Stable counting sort of values by key."},
-    {"child_lists", child_lists, METH_VARARGS, "Child adjacency of parent_of plus extra edges."},
-    {"group_crossings", group_crossings, METH_VARARGS, "Edges between two different groups."},
-    {"flood_min", flood_min, METH_VARARGS, "Least fixed point of min-label propagation."},
     /* trace index depths */
     {"row_depths", row_depths, METH_VARARGS, "Nesting depth per event of begin-sorted rows."},
     {NULL, NULL, 0, NULL},

@@ -36,25 +36,9 @@ def pack_boundaries(
 ) -> bool:
     """Sortable int64 keys of span boundaries into ``key``; False when they do not fit."""
 
-# Step grouping graph passes (analysis/graph_passes.py).
-def stack_parents(line: object, begin: object, end: object, skip: object, out: object, /) -> None:
-    """Upstream's per-line nesting stack: the parent of each row, written into ``out``."""
-
+# Counting sort (analysis/graph_passes.py: grouping's fallback, the trace layout).
 def csr(keys: object, values: object, n: int, ptr: object, out: object, /) -> None:
     """Stable counting sort of ``values`` by key into ``ptr`` / ``out``."""
-
-def child_lists(
-    parent_of: object, extra_parent: object, extra_child: object, ptr: object, out: object, /
-) -> None:
-    """Child adjacency of one parent per node plus extra edges, into ``ptr`` / ``out``."""
-
-def group_crossings(
-    child_ptr: object, child_idx: object, group: object, outer: object, inner: object, /
-) -> int:
-    """(group, group) of edges between two groups into outer / inner; returns how many."""
-
-def flood_min(child_ptr: object, child_idx: object, order: object, label: object, /) -> None:
-    """Least fixed point of min-label propagation, ``label`` updated in place."""
 
 # Trace index depths (analysis/trace/depths.py).
 def row_depths(bounds: object, begin: object, end: object, depth: object, /) -> int:

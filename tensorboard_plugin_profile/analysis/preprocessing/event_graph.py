@@ -5,31 +5,33 @@ index (planes in order, each plane's events in table order) and the edges are
 ``(parent, child)`` arrays built with sorts and joins:
 
 * **intra-thread**: upstream pops a per-line stack until the top contains the
-  event; ``graph_passes.stack_parents`` runs that stack in one compiled pass (the
-  numpy fallback: when begins never decrease along a line, the parent is the latest
-  earlier event whose end is not before ours, found by pointer jumping).
+  event; ``graph_passes.line_forest`` runs that stack in one compiled pass and also
+  keeps where each event left the stack (its descendants are the rows up to there),
+  the numpy fallback (``graph_passes.stack_parents``) finds the parents by pointer
+  jumping when begins never decrease along a line;
 * **inter-thread** and **producer/consumer** links are joins on stat keys.
 
 Order matters in one place: ancestor searches are breadth first over each node's
 parent list, whose upstream order is intra-thread parent, inter-thread parent,
 context producers (by node), loop root. ``Graph`` keeps parents in that order.
 
-Everything else (group floods, reachability) is a min-label propagation over the
-child adjacency (``propagate_min``): compiled, the labelled nodes flood their
-unvisited descendants in label order, visiting each node once; the numpy fallback
-relaxes edges out of the nodes that changed, one round per level of depth.
+Everything else (group floods, reachability) is ``Graph.flood``: seeds in turn label
+what they reach first. Compiled, a flood walks each subtree's rows in order and jumps
+over labelled subtrees (each node is visited once); the numpy fallback propagates seed
+ranks over an explicit child adjacency, one round per level of depth.
 
 Usage::
 
-    parent = intra_thread_parents(line, begin, end, skip)
-    graph = Graph.build(parent, [(parent_idx, child_idx), ...])  # later ranks
-    owner = propagate_min(graph, init)
+    intra = intra_thread_forest(line, begin, duration, skip)
+    graph = Graph.build(intra, [(parent_idx, child_idx), ...])  # later ranks
+    label, flooded, crossings = graph.flood(seeds)
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import deque
+from typing import Optional
 
 import numpy as np
 
@@ -40,19 +42,26 @@ from ..graph_passes import NO_LABEL
 MAX_CONTEXT_FANOUT = 64
 
 
-def intra_thread_parents(line, begin, end, skip) -> np.ndarray:
-    """Parent of each event on its line (-1 for none; ``skip`` rows take no part).
+def intra_thread_forest(line, begin, duration, skip) -> tuple:
+    """(parent of each event on its line (-1 for none), stop or None): see ``Graph``.
 
     ``line`` identifies the line of each row in node order; a stack starts empty
-    wherever it changes from one row to the next.
+    wherever it changes from one row to the next. ``skip`` rows (a bool mask, or None
+    for none) take no part.
     """
-    return graph_passes.stack_parents(line, begin, end, skip)
+    if graph_passes.forest_compiled(len(line)):
+        return graph_passes.line_forest(line, begin, duration, skip)
+    end = np.add(begin, duration, dtype=np.int64)
+    skip = np.zeros(len(line), dtype=bool) if skip is None else skip
+    return graph_passes.stack_parents(line, begin, end, skip), None
 
 
 def key_codes(columns: list) -> np.ndarray:
     """Dense codes of the rows of int64 key columns (equal rows, equal codes)."""
     if not len(columns[0]):
         return np.zeros(0, dtype=np.int64)
+    # A column with one value throughout (one process, say) tells no rows apart.
+    columns = [c for c in columns if c.min() != c.max()] or columns[:1]
     order = np.lexsort(columns[::-1])
     differs = np.zeros(len(order), dtype=bool)
     for col in columns:
@@ -117,13 +126,17 @@ def _no_edges() -> tuple:
 
 @dataclasses.dataclass
 class Graph:
-    """Parent lists (in upstream order) and child lists as arrays.
+    """Parent lists (in upstream order) and the way down, as arrays.
 
     A node's parents are its intra-thread parent (``parent_of``, -1 for none), then
     its other parents, in edge-set rank order: the few nodes that have any are
     ``extra_nodes`` (sorted), ``extra_nodes[k]``'s are ``extra_idx[extra_ptr[k]:
-    extra_ptr[k + 1]]`` (a CSR over those nodes only, not over every event);
-    ``child_ptr``/``child_idx`` hold every node's children (CSR).
+    extra_ptr[k + 1]]`` (a CSR over those nodes only, not over every event).
+
+    The way down: compiled, ``stop`` (node x's intra-thread descendants are the rows of
+    ``(x, stop[x])`` not skipped, ``stop[x] == x`` for a skipped row) and ``down`` =
+    the extra edges by parent (``graph_passes.extra_by_parent``); else ``stop`` is None
+    and ``down`` = (child_ptr, child_idx), every node's children (CSR).
     """
 
     n: int
@@ -131,22 +144,44 @@ class Graph:
     extra_nodes: np.ndarray
     extra_ptr: np.ndarray
     extra_idx: np.ndarray
-    child_ptr: np.ndarray
-    child_idx: np.ndarray
+    stop: Optional[np.ndarray]
+    down: tuple
 
     @classmethod
-    def build(cls, parent_of: np.ndarray, edge_sets: list) -> Graph:
-        """``edge_sets``: further (parents, children) pairs, listed in parent-order rank."""
+    def build(cls, intra: tuple, edge_sets: list) -> Graph:
+        """``intra``: (parent_of, stop) of ``intra_thread_forest``; ``edge_sets``: further
+        (parents, children) pairs, listed in parent-order rank."""
+        parent_of, stop = intra
         n = len(parent_of)
         parents = np.concatenate([p for p, _ in edge_sets] + [_no_edges()[0]])
         children = np.concatenate([c for _, c in edge_sets] + [_no_edges()[0]])
         # Edge sets arrive in rank order, so a stable sort by child keeps each
         # node's parents in upstream order (context producers in node order).
         order = np.argsort(children, kind="stable")
-        extra_nodes, counts = np.unique(children[order], return_counts=True)
-        extra_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        child_ptr, child_idx = graph_passes.child_lists(parent_of, parents, children)
-        return cls(n, parent_of, extra_nodes, extra_ptr, parents[order], child_ptr, child_idx)
+        extra_nodes, extra_ptr = graph_passes.sorted_runs(children[order])
+        if stop is not None:
+            down = graph_passes.extra_by_parent(parents, children, n)
+        else:
+            down = graph_passes.child_lists(parent_of, parents, children)
+        return cls(n, parent_of, extra_nodes, extra_ptr, parents[order], stop, down)
+
+    def flood(
+        self, order, values=None, proper=False, unreached=NO_LABEL, out=None, crossings=False
+    ) -> tuple:
+        """(label, flooded, (outer, inner)): seeds ``order`` label what they reach first.
+
+        label[x] = ``values[r]`` of the first seed ``order[r]`` with a path to x (of at
+        least one edge when ``proper``), else ``unreached``. ``values`` None: dense, the
+        number of seeds before that flooded (were not reached by an earlier seed, see
+        ``flooded``). ``crossings``: the label pairs of edges from a node into one labelled
+        differently (not when proper; pairs may repeat). ``out``: an int64 array per node
+        to write the labels into (a fresh one costs its first touch of every page).
+        """
+        args = (order, values, proper, unreached, out, crossings)
+        if self.stop is not None:
+            return graph_passes.flood(self.stop, self.down, *args)
+        child_ptr, child_idx = self.down
+        return graph_passes.flood_numpy(child_ptr, child_idx, *args)
 
     def parents_of(self, node: int) -> list:
         first = int(self.parent_of[node])
@@ -162,14 +197,14 @@ class Graph:
         k = np.minimum(np.searchsorted(self.extra_nodes, nodes), len(self.extra_nodes) - 1)
         return self.extra_nodes[k] == nodes
 
-    def edges_from(self, nodes: np.ndarray) -> tuple:
-        """(source, child) for every child edge out of ``nodes``."""
-        return graph_passes.edges_from(self.child_ptr, self.child_idx, nodes)
+    def has_parents(self, nodes: np.ndarray) -> np.ndarray:
+        """Per node of ``nodes``: whether it has any parent."""
+        return (self.parent_of[nodes] >= 0) | self._has_extra_parents(nodes)
 
     def first_ancestors(self, nodes: np.ndarray, matches: np.ndarray) -> np.ndarray:
         """``first_ancestor`` of each node (itself included), -1 for none."""
         found = np.where(matches[nodes], nodes, -1)
-        has_parent = (self.parent_of[nodes] >= 0) | self._has_extra_parents(nodes)
+        has_parent = self.has_parents(nodes)
         for k in np.flatnonzero((found < 0) & has_parent).tolist():  # searched one by one
             hit = self.first_ancestor(int(nodes[k]), matches)
             found[k] = -1 if hit is None else hit
@@ -188,27 +223,3 @@ class Graph:
                     seen.add(parent)
                     queue.append(parent)
         return None
-
-
-def propagate_min(graph: Graph, label: np.ndarray, in_place: bool = False) -> np.ndarray:
-    """Least fixed point of ``label[x] = min(label[x], label[parent])`` over child edges."""
-    return graph_passes.flood_min(graph.child_ptr, graph.child_idx, label, in_place=in_place)
-
-
-def reached_from(graph: Graph, sources: np.ndarray, proper: bool, out=None) -> np.ndarray:
-    """Per node, the smallest source node with a path to it (NO_LABEL if none).
-
-    ``proper``: paths of at least one edge (a source does not reach itself unless
-    through a cycle). ``out``: an int64 array per node to write into (a fresh one costs
-    its first touch of every page).
-    """
-    label = np.full(graph.n, NO_LABEL, dtype=np.int64) if out is None else out
-    if out is not None:
-        label.fill(NO_LABEL)
-    nodes = np.flatnonzero(sources)
-    if not proper:
-        label[nodes] = nodes
-        return propagate_min(graph, label, in_place=True)
-    source, child = graph.edges_from(nodes)
-    np.minimum.at(label, child, source)
-    return propagate_min(graph, label, in_place=True)

@@ -8,8 +8,8 @@ pick the roots. See ``grouping`` for how groups are made from them.
 Usage::
 
     nodes = Nodes.of(space)
-    parent, edge_sets = edges(nodes)
-    graph = event_graph.Graph.build(parent, edge_sets)
+    intra, edge_sets = edges(nodes)
+    graph = event_graph.Graph.build(intra, edge_sets)
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pandas as pd
 
 from ...xspace import schema
 from ...xspace.model import Space
@@ -73,6 +74,9 @@ class Stat:
         """(values, present) at ``nodes`` (0 where absent)."""
         if not len(self.rows):
             return np.zeros(len(nodes), dtype=np.int64), np.zeros(len(nodes), dtype=bool)
+        if len(nodes) == len(self.rows) and np.array_equal(nodes, self.rows):
+            # Stats that come together (``_p`` with ``_pt``, ...) share their rows.
+            return self.values.copy(), np.ones(len(nodes), dtype=bool)
         pos = np.minimum(np.searchsorted(self.rows, nodes), len(self.rows) - 1)
         present = self.rows[pos] == nodes
         return np.where(present, self.values[pos], 0), present
@@ -83,15 +87,31 @@ class Stat:
 
 
 @dataclasses.dataclass
+class Presence:
+    """Indexed like a mask per node (by one node or an array of them) without one:
+    binary searches in the stat's sorted rows."""
+
+    stat: Stat
+
+    def __getitem__(self, nodes):
+        if np.ndim(nodes) == 0:
+            rows = self.stat.rows
+            k = int(np.searchsorted(rows, nodes))
+            return k < len(rows) and rows[k] == nodes
+        return self.stat.at(np.asarray(nodes))[1]
+
+
+@dataclasses.dataclass
 class Nodes:
     """Per-node arrays over all planes (node = plane offset + event row)."""
 
     planes: list
     offsets: np.ndarray
     begin: np.ndarray
-    end: np.ndarray
-    line: np.ndarray  # line of each node, unique over planes (a stack resets between lines)
+    duration: np.ndarray
+    line: np.ndarray  # int32 line of each node, unique over planes (a stack resets between)
     types: np.ndarray
+    type_set: frozenset  # the types that may occur (a superset: scans of absent ones skipped)
     stats: dict  # stat name -> Stat
     root_level: Stat  # nodes with a root level above 0
     graph_type_present: np.ndarray
@@ -112,17 +132,22 @@ class Nodes:
                 return parts[0]
             return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
+        # Views of the event columns on the usual single plane (no end column: the
+        # nesting pass adds the duration itself).
         begin = cat(lambda p: p.events["begin_ps"].to_numpy(), np.int64)
-        end = begin + cat(lambda p: p.events["duration_ps"].to_numpy(), np.int64)
-        bases = np.cumsum([0] + [len(p.lines) + 1 for p in planes])
-        line = cat(lambda p: p.events["line"].to_numpy(), np.int64)
+        duration = cat(lambda p: p.events["duration_ps"].to_numpy(), np.int64)
+        bases = np.cumsum([0] + [len(p.lines) + 1 for p in planes]).astype(np.int32)
+        line = cat(lambda p: p.events["line"].to_numpy(), np.int32)
         if sum(len(p.events) > 0 for p in planes) > 1:  # lines of two planes must differ
             line = line + np.repeat(bases[:-1], np.diff(offsets))  # (never the plane's own)
         stats = {key: _stat(planes, offsets, key) for key in _COLUMNS}
-        types = cat(_node_types, np.int8)
+        by_plane = {id(p): _node_types(p) for p in planes if len(p.events)}
+        types = cat(lambda p: by_plane[id(p)][0], np.int8)
+        type_set = frozenset().union(*(names for _, names in by_plane.values()))
+        type_set |= _mark_kernels(planes, offsets, types, stats[schema.CORRELATION_ID])
         level = stats[schema.ROOT_LEVEL]
         # A TraceContext without a root level is a level-1 root.
-        contexts = np.flatnonzero(types == TRACE_CONTEXT)
+        contexts = np.flatnonzero(types == TRACE_CONTEXT if TRACE_CONTEXT in type_set else [])
         bare = contexts[~level.at(contexts)[1]]
         rows = np.concatenate([level.rows, bare])
         values = np.concatenate([level.values, np.ones(len(bare), dtype=np.int64)])
@@ -130,7 +155,18 @@ class Nodes:
         rows, values = rows[order], values[order]
         root_level = Stat(rows[values > 0], values[values > 0], n)
         graph_type = cat(lambda p: _notnone(p.events, schema.GRAPH_TYPE), bool)
-        return cls(planes, offsets, begin, end, line, types, stats, root_level, graph_type)
+        return cls(
+            planes, offsets, begin, duration, line, types, type_set, stats, root_level, graph_type
+        )
+
+    def rows_of_type(self, node_type: int) -> np.ndarray:
+        """The nodes of one type, increasing (no scan when the type cannot occur)."""
+        if node_type not in self.type_set:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(self.types == node_type)
+
+    def end_at(self, rows: np.ndarray) -> np.ndarray:
+        return self.begin[rows] + self.duration[rows]
 
     def locate(self, node: int) -> tuple:
         plane = int(np.searchsorted(self.offsets, node, side="right")) - 1
@@ -148,8 +184,8 @@ class Nodes:
             codes, categories = self._names(plane)
             mine = np.flatnonzero(plane_of == plane)
             rows = nodes[mine] - self.offsets[plane]
-            for k, code in zip(mine.tolist(), codes[rows].tolist()):
-                out[k] = str(categories[code])
+            for k, name in zip(mine.tolist(), categories.take(codes[rows]).tolist()):
+                out[k] = str(name)
         return out
 
     def _names(self, plane: int) -> tuple:
@@ -160,15 +196,12 @@ class Nodes:
             cache[plane] = (names.cat.codes.to_numpy(), names.cat.categories)
         return cache[plane]
 
-    def present(self, key: str) -> np.ndarray:
-        """Per node: whether stat ``key`` is present (built once per key)."""
-        cache = self.__dict__.setdefault("_present_cache", {})
-        if key not in cache:
-            cache[key] = self.stats[key].mask()
-        return cache[key]
+    def present(self, key: str) -> Presence:
+        """``present(key)[nodes]``: whether stat ``key`` is present at the nodes."""
+        return Presence(self.stats[key])
 
     def tf_data_step_ids(self) -> np.ndarray:
-        rows = np.flatnonzero(self.types == TF_DATA_FUNCTION)
+        rows = self.rows_of_type(TF_DATA_FUNCTION)
         values, present = self.stats[schema.STEP_ID].at(rows)
         return np.unique(values[present])
 
@@ -180,10 +213,11 @@ def _stat(planes: list, offsets: np.ndarray, name: str) -> Stat:
         if name not in plane.events.columns:
             continue
         col = plane.events[name].array
-        # One pass over the mask; only present values are copied (not a full column).
-        present = np.flatnonzero(~np.asarray(col.isna(), dtype=bool))
-        if not len(present):
+        # One pass over the mask (inverted in place); only present values are copied.
+        absent = np.asarray(col.isna(), dtype=bool)
+        if np.count_nonzero(absent) == len(absent):  # no search for the usual absent stat
             continue
+        present = np.flatnonzero(np.logical_not(absent, out=absent))
         dtype = np.uint64 if str(col.dtype).startswith("UInt") else np.int64
         rows.append(present + offset)
         values.append(np.asarray(col[present].to_numpy(dtype=dtype)).view(np.int64))
@@ -193,10 +227,14 @@ def _stat(planes: list, offsets: np.ndarray, name: str) -> Stat:
 def _notnone(events, name: str) -> np.ndarray:
     if name not in events.columns:
         return np.zeros(len(events), dtype=bool)
-    return events[name].notna().to_numpy()
+    column = events[name]
+    if isinstance(column.dtype, pd.CategoricalDtype):  # one pass over the codes
+        return column.cat.codes.to_numpy() != -1
+    return column.notna().to_numpy()
 
 
-def _node_types(plane) -> np.ndarray:
+def _node_types(plane) -> tuple:
+    """(type per event by name, the types of its names); per name, not per event."""
     names = plane.events["name"]
     categories = [str(c) for c in names.cat.categories]
     # Any name parsing as a TensorFlow op ("name:Type") is a TfOpRun.
@@ -206,30 +244,42 @@ def _node_types(plane) -> np.ndarray:
         + [OTHER],
         dtype=np.int8,
     )
-    types = by_category[names.cat.codes.to_numpy()]
-    # Events with a correlation id are kernel launches (host) or kernels (device).
-    if "correlation_id" in plane.events.columns:
-        kernel = (types == OTHER) & ~plane.events["correlation_id"].isna().to_numpy()
-        types[kernel] = KERNEL_LAUNCH if plane.name == schema.HOST_PLANE else KERNEL_EXECUTE
-    return types
+    kinds = set(by_category.tolist())
+    if kinds == {OTHER}:  # the usual JAX / PyTorch host: zero pages, never written
+        return np.zeros(len(names), dtype=np.int8), kinds
+    return by_category[names.cat.codes.to_numpy()], kinds
+
+
+def _mark_kernels(planes: list, offsets: np.ndarray, types: np.ndarray, correlation) -> set:
+    """Events with a correlation id and no other type are kernel launches (host) or
+    kernels (device); ``types`` is updated in place. Returns the types added."""
+    rows = correlation.rows[types[correlation.rows] == OTHER]
+    if not len(rows):
+        return set()
+    plane_of = np.searchsorted(offsets, rows, side="right") - 1
+    on_host = np.array([p.name == schema.HOST_PLANE for p in planes])[plane_of]
+    types[rows] = np.where(on_host, KERNEL_LAUNCH, KERNEL_EXECUTE)
+    return set(np.unique(types[rows]).tolist())
 
 
 # --- edges -----------------------------------------------------------------------------
 def edges(nodes: Nodes) -> tuple:
-    """(intra-thread parent per node, [inter-thread edges, context edges]): upstream order."""
-    is_async = nodes.stats[schema.IS_ASYNC].mask(where=lambda value: value != 0)
-    parent = event_graph.intra_thread_parents(nodes.line, nodes.begin, nodes.end, is_async)
+    """(intra-thread forest (``event_graph.intra_thread_forest``), [inter-thread edges,
+    context edges]): the edge sets in upstream parent order."""
+    is_async = nodes.stats[schema.IS_ASYNC]
+    skip = is_async.mask(where=lambda value: value != 0) if len(is_async.rows) else None
+    intra = event_graph.intra_thread_forest(nodes.line, nodes.begin, nodes.duration, skip)
     inter = [
         _link(nodes, EXECUTOR, ITERATOR_GET_NEXT, (schema.STEP_ID, schema.ITER_NUM)),
         _link(nodes, KERNEL_LAUNCH, KERNEL_EXECUTE, (schema.CORRELATION_ID,)),
     ]
     inter_edges = tuple(np.concatenate(side) for side in zip(*inter))
-    return parent, [inter_edges, _contexts(nodes)]
+    return intra, [inter_edges, _contexts(nodes)]
 
 
 def _link(nodes: Nodes, parent_type: int, child_type: int, keys: tuple) -> tuple:
     def side(node_type):
-        rows = np.flatnonzero(nodes.types == node_type)
+        rows = nodes.rows_of_type(node_type)
         for key in keys:
             rows = nodes.stats[key].rows_among(rows)
         return rows, [nodes.stats[k].at(rows)[0] for k in keys]
@@ -287,7 +337,7 @@ def _pids(nodes: Nodes, rows: np.ndarray) -> tuple:
 # --- roots -----------------------------------------------------------------------------
 def loop_roots(nodes: Nodes, tf_data_ids: np.ndarray) -> tuple:
     """TF while-loop iterations: (roots in time order, edges root → rest of iteration)."""
-    rows = np.flatnonzero(nodes.types == EXECUTOR)
+    rows = nodes.rows_of_type(EXECUTOR)
     rows = nodes.stats[schema.ITER_NUM].rows_among(nodes.stats[schema.STEP_ID].rows_among(rows))
     rows = rows[~np.isin(nodes.stats[schema.STEP_ID].at(rows)[0], tf_data_ids)]
     none = np.zeros(0, dtype=np.int64)
@@ -321,5 +371,5 @@ def sorted_roots(nodes: Nodes, tf_data_ids: np.ndarray) -> np.ndarray:
     step_id, has_step_id = nodes.stats[schema.STEP_ID].at(roots)
     keep = ~(has_step_id & np.isin(step_id, tf_data_ids))
     roots, level = roots[keep], level[keep]
-    begin, end = nodes.begin[roots], nodes.end[roots]
+    begin, end = nodes.begin[roots], nodes.end_at(roots)
     return roots[np.lexsort((roots, begin - end, begin, -level))]

@@ -10,9 +10,10 @@ descendants in turn with a new group id, stopping at nodes an earlier root took.
 That sequential flood has a closed form, used here: a node belongs to the
 earliest-sorted flooding root with a path to it (an earlier root reaching any
 node on the path would reach the node too). So the owner of every node is one
-min-label propagation; a sorted root floods iff it is its own owner and no other
-root of its level is its ancestor (one reachability propagation per level).
-Group relations are the edges that cross from one group into an earlier one.
+``Graph.flood`` of the roots in turn; a sorted root floods iff no earlier root
+reached it and no other root of its level is its ancestor (one flood per level).
+Group relations are the edges that cross from one group into an earlier one,
+recorded by that flood.
 
 Only two things stay per node in Python, both for a small subset: group names
 (a breadth-first ancestor search per group, since upstream takes the *first*
@@ -34,9 +35,7 @@ import numpy as np
 
 from ...xspace import schema
 from ...xspace.model import Space
-from .. import graph_passes
 from . import event_graph, group_roots
-from .edit_passes import recode
 from .event_graph import NO_LABEL
 from .group_roots import Nodes
 
@@ -76,10 +75,10 @@ def group_events(space: Space) -> Grouping:
     if nodes.n == 0 or has_loop_ops(space):
         result.group_ids = [np.full(len(p.events), -1, dtype=np.int64) for p in space.planes]
         return result
-    parent, edge_sets = group_roots.edges(nodes)
+    intra, edge_sets = group_roots.edges(nodes)
     tf_data_ids = nodes.tf_data_step_ids()
     loop_roots, loop_edges = group_roots.loop_roots(nodes, tf_data_ids)
-    graph = event_graph.Graph.build(parent, edge_sets + [loop_edges])
+    graph = event_graph.Graph.build(intra, edge_sets + [loop_edges])
     group = _create_groups(nodes, graph, loop_roots, tf_data_ids, result)
     _mark_eager(nodes, graph, result)
     result.group_ids = [
@@ -91,24 +90,19 @@ def group_events(space: Space) -> Grouping:
 def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Grouping) -> np.ndarray:
     is_loop = len(loop_roots) > 0
     roots = loop_roots if is_loop else group_roots.sorted_roots(nodes, tf_data_ids)
-    owner = np.empty(nodes.n, dtype=np.int64)  # first the scratch of the ancestor search
+    group = np.empty(nodes.n, dtype=np.int64)  # first the scratch of the ancestor search
     if is_loop:
-        flooding, flood_rank = roots, np.arange(len(roots))
+        # Every loop root gets an id, its rank, even when an earlier iteration took it.
+        ranks = np.arange(len(roots), dtype=np.int64)
+        group, _, crossings = graph.flood(roots, ranks, unreached=-1, out=group, crossings=True)
+        grouped = roots
     else:
-        # A root whose ancestors include a root of its level never floods.
-        flooding = roots[~_has_same_level_ancestor(nodes, graph, roots, owner)]
-        flood_rank = np.flatnonzero(np.isin(roots, flooding))
-    owner.fill(NO_LABEL)
-    owner[flooding] = flood_rank
-    owner = event_graph.propagate_min(graph, owner, in_place=True)
-    # Loop roots all get an id; sorted roots only when nobody earlier took them.
-    kept = np.ones(len(flooding), bool) if is_loop else owner[flooding] == flood_rank
-    grouped, ranks = flooding[kept], flood_rank[kept]
-    group_of_rank = np.full(len(roots) + 1, -1, dtype=np.int64)
-    group_of_rank[ranks] = np.arange(len(grouped))
-    # Unowned nodes (NO_LABEL) land on the last slot, -1; written over ``owner``.
-    group = recode(np.minimum(owner, len(roots), out=owner), group_of_rank, out=owner)
-    _record_relations(graph, group, grouped, result)
+        # A root whose ancestors include a root of its level never floods; the others
+        # get ids in turn when nobody earlier took them.
+        flooding = roots[~_has_same_level_ancestor(nodes, graph, roots, group)]
+        group, flooded, crossings = graph.flood(flooding, unreached=-1, out=group, crossings=True)
+        grouped = flooding[flooded]
+    _record_relations(crossings, group, grouped, result)
     names, named = _group_names(nodes, graph, grouped)
     result.group_names.update(enumerate(names))
     plane_of = np.searchsorted(nodes.offsets, grouped, side="right") - 1
@@ -125,35 +119,29 @@ def _has_same_level_ancestor(nodes: Nodes, graph, roots: np.ndarray, scratch) ->
     """
     out = np.zeros(len(roots), dtype=bool)
     root_level = nodes.root_level.at(roots)[0]
-    for value in np.unique(root_level).tolist():
-        mine = roots[root_level == value]
-        sources = nodes.root_level.mask(where=lambda level, v=value: level == v)
-        smallest = event_graph.reached_from(graph, sources, proper=True, out=scratch)[mine]
+    # Only a root with a parent can have an ancestor (roots are mostly top-level events).
+    with_parent = graph.has_parents(roots)
+    for value in np.unique(root_level[with_parent]).tolist():
+        mine = roots[with_parent & (root_level == value)]
+        sources = nodes.root_level.rows[nodes.root_level.values == value]  # increasing
+        smallest = graph.flood(sources, sources, proper=True, out=scratch)[0][mine]
         found = (smallest != NO_LABEL) & (smallest != mine)
         itself = smallest == mine  # reached only through a cycle: look for another source
         if itself.any():
-            largest = _largest_source(graph, sources)[mine]
-            found |= itself & (largest != mine)
+            # Seeds from the largest down: the largest source with a path to each node.
+            largest = graph.flood(sources[::-1], sources[::-1], proper=True, unreached=-1)
+            found |= itself & (largest[0][mine] != mine)
             found |= itself & np.array([r in graph.parents_of(r) for r in mine.tolist()])
-        out[np.flatnonzero(root_level == value)] = found
+        out[np.flatnonzero(with_parent & (root_level == value))] = found
     return out
 
 
-def _largest_source(graph, sources: np.ndarray) -> np.ndarray:
-    negated = np.where(sources, -np.arange(graph.n, dtype=np.int64), 0)
-    order = np.argsort(negated, kind="stable")  # relabel so "min" finds the largest id
-    relabel = np.empty(graph.n, dtype=np.int64)
-    relabel[order] = np.arange(graph.n)
-    label = np.full(graph.n, NO_LABEL, dtype=np.int64)
-    src, child = graph.edges_from(np.flatnonzero(sources))
-    np.minimum.at(label, child, relabel[src])
-    label = event_graph.propagate_min(graph, label)
-    return np.where(label == NO_LABEL, -1, order[np.minimum(label, graph.n - 1)])
+def _record_relations(crossings: tuple, group: np.ndarray, grouped, result: Grouping) -> None:
+    """A flood that meets a node of another (earlier) group nests that group in its own.
 
-
-def _record_relations(graph, group: np.ndarray, grouped: np.ndarray, result: Grouping) -> None:
-    """A flood that meets a node of another (earlier) group nests that group in its own."""
-    outer, inner = graph_passes.group_crossings(graph.child_ptr, graph.child_idx, group)
+    ``crossings``: the (outer, inner) group pairs of the edges between two groups.
+    """
+    outer, inner = crossings
     pairs = set(zip(outer.tolist(), inner.tolist()))
     # A loop root already taken by an earlier iteration still starts (and names) a group.
     root_group = group[grouped]
@@ -198,20 +186,25 @@ def _mark_eager(nodes: Nodes, graph, result: Grouping) -> None:
     When every reachable one agrees the order does not matter; only ops reaching
     both kinds repeat the search.
     """
-    types = nodes.types
-    marked = np.flatnonzero((types == group_roots.TF_OP) | (types == group_roots.KERNEL_EXECUTE))
+    kinds = (group_roots.TF_OP, group_roots.KERNEL_EXECUTE)
+    marked = np.union1d(*(nodes.rows_of_type(kind) for kind in kinds))
     if not len(marked):
         return
-    eager = types == group_roots.EAGER
-    single_op = eager & nodes.stats[schema.IS_FUNC].mask(where=lambda is_func: is_func == 0)
-    reach_single = event_graph.reached_from(graph, single_op, proper=False)[marked] != NO_LABEL
-    reach_other = (
-        event_graph.reached_from(graph, eager & ~single_op, proper=False)[marked] != NO_LABEL
-    )
+    eager = nodes.rows_of_type(group_roots.EAGER)
+    is_func, present = nodes.stats[schema.IS_FUNC].at(eager)
+    single_op = eager[present & (is_func == 0)]
+    other = eager[~(present & (is_func == 0))]
+    scratch = np.empty(nodes.n, dtype=np.int64)
+    reach_single = graph.flood(single_op, single_op, out=scratch)[0][marked] != NO_LABEL
+    reach_other = graph.flood(other, other, out=scratch)[0][marked] != NO_LABEL
     flag = reach_single.astype(np.int64)
-    for k in np.flatnonzero(reach_single & reach_other).tolist():
-        first = graph.first_ancestor(int(marked[k]), eager)
-        flag[k] = int(bool(single_op[first]))
+    conflicts = np.flatnonzero(reach_single & reach_other).tolist()
+    if conflicts:
+        is_eager = np.zeros(nodes.n, dtype=bool)
+        is_eager[eager] = True
+        single = set(single_op.tolist())
+        for k in conflicts:
+            flag[k] = int(graph.first_ancestor(int(marked[k]), is_eager) in single)
     plane_of = np.searchsorted(nodes.offsets, marked, side="right") - 1
     for p in np.unique(plane_of).tolist():
         mine = plane_of == p

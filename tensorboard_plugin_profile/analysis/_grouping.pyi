@@ -1,0 +1,22 @@
+# Interface of the optional compiled step grouping passes (_grouping.c), which mypy cannot read.
+def line_forest(
+    line: object, begin: object, duration: object, skip: object, parent: object, stop: object, /
+) -> None:
+    """Upstream's per-line nesting stack: int32 parent and stop of each row, into the outputs."""
+
+def flood(
+    stop: object,
+    xnodes: object,
+    xptr: object,
+    xidx: object,
+    xbits: object,
+    order: object,
+    values: object,
+    proper: bool,
+    unreached: int,
+    label: object,
+    flooded: object,
+    crossings: bool,
+    /,
+) -> bytes:
+    """Seeds in turn label what they reach first; returns the crossing (outer, inner) pairs."""
