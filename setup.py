@@ -141,6 +141,16 @@ setup(
             depends=[BUFFERS_H],
             optional=True,
         ),
+        # PlaneEdit's stats table: rows written once into the merged columns; numpy otherwise.
+        Extension(
+            "tensorboard_plugin_profile.analysis.preprocessing._stat_merge",
+            ["tensorboard_plugin_profile/analysis/preprocessing/_stat_merge.c"],
+            depends=[
+                BUFFERS_H,
+                "tensorboard_plugin_profile/analysis/preprocessing/_stat_merge_sorted.h",
+            ],
+            optional=True,
+        ),
         # Trace index layout (per row: depths, a counting sort); numpy in analysis/trace/layout.py.
         Extension(
             "tensorboard_plugin_profile.analysis.trace._trace_passes",

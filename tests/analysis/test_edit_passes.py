@@ -14,7 +14,10 @@ from xspace_builder import space_from_tables as make_space
 from tensorboard_plugin_profile.analysis.preprocessing import edit_passes
 from tensorboard_plugin_profile.analysis.preprocessing.placement import Placement
 from tensorboard_plugin_profile.analysis.preprocessing.plane_edit import PlaneEdit
-from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
+from tensorboard_plugin_profile.analysis.preprocessing.preprocess import (
+    preprocess,
+    preprocess_decoded,
+)
 from tensorboard_plugin_profile.xspace import read_xspace, schema
 from tensorboard_plugin_profile.xspace.columns import well_known_columns
 from tensorboard_plugin_profile.xspace.model import KIND_DOUBLE, KIND_STR
@@ -70,11 +73,12 @@ def test_insert_rows_and_shifted_rows_agree(old, at):
     compiled = edit_passes.insert_rows(old_values, at_rows, values, pure_python=False)
     fallback = edit_passes.insert_rows(old_values, at_rows, values, pure_python=True)
     assert compiled.dtype == fallback.dtype and compiled.tolist() == fallback.tolist()
-    shifted, numpy_shifted = np.empty(len(old), dtype=np.int64), np.empty(len(old), dtype=np.int64)
-    edit_passes.shifted_rows(at_rows, shifted, pure_python=False)
-    edit_passes.shifted_rows(at_rows, numpy_shifted, pure_python=True)
-    assert shifted.tolist() == numpy_shifted.tolist()
-    assert fallback[shifted].tolist() == old_values.tolist()
+    for dtype in (np.int64, np.int32):
+        shifted, numpy_shifted = np.empty(len(old), dtype=dtype), np.empty(len(old), dtype=dtype)
+        edit_passes.shifted_rows(at_rows, shifted, pure_python=False)
+        edit_passes.shifted_rows(at_rows, numpy_shifted, pure_python=True)
+        assert shifted.tolist() == numpy_shifted.tolist()
+        assert fallback[shifted].tolist() == old_values.tolist()
 
 
 @needs_compiled
@@ -107,12 +111,34 @@ def test_used_codes_and_recode_agree(codes, dtype):
         assert in_place.tolist() == wide[codes].tolist()
 
 
+@needs_compiled
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 200), max_size=40),
+    st.lists(st.integers(0, 40), max_size=10),
+    st.sampled_from([np.int8, np.int16, np.int32, np.int64]),
+)
+def test_insert_recoded_agrees(codes, at, dtype):
+    codes = np.array(codes, dtype=np.int16)
+    table = (np.arange(201) * 7 % 101).astype(dtype)
+    at_rows = np.sort(np.minimum(np.array(at, dtype=np.int64), len(codes)))
+    values = (np.arange(len(at_rows)) + 100).astype(dtype)
+    expected = np.insert(table[codes], at_rows, values)
+    for pure in (False, True):
+        out = edit_passes.insert_recoded(codes, table, at_rows, values, pure_python=pure)
+        assert out.dtype == table.dtype and out.tolist() == expected.tolist()
+
+
 def test_codes_out_of_range_are_rejected():
     for pure in (False, True):
         with pytest.raises(ValueError):
             edit_passes.recode(np.array([3], dtype=np.int8), np.arange(3), pure_python=pure)
         with pytest.raises(ValueError):
             edit_passes.stable_dest(np.array([5], dtype=np.int64), 5, pure_python=pure)
+        with pytest.raises(ValueError):
+            edit_passes.insert_recoded(
+                np.array([3], dtype=np.int8), np.arange(3), np.array([0]), [1], pure_python=pure
+            )
 
 
 def test_insert_rows_rejects_unsorted_positions():
@@ -153,6 +179,21 @@ def test_typed_columns_are_those_of_the_stats_after_preprocessing(path):
             assert _values(ours) == _values(values), name
             if isinstance(ours.dtype, pd.CategoricalDtype):
                 assert ours.cat.categories.tolist() == values.categories.tolist(), name
+
+
+@pytest.mark.parametrize("path", all_host_files(), ids=lambda p: p.parent.parent.parent.parent.name)
+def test_consuming_the_decoded_columns_gives_the_same_planes(path):
+    # preprocess_decoded drops each decoded column once its copy is built; preprocess keeps
+    # the (cached) input whole. Both must give the same tables.
+    kept, consumed = read_xspace(str(path)), read_xspace(str(path))
+    widths = [len(plane.events.columns) for plane in consumed.planes]
+    ours, reference = preprocess_decoded(consumed), preprocess(kept)
+    for plane, expected in zip(ours.planes, reference.planes):
+        for table in ("events", "stats", "lines", "event_metadata"):
+            assert _frame_values(getattr(plane, table)) == _frame_values(getattr(expected, table))
+    assert [len(plane.events.columns) for plane in kept.planes] == widths
+    edited = [i for i, p in enumerate(ours.planes) if p.events is not consumed.planes[i].events]
+    assert all(len(consumed.planes[i].events.columns) < widths[i] for i in edited)
 
 
 def _values(column) -> list:

@@ -17,7 +17,8 @@
  *     out = old with values[j] put before old[at[j]] (at non-decreasing), like
  *     numpy.insert; any one fixed item size for old, values and out.
  * shifted_rows(at, out)
- *     out[i] = i + the number of j with at[j] <= i: old row i's row after the insertion.
+ *     out[i] = i + the number of j with at[j] <= i: old row i's row after the insertion
+ *     (out: int32, when the rows fit, or int64).
  * stable_dest(keys, n, dest)
  *     a stable counting sort of keys (int64) in [0, n): dest[i] = where row i goes;
  *     then keys are overwritten with themselves in sorted order.
@@ -25,6 +26,9 @@
  *     used[c] = 1 for every code c (codes: signed ints of 1, 2, 4 or 8 bytes; used: bytes).
  * recode(codes, table, out)
  *     out[i] = table[codes[i]] (codes as in mark_used; table and out of one item size).
+ * insert_recoded(codes, table, at, values, out)
+ *     insert_rows of table[codes] (codes as in recode; table, values and out of one item
+ *     size of 1, 2, 4 or 8 bytes), without the recoded temporary.
  *
  * The GIL is released while looping.
  */
@@ -43,6 +47,17 @@ static int get(PyObject *obj, Arg *arg, int writable) {
 static int get_ints(PyObject *obj, Arg *arg, int writable, Py_ssize_t itemsize, Py_ssize_t n,
                     const char *what) {
     return get_buffer(obj, arg, writable, itemsize, n, what);
+}
+
+/* 0 if at[0..m) is non-decreasing in [0, n], else -1 with a ValueError naming the caller. */
+static int check_at(const int64_t *at, Py_ssize_t m, Py_ssize_t n, const char *caller) {
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (at[j] < 0 || at[j] > n || (j > 0 && at[j] < at[j - 1])) {
+            PyErr_Format(PyExc_ValueError, "%s: at must be non-decreasing in [0, n]", caller);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* --- insertion_points -------------------------------------------------------------- */
@@ -132,12 +147,7 @@ static PyObject *insert_rows(PyObject *self, PyObject *py_args) {
         get_ints(o_out, &a[3], 1, size, n + m, "out") < 0)
         goto fail;
     const int64_t *at = a[1].view.buf;
-    for (Py_ssize_t j = 0; j < m; j++) {
-        if (at[j] < 0 || at[j] > n || (j > 0 && at[j] < at[j - 1])) {
-            PyErr_SetString(PyExc_ValueError, "insert_rows: at must be non-decreasing in [0, n]");
-            goto fail;
-        }
-    }
+    if (check_at(at, m, n, "insert_rows") < 0) goto fail;
     const char *old = a[0].view.buf, *values = a[2].view.buf;
     char *out = a[3].view.buf;
     Py_BEGIN_ALLOW_THREADS
@@ -162,22 +172,22 @@ static PyObject *shifted_rows(PyObject *self, PyObject *py_args) {
     if (!PyArg_ParseTuple(py_args, "OO", &o_at, &o_out)) return NULL;
     Arg a[2];
     memset(a, 0, sizeof(a));
-    if (get_ints(o_at, &a[0], 0, 8, -1, "at") < 0 || get_ints(o_out, &a[1], 1, 8, -1, "out") < 0)
+    if (get_ints(o_at, &a[0], 0, 8, -1, "at") < 0 || get(o_out, &a[1], 1) < 0) goto fail;
+    Py_ssize_t size = a[1].view.itemsize, m = a[0].view.len / 8, n = a[1].view.len / size;
+    if ((size != 4 && size != 8) || (size == 4 && n + m > INT32_MAX)) {
+        PyErr_SetString(PyExc_ValueError, "shifted_rows: out must be int64, or int32 if it fits");
         goto fail;
-    Py_ssize_t m = a[0].view.len / 8, n = a[1].view.len / 8;
-    const int64_t *at = a[0].view.buf;
-    for (Py_ssize_t j = 0; j < m; j++) {
-        if (at[j] < 0 || at[j] > n || (j > 0 && at[j] < at[j - 1])) {
-            PyErr_SetString(PyExc_ValueError, "shifted_rows: at must be non-decreasing in [0, n]");
-            goto fail;
-        }
     }
-    int64_t *out = a[1].view.buf;
+    const int64_t *at = a[0].view.buf;
+    if (check_at(at, m, n, "shifted_rows") < 0) goto fail;
     Py_BEGIN_ALLOW_THREADS
     Py_ssize_t j = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         while (j < m && at[j] <= i) j++;
-        out[i] = i + j;
+        if (size == 4)
+            ((int32_t *)a[1].view.buf)[i] = (int32_t)(i + j);
+        else
+            ((int64_t *)a[1].view.buf)[i] = i + j;
     }
     Py_END_ALLOW_THREADS
     release(a, 2);
@@ -326,6 +336,57 @@ fail:
     return NULL;
 }
 
+/* --- insert_recoded --------------------------------------------------------------- */
+#define INSERT_RECODED(T)                                                                  \
+    do {                                                                                   \
+        const T *tab = (const T *)table, *val = (const T *)values;                         \
+        T *dst = (T *)out;                                                                 \
+        Py_ssize_t from = 0;                                                               \
+        for (Py_ssize_t j = 0; j <= m; j++) {                                              \
+            Py_ssize_t upto = j < m ? at[j] : n;                                           \
+            for (Py_ssize_t i = from; i < upto; i++) dst[i + j] = tab[code_at(codes, i)];  \
+            from = upto;                                                                   \
+            if (j < m) dst[from + j] = val[j];                                             \
+        }                                                                                  \
+    } while (0)
+
+static PyObject *insert_recoded(PyObject *self, PyObject *py_args) {
+    PyObject *o[5];
+    if (!PyArg_ParseTuple(py_args, "OOOOO", &o[0], &o[1], &o[2], &o[3], &o[4])) return NULL;
+    Arg a[5];
+    memset(a, 0, sizeof(a));
+    if (get_codes(o[0], &a[0]) < 0 || get(o[1], &a[1], 0) < 0 ||
+        get_ints(o[2], &a[2], 0, 8, -1, "at") < 0)
+        goto fail;
+    Py_ssize_t size = a[1].view.itemsize, n = a[0].view.len / a[0].view.itemsize;
+    Py_ssize_t m = a[2].view.len / 8;
+    if ((size != 1 && size != 2 && size != 4 && size != 8) ||
+        get_ints(o[3], &a[3], 0, size, m, "values") < 0 ||
+        get_ints(o[4], &a[4], 1, size, n + m, "out") < 0 ||
+        codes_in_range(&a[0].view, a[1].view.len / size, "insert_recoded") < 0)
+        goto fail;
+    const int64_t *at = a[2].view.buf;
+    if (check_at(at, m, n, "insert_recoded") < 0) goto fail;
+    const Py_buffer *codes = &a[0].view;
+    const void *table = a[1].view.buf, *values = a[3].view.buf;
+    void *out = a[4].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    switch (size) {
+    case 1: INSERT_RECODED(int8_t); break;
+    case 2: INSERT_RECODED(int16_t); break;
+    case 4: INSERT_RECODED(int32_t); break;
+    default: INSERT_RECODED(int64_t);
+    }
+    Py_END_ALLOW_THREADS
+    release(a, 5);
+    Py_RETURN_NONE;
+fail:
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "insert_recoded: bad table");
+    release(a, 5);
+    return NULL;
+}
+#undef INSERT_RECODED
+
 static PyMethodDef methods[] = {
     {"insertion_points", insertion_points, METH_VARARGS,
      "Where new events go among events sorted per line (False if they are not)."},
@@ -334,6 +395,7 @@ static PyMethodDef methods[] = {
     {"stable_dest", stable_dest, METH_VARARGS, "Stable counting sort: each row's place."},
     {"mark_used", mark_used, METH_VARARGS, "Flags the codes that occur."},
     {"recode", recode, METH_VARARGS, "Codes mapped through a table."},
+    {"insert_recoded", insert_recoded, METH_VARARGS, "insert_rows of codes mapped through a table."},
     {NULL, NULL, 0, NULL},
 };
 

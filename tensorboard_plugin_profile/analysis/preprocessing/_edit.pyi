@@ -25,3 +25,8 @@ def mark_used(codes: object, used: object, /) -> None:
 
 def recode(codes: object, table: object, out: object, /) -> None:
     """out[i] = table[codes[i]]."""
+
+def insert_recoded(
+    codes: object, table: object, at: object, values: object, out: object, /
+) -> None:
+    """insert_rows of table[codes], written into ``out``."""

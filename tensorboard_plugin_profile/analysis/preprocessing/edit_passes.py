@@ -8,11 +8,13 @@ it finds where each new event goes and copies the old columns around them:
 - ``insertion_points``: where each new event goes, or None when the old events are
   not in that order (then the caller sorts everything);
 - ``insert_rows``: ``numpy.insert`` at non-decreasing positions, for any dtype;
+  ``insert_recoded`` the same of codes mapped through a table, in one pass;
 - ``shifted_rows``: old row -> row after the insertion;
 - ``stable_dest``: a stable counting sort (each row's place; the keys sorted in place), for
   the long stats table;
 - ``used_codes``, ``recode``: which codes of a categorical occur, and codes mapped
-  through a table, without an index-sized temporary.
+  through a table, without an index-sized temporary;
+- ``small_pages``: the arrays of the edited table, in 4 kB pages (see there).
 
 Both implementations give identical results (``tests/analysis/test_edit_passes.py``,
 with hypothesis). ``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallbacks.
@@ -26,11 +28,14 @@ Usage::
 
 from __future__ import annotations
 
+import mmap
+import sys
 from types import ModuleType
 from typing import Optional
 
 import numpy as np
 
+from ...memsize import LAZY_MIN_BYTES, sparse_values
 from ..passes import pure_python_requested
 
 _edit: Optional[ModuleType]
@@ -50,6 +55,47 @@ def _compiled(pure_python: Optional[bool]) -> Optional[ModuleType]:
 
 def _int64(values) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.int64)
+
+
+def small_pages(n: int, dtype, fill=None, lazy: bool = False) -> np.ndarray:
+    """An array of ``n`` values for the edited table, without transparent huge pages:
+    ``fill`` everywhere, or (None) left for the caller to write whole; ``lazy``: zeros
+    whose untouched pages cost nothing.
+
+    numpy asks the kernel for huge pages for arrays of 4 MB and more; on a busy machine the
+    first touch of each stalls in the kernel's memory compaction: 400 MB written cost
+    0.5-0.9 s of system time in huge pages, 0.2 s in 4 kB pages faulted one by one, 0.15 s
+    mapped at once (docs/preprocessing.md). Inside ``blockpool.reusing()`` numpy's
+    allocations already reuse freed blocks without that advice, so they are used as is.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = n * dtype.itemsize
+    if lazy:
+        empty = np.zeros(0, dtype=np.int64)
+        return sparse_values(n, dtype, empty, empty.astype(dtype))
+    if nbytes < LAZY_MIN_BYTES or _POPULATE is None or _numpy_pools():
+        return np.empty(n, dtype=dtype) if fill is None else np.full(n, fill, dtype=dtype)
+    out = np.frombuffer(mmap.mmap(-1, nbytes, flags=_POPULATE), dtype=dtype)
+    if fill:  # the mapping is zero already
+        out.fill(fill)
+    return out
+
+
+def _numpy_pools() -> bool:
+    """Whether numpy allocates through another handler than its own (``blockpool``)."""
+    core = getattr(np, "_core", None) or np.core  # numpy 1.x: np.core
+    name = getattr(core.multiarray, "get_handler_name", lambda: None)()
+    return name not in (None, "default_allocator")
+
+
+def _populate_flags() -> Optional[int]:
+    """mmap flags of private anonymous memory mapped at once (Linux), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    return mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0x8000)
+
+
+_POPULATE = _populate_flags()
 
 
 def insertion_points(
@@ -108,14 +154,27 @@ def insert_rows(old: np.ndarray, at, values, pure_python: Optional[bool] = None)
     compiled = _compiled(pure_python)
     if compiled is None or old.dtype.hasobject:
         return np.insert(old, at, values)
-    out = np.empty(len(old) + len(at), dtype=old.dtype)
+    out = small_pages(len(old) + len(at), old.dtype)
     compiled.insert_rows(old, at, values, out)
+    return out
+
+
+def insert_recoded(codes: np.ndarray, table: np.ndarray, at, values, pure_python=None):
+    """``insert_rows(table[codes], at, values)`` (codes in range), in the table's dtype."""
+    codes, table = np.ascontiguousarray(codes), np.ascontiguousarray(table)
+    at = _int64(at)
+    values = np.ascontiguousarray(values, dtype=table.dtype)
+    compiled = _compiled(pure_python)
+    if compiled is None:
+        return insert_rows(recode(codes, table, pure_python=True), at, values, pure_python=True)
+    out = small_pages(len(codes) + len(at), table.dtype)
+    compiled.insert_recoded(codes, table, at, values, out)
     return out
 
 
 def shifted_rows(at, out: np.ndarray, pure_python: Optional[bool] = None) -> None:
     """Old row -> its row once events were inserted before rows ``at`` (non-decreasing),
-    written into ``out`` (one int64 per old row)."""
+    written into ``out`` (one int64, or int32 where the rows fit, per old row)."""
     at = _int64(at)
     num_old = len(out)
     compiled = _compiled(pure_python)
@@ -170,6 +229,6 @@ def recode(codes: np.ndarray, table: np.ndarray, out=None, pure_python: Optional
         out[:] = table[codes]
         return out
     if out is None:
-        out = np.empty(len(codes), dtype=table.dtype)
+        out = small_pages(len(codes), table.dtype)
     compiled.recode(np.ascontiguousarray(codes), np.ascontiguousarray(table), out)
     return out

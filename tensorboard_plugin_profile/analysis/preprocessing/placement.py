@@ -27,13 +27,22 @@ import pandas as pd
 
 from ...memsize import sparse_values
 from ...xspace.columns import (
+    code_categorical,
     code_dtype,
     empty_int_column,
     empty_str_column,
     int_values_at,
     object_index,
 )
-from .edit_passes import insert_rows, insertion_points, recode, shifted_rows, used_codes
+from .edit_passes import (
+    insert_recoded,
+    insert_rows,
+    insertion_points,
+    recode,
+    shifted_rows,
+    small_pages,
+    used_codes,
+)
 
 
 @dataclasses.dataclass
@@ -42,6 +51,7 @@ class Placement:
 
     num_old: int
     new_row: np.ndarray  # old rows, then new events in add order -> row in the edited table
+    # (int32 when the rows fit: read once per stat row and per carried value)
     at: Optional[np.ndarray] = None  # insertion: new events (sorted) go before old rows `at`
     new_order: Optional[np.ndarray] = None  # insertion: new events in their sorted order
     order: Optional[np.ndarray] = None  # full sort: edited row -> old-then-new row
@@ -62,7 +72,7 @@ class Placement:
             return cls(num_old, new_row, order=order)
         new_order = np.lexsort((-duration, begin, line))
         at = at[new_order]
-        new_row = np.empty(num_old + count, dtype=np.int64)
+        new_row = small_pages(num_old + count, np.int32 if num_old + count < 2**31 else np.int64)
         shifted_rows(at, new_row[:num_old])
         new_row[num_old + new_order] = at + np.arange(count)
         return cls(num_old, new_row, at=at, new_order=new_order)
@@ -74,6 +84,13 @@ class Placement:
             assert self.at is not None and self.new_order is not None
             return insert_rows(old, self.at, new[self.new_order])
         return np.concatenate([old, new])[self.order]
+
+    def place_recoded(self, codes: np.ndarray, table: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """``place(table[codes], new)`` without the recoded temporary."""
+        if self.order is None:
+            assert self.at is not None and self.new_order is not None
+            return insert_recoded(codes, table, self.at, np.asarray(new)[self.new_order])
+        return self.place(recode(codes, table), new)
 
     def permutation(self) -> np.ndarray:
         """Edited row -> old-then-new row (built on demand: rarely needed)."""
@@ -92,27 +109,24 @@ class Placement:
     def carried(self, column) -> object:
         """A typed stat column with its old values on the old events' new rows."""
         array = column.array if isinstance(column, pd.Series) else column
-        n = len(self.new_row)
+        n, count = len(self.new_row), len(self.new_row) - self.num_old
         if isinstance(array, pd.Categorical):
             codes = array.codes
             free = len(codes) > 1 and not codes.strides[0] and codes[0] == -1
             if free and array.categories.tolist() == [""]:
                 return empty_str_column(n)  # the all-missing view stays free
-            out = np.full(n, -1, dtype=codes.dtype)
-            out[self.new_row[: self.num_old]] = codes
-            return pd.Categorical.from_codes(out, dtype=array.dtype)
+            placed = self.place(codes, np.full(count, -1, dtype=codes.dtype))
+            return code_categorical(placed, array.categories)
         unsigned = str(array.dtype).startswith("UInt")
-        mask = getattr(array, "_mask", None)  # the all-missing view: no row to read
-        if isinstance(mask, np.ndarray) and len(mask) > 1 and not mask.strides[0] and mask[0]:
-            return empty_int_column(n, unsigned)
-        rows = np.flatnonzero(~np.asarray(array.isna(), dtype=bool))
-        if not len(rows):
-            return empty_int_column(n, unsigned)
-        values = int_values_at(array, rows)
+        mask = getattr(array, "_mask", None)
+        if not isinstance(mask, np.ndarray):
+            mask = np.asarray(array.isna(), dtype=bool)
+        if len(mask) > 1 and not mask.strides[0] and mask[0]:
+            return empty_int_column(n, unsigned)  # the all-missing view: no row to read
+        missing = self.place(mask, np.ones(count, dtype=bool))
+        rows = np.flatnonzero(~mask)  # only present rows are read: pages stay as sparse
         moved = self.new_row[rows]
-        data = sparse_values(n, np.int64, moved, values)
-        missing = np.ones(n, dtype=bool)
-        missing[moved] = False
+        data = sparse_values(n, np.int64, moved, int_values_at(array, rows))
         return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
 
 
@@ -123,16 +137,16 @@ def name_column(column: pd.Series, added: list, inverse, placed: Placement) -> p
     code_of = {name: i for i, name in enumerate(names)}
     for name in added:
         code_of.setdefault(name, len(code_of))
-    old_codes = column.cat.codes.to_numpy()
+    old_codes = column.array.codes  # a view (`.cat.codes` copies them)
     new_codes = np.array([code_of[a] for a in added], dtype=np.int64)[inverse]
     used = used_codes(old_codes, len(code_of))
     used[new_codes] = True
     categories, remap = sorted_used(list(code_of), used)
-    if _is_identity(remap, len(names)):
-        codes = old_codes.astype(remap.dtype, copy=False)
+    if _is_identity(remap, len(names)) and old_codes.dtype == remap.dtype:
+        codes = placed.place(old_codes, remap[new_codes])
     else:
-        codes = recode(old_codes, remap)
-    return pd.Categorical.from_codes(placed.place(codes, remap[new_codes]), categories=categories)
+        codes = placed.place_recoded(old_codes, remap, remap[new_codes])
+    return code_categorical(codes, categories)
 
 
 def sorted_used(names: list, used: np.ndarray) -> tuple:

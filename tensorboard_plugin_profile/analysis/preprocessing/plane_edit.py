@@ -37,8 +37,12 @@ _WELL_KNOWN = frozenset(schema.WELL_KNOWN_STATS)
 class PlaneEdit:
     """Collects additions to one plane; ``build()`` returns the edited copy."""
 
-    def __init__(self, plane: Plane):
+    def __init__(self, plane: Plane, consume: bool = False):
+        """``consume``: drop each old column of ``plane`` once its edited copy is built (a
+        plane nothing else reads, freshly decoded: the old and new tables never coexist
+        whole). The original plane is then unusable, and ``build`` runs once."""
         self.plane = plane
+        self._consume = consume
         self._events = plane.events
         self.num_events = len(plane.events)
         self._new_events: list = []  # (line, metadata_id, begin_ps, duration_ps)
@@ -129,7 +133,8 @@ class PlaneEdit:
 
     # --- build --------------------------------------------------------------------
     def build(self) -> Plane:
-        """The edited plane (the original is left untouched; returned as is if unedited)."""
+        """The edited plane (returned as is if unedited; the original is left untouched unless
+        ``consume``)."""
         plane = self.plane
         if not (self._stat_rows or self._new_events or self._new_lines or self._new_metadata):
             if self._display_ids is None:
@@ -143,6 +148,7 @@ class PlaneEdit:
             lines.loc[: old - 1, "display_id"] = self._display_ids
             row_id = lines["display_id"].where(lines["display_id"] != 0, lines["id"])
             lines["tid"] = (row_id & 0xFFFFFFFF).astype(np.int64)
+        order = list(plane.events.columns)  # before consume drops them
         placed = self._placement()
         if placed is not None:
             columns = self._placed_base_columns(placed, metadata)
@@ -150,7 +156,7 @@ class PlaneEdit:
             columns = {name: plane.events[name] for name in plane.events.columns}
         stats, typed = self._stats_and_typed_columns(placed, len(columns["begin_ps"]))
         columns.update((name, typed[name]) for name in schema.WELL_KNOWN_STATS if name in typed)
-        order = list(plane.events.columns) + [c for c in columns if c not in plane.events]
+        order += [c for c in columns if c not in order]
         events = pd.DataFrame({c: columns[c] for c in order}, copy=False)
         return dataclasses.replace(
             plane,
@@ -167,20 +173,33 @@ class PlaneEdit:
         moved, every other one (carried to its events' new rows)."""
         plane, touched = self.plane, self._touched_names()
         int_names = [n for n in touched if n in _WELL_KNOWN and n not in schema.STR_STATS]
+        refresh = [n for n in touched if n in _WELL_KNOWN and n in schema.STR_STATS]
+        carried = {}
+        if placed is not None:  # carried first: their old columns are dropped before the merge
+            for name in [n for n in schema.WELL_KNOWN_STATS if n not in touched]:
+                if name in plane.events:
+                    carried[name] = placed.carried(plane.events[name])
+                    self._drop(name)
+                else:
+                    refresh.append(name)
+        self._drop(*touched)
         new_row = placed.new_row if placed is not None else None
         stats, typed = merged_stats(
             plane.stats, self._stat_rows, self._replaced, new_row, int_names, num_events
         )
-        refresh = [n for n in touched if n in _WELL_KNOWN and n in schema.STR_STATS]
-        untouched = [n for n in schema.WELL_KNOWN_STATS if n not in touched]
-        if placed is not None:
-            for name in untouched:
-                if name in plane.events:
-                    typed[name] = placed.carried(plane.events[name])
-                else:
-                    refresh.append(name)
+        if self._consume:
+            for column in list(plane.stats.columns):
+                del plane.stats[column]
+        typed.update(carried)
         typed.update(well_known_columns(num_events, stats, refresh))
         return stats, typed
+
+    def _drop(self, *names: str) -> None:
+        """Frees these old event columns (``consume``), once their edited copies exist."""
+        if self._consume:
+            for name in names:
+                if name in self._events:
+                    del self._events[name]
 
     def _touched_names(self) -> dict:
         """Edited stat names in first-edit order (a dict used as an ordered set)."""
@@ -210,26 +229,28 @@ class PlaneEdit:
         """Base event columns with the new events in place."""
         events = self._events
         line, meta, begin, dur = self._new_columns()
-        out = {
-            "line": placed.place(events["line"].to_numpy(), line),
-            "metadata_id": placed.place(events["metadata_id"].to_numpy(), meta),
-            "begin_ps": placed.place(events["begin_ps"].to_numpy(), begin),
-            "duration_ps": placed.place(events["duration_ps"].to_numpy(), dur),
-        }
+        out = {}
+        for name, new in (("line", line), ("metadata_id", meta), ("begin_ps", begin)):
+            out[name] = placed.place(events[name].to_numpy(), new)
+            self._drop(name)
+        out["duration_ps"] = placed.place(events["duration_ps"].to_numpy(), dur)
         occurrences = events["occurrences"].to_numpy()
         if is_zeros_view(occurrences):  # new events keep it all zero, and free
             out["occurrences"] = zeros_view(len(out["line"]))
         else:
             out["occurrences"] = placed.place(occurrences, np.zeros(len(line), dtype=np.int64))
+        self._drop("duration_ps", "occurrences")
         ids = metadata["id"].to_numpy()
         distinct, inverse = np.unique(meta, return_inverse=True)  # names once per id
         for col in ("name", "display_name"):
             new_names = dict(zip(ids.tolist(), metadata[col].tolist()))
             added = [new_names.get(m, "") for m in distinct.tolist()]
             out[col] = name_column(events[col], added, inverse, placed)
-        for name in events.columns:
+            self._drop(col)
+        for name in list(events.columns):
             if name not in out and name not in schema.WELL_KNOWN_STATS:
                 out[name] = placed.padded(events[name])  # an extra column
+                self._drop(name)
         return out
 
 

@@ -63,20 +63,21 @@ def preprocess(space: Space) -> Space:
 def preprocess_decoded(space: Space) -> Space:
     """The preprocessed copy of a freshly decoded space that nothing else holds.
 
-    Not memoised: the service keeps only this copy (its decoded tables are freed once the
-    caller drops ``space``), and every tool reads it; ``preprocess`` of it is itself.
+    Not memoised: the service keeps only this copy, and every tool reads it; ``preprocess``
+    of it is itself. ``space`` is consumed: each plane's decoded columns are dropped while
+    its edited copy is built (``PlaneEdit(consume=True)``), so the two never coexist whole.
     """
-    return space if space.preprocessed else _preprocess(space)
+    return space if space.preprocessed else _preprocess(space, consume=True)
 
 
-def _preprocess(space: Space) -> Space:
+def _preprocess(space: Space, consume: bool = False) -> Space:
     if is_grouped(space):
         return dataclasses.replace(space, preprocessed=True, group_names=_step_names(space))
-    planes = [_mutated(p) for p in space.planes]
+    planes = [_mutated(p, consume) for p in space.planes]
     stage = dataclasses.replace(space, planes=planes)
     result = grouping.group_events(stage)
     host_id = flows.host_fingerprint(space.hostnames)
-    planes = [_grouped(i, p, result, host_id) for i, p in enumerate(planes)]
+    planes = [_grouped(i, p, result, host_id, consume) for i, p in enumerate(planes)]
     planes = derived_lines.derive(planes, result.group_names)
     return dataclasses.replace(
         space,
@@ -87,14 +88,14 @@ def _preprocess(space: Space) -> Space:
     )
 
 
-def _mutated(plane):
-    edit = PlaneEdit(plane)
+def _mutated(plane, consume: bool = False):
+    edit = PlaneEdit(plane, consume)
     mutators.apply_stat_mutators(edit)
     return edit.build()
 
 
-def _grouped(index: int, plane, result: grouping.Grouping, host_id: int):
-    edit = PlaneEdit(plane)
+def _grouped(index: int, plane, result: grouping.Grouping, host_id: int, consume: bool = False):
+    edit = PlaneEdit(plane, consume)
     group_ids = result.group_ids[index]
     rows = np.flatnonzero(group_ids >= 0)
     edit.set_stat(rows, schema.GROUP_ID, group_ids[rows])

@@ -1,10 +1,12 @@
 """The long stats table of an edited plane: old rows (minus replaced ones) and new rows,
 stably sorted by event.
 
-The rows are placed by one counting sort of their events (``edit_passes.stable_dest``), and
-each column is written straight to its place, part by part: a new stat that millions
-of events get (``group_id``) costs its events and values, not a copy of every column.
-Only double rows touch ``float_value``, which stays as sparse as the decoder made it.
+Each column is written straight to its place, part by part: a new stat that millions of
+events get (``group_id``) costs its events and values, not a copy of every column.
+Compiled (``stat_merge``: the parts merged by event, or placed by a counting sort, every
+row written once) when built, else numpy (a stable sort, then a scatter per column and
+part; identical tables). Only double rows touch ``float_value``, which stays as sparse as
+the decoder made it.
 
 Usage::
 
@@ -22,8 +24,10 @@ import pandas as pd
 
 from ...memsize import sparse_values
 from ...xspace import schema
-from ...xspace.columns import code_dtype, str_categorical
-from .edit_passes import stable_dest
+from ...xspace.columns import code_categorical, code_dtype, object_index
+from ..passes import pure_python_requested
+from . import stat_merge
+from .edit_passes import stable_dest, used_codes
 from .placement import sorted_used
 
 
@@ -49,19 +53,50 @@ class _Part:
     ints: Optional[np.ndarray]
     floats: Optional[np.ndarray]
     str_codes: Optional[np.ndarray]
+    keep: Optional[np.ndarray] = None  # the rows that stay (bools), None = all
+
+    def kept(self) -> _Part:
+        """This part with only its kept rows (the numpy path's input)."""
+        if self.keep is None:
+            return self
+        keep = self.keep
+
+        def pick(values):
+            return None if values is None else np.asarray(values)[keep]
+
+        floats = pick(self.floats)
+        if floats is not None and not floats.view(np.int64).any():
+            floats = None  # every bit pattern counts, -0.0 too
+        code, kind = pick(self.code), pick(self.kind)
+        return _Part(self.events[keep], code, kind, pick(self.ints), floats, pick(self.str_codes))
 
 
 def merged_stats(
-    old: pd.DataFrame, added: list, replaced: dict, new_row, int_names=(), num_events: int = 0
+    old: pd.DataFrame,
+    added: list,
+    replaced: dict,
+    new_row,
+    int_names=(),
+    num_events: int = 0,
+    pure_python: Optional[bool] = None,
 ) -> tuple:
     """(stats table, {name: typed event column} of ``int_names``, stats that ``added``
-    sets). ``new_row``: event row before -> after the edit (None: rows did not move)."""
+    sets). ``new_row``: event row before -> after the edit (None: rows did not move);
+    ``num_events``: events after the edit."""
     if not len(old) and not added:
         return old.copy(), {}
     parts, code_of, strings = _parts(old, added, replaced)
-    used = np.bincount(parts[0].code, minlength=len(code_of)) > 0
+    # A stat whose old rows were all replaced is set again, so it is used either way.
+    used = used_codes(np.asarray(parts[0].code), len(code_of))
     used[np.array([p.code for p in parts[1:]], dtype=np.int64)] = True
     categories, remap = sorted_used(list(code_of), used)
+    if stat_merge.compiled_available() and not pure_python_requested(pure_python):
+        codes = {code_of[name]: name for name in int_names}
+        out, typed = stat_merge.merge(parts, remap, strings, new_row, num_events, codes)
+        columns = {codes[c]: _typed(typed[c], codes[c] in schema.UINT_STATS) for c in codes}
+        event, code, kind, ints, floats, str_codes = out
+        return _table(event, code, kind, ints, floats, str_codes, categories, strings), columns
+    parts = [part.kept() for part in parts]
     events = _event_rows(parts, new_row)
     columns = {
         name: _int_column(parts, events, code_of[name], num_events, name in schema.UINT_STATS)
@@ -70,23 +105,28 @@ def merged_stats(
     return _assemble(parts, events, remap, categories, strings), columns
 
 
+def _typed(column: tuple, unsigned: bool):
+    data, missing = column
+    return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
+
+
 def _parts(old: pd.DataFrame, added: list, replaced: dict) -> tuple:
     """(parts: old kept rows then each addition, stat name -> code, string table)."""
     names = [str(c) for c in old["stat"].cat.categories.tolist()]
     code_of = {name: i for i, name in enumerate(names)}
-    codes = old["stat"].cat.codes.to_numpy()
+    codes = old["stat"].array.codes  # a view (`.cat.codes` copies them)
     kept = _kept_rows(old["event"].to_numpy(), codes, code_of, replaced)
-    keep: Union[np.ndarray, slice] = slice(None) if kept.all() else kept
     strings = list(old["str_value"].cat.categories)
     string_of = {s: i for i, s in enumerate(strings)}
     parts = [
         _Part(
-            old["event"].to_numpy()[keep],
-            codes[keep].astype(np.int64),
-            old["kind"].to_numpy()[keep],
-            old["int_value"].to_numpy()[keep],
-            _old_floats(old["float_value"].to_numpy(), keep),
-            old["str_value"].cat.codes.to_numpy()[keep],
+            old["event"].to_numpy(),
+            codes,
+            old["kind"].to_numpy(),
+            old["int_value"].to_numpy(),
+            old["float_value"].to_numpy(),
+            old["str_value"].array.codes,
+            keep=None if kept.all() else kept,
         )
     ]
     for rows in added:
@@ -122,12 +162,6 @@ def _int_column(parts: list, events: np.ndarray, code: int, n: int, unsigned: bo
     return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
 
 
-def _old_floats(values: np.ndarray, keep) -> Optional[np.ndarray]:
-    """The kept rows' doubles, or None when all are zero (every bit pattern counts, -0.0 too)."""
-    values = values[keep]
-    return values if values.view(np.int64).any() else None
-
-
 def _kept_rows(event_col: np.ndarray, codes: np.ndarray, code_of: dict, replaced: dict):
     """Old stat rows that no ``set_stat`` replaced."""
     keep = np.ones(len(event_col), dtype=bool)
@@ -152,7 +186,7 @@ def _event_rows(parts: list, new_row) -> np.ndarray:
         if new_row is None:
             piece[:] = part.events
         else:
-            np.take(new_row, part.events, out=piece)
+            piece[:] = new_row[part.events]  # new_row may be int32
         start += len(part.events)
     return events
 
@@ -182,14 +216,20 @@ def _assemble(parts: list, events, remap, categories, strings: list) -> pd.DataF
             str_codes[at[present]] = part.str_codes[present]
     rows = np.concatenate(float_rows) if float_rows else np.zeros(0, dtype=np.int64)
     values = np.concatenate(float_values) if float_values else np.zeros(0)
+    floats = sparse_values(total, np.float64, rows, values)
+    return _table(events, code, kind, ints, floats, str_codes, categories, strings)
+
+
+def _table(events, code, kind, ints, floats, str_codes, categories, strings: list):
+    """The stats frame of these columns (codes made here are valid: not checked again)."""
     return pd.DataFrame(
         {
             "event": events,
-            "stat": pd.Categorical.from_codes(code, categories=categories),
+            "stat": code_categorical(code, categories),
             "kind": kind,
             "int_value": ints,
-            "float_value": sparse_values(total, np.float64, rows, values),
-            "str_value": str_categorical(str_codes, strings),
+            "float_value": floats,
+            "str_value": code_categorical(str_codes, object_index(strings)),
         },
         copy=False,
     )

@@ -1,0 +1,119 @@
+/* merge_rows of _stat_merge.c (included once, after its helpers): the merged table written
+ * in order when every part's (moved) events ascend, as PlaneEdit's parts do (old rows sorted
+ * by event with old rows kept in order, group ids set on ascending rows): no per-event counts
+ * and one sequential write of each column.
+ *
+ * merge_rows(parts, outs, int_columns, n) -> bool
+ *     parts: a tuple of place_rows' parts; outs: place_rows' with counts None; n events.
+ *     False, with nothing written, when some part's events do not ascend (then count_rows
+ *     and place_rows do it). Rows of one event: the parts in order, each part's in order
+ *     (the stable sort by event of the parts one after the other).
+ */
+
+typedef struct {
+    Rows rows;
+    Fields fields;
+    Py_ssize_t at, next_float; /* the next kept row; the first listed double not before it */
+    int64_t key;               /* its event, INT64_MAX when the part is done */
+} Head;
+
+static inline void advance(Head *h, int64_t n) {
+    const Rows *r = &h->rows;
+    while (h->at < r->m && r->keep && !r->keep[h->at]) h->at++;
+    h->key = h->at < r->m ? event_of(r, h->at, n) : INT64_MAX;
+}
+
+/* 1 if every part ascends (and its events are in range: else -1); counts kept rows. */
+static int parts_ascend(Head *heads, Py_ssize_t k, int64_t n, Py_ssize_t *total) {
+    *total = 0;
+    for (Py_ssize_t p = 0; p < k; p++) {
+        const Rows *r = &heads[p].rows;
+        int64_t last = -1;
+        for (Py_ssize_t i = 0; i < r->m; i++) {
+            if (r->keep && !r->keep[i]) continue;
+            int64_t e = event_of(r, i, n);
+            if (e < 0) return -1;
+            if (e < last) return 0;
+            last = e;
+            ++*total;
+        }
+    }
+    return 1;
+}
+
+/* The merge: the part with the least (event, part) writes rows while it stays least. */
+static int merge(Head *heads, Py_ssize_t k, const Outs *out, const IntColumns *ic) {
+    int64_t d = 0;
+    for (Py_ssize_t p = 0; p < k; p++) advance(&heads[p], out->n);
+    for (;;) {
+        Py_ssize_t best = 0;
+        for (Py_ssize_t p = 1; p < k; p++)
+            if (heads[p].key < heads[best].key) best = p;
+        Head *h = &heads[best];
+        if (h->key == INT64_MAX) break;
+        int64_t before = INT64_MAX, upto = INT64_MAX; /* earlier parts: <; later: <= */
+        for (Py_ssize_t p = 0; p < k; p++) {
+            if (p < best && heads[p].key < before) before = heads[p].key;
+            if (p > best && heads[p].key < upto) upto = heads[p].key;
+        }
+        /* The run in locals: the column writes cannot then alias the head. */
+        const Rows r = h->rows;
+        const Fields f = h->fields;
+        Py_ssize_t at = h->at, next_float = h->next_float;
+        int64_t key = h->key, last = before - 1 < upto ? before - 1 : upto;
+        while (key <= last) {
+            if (!put_row(&f, at, key, d++, float_at(&f, &next_float, at), out, ic)) return 0;
+            for (at++; at < r.m && r.keep && !r.keep[at]; at++) {
+            }
+            key = at < r.m ? event_of(&r, at, out->n) : INT64_MAX;
+        }
+        h->at = at;
+        h->next_float = next_float;
+        h->key = key;
+    }
+    return 1;
+}
+
+static PyObject *merge_rows(PyObject *self, PyObject *py_args) {
+    PyObject *o_parts, *o_outs, *o_cols;
+    long long n;
+    if (!PyArg_ParseTuple(py_args, "O!OO!L", &PyTuple_Type, &o_parts, &o_outs, &PyTuple_Type,
+                          &o_cols, &n))
+        return NULL;
+    Py_ssize_t k = PyTuple_GET_SIZE(o_parts), num_cols = PyTuple_GET_SIZE(o_cols);
+    Arg *args = PyMem_Calloc((size_t)(9 * k + 8 + 2 * num_cols + 1), sizeof(Arg));
+    Head *heads = PyMem_Calloc((size_t)k + 1, sizeof(Head));
+    IntColumns ic = {NULL, NULL, NULL};
+    PyObject *result = NULL;
+    Outs outs;
+    if (!args || !heads) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t p = 0; p < k; p++)
+        if (parse_part(PyTuple_GET_ITEM(o_parts, p), args + 9 * p, &heads[p].rows,
+                       &heads[p].fields) < 0)
+            goto done;
+    if (parse_outs(o_outs, args + 9 * k, &outs, n) < 0 ||
+        parse_int_columns(o_cols, args + 9 * k + 8, &outs, &ic) < 0)
+        goto done;
+    Py_ssize_t total;
+    int ascend, ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    ascend = parts_ascend(heads, k, outs.n, &total);
+    if (ascend == 1 && total == outs.total) ok = merge(heads, k, &outs, &ic);
+    Py_END_ALLOW_THREADS
+    if (ascend < 0 || !ok || (ascend == 1 && total != outs.total)) {
+        PyErr_SetString(PyExc_ValueError, "merge_rows: event or code out of range, or wrong total");
+        goto done;
+    }
+    result = PyBool_FromLong(ascend);
+done:
+    if (args) release(args, (int)(9 * k + 8 + 2 * num_cols));
+    PyMem_Free(args);
+    PyMem_Free(heads);
+    PyMem_Free(ic.column_of);
+    PyMem_Free(ic.data);
+    PyMem_Free(ic.missing);
+    return result;
+}
