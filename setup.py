@@ -158,11 +158,15 @@ setup(
             ],
             optional=True,
         ),
-        # Trace index layout (two counting sorts); numpy fallbacks in analysis/trace/layout.py.
+        # Trace index layout (per row: depths, a counting sort); numpy in analysis/trace/layout.py.
         Extension(
             "tensorboard_plugin_profile.analysis.trace._trace_passes",
             ["tensorboard_plugin_profile/analysis/trace/_trace_passes.c"],
-            depends=[BUFFERS_H],
+            depends=[
+                BUFFERS_H,
+                "tensorboard_plugin_profile/analysis/trace/_row_depths.h",
+                "tensorboard_plugin_profile/analysis/trace/_position_scans.h",
+            ],
             optional=True,
         ),
         # Chrome-trace events straight from JSON text to columns; collect.py otherwise.

@@ -37,19 +37,19 @@ def details(index: TraceIndex, position: int) -> dict:
     return {
         "version": 1,
         **_brief(index, position),
-        "depth": int(index.depth[position]),
+        "depth": int(index.depths_at(np.array([position]))[0]),
         "args": event_args(index, position),
         "flows": _flows_of(index, position),
     }
 
 
 def _brief(index: TraceIndex, position: int) -> dict:
-    row = int(index.row[position])
+    row = int(index.rows_at(np.array([position]))[0])
     return {
         "event": int(position),
         "pid": int(index.row_pid[row]),
         "tid": int(index.row_tid[row]),
-        "name": index.strings[int(index.name_id[position])],
+        "name": index.strings[int(index.names_at(np.array([position]))[0])],
         "ts": int(index.begin_ps[position]) / 1e6,
         "dur": int(index.end_ps[position] - index.begin_ps[position]) / 1e6,
     }

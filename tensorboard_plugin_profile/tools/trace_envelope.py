@@ -105,7 +105,7 @@ def envelope_chunks(index: TraceIndex, chunk_events: int = CHUNK_EVENTS) -> Iter
 
 
 def _event_texts(index: TraceIndex, lo: int, hi: int, names: list, flow_text: dict):
-    rows = index.row[lo:hi]
+    rows = index.rows_at(np.arange(lo, hi))
     pids = index.row_pid[rows].tolist()
     tids = index.row_tid[rows].tolist()
     begin = index.begin_ps[lo:hi]

@@ -152,7 +152,8 @@ def _rows_and_flows(index: TraceIndex, items: trace_window.WindowItems, origin_p
     """Columnar rows (ns offsets from origin) and arrows pointing into them."""
     flows = index.flows
     a_from, a_to = flows.arrow_from[items.arrows], flows.arrow_to[items.arrows]
-    used = np.unique(np.concatenate([items.row, index.row[a_from], index.row[a_to]]))
+    row_from, row_to = index.rows_at(a_from), index.rows_at(a_to)
+    used = np.unique(np.concatenate([items.row, row_from, row_to]))
     slot = np.full(len(index.row_pid), -1, dtype=np.int64)
     slot[used] = np.arange(len(used))
     starts = np.searchsorted(items.row, used, side="left").tolist()
@@ -179,9 +180,9 @@ def _rows_and_flows(index: TraceIndex, items: trace_window.WindowItems, origin_p
             row["value"] = peaks[lo:hi].tolist()
         rows.append(row)
     arrows = {
-        "from_row": slot[index.row[a_from]].tolist(),
+        "from_row": slot[row_from].tolist(),
         "from_ts": ((index.begin_ps[a_from] - origin_ps) // 1000).tolist(),
-        "to_row": slot[index.row[a_to]].tolist(),
+        "to_row": slot[row_to].tolist(),
         "to_ts": ((index.begin_ps[a_to] - origin_ps) // 1000).tolist(),
         "from_event": a_from.tolist(),
         "to_event": a_to.tolist(),
@@ -201,8 +202,8 @@ def search_json(index: TraceIndex, params: Mapping[str, str]) -> dict:
     found = trace_search.search_positions(index, matcher, selected_rows(index, params))
     limit = max(int_param(params, "max_results", DEFAULT_MAX_RESULTS), 0)
     shown = found[:limit]
-    names, local = np.unique(index.name_id[shown], return_inverse=True)
-    row = index.row[shown]
+    names, local = np.unique(index.names_at(shown), return_inverse=True)
+    row = index.rows_at(shown)
     return {
         "version": 1,
         "query": regex or text,

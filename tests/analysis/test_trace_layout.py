@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_profile.analysis.trace import depths, layout
+from tensorboard_plugin_profile.analysis import passes
+from tensorboard_plugin_profile.analysis.trace import layout
 
 needs_compiled = pytest.mark.skipif(layout._compiled is None, reason="built without a C compiler")
 
@@ -42,44 +43,82 @@ def test_order_by_row_agrees_and_is_the_lexsort_order(events, presorted):
     row = LINE_ROW[line]
     expected = np.lexsort((-duration, begin, row))
     assert compiled[0].tolist() == expected.tolist()
-    assert compiled[2].tolist() == (begin + duration)[expected].tolist()
+
+
+# Durations may be negative (a damaged file): the compiled pass then hands over to numpy.
+damaged_strategy = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(0, 60), st.integers(-3, 25)), max_size=80
+)
 
 
 @needs_compiled
 @settings(max_examples=300, deadline=None)
-@given(events_strategy, st.booleans())
-def test_lay_out_agrees(events, presorted):
+@given(st.one_of(events_strategy, damaged_strategy), st.booleans())
+def test_lay_out_events_agrees(events, presorted):
     line, begin, duration = _columns(events, presorted)
-    order, begin_t, end_t, bounds = layout.order_by_row(line, LINE_ROW, begin, duration, 3)
-    depth_t, _ = depths.depths_in_rows(bounds, begin_t, end_t)
-    names = (np.arange(len(line)) * 7 % 5).astype(np.int32)
-    compiled, fallback = _both(layout.lay_out, order, bounds, begin_t, end_t, depth_t, names)
+    compiled, fallback = _both(layout.lay_out_events, line, LINE_ROW, begin, duration, 3)
     for field in layout.Layout.__dataclass_fields__:
         a, b = getattr(compiled, field), getattr(fallback, field)
-        assert a.dtype == b.dtype and a.tolist() == b.tolist(), field
-    # Sorted by (row, depth) keeping time order; positions invert source.
-    key = compiled.row.astype(np.int64) * 1000 + compiled.depth
-    assert np.all(np.diff(key) >= 0)
-    assert compiled.positions[compiled.source].tolist() == list(range(len(line)))
-    assert compiled.name.tolist() == names[compiled.source].tolist()
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and a.tolist() == b.tolist(), field
+        else:
+            assert a == b, field
+    # Sorted by (row, depth) keeping time order; each event once.
+    assert sorted(compiled.source.tolist()) == list(range(len(line)))
+    assert np.all(np.diff(compiled.seg_row * 1000 + compiled.seg_depth) > 0)
+    assert np.all(np.diff(compiled.seg_bounds) > 0)  # no empty segment
+    end = begin + duration
+    assert compiled.begin.tolist() == begin[compiled.source].tolist()
+    assert compiled.end.tolist() == end[compiled.source].tolist()
 
 
-def test_lay_out_rejects_a_depth_outside_its_row():
+@needs_compiled
+@settings(max_examples=200, deadline=None)
+@given(events_strategy, st.booleans(), st.sampled_from([0, 1, 3, 10, 40]))
+def test_cuts_and_break_keys_agree(events, presorted, size):
+    line, begin, duration = _columns(events, presorted)
+    lay = layout.lay_out_events(line, LINE_ROW, begin, duration, 3)
+    keys = layout.break_keys(lay.begin, lay.end, lay.seg_bounds)
+    at = np.arange(len(keys))
+    assert layout.break_keys_at(lay.begin, lay.end, lay.seg_bounds, at).tolist() == keys.tolist()
+    compiled, fallback = _both(layout.cuts, lay.begin, lay.end, lay.seg_bounds, size)
+    assert compiled.dtype == fallback.dtype == np.int32
+    assert compiled.tolist() == fallback.tolist() == np.flatnonzero(keys >= size).tolist()
+    # Each segment starts with a cut, since nothing merges across segments.
+    assert set(lay.seg_bounds[:-1].tolist()) <= set(compiled.tolist())
+
+
+@needs_compiled
+def test_a_row_past_64_overlapping_lanes_is_relaid_as_first_free_levels():
+    # 150 events of 100 ps starting 1 ps apart: not nested, so re-laid by lanes; over 64
+    # lanes are open at once, so the compiled pass goes from its scan to its heaps.
+    begin = np.arange(150, dtype=np.int64)
+    duration = np.full(150, 100, dtype=np.int64)
+    line = np.zeros(150, np.int32)
+    compiled, fallback = _both(layout.lay_out_events, line, LINE_ROW, begin, duration, 3)
+    assert compiled.relaid_rows == fallback.relaid_rows == 1
+    lanes = passes.first_free_levels(begin, begin + duration, pure_python=True)
+    depth = np.repeat(compiled.seg_depth, np.diff(compiled.seg_bounds))
+    assert depth.tolist() == lanes[compiled.source].tolist() and lanes.max() == 99
+    assert compiled.source.tolist() == fallback.source.tolist()
+
+
+def test_lay_out_rejects_a_source_out_of_range():
     if layout._compiled is None:
         pytest.skip("built without a C compiler")
-    i32, i64 = (lambda: np.zeros(3, np.int32)), (lambda: np.zeros(3, np.int64))
-    order = np.arange(3, dtype=np.int32)
-    bounds, base = np.array([0, 3], np.int64), np.array([0, 1], np.int64)  # row 0: one key
     times = np.array([0, 1, 2], dtype=np.int64)
-    columns = (i32(), i64(), i64(), i32(), i32(), i32(), i32(), i64(), np.zeros(2, np.int64))
-    for depth, fails in (([0, 0, 0], False), ([0, 1, 0], True)):  # depth 1 has no key
-        args = (order, bounds, base, times, times, np.array(depth, np.int64), i32(), *columns)
+    bounds = np.array([0, 3], np.int64)
+    for order, fails in (([0, 1, 2], False), ([0, 3, 2], True)):
+        source, begin, end = np.zeros(3, np.int32), np.zeros(3, np.int64), np.zeros(3, np.int64)
+        end.view(np.int32)[:3] = order  # the row order, in the end column's memory
+        args = (bounds, times, times, source, begin, end, np.zeros(1, np.int64))
         if fails:
-            with pytest.raises(ValueError, match="depth or source out of range"):
+            with pytest.raises(ValueError, match="source out of range"):
                 layout._compiled.lay_out(*args)
         else:
-            layout._compiled.lay_out(*args)
-            assert columns[0].tolist() == [0, 1, 2]  # source
+            relaid, counts = layout._compiled.lay_out(*args)
+            assert source.tolist() == [0, 1, 2] and relaid == 0 and end.tolist() == [0, 2, 4]
+            assert np.frombuffer(counts, np.int64).tolist() == [3]  # one depth, 3 events
 
 
 def test_order_by_row_rejects_a_line_without_row():
@@ -93,9 +132,22 @@ def test_order_by_row_rejects_a_line_without_row():
 def test_empty():
     z = np.zeros(0, dtype=np.int64)
     for pure in (True, False):
-        order, begin_t, end_t, bounds = layout.order_by_row(
-            np.zeros(0, np.int32), LINE_ROW, z, z, 3, pure
-        )
+        order, bounds = layout.order_by_row(np.zeros(0, np.int32), LINE_ROW, z, z, 3, pure)
         assert bounds.tolist() == [0, 0, 0, 0]
-        lay = layout.lay_out(order, bounds, begin_t, end_t, z, np.zeros(0, np.int32), pure)
+        lay = layout.lay_out_events(np.zeros(0, np.int32), LINE_ROW, z, z, 3, pure)
         assert lay.seg_bounds.tolist() == [0] and not len(lay.seg_row) and not len(lay.source)
+        assert not len(layout.cuts(lay.begin, lay.end, lay.seg_bounds, 1000, pure))
+
+
+@needs_compiled
+@settings(max_examples=200, deadline=None)
+@given(st.permutations(list(range(40))), st.lists(st.integers(0, 39), max_size=15))
+def test_marked_positions_agree(permutation, marked_events):
+    source = np.array(permutation, dtype=np.int32)
+    events = np.array(marked_events, dtype=np.int64)
+    compiled, fallback = _both(layout.marked_positions, source, events)
+    assert compiled.tolist() == fallback.tolist()
+    assert sorted(source[compiled].tolist()) == sorted(set(marked_events))
+    for bad_source, bad_events in (([0, 5], [1]), ([0, 1], [2])):
+        with pytest.raises(ValueError, match="out of range"):
+            layout.marked_positions(np.array(bad_source, np.int32), np.array(bad_events), False)

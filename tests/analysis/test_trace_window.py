@@ -274,8 +274,8 @@ def test_time_order_is_the_lexsort_order(presorted):
     assert layout._time_order(row, begin, end).tolist() == expected.tolist()
     line_row = np.arange(5, dtype=np.int64)  # line k is row k
     for pure in (True, False):
-        order, begin_t, _, bounds = layout.order_by_row(row, line_row, begin, end - begin, 5, pure)
-        assert order.tolist() == expected.tolist() and begin_t.tolist() == begin[order].tolist()
+        order, bounds = layout.order_by_row(row, line_row, begin, end - begin, 5, pure)
+        assert order.tolist() == expected.tolist()
         assert bounds.tolist() == np.searchsorted(row[order], np.arange(6)).tolist()
 
 

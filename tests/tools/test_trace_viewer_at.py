@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 from conftest import FIXTURES, fixture_names, host_files, load_reference
 
+from tensorboard_plugin_profile.analysis.trace import plane_events
+from tensorboard_plugin_profile.analysis.trace.trace_index import build_index
 from tensorboard_plugin_profile.errors import InvalidArgument
 from tensorboard_plugin_profile.service import ProfileService
-from tensorboard_plugin_profile.tools import TOOLS
+from tensorboard_plugin_profile.tools import TOOLS, trace_details
 from tensorboard_plugin_profile.tools import trace_viewer_at as at
 from tensorboard_plugin_profile.tools.trace_envelope import envelope_chunks
 from tensorboard_plugin_profile.xspace import read_xspace
@@ -198,3 +200,43 @@ def test_columns_made_on_first_use_point_back_at_each_event(name):
         assert positions[rows].tolist() == mine.tolist()
         assert np.count_nonzero(positions >= 0) == len(mine)
     assert np.array_equal(np.sort(index.source), np.arange(index.num_events))
+
+
+@pytest.mark.parametrize("name", ["gpu_multi_worker", "tf_keras_fit", "jax_two_hosts"])
+def test_values_looked_up_at_positions_equal_the_whole_columns(name):
+    # The index stores no row, depth, break key or name per position: windows look them up
+    # at their items, through the segments and each event's plane; then made whole.
+    index = at.trace_index_of(_hosts(name))
+    some = np.random.default_rng(0).integers(0, index.num_events, 500)
+    looked_up = [f(some) for f in (index.rows_at, index.depths_at, index.names_at)]
+    keys = index.break_keys_at(some)
+    assert not {"row", "depth", "name_id", "break_key"} & set(index.lazy)
+    for got, whole in zip(looked_up, (index.row, index.depth, index.name_id)):
+        assert got.dtype == whole.dtype == np.int32 and got.tolist() == whole[some].tolist()
+    assert keys.tolist() == index.break_key[some].tolist()
+    parts = [plane_events.plane_events(tp.plane) for tp in index.planes]
+    strings, per_event = plane_events.event_names(parts)  # one table lookup per event
+    assert strings == index.strings
+    assert index.name_id.tolist() == per_event[index.source].tolist()
+    assert index.row.tolist() == np.repeat(index.seg_row, np.diff(index.seg_bounds)).tolist()
+
+
+@pytest.mark.parametrize("name", fixture_names())
+def test_answers_are_the_same_with_the_numpy_passes(name, monkeypatch):
+    # The index built by the compiled passes and by their numpy fallbacks answers every
+    # kind of request with the same bytes (windows zoomed out and in, search, details).
+    hosts = _hosts(name)
+    shown = at.shown_planes(hosts)
+    answers = []
+    for pure in ("0", "1"):
+        monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", pure)
+        index = build_index(shown)
+        lo, hi = index.span_ps
+        middle = f"{(lo + hi) / 2e9:.6f}"
+        requests = ({"resolution": "2000"}, {"resolution": "0", "start_time_ms": middle})
+        got = [at._json(at.window_json(index, r)) for r in requests]
+        got.append(at._json(at.search_json(index, {"search": "a"})))
+        if index.num_events:
+            got.append(at._json(trace_details.details(index, index.num_events // 2)))
+        answers.append(got)
+    assert answers[0] == answers[1]

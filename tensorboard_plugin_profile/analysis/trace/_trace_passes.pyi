@@ -6,8 +6,6 @@ def row_order(
     duration: object,
     num_rows: int,
     order: object,
-    begin_t: object,
-    end_t: object,
     bounds: object,
     /,
 ) -> bool:
@@ -16,20 +14,19 @@ def row_order(
 def lay_out(
     order: object,
     bounds: object,
-    base: object,
-    begin_t: object,
-    end_t: object,
-    depth_t: object,
-    name: object,
-    source: object,
     begin: object,
-    end: object,
-    row: object,
-    depth: object,
-    name_out: object,
-    positions: object,
-    break_key: object,
-    key_bounds: object,
+    duration: object,
+    source: object,
+    begin_out: object,
+    end_out: object,
+    keys_per_row: object,
     /,
-) -> None:
-    """Index columns in (row, depth, begin) order, written into the outputs."""
+) -> tuple[int, bytes] | None:
+    """Depths, then index columns in (row, depth, begin) order, written into the outputs:
+    (re-laid rows, int64 event counts per (row, depth) key), None on negative durations."""
+
+def break_cuts(begin: object, end: object, seg_bounds: object, size: int, /) -> bytes:
+    """int32 positions whose break key is >= size."""
+
+def marked_positions(source: object, events: object, /) -> bytes:
+    """int32 positions p whose source[p] is one of events, in order."""

@@ -6,7 +6,7 @@ to the next). The index keeps that value per position (NaN elsewhere) so a windo
 it with the row and the page can draw the series as a chart, not as slices.
 
     values = event_values(plane, rows)          # per shown event of a plane
-    is_counter = counter_rows(index.row, values, num_rows)
+    is_counter = counter_rows(index.seg_row, index.seg_bounds, values, num_rows)
     peaks = item_peaks(values, first, count)    # max over each merged box
 """
 
@@ -41,11 +41,13 @@ def event_values(plane: Plane, rows: Optional[np.ndarray]) -> Optional[np.ndarra
     return out if rows is None else out[rows]
 
 
-def counter_rows(row: np.ndarray, values: np.ndarray, num_rows: int) -> np.ndarray:
-    """bool per row: it has events and every one of them has a finite value."""
-    events = np.bincount(row, minlength=num_rows)
-    valued = np.bincount(row, weights=np.isfinite(values), minlength=num_rows)
-    return (events > 0) & (valued == events)
+def counter_rows(seg_row, seg_bounds, values: np.ndarray, num_rows: int) -> np.ndarray:
+    """bool per row: it has events and every one of them has a finite value (``values``
+    per position; the rows are the (row, depth) segments')."""
+    valued_before = np.r_[0, np.cumsum(np.isfinite(values))]
+    valued = valued_before[seg_bounds[1:]] - valued_before[seg_bounds[:-1]]
+    events = np.bincount(seg_row, weights=np.diff(seg_bounds), minlength=num_rows)
+    return (events > 0) & (np.bincount(seg_row, weights=valued, minlength=num_rows) == events)
 
 
 def item_peaks(values: np.ndarray, first: np.ndarray, count: np.ndarray) -> np.ndarray:

@@ -5,6 +5,9 @@ For well-nested rows that is the stack depth and events of one depth are disjoin
 row where they are not (events overlapping without nesting) is re-laid by greedy
 first-free lanes (``passes.first_free_levels``).
 
+The trace index computes depths inside its compiled layout (``_row_depths.h``, the same
+algorithm) and uses this module as its numpy fallback.
+
 Compiled (``_passes.row_depths``): one pass per row with a heap of open ends, which
 also checks each depth's events are disjoint. The numpy fallback counts, per event,
 the earlier events already ended (sorted ends), then checks disjointness with a

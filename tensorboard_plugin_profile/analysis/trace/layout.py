@@ -1,22 +1,27 @@
 """Where each event of a trace index goes: order by (row, depth, begin), compiled or numpy.
 
-Two steps, each a stable counting sort when compiled (``_trace_passes.c``, GIL released,
-every output column written once with no temporaries):
+Three steps, fused per row when compiled (``_trace_passes.c``, GIL released):
 
 1. ``order_by_row``: events by row, keeping input order inside a row (each line's
    events come sorted by (begin, longest first) from preprocessing, which is checked;
    otherwise a full sort by (row, begin, longest first) is made);
-2. ``lay_out``: with the depth of every event (``depths``), by (row, depth): the
-   index's columns, the position of each source event, the segments and break keys.
+2. the depth of every event in its row (``depths``);
+3. a stable sort by (row, depth): the index's columns and its (row, depth) segments.
+
+Only what the index keeps is made per event (source, begin, end: 20 bytes); the
+row, depth and break key of a position follow from the segments and times (and its
+name from its event), and ``TraceIndex`` derives them where asked (``rows_at``,
+``break_keys_at``, ``cuts``).
+At 11 M events every event-sized array is fresh memory the kernel must fault in,
+which is most of the cost of building the index.
 
 The numpy fallback gives identical results (``tests/analysis/test_trace_layout.py``);
 ``TBPROF_PURE_PYTHON_PASSES=1`` forces it.
 
 Usage::
 
-    order, begin_t, end_t, bounds = order_by_row(line, line_row, begin, duration, num_rows)
-    depth_t, relaid = depths.depths_in_rows(bounds, begin_t, end_t)
-    lay = lay_out(order, bounds, begin_t, end_t, depth_t, name)
+    lay = lay_out_events(line, line_row, begin, duration, num_rows)
+    lay.source, lay.begin, lay.seg_bounds
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Optional
 import numpy as np
 
 from .. import graph_passes, passes
+from . import depths
 
 _compiled: Optional[ModuleType]
 try:
@@ -48,26 +54,24 @@ def event_numbers(n: int) -> type:
     return np.int32 if n < INT32_EVENTS else np.int64
 
 
-def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=None) -> tuple:
-    """(order, begin, end in that order, row bounds) of events sorted by (row, begin,
-    longest first); ``line`` int32 per event, ``line_row`` the row of each line."""
+def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=None, out=None):
+    """(order, row bounds) of events sorted by (row, begin, longest first); ``line``
+    int32 per event, ``line_row`` the row of each line. ``out``: an int32 array the
+    compiled pass may write the order into (then returned)."""
     begin, duration = passes._int64(begin), passes._int64(duration)
     line_row = passes._int64(line_row)
     n = len(begin)
     if _use_compiled(pure_python, n):
         assert _compiled is not None
-        order = np.empty(n, dtype=np.int32)
-        begin_t, end_t = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        order = np.empty(n, dtype=np.int32) if out is None else out
         bounds = np.empty(num_rows + 1, dtype=np.int64)
         line = np.ascontiguousarray(line, dtype=np.int32)
-        args = (line, line_row, begin, duration, num_rows, order, begin_t, end_t, bounds)
-        if _compiled.row_order(*args):
-            return order, begin_t, end_t, bounds
+        if _compiled.row_order(line, line_row, begin, duration, num_rows, order, bounds):
+            return order, bounds
     row = line_row[line]
-    end = begin + duration
-    order = _time_order(row, begin, end).astype(event_numbers(n), copy=False)
+    order = _time_order(row, begin, begin + duration).astype(event_numbers(n), copy=False)
     bounds = np.r_[0, np.cumsum(np.bincount(row, minlength=num_rows))].astype(np.int64)
-    return order, begin[order], end[order], bounds
+    return order, bounds
 
 
 def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -90,55 +94,66 @@ def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarr
 @dataclasses.dataclass
 class Layout:
     source: np.ndarray  # int32 (int64 past 2**31 events): the input event at each position
-    positions: np.ndarray  # the same type: the position of each input event
     begin: np.ndarray  # int64
     end: np.ndarray  # int64
-    row: np.ndarray  # int32
-    depth: np.ndarray  # int32
-    name: np.ndarray  # int32: name[source]
-    break_key: np.ndarray  # int64
     seg_row: np.ndarray  # int64 per (row, depth) segment
     seg_depth: np.ndarray  # int64
     seg_bounds: np.ndarray  # int64, segment s = positions [bounds[s], bounds[s + 1])
+    relaid_rows: int  # rows re-laid by first-free lanes (not well nested)
 
 
-def lay_out(order, bounds, begin_t, end_t, depth_t, name, pure_python=None) -> Layout:
-    """Events sorted by (row, depth), keeping their order inside a (row, depth)."""
+def lay_out_events(line, line_row, begin, duration, num_rows: int, pure_python=None):
+    """The ``Layout`` of events given per input event (``line`` int32, ``line_row`` the
+    row of each line, int64 times)."""
+    begin, duration = passes._int64(begin), passes._int64(duration)
+    if _use_compiled(pure_python, len(begin)):
+        lay = _lay_out_compiled(line, line_row, begin, duration, num_rows)
+        if lay is not None:
+            return lay
+    order, bounds = order_by_row(line, line_row, begin, duration, num_rows, pure_python)
+    begin_t = begin[order]
+    end_t = begin_t + duration[order]
+    depth_t, relaid = depths.depths_in_rows(bounds, begin_t, end_t, pure_python)
+    return lay_out(order, bounds, begin_t, end_t, depth_t, relaid)
+
+
+def lay_out(order, bounds, begin_t, end_t, depth_t, relaid_rows: int = 0) -> Layout:
+    """numpy: events in row order (``order``, ``bounds``, their times and depths) sorted
+    by (row, depth), keeping their order inside a (row, depth)."""
     num_rows = len(bounds) - 1
-    compiled = _use_compiled(pure_python, len(order)) and order.dtype == np.int32
-    if compiled and (not len(depth_t) or depth_t.min() >= 0):
-        assert _compiled is not None
-        return _lay_out_compiled(order, bounds, begin_t, end_t, depth_t, name, num_rows)
     row_t = np.repeat(np.arange(num_rows, dtype=np.int64), np.diff(bounds))
     by_depth = _by_depth(row_t, depth_t, num_rows)
-    source = order[by_depth]
     row, depth = row_t[by_depth], depth_t[by_depth]
-    begin, end = begin_t[by_depth], end_t[by_depth]
     seg_row, seg_depth, seg_bounds = _segments(row, depth)
-    positions = np.empty(len(source), dtype=source.dtype)
-    positions[source] = np.arange(len(source))
-    key = _break_keys(begin, end, seg_bounds)
+    source = order[by_depth]
     return Layout(
-        source, positions, begin, end, row.astype(np.int32), depth.astype(np.int32),
-        np.asarray(name, dtype=np.int32)[source], key, seg_row, seg_depth, seg_bounds,
-    )  # fmt: skip
+        source, begin_t[by_depth], end_t[by_depth], seg_row, seg_depth, seg_bounds, relaid_rows
+    )
 
 
-def _lay_out_compiled(order, bounds, begin_t, end_t, depth_t, name, num_rows: int) -> Layout:
-    n = len(order)
-    base = _key_base(bounds, depth_t, num_rows)
-    key_bounds = np.empty(int(base[-1]) + 1, dtype=np.int64)
-    i64, i32 = (lambda: np.empty(n, np.int64)), (lambda: np.empty(n, np.int32))
-    z = np.zeros(0, dtype=np.int64)  # the segments: made from key_bounds below
-    lay = Layout(i32(), i32(), i64(), i64(), i32(), i32(), i32(), i64(), z, z, z)
+def _lay_out_compiled(line, line_row, begin, duration, num_rows: int):
+    """The compiled passes; None when some event ends before it begins (numpy then).
+    The row order is written into the memory of the end column, which the layout
+    fills last: no event-sized scratch beside the columns kept."""
+    n = len(begin)
+    i64 = lambda: np.empty(n, np.int64)  # noqa: E731
+    z = np.zeros(0, dtype=np.int64)  # the segments: made from the counts below
+    lay = Layout(np.empty(n, np.int32), i64(), i64(), z, z, z, 0)
+    in_end = lay.end.view(np.int32)[:n]
+    order, bounds = order_by_row(line, line_row, begin, duration, num_rows, False, in_end)
+    if order is not in_end:
+        in_end[:] = order  # rows out of time order: numpy sorted them
+    del order
+    keys_per_row = np.empty(num_rows, dtype=np.int64)
     assert _compiled is not None
-    _compiled.lay_out(
-        order, bounds, base, begin_t, end_t, passes._int64(depth_t),
-        np.ascontiguousarray(name, dtype=np.int32), lay.source, lay.begin, lay.end,
-        lay.row, lay.depth, lay.name, lay.positions, lay.break_key, key_bounds,
-    )  # fmt: skip
-    keys = np.flatnonzero(key_bounds[1:] > key_bounds[:-1])
-    lay.seg_bounds = np.r_[key_bounds[keys], n].astype(np.int64)
+    args = (bounds, begin, duration, lay.source, lay.begin, lay.end, keys_per_row)
+    done = _compiled.lay_out(*args)
+    if done is None:
+        return None
+    lay.relaid_rows, counts = done[0], np.frombuffer(done[1], dtype=np.int64)
+    base = np.r_[0, np.cumsum(keys_per_row)].astype(np.int64)
+    keys = np.flatnonzero(counts)
+    lay.seg_bounds = np.r_[0, np.cumsum(counts[keys])].astype(np.int64)
     lay.seg_row = np.searchsorted(base, keys, side="right").astype(np.int64) - 1
     lay.seg_depth = keys - base[lay.seg_row]
     return lay
@@ -173,12 +188,58 @@ def _segments(row: np.ndarray, depth: np.ndarray) -> tuple:
     return row[starts].astype(np.int64), depth[starts].astype(np.int64), bounds
 
 
-def _break_keys(begin: np.ndarray, end: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """max(gap before, own duration, previous duration); no break across segments."""
+# --- what follows from the segments: per position, made where asked -------------------
+def segment_of(seg_bounds: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The segment holding each position."""
+    return np.searchsorted(seg_bounds, positions, side="right") - 1
+
+
+def per_position(seg_bounds: np.ndarray, seg_values: np.ndarray) -> np.ndarray:
+    """A per-segment value (row or depth) at every position, as int32."""
+    return np.repeat(seg_values.astype(np.int32), np.diff(seg_bounds))
+
+
+def break_keys_at(begin, end, seg_bounds, positions: np.ndarray) -> np.ndarray:
+    """max(gap before, own duration, previous duration) at ``positions``; NO_BREAK at the
+    first position of a segment (no merging across segments)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    first = seg_bounds[segment_of(seg_bounds, positions)] == positions
+    before = np.maximum(positions - 1, 0)
+    b, e, pb, pe = begin[positions], end[positions], begin[before], end[before]
+    key = np.maximum(np.maximum(b - pe, e - b), pe - pb)
+    key[first] = NO_BREAK
+    return key
+
+
+def break_keys(begin, end, seg_bounds) -> np.ndarray:
+    """The break key of every position (``break_keys_at`` of all)."""
     dur = end - begin
     key = np.full(len(begin), NO_BREAK, dtype=np.int64)
     if len(begin) > 1:
         gap = begin[1:] - end[:-1]
         key[1:] = np.maximum(np.maximum(gap, dur[1:]), dur[:-1])
-    key[bounds[:-1]] = NO_BREAK
+    key[seg_bounds[:-1][seg_bounds[:-1] < seg_bounds[1:]]] = NO_BREAK
     return key
+
+
+def cuts(begin, end, seg_bounds, size: int, pure_python=None) -> np.ndarray:
+    """Positions whose break key is >= ``size`` (int32 below 2**31 events), in order."""
+    n = len(begin)
+    if _use_compiled(pure_python, n):
+        assert _compiled is not None
+        found = _compiled.break_cuts(begin, end, seg_bounds, int(size))
+        return np.frombuffer(found, dtype=np.int32)
+    at = np.flatnonzero(break_keys(begin, end, seg_bounds) >= size)
+    return at.astype(event_numbers(n))
+
+
+def marked_positions(source: np.ndarray, events: np.ndarray, pure_python=None) -> np.ndarray:
+    """Positions p (in order) whose event ``source[p]`` is one of ``events``."""
+    events = passes._int64(events)
+    if _use_compiled(pure_python, len(source)) and source.dtype == np.int32:
+        assert _compiled is not None
+        found = _compiled.marked_positions(source, events)
+        return np.frombuffer(found, dtype=np.int32).astype(np.int64)
+    marked = np.zeros(len(source), dtype=bool)
+    marked[events] = True
+    return np.flatnonzero(marked[source])

@@ -4,12 +4,14 @@ A plane shows every event except those of the async XLA ops line and internal ev
 when nothing is hidden (the usual case) no row list is made and the plane's own columns
 are used as they are (views, no copies). Names are the display name, else the name,
 a ``step_name`` stat winning; they are worked out once per metadata entry or distinct
-step name, then given to events through one table lookup.
+step name, then given to the events asked for (a window's items; every event for search)
+through one table lookup (``PlaneNames``): the index stores no name per event.
 
 Usage::
 
     events = [plane_events(tp.plane) for tp in shown]
-    strings, name = event_names(events)   # one string table, int32 name id per event
+    strings, tables = name_tables(events)   # one string table; names looked up when asked
+    tables[0].names_of(np.array([0, 5]))    # int32 string numbers of two shown events
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def plane_events(plane: Plane) -> PlaneEvents:
             keep &= ~hidden
         rows = np.flatnonzero(keep)
     line = line_no if rows is None else line_no[rows]
-    used = np.bincount(line, minlength=len(lines))[: len(lines)] > 0  # faster than a scatter
+    used = _used_lines(line, len(lines))
     events = PlaneEvents(
         plane, rows, line.astype(np.int32, copy=False), ev["begin_ps"].to_numpy(),
         ev["duration_ps"].to_numpy(), used, [], np.zeros(0, np.int64), np.zeros(0, np.int64),
@@ -64,6 +66,17 @@ def plane_events(plane: Plane) -> PlaneEvents:
     events.begin, events.duration = events.take(events.begin), events.take(events.duration)
     _step_labels(events)
     return events
+
+
+def _used_lines(line: np.ndarray, num_lines: int) -> np.ndarray:
+    """bool per line: it has an event. Each line's events are contiguous (as decoded), so
+    the line at each change is enough: a compare over the events, not a count (which
+    would first widen them to int64); right in any order, only slower."""
+    used = np.zeros(num_lines, dtype=bool)
+    if len(line):
+        at_changes = line[np.r_[0, np.flatnonzero(line[1:] != line[:-1]) + 1]]
+        used[at_changes[at_changes < num_lines]] = True
+    return used
 
 
 def _internal(names: pd.Series) -> Optional[np.ndarray]:
@@ -117,30 +130,60 @@ def _step_names(column: pd.Series, rows: Optional[np.ndarray]) -> tuple:
     return first, list(uniques), named
 
 
-def event_names(parts: list) -> tuple:
-    """(strings, int32 string number per shown event of all ``parts`` in turn)."""
+@dataclasses.dataclass
+class PlaneNames:
+    """The string number of any shown event of one plane, looked up when asked: through
+    its metadata id, a step name winning (no per-event array is made for the index)."""
+
+    ids: np.ndarray  # the metadata table's ids
+    label_of_row: np.ndarray  # int32 string number per metadata row, then the missing one
+    metadata_id: np.ndarray  # the plane's metadata_id column (every event row)
+    rows: Optional[np.ndarray]  # shown event rows, None = every event
+    step_events: np.ndarray  # shown events with a step name (sorted)
+    step_names: np.ndarray  # int32 string number of each
+
+    def names_of(self, events: Optional[np.ndarray] = None) -> np.ndarray:
+        """int32 string number of each shown event number of this plane (None: all)."""
+        if events is None:  # every shown event: no search for the step events
+            mid = self.metadata_id if self.rows is None else self.metadata_id[self.rows]
+            names = _metadata_names(self.ids, self.label_of_row, mid)
+            names[self.step_events] = self.step_names
+            return names
+        events = np.asarray(events)
+        mid = self.metadata_id[events if self.rows is None else self.rows[events]]
+        names = _metadata_names(self.ids, self.label_of_row, mid)
+        if len(self.step_events) and len(events):
+            at = np.minimum(np.searchsorted(self.step_events, events), len(self.step_events) - 1)
+            named = self.step_events[at] == events
+            names[named] = self.step_names[at[named]]
+        return names
+
+
+def name_tables(parts: list) -> tuple:
+    """(strings, ``PlaneNames`` per part): one string table for all ``parts``."""
     every = [s for p in parts for s in p.labels]
     codes, uniques = pd.factorize(pd.Series(every, dtype=object))
-    out, start = [], 0
+    tables, start = [], 0
     for p in parts:
         mapping = codes[start : start + len(p.labels)].astype(np.int32)
         start += len(p.labels)
-        out.append(_names_of(p, mapping))
+        ids = p.plane.event_metadata["id"].to_numpy()
+        mid = p.plane.events["metadata_id"].to_numpy()
+        names = PlaneNames(
+            ids, mapping[: len(ids) + 1], mid, p.rows, p.step_events, mapping[p.step_label]
+        )
+        tables.append(names)
+    return [str(s) for s in uniques], tables
+
+
+def event_names(parts: list) -> tuple:
+    """(strings, int32 string number per shown event of all ``parts`` in turn)."""
+    strings, tables = name_tables(parts)
+    out = [t.names_of() for t in tables]
     if len(out) == 1:
-        return [str(s) for s in uniques], out[0]
+        return strings, out[0]
     names = np.concatenate(out) if out else np.zeros(0, dtype=np.int32)
-    return [str(s) for s in uniques], names.astype(np.int32, copy=False)
-
-
-def _names_of(p: PlaneEvents, mapping: np.ndarray) -> np.ndarray:
-    """String number of each shown event of a plane, through its metadata id."""
-    meta = p.plane.event_metadata
-    ids = meta["id"].to_numpy()
-    event_mid = p.take(p.plane.events["metadata_id"].to_numpy())
-    names = _metadata_names(ids, mapping[: len(ids) + 1], event_mid)
-    if len(p.step_events):
-        names[p.step_events] = mapping[p.step_label]
-    return names
+    return strings, names.astype(np.int32, copy=False)
 
 
 def _metadata_names(ids: np.ndarray, label_of_row: np.ndarray, event_mid) -> np.ndarray:

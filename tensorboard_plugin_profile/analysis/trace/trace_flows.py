@@ -11,7 +11,7 @@ keyed by (host, id), the host being ``pid // 1000`` (the trace's host offset).
 
 Usage::
 
-    flows = build_flows(index, positions, event_rows_per_plane)
+    flows = build_flows(index, event_rows_per_plane)
     flows.arrow_from, flows.arrow_to        # positions in the index
 """
 
@@ -22,6 +22,7 @@ import dataclasses
 import numpy as np
 
 from ...xspace import schema
+from . import layout
 from .levels import pixel_sizes
 
 # Flow categories by context type (docs/conversion.md §3.2); Generic/Legacy have none.
@@ -85,20 +86,18 @@ class FlowTable:
         return slice(int(lo), int(hi))
 
 
-def build_flows(index, positions: np.ndarray, event_rows: list) -> FlowTable:
-    """Flows of an index; ``positions``/``event_rows`` map plane rows to positions
-    (``event_rows``: per plane, its shown rows; None = every row)."""
-    pos, values, hosts = _flow_stats(index, positions, event_rows)
+def build_flows(index, event_rows: list) -> FlowTable:
+    """Flows of an index (``event_rows``: per plane, its shown rows; None = every row)."""
+    pos, values, hosts, begin, duration = _flow_stats(index, event_rows)
     if not len(pos):
         return FlowTable.empty()
     ids = (values >> np.uint64(2)) & _ID_MASK
     keyed = (hosts.astype(np.uint64) << np.uint64(56)) | ids
-    _, flow = np.unique(keyed, return_inverse=True)
-    flow = flow.reshape(-1).astype(np.int64)
-    begin = index.begin_ps[pos]
-    order = np.lexsort((pos, begin, flow))
-    pos, flow, values, begin = pos[order], flow[order], values[order], begin[order]
-    duration = index.end_ps[pos] - begin  # the ends' events only: two gathers from the index
+    # One sort by (flow key, time, position); the dense flow number is the key's rank.
+    order = np.lexsort((pos, begin, keyed))
+    pos, keyed, values = pos[order], keyed[order], values[order]
+    begin, duration = begin[order], duration[order]
+    flow = np.cumsum(np.r_[False, keyed[1:] != keyed[:-1]], dtype=np.int64)
     direction = (values & np.uint64(3)).astype(np.int8)
     category = (values >> np.uint64(58)).astype(np.int16)
     pair = np.flatnonzero((flow[1:] == flow[:-1]) & (pos[1:] != pos[:-1]))
@@ -136,30 +135,50 @@ def _levels(table: FlowTable, longest: int) -> list:
     return out
 
 
-def _flow_stats(index, positions: np.ndarray, event_rows: list) -> tuple:
-    """(position, flow value, host) of every flow stat on a shown event."""
-    out_pos, out_values, out_hosts = [], [], []
+def _flow_stats(index, event_rows: list) -> tuple:
+    """(position, flow value, host, begin, duration) of every flow stat on a shown event.
+    Times come from the planes' columns, read in event order (stats are sorted by event),
+    not gathered from the index at scattered positions."""
+    out: tuple = ([], [], [], [], [])
     offset = 0
     for plane_no, rows in enumerate(event_rows):
         shown = index.planes[plane_no]
         plane = shown.plane
         count = len(plane.events) if rows is None else len(rows)
-        if rows is None:  # every event shown: positions in plane row order
-            pos_of_row = positions[offset : offset + count]
-        else:
-            pos_of_row = np.full(len(plane.events), -1, dtype=np.int64)
-            pos_of_row[rows] = positions[offset : offset + count]
-        offset += count
         stats = plane.stats
         flows = np.flatnonzero((stats["stat"] == schema.FLOW_STAT).to_numpy())
-        if not len(flows):
-            continue  # the two columns below are read at the flow stats only
-        pos = pos_of_row[stats["event"].to_numpy()[flows]]
-        keep = pos >= 0
-        out_pos.append(pos[keep].astype(np.int64))
-        out_values.append(stats["int_value"].to_numpy()[flows].view(np.uint64)[keep])
-        out_hosts.append(np.full(int(keep.sum()), shown.pid // 1000, dtype=np.int64))
-    if not out_pos:
+        if len(flows):  # the two columns below are read at the flow stats only
+            events = stats["event"].to_numpy()[flows]
+            numbers = _shown_numbers(events, rows)
+            keep = numbers >= 0
+            events = events[keep]
+            out[0].append(numbers[keep] + offset)
+            out[1].append(stats["int_value"].to_numpy()[flows].view(np.uint64)[keep])
+            out[2].append(np.full(len(events), shown.pid // 1000, dtype=np.int64))
+            out[3].append(plane.events["begin_ps"].to_numpy()[events].astype(np.int64))
+            out[4].append(plane.events["duration_ps"].to_numpy()[events].astype(np.int64))
+        offset += count
+    if not out[0]:
         z = np.zeros(0, dtype=np.int64)
-        return z, z.view(np.uint64), z
-    return np.concatenate(out_pos), np.concatenate(out_values), np.concatenate(out_hosts)
+        return z, z.view(np.uint64), z, z, z
+    shown_numbers, values, hosts, begin, duration = (np.concatenate(o) for o in out)
+    return _positions_of(index.source, shown_numbers), values, hosts, begin, duration
+
+
+def _shown_numbers(event_rows: np.ndarray, shown_rows) -> np.ndarray:
+    """int64 number among the plane's shown events of each event row (-1: not shown)."""
+    event_rows = event_rows.astype(np.int64)
+    if shown_rows is None:
+        return event_rows
+    at = np.minimum(np.searchsorted(shown_rows, event_rows), max(len(shown_rows) - 1, 0))
+    found = (shown_rows[at] == event_rows) if len(shown_rows) else np.zeros(len(at), bool)
+    return np.where(found, at, -1)
+
+
+def _positions_of(source: np.ndarray, events: np.ndarray) -> np.ndarray:
+    """int64 position of each shown event number (``source`` inverted at ``events`` only:
+    a bit per event and one pass over ``source``, not a whole inverse permutation)."""
+    at = layout.marked_positions(source, events)
+    found = source[at]
+    order = np.argsort(found, kind="stable")
+    return at[order][np.searchsorted(found[order], events)].astype(np.int64)

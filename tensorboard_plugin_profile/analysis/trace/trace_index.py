@@ -9,7 +9,7 @@ exactly the events overlapping a window (an event that started long before the w
 and still runs is found too: its end is what is searched).
 
 Depth of an event = how many earlier events of its row are still open at its begin
-(``depths.row_depths``: one compiled pass, or sorted ends without the extension). For
+(computed per row inside the compiled layout, or by ``depths`` without it). For
 well-nested rows that is the stack depth and same-depth events are disjoint; a row where
 they are not (events overlapping without nesting) is re-laid by first-free levels.
 
@@ -18,8 +18,11 @@ events is cut before position i iff ``break_key[i] >= p``. ``level_for`` keeps, 
 sizes 1 ns·4^k, the positions where that holds, so a zoomed-out query visits the cuts
 instead of every event; each size is made when a window first needs it.
 
-The layout (sorts by row, then by (row, depth)) is ``layout.py``, compiled when built;
-the columns only search, details and the envelope read are made on first use.
+The layout (a sort by row, then depths and a sort by (row, depth) per row) is
+``layout.py``, compiled when built. Per event only source, begin and end are
+stored; row, depth and break key follow from the segments and times, the name from the
+event's metadata (``rows_at``, ``names_at``..., whole columns on first use), as do the
+columns only search, details and the envelope read.
 
 Usage::
 
@@ -37,9 +40,9 @@ import pandas as pd
 
 from ...xspace import schema
 from ...xspace.model import Plane
-from . import counters, depths, layout, trace_flows
+from . import counters, layout, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
-from .plane_events import PlaneEvents, event_names, plane_events
+from .plane_events import PlaneEvents, name_tables, plane_events
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,13 +67,10 @@ class TraceIndex:
     seg_bounds: np.ndarray  # int64, segment s = positions [bounds[s], bounds[s+1])
     begin_ps: np.ndarray  # int64 per position
     end_ps: np.ndarray
-    name_id: np.ndarray  # int32
-    depth: np.ndarray  # int32
-    row: np.ndarray  # int32
+    names: list  # PlaneNames per plane: the string number of a shown event (``names_at``)
     source: np.ndarray  # int32 (int64 past 2**31 events): shown event number (each
     # plane's shown events in turn)
     shown_rows: list  # per plane: its shown event rows, None = all of them
-    break_key: np.ndarray  # int64
     flows: trace_flows.FlowTable
     value: Optional[np.ndarray]  # float64 per position: a counter sample's value, NaN
     # elsewhere; None when no event has a value
@@ -83,6 +83,72 @@ class TraceIndex:
     @property
     def num_events(self) -> int:
         return len(self.begin_ps)
+
+    # Row, depth and break key per position follow from the segments and times: made
+    # whole only where asked (search, the envelope, tests); windows read them at their
+    # items (``rows_at``, ``depths_at``, ``break_keys_at``).
+    @property
+    def row(self) -> np.ndarray:
+        """int32 per position: the row (index into ``row_pid``)."""
+        return self._lazy_column("row", lambda: layout.per_position(self.seg_bounds, self.seg_row))
+
+    @property
+    def depth(self) -> np.ndarray:
+        """int32 per position: the nesting level in its row."""
+        make = lambda: layout.per_position(self.seg_bounds, self.seg_depth)  # noqa: E731
+        return self._lazy_column("depth", make)
+
+    @property
+    def break_key(self) -> np.ndarray:
+        """int64 per position: see the module docstring (``layout.break_keys``)."""
+        make = lambda: layout.break_keys(self.begin_ps, self.end_ps, self.seg_bounds)  # noqa: E731
+        return self._lazy_column("break_key", make)
+
+    @property
+    def name_id(self) -> np.ndarray:
+        """int32 per position: the event's string number (``strings``)."""
+
+        def make() -> np.ndarray:  # every event's name in input order, then by position
+            every = [names.names_of() for names in self.names]
+            return _concat(every).astype(np.int32, copy=False)[self.source]
+
+        return self._lazy_column("name_id", make)
+
+    def names_at(self, positions: np.ndarray) -> np.ndarray:
+        """int32 string number of each position (``name_id[positions]``)."""
+        if "name_id" in self.lazy:
+            return self.lazy["name_id"][positions]
+        return self._names_of_shown(self.source[positions])
+
+    def _names_of_shown(self, shown: np.ndarray) -> np.ndarray:
+        """int32 string number of shown event numbers (each plane's shown events in turn)."""
+        if len(self.names) == 1:
+            return self.names[0].names_of(shown)
+        out = np.zeros(len(shown), dtype=np.int32)
+        starts = self._starts()
+        plane = np.searchsorted(starts, shown, side="right") - 1
+        for k, names in enumerate(self.names):
+            mine = np.flatnonzero(plane == k)
+            out[mine] = names.names_of(shown[mine] - starts[k])
+        return out
+
+    def rows_at(self, positions: np.ndarray) -> np.ndarray:
+        """int32 row of each position (``row[positions]``)."""
+        if "row" in self.lazy:
+            return self.lazy["row"][positions]
+        return self.seg_row[layout.segment_of(self.seg_bounds, positions)].astype(np.int32)
+
+    def depths_at(self, positions: np.ndarray) -> np.ndarray:
+        """int32 depth of each position (``depth[positions]``)."""
+        if "depth" in self.lazy:
+            return self.lazy["depth"][positions]
+        return self.seg_depth[layout.segment_of(self.seg_bounds, positions)].astype(np.int32)
+
+    def break_keys_at(self, positions: np.ndarray) -> np.ndarray:
+        """int64 break key of each position (``break_key[positions]``)."""
+        if "break_key" in self.lazy:
+            return self.lazy["break_key"][positions]
+        return layout.break_keys_at(self.begin_ps, self.end_ps, self.seg_bounds, positions)
 
     @property
     def plane_no(self) -> np.ndarray:
@@ -151,9 +217,8 @@ class TraceIndex:
             return None
         made = self.lazy.setdefault("levels", {})
         if size not in made:  # made once per size, when a window first needs it
-            cuts = np.flatnonzero(self.break_key >= size)
-            small = cuts.astype(np.int32 if self.num_events < 2**31 else np.int64)
-            made[size] = small if 2 * len(cuts) <= self.num_events else None
+            cuts = layout.cuts(self.begin_ps, self.end_ps, self.seg_bounds, size)
+            made[size] = cuts if 2 * len(cuts) <= self.num_events else None
         return made[size]
 
     @property
@@ -186,18 +251,14 @@ def _every(plane: Plane, rows: Optional[np.ndarray]) -> np.ndarray:
 def build_index(shown: list) -> TraceIndex:
     """The index of the events of ``shown`` planes (list of ``TracePlane``)."""
     parts = [plane_events(tp.plane) for tp in shown]
-    strings, names = event_names(parts)
+    strings, names = name_tables(parts)
     threads = sorted({t for tp, p in zip(shown, parts) for t in _threads(tp, p)})
     shown_pids = {pid for pid, _, _ in threads}  # planes without events are not shown
     row_keys = np.array([(pid, tid) for pid, tid, _ in threads], dtype=np.int64).reshape(-1, 2)
     line, line_row = _lines(shown, parts, row_keys)
     begin, duration = (_concat([getattr(p, k) for p in parts]) for k in ("begin", "duration"))
-    order, begin_t, end_t, bounds = layout.order_by_row(
-        line, line_row, begin, duration, len(row_keys)
-    )
-    depth_t, relaid = depths.depths_in_rows(bounds, begin_t, end_t)
-    lay = layout.lay_out(order, bounds, begin_t, end_t, depth_t, names)
-    del order, begin_t, end_t, depth_t
+    lay = layout.lay_out_events(line, line_row, begin, duration, len(row_keys))
+    del line, begin, duration
     value, row_counter = _values(shown, parts, lay, len(row_keys))
     index = TraceIndex(
         strings=strings,
@@ -211,19 +272,16 @@ def build_index(shown: list) -> TraceIndex:
         seg_bounds=lay.seg_bounds,
         begin_ps=lay.begin,
         end_ps=lay.end,
-        name_id=lay.name,
-        depth=lay.depth,
-        row=lay.row,
+        names=names,
         source=lay.source,
         shown_rows=[p.rows for p in parts],
-        break_key=lay.break_key,
         flows=trace_flows.FlowTable.empty(),
         value=value,
         row_counter=row_counter,
         span_ps=(int(lay.begin.min()), int(lay.end.max())) if len(lay.begin) else (0, 0),
-        relaid_rows=relaid,
+        relaid_rows=lay.relaid_rows,
     )
-    index.flows = trace_flows.build_flows(index, lay.positions, index.shown_rows)
+    index.flows = trace_flows.build_flows(index, index.shown_rows)
     return index
 
 
@@ -259,7 +317,7 @@ def _values(shown: list, parts: list, lay: layout.Layout, num_rows: int) -> tupl
         return None, np.zeros(num_rows, dtype=bool)
     filled = [np.full(len(p), np.nan) if v is None else v for v, p in zip(per_plane, parts)]
     value = _concat(filled)[lay.source]
-    return value, counters.counter_rows(lay.row, value, num_rows)
+    return value, counters.counter_rows(lay.seg_row, lay.seg_bounds, value, num_rows)
 
 
 def _group_ids(group: Optional[pd.Series], rows: Optional[np.ndarray], count: int) -> np.ndarray:

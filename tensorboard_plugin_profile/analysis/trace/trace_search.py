@@ -60,7 +60,7 @@ def search_positions(
     if rows is not None:
         selected = np.zeros(len(index.row_pid), dtype=bool)
         selected[rows] = True
-        hit &= selected[index.row]
+        hit &= np.repeat(selected[index.seg_row], np.diff(index.seg_bounds))
     positions = np.flatnonzero(hit)
     return positions[np.argsort(index.begin_ps[positions], kind="stable")]
 

@@ -84,9 +84,9 @@ def query_window(
         count=count,
         begin_ps=index.begin_ps[first],
         end_ps_=index.end_ps[last],
-        row=index.row[first],
-        depth=index.depth[first],
-        name_id=index.name_id[first],
+        row=index.rows_at(first),
+        depth=index.depths_at(first),
+        name_id=index.names_at(first),
         events=int((bounds[segs + 1] - bounds[segs]).sum()),
         visible=int((hi - lo).sum()),
         truncated=truncated,
@@ -146,7 +146,7 @@ def _cuts(index: TraceIndex, lo: np.ndarray, hi: np.ndarray, pixel_ps: float) ->
         a = np.searchsorted(level, lo + 1, side="left")
         b = np.searchsorted(level, hi, side="left")
         inside = level[concat_ranges(a, b)].astype(np.int64)
-    inside = inside[index.break_key[inside] >= pixel_ps]
+    inside = inside[index.break_keys_at(inside) >= pixel_ps]
     return np.sort(np.concatenate([lo, inside]))
 
 
@@ -186,11 +186,11 @@ def fair_shares(counts: np.ndarray, cap: int) -> np.ndarray:
 
 def _fair_cap(index: TraceIndex, first: np.ndarray, last: np.ndarray, cap: int) -> np.ndarray:
     """Mask of items kept under the cap: fair per row, shallow then long ones first."""
-    row = index.row[first].astype(np.int64)
+    row = index.rows_at(first).astype(np.int64)
     rows, row_of = np.unique(row, return_inverse=True)
     quota = fair_shares(np.bincount(row_of, minlength=len(rows)), cap)
     dur = index.end_ps[last] - index.begin_ps[first]
-    order = np.lexsort((-dur, index.depth[first], row_of))
+    order = np.lexsort((-dur, index.depths_at(first), row_of))
     starts = np.searchsorted(row_of[order], np.arange(len(rows)))
     rank = np.arange(len(order)) - starts[row_of[order]]
     keep = np.zeros(len(first), dtype=bool)
@@ -223,8 +223,8 @@ def window_arrows(
     arrows = np.concatenate([starting, ending])
     if pixel_ps > 0:
         arrows = arrows[flows.arrow_key[arrows] >= pixel_ps]
-    arrows = arrows[row_selected[index.row[flows.arrow_from[arrows]]]]
-    arrows = arrows[row_selected[index.row[flows.arrow_to[arrows]]]]
+    arrows = arrows[row_selected[index.rows_at(flows.arrow_from[arrows])]]
+    arrows = arrows[row_selected[index.rows_at(flows.arrow_to[arrows])]]
     if len(arrows) <= max_flows:
         return arrows, False
     step = -(-len(arrows) // max(max_flows, 1))

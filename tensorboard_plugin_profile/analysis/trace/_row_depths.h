@@ -1,0 +1,154 @@
+/* Nesting depth of the events of one trace row, read in row order through `order`
+ * (included by _trace_passes.c; the numpy fallback is analysis/trace/depths.py).
+ *
+ * depth = how many earlier events of the row are still open at the event's begin. Open
+ * ends live on a stack while they nest (ends never increase from bottom to top, so the
+ * top is the smallest) and in a min-heap when an event outlives the one it opened in;
+ * the open count is the sum of both. When two events of one depth overlap (the row is
+ * not well nested), the row is re-laid by greedy first-free lanes (the smallest lane
+ * whose last event ended by the begin), as passes.first_free_levels.
+ *
+ * Times: begin[s], end = begin + duration (wrapping as numpy does). Depths are int32
+ * (a row holds under 2**31 events). Work arrays hold one slot per event of the row. */
+#ifndef TBPROF_ROW_DEPTHS_H
+#define TBPROF_ROW_DEPTHS_H
+
+#include <stdint.h>
+
+/* A binary min-heap of (key, lane) pairs ordered by key, then lane. */
+typedef struct {
+    int64_t *key, *lane;
+    Py_ssize_t size;
+} LaneHeap;
+
+static int lane_heap_less(const LaneHeap *h, Py_ssize_t a, Py_ssize_t b) {
+    return h->key[a] < h->key[b] || (h->key[a] == h->key[b] && h->lane[a] < h->lane[b]);
+}
+
+static void lane_heap_swap(LaneHeap *h, Py_ssize_t a, Py_ssize_t b) {
+    int64_t k = h->key[a], l = h->lane[a];
+    h->key[a] = h->key[b];
+    h->lane[a] = h->lane[b];
+    h->key[b] = k;
+    h->lane[b] = l;
+}
+
+static void lane_heap_push(LaneHeap *h, int64_t key, int64_t lane) {
+    Py_ssize_t i = h->size++;
+    h->key[i] = key;
+    h->lane[i] = lane;
+    for (; i > 0 && lane_heap_less(h, i, (i - 1) / 2); i = (i - 1) / 2) lane_heap_swap(h, i, (i - 1) / 2);
+}
+
+static void lane_heap_pop(LaneHeap *h) {
+    h->size--;
+    h->key[0] = h->key[h->size];
+    h->lane[0] = h->lane[h->size];
+    for (Py_ssize_t i = 0;;) {
+        Py_ssize_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->size && lane_heap_less(h, l, m)) m = l;
+        if (r < h->size && lane_heap_less(h, r, m)) m = r;
+        if (m == i) break;
+        lane_heap_swap(h, i, m);
+        i = m;
+    }
+}
+
+/* One row's events: row positions i = 0 .. n - 1 are events order[i]. */
+typedef struct {
+    const int32_t *order;
+    const int64_t *begin, *duration;
+    Py_ssize_t n, num_events; /* events in the row; event numbers are below num_events */
+} RowEvents;
+
+static inline int64_t row_end(const RowEvents *r, int32_t s) {
+    return (int64_t)((uint64_t)r->begin[s] + (uint64_t)r->duration[s]);
+}
+
+/* Work arrays, n slots each (n = the largest row): stack, heap (two), last end and event
+ * count per depth. After a row: count[d] = its events at depth d, for d < depths. */
+typedef struct {
+    int64_t *stack, *last_end, *count, depths;
+    LaneHeap a, b;
+} DepthWork;
+
+/* Depths of one row into depth[]; 1 when every depth holds disjoint events, 0 when not,
+ * -1 when the row is not sorted by begin or an event ends before it begins, -2 when an
+ * event number is out of range. */
+static int nesting_depths(const RowEvents *r, int32_t *depth, DepthWork *w) {
+    int disjoint = 1;
+    int64_t seen = 0, top = 0, previous = INT64_MIN;
+    LaneHeap *outliving = &w->a;
+    outliving->size = 0;
+    for (Py_ssize_t i = 0; i < r->n; i++) {
+        int32_t s = r->order[i];
+        if (s < 0 || s >= r->num_events) return -2;
+        int64_t b = r->begin[s], e = row_end(r, s);
+        if (e < b || b < previous) return -1;
+        previous = b;
+        while (top > 0 && w->stack[top - 1] <= b) top--;
+        while (outliving->size > 0 && outliving->key[0] <= b) lane_heap_pop(outliving);
+        int64_t d = top + (int64_t)outliving->size;
+        depth[i] = (int32_t)d;
+        if (d < seen) {
+            if (b < w->last_end[d]) disjoint = 0;
+        } else { /* the open count grows by one at a time: d == seen */
+            seen = d + 1;
+            w->count[d] = 0;
+        }
+        w->count[d]++;
+        w->last_end[d] = e;
+        if (top == 0 || e <= w->stack[top - 1])
+            w->stack[top++] = e;
+        else
+            lane_heap_push(outliving, e, 0);
+    }
+    w->depths = seen;
+    return disjoint;
+}
+
+/* Greedy first-free lanes of one row into depth[]. With few lanes a scan of their last
+ * ends finds the smallest free one; past MAX_SCANNED_LANES two heaps take over (busy
+ * lanes by end, free lanes by number), giving the same lanes. */
+#define MAX_SCANNED_LANES 64
+static void first_free_lanes(const RowEvents *r, int32_t *depth, DepthWork *w) {
+    int64_t lane_end[MAX_SCANNED_LANES], lanes = 0;
+    Py_ssize_t i = 0;
+    for (; i < r->n; i++) {
+        int32_t s = r->order[i];
+        int64_t b = r->begin[s], lane = 0;
+        while (lane < lanes && lane_end[lane] > b) lane++;
+        if (lane == lanes) {
+            if (lanes == MAX_SCANNED_LANES) break;
+            w->count[lanes++] = 0;
+        }
+        lane_end[lane] = row_end(r, s);
+        depth[i] = (int32_t)lane;
+        w->count[lane]++;
+    }
+    LaneHeap *busy = &w->a, *free_lanes = &w->b;
+    busy->size = free_lanes->size = 0;
+    if (i < r->n)
+        for (int64_t k = 0; k < lanes; k++) lane_heap_push(busy, lane_end[k], k);
+    for (; i < r->n; i++) {
+        int32_t s = r->order[i];
+        int64_t b = r->begin[s], lane;
+        while (busy->size > 0 && busy->key[0] <= b) {
+            lane_heap_push(free_lanes, busy->lane[0], busy->lane[0]);
+            lane_heap_pop(busy);
+        }
+        if (free_lanes->size > 0) {
+            lane = free_lanes->key[0];
+            lane_heap_pop(free_lanes);
+        } else {
+            lane = lanes++;
+            w->count[lane] = 0;
+        }
+        depth[i] = (int32_t)lane;
+        w->count[lane]++;
+        lane_heap_push(busy, row_end(r, s), lane);
+    }
+    w->depths = lanes;
+}
+
+#endif
