@@ -26,14 +26,14 @@ Usage::
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..xspace import schema
 from ..xspace.model import Plane, Space
-from . import ops
+from . import ops, per_name
 from .hlo_metadata import instruction_metadata
 from .memo import memoized
 from .nesting import nest
@@ -225,10 +225,12 @@ def _xla_plane_ops(plane: Plane) -> pd.DataFrame:
     )
 
 
-def _derived(plane: Plane) -> np.ndarray:
+def _derived(plane: Plane, rows: Optional[np.ndarray] = None) -> np.ndarray:
+    """Per event (or per row of ``rows``): whether it lies on a derived line."""
     ids = plane.lines["id"].to_numpy(dtype=np.int64)
     derived = (ids >= schema.DERIVED_LINE_ID_MIN) & (ids <= schema.DERIVED_LINE_ID_MAX)
-    return derived[plane.events["line"].to_numpy()]
+    line = plane.events["line"].to_numpy()
+    return derived[line if rows is None else line[rows]]
 
 
 # --- Python tracer --------------------------------------------------------------------
@@ -256,23 +258,26 @@ def _python_stacks(spaces: Sequence[Space]) -> dict:
 def python_callers(plane: Plane) -> pd.DataFrame:
     """Per (framework op name, Python stack): time of that op's events under that stack."""
     ev = plane.events
-    codes, distinct = pd.factorize(ev["name"])  # the pattern is tested once per distinct name
-    python_name = pd.Series(distinct, dtype=object).astype(str).str.contains(_PYTHON_FRAME)
-    is_python = python_name.to_numpy()[codes] & (codes >= 0) & ~_derived(plane)
+    # Per distinct name: a Python frame? a framework op? Events are reached through rows.
+    codes, distinct = per_name.distinct_native(ev["name"])
+    python_name = distinct.str.contains(_PYTHON_FRAME).to_numpy()
     none = pd.DataFrame({"op": [], "frames": [], "time_ps": []})
-    if not is_python.any():
+    line = ev["line"].to_numpy()
+    python_rows = per_name.rows_where(python_name, codes)
+    python_rows = python_rows[~_derived(plane, python_rows)]
+    if not len(python_rows):
         return none
     from . import op_names
 
-    parsed = op_names.parse_column(ev["name"])
-    is_op = parsed["category"].isin(op_names.KNOWN_CATEGORIES).to_numpy() & ~is_python
-    line = ev["line"].to_numpy()
-    traced_lines = np.unique(line[is_python])
-    is_op &= np.isin(line, traced_lines)
-    if not is_op.any():  # e.g. JAX: its ops run on XLA's threads, not under Python frames
+    parsed = op_names.parse_op_names(distinct.tolist())
+    op_name = parsed["category"].isin(op_names.KNOWN_CATEGORIES).to_numpy() & ~python_name
+    traced_lines = np.unique(line[python_rows])
+    op_rows = per_name.rows_where(op_name, codes)
+    op_rows = op_rows[np.isin(line[op_rows], traced_lines)]
+    if not len(op_rows):  # e.g. JAX: its ops run on XLA's threads, not under Python frames
         return none
     # Only the traced threads are nested (a thread's frames can only enclose its own ops).
-    rows = np.flatnonzero((is_python | is_op) & np.isin(line, traced_lines))
+    rows = np.union1d(python_rows, op_rows)
     order = np.lexsort((rows, ev["line"].to_numpy()[rows]))
     rows = rows[order]
     begin = ev["begin_ps"].to_numpy()[rows]
@@ -282,15 +287,17 @@ def python_callers(plane: Plane) -> pd.DataFrame:
         begin + ev["duration_ps"].to_numpy()[rows],
         np.arange(len(rows)),
     )
-    caller = nearest_ancestor(result.parent, is_python[rows])
-    op_rows = np.flatnonzero(is_op[rows] & (caller >= 0))
-    names = np.asarray(distinct, dtype=object)[codes[rows]]
-    stack_id, stacks = stack_keys(caller, is_python[rows], names)
+    row_codes = codes[rows]
+    row_is_python = python_name[row_codes]  # a nested row is a frame or an op, never missing
+    caller = nearest_ancestor(result.parent, row_is_python)
+    called = np.flatnonzero(~row_is_python & (caller >= 0))
+    names = np.asarray(distinct, dtype=object)[row_codes]
+    stack_id, stacks = stack_keys(caller, row_is_python, names)
     table = pd.DataFrame(
         {
-            "op": parsed["name"].to_numpy(dtype=object)[rows[op_rows]],
-            "stack": stack_id[caller[op_rows]],
-            "time_ps": result.time_ps[op_rows],
+            "op": parsed["name"].to_numpy(dtype=object)[row_codes[called]],
+            "stack": stack_id[caller[called]],
+            "time_ps": result.time_ps[called],
         }
     )
     table = table.groupby(["op", "stack"], as_index=False)["time_ps"].sum()
