@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ...xspace import schema
+from .. import per_name
 from ..memo import memoized
 from ..nesting import nest
 from . import modules
@@ -137,10 +138,17 @@ def _op_names(column: pd.Series) -> pd.Categorical:
 
 
 def _numbers(plane: Any, rows: np.ndarray, stat: str) -> np.ndarray:
-    if not (plane.stats["stat"].astype(str) == stat).any():
+    if not _has_stat(plane, stat):
         return np.zeros(len(rows), dtype=np.int64)
     values = plane.event_stat(stat).iloc[rows]
     return pd.to_numeric(values, errors="coerce").fillna(0).to_numpy(dtype=np.int64)
+
+
+def _has_stat(plane: Any, stat: str) -> bool:
+    """Whether any stat row is ``stat``: names compared once each, not per row."""
+    codes, names = per_name.distinct_native(plane.stats["stat"])
+    wanted = np.flatnonzero((names == stat).to_numpy())
+    return bool(len(wanted)) and bool(np.isin(codes, wanted).any())
 
 
 def _with_hlo_facts(ops: pd.DataFrame, programs: dict) -> pd.DataFrame:

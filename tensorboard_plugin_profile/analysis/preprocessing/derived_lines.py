@@ -31,7 +31,7 @@ import pandas as pd
 
 from ...xspace import schema
 from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR
-from .. import op_names
+from .. import op_names, per_name
 from .plane_edit import PlaneEdit
 
 _BLOCK = 7  # display ids per stream: the stream row and six derived rows
@@ -200,7 +200,7 @@ def _launch_stats(planes: list, num_gpus: int, group_names: dict) -> dict:
     device = ev[schema.DEVICE_ID].to_numpy(dtype=np.int64, na_value=-1)
     group = _group_column(ev)
     keep = (
-        ~ev["name"].astype(str).str.startswith("cu").to_numpy()
+        ~per_name.per_value(ev["name"], lambda names: names.str.startswith("cu").to_numpy())
         & (group >= 0)
         & (device >= 0)
         & (device < num_gpus)
