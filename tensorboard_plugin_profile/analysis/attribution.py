@@ -262,20 +262,20 @@ def python_callers(plane: Plane) -> pd.DataFrame:
     codes, distinct = per_name.distinct_native(ev["name"])
     python_name = distinct.str.contains(_PYTHON_FRAME).to_numpy()
     none = pd.DataFrame({"op": [], "frames": [], "time_ps": []})
-    line = ev["line"].to_numpy()
-    python_rows = per_name.rows_where(python_name, codes)
-    python_rows = python_rows[~_derived(plane, python_rows)]
-    if not len(python_rows):
+    if not python_name.any():
         return none
     from . import op_names
 
     parsed = op_names.parse_op_names(distinct.tolist())
     op_name = parsed["category"].isin(op_names.KNOWN_CATEGORIES).to_numpy() & ~python_name
-    traced_lines = np.unique(line[python_rows])
+    line = ev["line"].to_numpy()
     op_rows = per_name.rows_where(op_name, codes)
+    if not len(op_rows) or not _python_beside(plane, codes, python_name, line[op_rows]):
+        return none  # e.g. JAX: its ops run on XLA's threads, not under Python frames
+    python_rows = per_name.rows_where(python_name, codes)
+    python_rows = python_rows[~_derived(plane, python_rows)]
+    traced_lines = np.unique(line[python_rows])
     op_rows = op_rows[np.isin(line[op_rows], traced_lines)]
-    if not len(op_rows):  # e.g. JAX: its ops run on XLA's threads, not under Python frames
-        return none
     # Only the traced threads are nested (a thread's frames can only enclose its own ops).
     rows = np.union1d(python_rows, op_rows)
     order = np.lexsort((rows, ev["line"].to_numpy()[rows]))
@@ -313,6 +313,16 @@ def nearest_ancestor(parent: np.ndarray, is_python: np.ndarray) -> np.ndarray:
         anc[pending] = parent[anc[pending]]
         pending = (anc >= 0) & ~is_python[np.maximum(anc, 0)]
     return anc
+
+
+def _python_beside(plane: Plane, codes: np.ndarray, python_name: np.ndarray, op_lines) -> bool:
+    """Whether any Python frame (off derived lines) shares a line with one of the ops: a
+    test with two masks, before the rows of every frame (most events, with the Python
+    tracer on) are gathered."""
+    candidate = np.isin(plane.events["line"].to_numpy(), np.unique(op_lines))
+    candidate &= np.append(python_name, False)[codes]
+    candidate[candidate] = ~_derived(plane, np.flatnonzero(candidate))
+    return bool(candidate.any())
 
 
 def stack_keys(caller: np.ndarray, is_python: np.ndarray, names: np.ndarray) -> tuple:
