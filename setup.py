@@ -65,6 +65,8 @@ class SdistWithFrontend(sdist):
 
 # Buffer helpers shared by the analysis extensions (each includes it).
 BUFFERS_H = "tensorboard_plugin_profile/analysis/_buffers.h"
+# The (key, lane) min-heap of _passes.c and the trace layout's row depths.
+LANE_HEAP_H = "tensorboard_plugin_profile/analysis/_lane_heap.h"
 
 setup(
     name="tensorboard_plugin_profile",
@@ -124,7 +126,7 @@ setup(
         Extension(
             "tensorboard_plugin_profile.analysis._passes",
             ["tensorboard_plugin_profile/analysis/_passes.c"],
-            depends=[BUFFERS_H],
+            depends=[BUFFERS_H, LANE_HEAP_H],
             optional=True,
         ),
         # The host step database's walk over events (markers, packed span keys).
@@ -164,6 +166,7 @@ setup(
             ["tensorboard_plugin_profile/analysis/trace/_trace_passes.c"],
             depends=[
                 BUFFERS_H,
+                LANE_HEAP_H,
                 "tensorboard_plugin_profile/analysis/trace/_row_depths.h",
                 "tensorboard_plugin_profile/analysis/trace/_position_scans.h",
             ],

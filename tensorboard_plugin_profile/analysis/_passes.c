@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "_buffers.h"
+#include "_lane_heap.h"
 
 static int as_int64(PyObject *obj, Arg *arg, int writable, Py_ssize_t n, const char *what) {
     return get_buffer(obj, arg, writable, 8, n, what);
@@ -177,48 +178,6 @@ fail:
 }
 
 /* --- first_free_levels ------------------------------------------------------------ */
-/* A binary min-heap of (key, level) pairs ordered by key, then level. */
-typedef struct {
-    int64_t *key, *level;
-    Py_ssize_t size;
-} Heap;
-
-static int heap_less(const Heap *h, Py_ssize_t a, Py_ssize_t b) {
-    return h->key[a] < h->key[b] || (h->key[a] == h->key[b] && h->level[a] < h->level[b]);
-}
-
-static void heap_swap(Heap *h, Py_ssize_t a, Py_ssize_t b) {
-    int64_t k = h->key[a], l = h->level[a];
-    h->key[a] = h->key[b];
-    h->level[a] = h->level[b];
-    h->key[b] = k;
-    h->level[b] = l;
-}
-
-static void heap_push(Heap *h, int64_t key, int64_t level) {
-    Py_ssize_t i = h->size++;
-    h->key[i] = key;
-    h->level[i] = level;
-    while (i > 0 && heap_less(h, i, (i - 1) / 2)) {
-        heap_swap(h, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-}
-
-static void heap_pop(Heap *h) {
-    h->size--;
-    h->key[0] = h->key[h->size];
-    h->level[0] = h->level[h->size];
-    Py_ssize_t i = 0;
-    for (;;) {
-        Py_ssize_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->size && heap_less(h, l, m)) m = l;
-        if (r < h->size && heap_less(h, r, m)) m = r;
-        if (m == i) break;
-        heap_swap(h, i, m);
-        i = m;
-    }
-}
 
 static PyObject *first_free_levels(PyObject *self, PyObject *py_args) {
     PyObject *o_begin, *o_end, *o_out;
@@ -238,23 +197,23 @@ static PyObject *first_free_levels(PyObject *self, PyObject *py_args) {
         goto fail;
     }
     /* busy: (end, level) of occupied lanes; free: (level, level) of free lanes. */
-    Heap busy = {mem, mem + cells, 0}, free_lanes = {mem + 2 * cells, mem + 3 * cells, 0};
+    LaneHeap busy = {mem, mem + cells, 0}, free_lanes = {mem + 2 * cells, mem + 3 * cells, 0};
     Py_BEGIN_ALLOW_THREADS
     int64_t lanes = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         while (busy.size > 0 && busy.key[0] <= begin[i]) {
-            heap_push(&free_lanes, busy.level[0], busy.level[0]);
-            heap_pop(&busy);
+            lane_heap_push(&free_lanes, busy.lane[0], busy.lane[0]);
+            lane_heap_pop(&busy);
         }
         int64_t lane;
         if (free_lanes.size > 0) {
             lane = free_lanes.key[0];
-            heap_pop(&free_lanes);
+            lane_heap_pop(&free_lanes);
         } else {
             lane = lanes++;
         }
         out[i] = lane;
-        heap_push(&busy, end[i], lane);
+        lane_heap_push(&busy, end[i], lane);
     }
     Py_END_ALLOW_THREADS
     PyMem_Free(mem);
@@ -606,13 +565,13 @@ fail:
  * smallest) and in a min-heap when an event outlives the one it opened inside; the
  * open count is the sum of both. last_end: one slot per depth. */
 static int64_t depth_row(const int64_t *begin, const int64_t *end, Py_ssize_t n, int64_t *depth,
-                         int64_t *stack, Heap *outliving, int64_t *last_end) {
+                         int64_t *stack, LaneHeap *outliving, int64_t *last_end) {
     int disjoint = 1;
     int64_t seen = 0, top = 0; /* depths 0 .. seen - 1 have a last end (a depth grows by one) */
     outliving->size = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         while (top > 0 && stack[top - 1] <= begin[i]) top--;
-        while (outliving->size > 0 && outliving->key[0] <= begin[i]) heap_pop(outliving);
+        while (outliving->size > 0 && outliving->key[0] <= begin[i]) lane_heap_pop(outliving);
         int64_t d = top + (int64_t)outliving->size;
         depth[i] = d;
         if (d < seen) {
@@ -624,7 +583,7 @@ static int64_t depth_row(const int64_t *begin, const int64_t *end, Py_ssize_t n,
         if (top == 0 || end[i] <= stack[top - 1])
             stack[top++] = end[i];
         else
-            heap_push(outliving, end[i], 0);
+            lane_heap_push(outliving, end[i], 0);
     }
     return disjoint;
 }
@@ -634,7 +593,7 @@ static int64_t depth_row(const int64_t *begin, const int64_t *end, Py_ssize_t n,
  * smallest free one; past MAX_SCANNED_LANES the two heaps take over (same lanes). */
 #define MAX_SCANNED_LANES 64
 static void lanes_row(const int64_t *begin, const int64_t *end, Py_ssize_t n, int64_t *out,
-                      Heap *busy, Heap *free_lanes) {
+                      LaneHeap *busy, LaneHeap *free_lanes) {
     int64_t lane_end[MAX_SCANNED_LANES], lanes = 0;
     Py_ssize_t i = 0;
     for (; i < n; i++) {
@@ -650,21 +609,21 @@ static void lanes_row(const int64_t *begin, const int64_t *end, Py_ssize_t n, in
     if (i == n) return;
     /* Hand the lanes over to the heaps: busy ones by end, the others free. */
     busy->size = free_lanes->size = 0;
-    for (int64_t k = 0; k < lanes; k++) heap_push(busy, lane_end[k], k);
+    for (int64_t k = 0; k < lanes; k++) lane_heap_push(busy, lane_end[k], k);
     for (; i < n; i++) {
         while (busy->size > 0 && busy->key[0] <= begin[i]) {
-            heap_push(free_lanes, busy->level[0], busy->level[0]);
-            heap_pop(busy);
+            lane_heap_push(free_lanes, busy->lane[0], busy->lane[0]);
+            lane_heap_pop(busy);
         }
         int64_t lane;
         if (free_lanes->size > 0) {
             lane = free_lanes->key[0];
-            heap_pop(free_lanes);
+            lane_heap_pop(free_lanes);
         } else {
             lane = lanes++;
         }
         out[i] = lane;
-        heap_push(busy, end[i], lane);
+        lane_heap_push(busy, end[i], lane);
     }
 }
 
@@ -697,7 +656,7 @@ static PyObject *row_depths(PyObject *self, PyObject *py_args) {
         PyErr_NoMemory();
         goto fail;
     }
-    Heap busy = {mem, mem + cells, 0}, free_lanes = {mem + 2 * cells, mem + 3 * cells, 0};
+    LaneHeap busy = {mem, mem + cells, 0}, free_lanes = {mem + 2 * cells, mem + 3 * cells, 0};
     int64_t *last_end = mem + 4 * cells, relaid = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = 0; r + 1 < num_bounds; r++) {
