@@ -47,6 +47,12 @@ def code_dtype(n: int) -> type:
     return np.int8 if n < 127 else np.int16 if n < 32767 else np.int32
 
 
+def event_dtype(n: int) -> type:
+    """The dtype of a stats table's ``event`` column (event rows of a plane of n events):
+    int32 up to 2**31 events, half the memory of int64 on the largest kept table."""
+    return np.int32 if n < 2**31 else np.int64
+
+
 def code_categorical(codes: np.ndarray, categories: pd.Index) -> pd.Categorical:
     """A categorical of codes known to be valid (made here, not read from a file): pandas
     would otherwise check every row, which costs as much as a column's pass (and reads

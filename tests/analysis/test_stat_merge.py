@@ -27,14 +27,15 @@ def test_the_extension_is_built_here():
     assert stat_merge.compiled_available()
 
 
-def _old_table(rows: list) -> pd.DataFrame:
-    """rows: (event, name index, int, float index, string index or -1)."""
+def _old_table(rows: list, event_dtype=np.int64) -> pd.DataFrame:
+    """rows: (event, name index, int, float index, string index or -1); events int64 as the
+    decoder writes them, int32 as an edited table holds them."""
     rows = sorted(rows, key=lambda r: r[0])  # the decoder's tables are sorted by event
     event, name, ints, floats, strs = (list(c) for c in zip(*rows)) if rows else ([],) * 5
     kinds = [KIND_STR if s >= 0 else KIND_DOUBLE if f else KIND_INT64 for f, s in zip(floats, strs)]
     return pd.DataFrame(
         {
-            "event": np.array(event, dtype=np.int64),
+            "event": np.array(event, dtype=event_dtype),
             "stat": pd.Categorical.from_codes(np.array(name, dtype=np.int8), categories=NAMES),
             "kind": np.array(kinds, dtype=np.int8),
             "int_value": np.array(ints, dtype=np.int64),
@@ -95,7 +96,8 @@ def edits(draw):
         new_row = np.array(draw(st.permutations(range(n))), dtype=dtype)
         if ascending:
             new_row[:num_old] = np.sort(new_row[:num_old])
-    return _old_table(old), additions, new_row, n
+    event_dtype = draw(st.sampled_from([np.int64, np.int32]))
+    return _old_table(old, event_dtype), additions, new_row, n
 
 
 def _merged(old, additions, new_row, n, pure: bool):
@@ -129,6 +131,8 @@ def test_the_compiled_merge_and_numpy_agree(edit):
     (table, typed), (numpy_table, numpy_typed) = (_merged(*edit, pure) for pure in (False, True))
     assert _frame(table) == _frame(numpy_table)
     assert table["event"].is_monotonic_increasing
+    unchanged = not len(edit[0]) and not any(len(rows.events) for rows, _ in edit[1])
+    assert table["event"].dtype == np.int32 or unchanged  # half of int64's bytes
     assert typed.keys() == numpy_typed.keys()
     for name, column in typed.items():
         assert column.dtype == numpy_typed[name].dtype, name

@@ -11,7 +11,7 @@
  * giving identical results; tests/analysis/test_stat_merge.py checks both agree.
  *
  * count_rows(events, keep, new_row, counts)
- *     for every kept row i (keep: None or bytes), e = new_row[events[i]] (new_row: int32 or
+ *     events: int32 or int64 (as is the event out column of place_rows); for every kept row i (keep: None or bytes), e = new_row[events[i]] (new_row: int32 or
  *     int64, None = events[i]): counts[e + 1] += 1. counts: int32 or int64, one more than the events.
  * place_rows(part, outs, int_columns)
  *     part = (events, keep, new_row, code, kind, ints, float_rows, float_values, strs):
@@ -96,7 +96,8 @@ static int get_column(PyObject *obj, Arg *arg, Py_ssize_t m, Py_ssize_t size, Co
 
 /* The rows of one part: events, and where they go (kept, moved). */
 typedef struct {
-    const int64_t *events;
+    const void *events;  /* int32 or int64 */
+    int events_wide;     /* events are int64 (else int32) */
     const uint8_t *keep; /* NULL: every row */
     const void *new_row; /* NULL: rows did not move */
     int wide;            /* new_row is int64 (else int32) */
@@ -107,9 +108,15 @@ typedef struct {
 static int get_rows(PyObject *o_events, PyObject *o_keep, PyObject *o_new_row, Arg *args,
                     Rows *rows) {
     memset(rows, 0, sizeof(*rows));
-    if (get_buffer(o_events, &args[0], 0, 8, -1, "events") < 0) return -1;
+    if (get_buffer(o_events, &args[0], 0, 0, -1, NULL) < 0) return -1;
+    Py_ssize_t width = args[0].view.itemsize;
+    if (width != 4 && width != 8) {
+        PyErr_SetString(PyExc_ValueError, "events must be int32 or int64");
+        return -1;
+    }
     rows->events = args[0].view.buf;
-    rows->m = args[0].view.len / 8;
+    rows->events_wide = width == 8;
+    rows->m = args[0].view.len / width;
     if (o_keep != Py_None) {
         if (get_buffer(o_keep, &args[1], 0, 1, rows->m, "keep") < 0) return -1;
         rows->keep = args[1].view.buf;
@@ -130,7 +137,7 @@ static int get_rows(PyObject *o_events, PyObject *o_keep, PyObject *o_new_row, A
 
 /* The event row of part row i, or -1 when out of range (n events). */
 static inline int64_t event_of(const Rows *r, Py_ssize_t i, int64_t n) {
-    int64_t e = r->events[i];
+    int64_t e = r->events_wide ? ((const int64_t *)r->events)[i] : ((const int32_t *)r->events)[i];
     if (r->new_row) {
         if (e < 0 || e >= r->moved) return -1;
         e = r->wide ? ((const int64_t *)r->new_row)[e] : ((const int32_t *)r->new_row)[e];
@@ -196,8 +203,9 @@ typedef struct {
     Py_ssize_t count_size;
     const void *table;
     Py_ssize_t table_len, code_size, str_size;
-    int64_t *event, *ints;
-    void *code, *strs;
+    int64_t *ints;
+    void *event, *code, *strs; /* event: int32 or int64 */
+    Py_ssize_t event_size;
     int8_t *kind;
     double *floats;
     Py_ssize_t total; /* rows of the merged table */
@@ -249,8 +257,13 @@ static int parse_outs(PyObject *outs, Arg *a, Outs *out, int64_t n) {
     memset(out, 0, sizeof(*out));
     if ((o[0] != Py_None && get_buffer(o[0], &a[0], 1, 0, -1, NULL) < 0) ||
         get_buffer(o[1], &a[1], 0, 0, -1, NULL) < 0 || sized(&a[1], "table", 0) < 0 ||
-        get_buffer(o[2], &a[2], 1, 8, -1, "event") < 0)
+        get_buffer(o[2], &a[2], 1, 0, -1, NULL) < 0)
         return -1;
+    out->event_size = a[2].view.itemsize;
+    if (out->event_size != 4 && out->event_size != 8) {
+        PyErr_SetString(PyExc_ValueError, "place_rows: event out must be int32 or int64");
+        return -1;
+    }
     out->n = n;
     if (o[0] != Py_None) {
         out->count_size = a[0].view.itemsize;
@@ -261,7 +274,7 @@ static int parse_outs(PyObject *outs, Arg *a, Outs *out, int64_t n) {
         out->n = a[0].view.len / out->count_size - 1;
         out->counts = a[0].view.buf;
     }
-    out->total = a[2].view.len / 8;
+    out->total = a[2].view.len / out->event_size;
     out->code_size = a[1].view.itemsize;
     out->table_len = a[1].view.len / out->code_size;
     Py_ssize_t t = out->total;
@@ -321,7 +334,7 @@ static inline int put_row(const Fields *f, Py_ssize_t i, int64_t e, int64_t d, c
                           const Outs *out, const IntColumns *ic) {
     int64_t c = column_at(&f->code, i), v = column_at(&f->ints, i);
     if (c < 0 || c >= out->table_len) return 0;
-    out->event[d] = e;
+    int_put(out->event, out->event_size, d, e);
     int_put(out->code, out->code_size, d, int_at(out->table, out->code_size, c));
     out->kind[d] = (int8_t)column_at(&f->kind, i);
     out->ints[d] = v;

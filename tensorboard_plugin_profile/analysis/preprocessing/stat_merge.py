@@ -22,7 +22,7 @@ from typing import Optional
 import numpy as np
 
 from ...memsize import sparse_rows
-from ...xspace.columns import code_dtype
+from ...xspace.columns import code_dtype, event_dtype
 from .edit_passes import small_pages
 
 _merge: Optional[ModuleType]
@@ -48,7 +48,7 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
         moved = moved.astype(np.int64)
     parts_in = tuple(_rows(part, moved) + _fields(part) for part in parts)
     total = sum(_kept_count(part) for part in parts)
-    dtypes = (np.int64, remap.dtype, np.int8, np.int64, np.float64, code_dtype(len(strings)))
+    dtypes = (event_dtype(n), remap.dtype, np.int8, np.int64, np.float64, code_dtype(len(strings)))
     # Every column is written whole but the doubles (few rows hold one).
     out = tuple(small_pages(total, dtype, lazy=dtype == np.float64) for dtype in dtypes)
     typed = {
@@ -87,7 +87,10 @@ def _kept_count(part) -> int:
 
 def _rows(part, new_row) -> tuple:
     keep = None if part.keep is None else part.keep.view(np.uint8)
-    return np.ascontiguousarray(part.events, dtype=np.int64), keep, new_row
+    events = part.events  # int32 (an edited table's) or int64 (the decoder's, new rows)
+    if events.dtype not in (np.int32, np.int64):
+        events = events.astype(np.int64)
+    return np.ascontiguousarray(events), keep, new_row
 
 
 def _fields(part) -> tuple:

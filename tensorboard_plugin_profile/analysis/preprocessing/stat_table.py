@@ -24,7 +24,7 @@ import pandas as pd
 
 from ...memsize import sparse_values
 from ...xspace import schema
-from ...xspace.columns import code_categorical, code_dtype, object_index
+from ...xspace.columns import code_categorical, code_dtype, event_dtype, object_index
 from ..passes import pure_python_requested
 from . import stat_merge
 from .edit_passes import stable_dest, used_codes
@@ -217,7 +217,8 @@ def _assemble(parts: list, events, remap, categories, strings: list) -> pd.DataF
     rows = np.concatenate(float_rows) if float_rows else np.zeros(0, dtype=np.int64)
     values = np.concatenate(float_values) if float_values else np.zeros(0)
     floats = sparse_values(total, np.float64, rows, values)
-    return _table(events, code, kind, ints, floats, str_codes, categories, strings)
+    narrow = events.astype(event_dtype(int(events[-1]) + 1 if total else 0), copy=False)
+    return _table(narrow, code, kind, ints, floats, str_codes, categories, strings)
 
 
 def _table(events, code, kind, ints, floats, str_codes, categories, strings: list):
