@@ -132,7 +132,7 @@ def raw_digest(raw: dict) -> tuple:
     for p in raw["planes"]:
         events = tuple(
             None if c is None else _bytes(c, d)
-            for c, d in zip(p["events"], ("i4", "i8", "i8", "i8", "i8"))
+            for c, d in zip(p["events"], ("i4", "", "i8", "i8", "i8"))
         )
         planes.append(
             (
@@ -158,6 +158,7 @@ def raw_digest(raw: dict) -> tuple:
 
 
 def _bytes(column, dtype: str) -> bytes:
+    """The column's bytes in this dtype ("": its own, for metadata ids: int32 or int64)."""
     if isinstance(column, (bytes, bytearray)):
         return bytes(column)
-    return np.asarray(column, dtype=dtype).tobytes()
+    return np.asarray(column, dtype=dtype or None).tobytes()

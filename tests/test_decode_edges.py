@@ -80,6 +80,23 @@ def test_trace_labels_of_undeclared_metadata_ids_are_empty():
 
 
 @pytest.mark.parametrize("pure", READERS)
+@pytest.mark.parametrize(
+    "declared, used, dtype",
+    [
+        ([2, 10], [2, 10, 2**31 - 1, -(2**31)], np.int32),  # ids fit: 4 bytes an event
+        ([2, 2**40], [2, 2**40], np.int64),  # a declared id beyond int32
+        ([2, 10], [2, -(2**31) - 1, 10], np.int64),  # an undeclared one
+    ],
+)
+def test_metadata_ids_are_int32_where_they_fit(pure, declared, used, dtype):
+    data = _space_with_metadata_ids(declared, used).SerializeToString()
+    events = decode_xspace(data, "ids", pure_python=pure).plane("/host:CPU").events
+    assert events["metadata_id"].dtype == dtype
+    assert events["metadata_id"].tolist() == used
+    assert events["name"].astype(str).tolist() == [f"op{m}" if m in declared else "" for m in used]
+
+
+@pytest.mark.parametrize("pure", READERS)
 def test_a_repeated_map_key_keeps_the_last_entry(pure):
     plane = xplane_pb2.XPlane(id=1, name="/host:CPU")
     first = xplane_pb2.XPlane(event_metadata={3: xplane_pb2.XEventMetadata(name="first")})

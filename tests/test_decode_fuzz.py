@@ -24,7 +24,11 @@ from google.protobuf.message import DecodeError
 from tensorboard_plugin_profile.errors import CorruptProfile, ProfileTooLarge
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, rawform, wire
-from tensorboard_plugin_profile.xspace.decode import _fastdecode, fast_reader_available
+from tensorboard_plugin_profile.xspace.decode import (
+    _fastdecode,
+    compiled_raw,
+    fast_reader_available,
+)
 from tensorboard_plugin_profile.xspace.limits import Limits, gunzip
 
 CASES = 10_000
@@ -58,7 +62,7 @@ def check_case(label: str, data: bytes, gzipped: bool, fast) -> None:
             return
     parses = _protobuf_parses(data)
     slow_ok, slow = _outcome(lambda data: rawform.finish(wire.read(data)), data)
-    fast_ok, fast_out = _outcome(fast.decode, data)
+    fast_ok, fast_out = _outcome(lambda data: compiled_raw(fast, data), data)
     assert slow_ok == parses, f"{label}: pure reader {slow} but protobuf parses={parses}"
     assert fast_ok == parses, f"{label}: compiled reader {fast_out} but protobuf parses={parses}"
     if parses:

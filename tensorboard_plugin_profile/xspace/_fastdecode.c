@@ -31,7 +31,7 @@
  *              stats=Stats, event_metadata=[(id, name, display_name)] sorted by id,
  *              metadata_stats=Stats (in id order), stat_metadata={id: name},
  *              plane_stats=Stats)
- * Columns = (line int32, metadata_id, begin_ps, duration_ps int64,
+ * Columns = (line int32, metadata_id int32 (int64 with wide_ids), begin_ps, duration_ps int64,
  *            occurrences int64 or None when all are zero)
  * Names = (name codes, display-name codes (int8/16/32), names, display names)
  * Stats = (owner int64, metadata_id int64, kind int8, int64, float64,
@@ -128,6 +128,7 @@ typedef struct {
     int32_t line;
     int64_t first_row, count;
     int any_occ; /* an event with non-zero occurrences */
+    int narrow_lost; /* an event's metadata id did not fit the int32 column */
     Stats stats;
     Err err;
 } Chunk;
@@ -353,7 +354,7 @@ static int parse_event(Reader r, int64_t row, Chunk *ch, EventCols *c) {
         else if (f.wire == 2 && f.number == 4 && read_stat(f.sub, row, &ch->stats, 5, e) < 0)
             return -1;
     }
-    put_event(c, row, ch->line, mid, offset, dur, occ, &ch->any_occ);
+    put_event(c, row, ch->line, mid, offset, dur, occ, &ch->any_occ, &ch->narrow_lost);
     return 0;
 }
 
@@ -703,16 +704,17 @@ static PyObject *column(Py_ssize_t bytes, void **data) {
     return out;
 }
 
-static int alloc_columns(Plane *pl, EventCols *c) {
+static int alloc_columns(Plane *pl, EventCols *c, int wide_ids) {
     Py_ssize_t n = (Py_ssize_t)pl->rows;
     c->name_width = code_width(PyList_GET_SIZE(pl->name_strings));
     c->display_width = code_width(PyList_GET_SIZE(pl->display_strings));
     c->line_base = pl->line_ts;
     c->meta = &pl->meta;
+    c->mid_wide = wide_ids;
     pl->occ = calloc((size_t)n + 1, 8); /* untouched pages cost no memory */
     c->occ = pl->occ;
     if (!(pl->col_line = column(n * 4, (void **)&c->line)) ||
-        !(pl->col_mid = column(n * 8, (void **)&c->mid)) ||
+        !(pl->col_mid = column(n * (wide_ids ? 8 : 4), &c->mid)) ||
         !(pl->col_begin = column(n * 8, (void **)&c->begin)) ||
         !(pl->col_dur = column(n * 8, (void **)&c->dur)) ||
         !(pl->col_name = column(n * c->name_width, &c->name)) ||
@@ -756,8 +758,8 @@ static int default_threads(void) {
 static PyObject *decode(PyObject *self, PyObject *args) {
     Py_buffer view;
     long long max_events = -1;
-    int threads = 0;
-    if (!PyArg_ParseTuple(args, "y*|Li", &view, &max_events, &threads)) return NULL;
+    int threads = 0, wide_ids = 0;
+    if (!PyArg_ParseTuple(args, "y*|Lip", &view, &max_events, &threads, &wide_ids)) return NULL;
     if (threads <= 0) threads = default_threads();
     Reader r = {(const uint8_t *)view.buf, (const uint8_t *)view.buf + view.len};
     PyObject *lists[4] = {NULL, PyList_New(0), PyList_New(0), PyList_New(0)};
@@ -780,7 +782,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     }
     int64_t base = time_base(&planes);
     for (size_t i = 0; i < planes.n; i++)
-        if (prepare_plane(&planes.items[i], base) < 0 || alloc_columns(&planes.items[i], &cols[i]) < 0)
+        if (prepare_plane(&planes.items[i], base) < 0 || alloc_columns(&planes.items[i], &cols[i], wide_ids) < 0)
             goto done;
     Work work = {&chunks, cols, 0};
     Py_BEGIN_ALLOW_THREADS
@@ -789,6 +791,12 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     for (size_t i = 0; i < chunks.n; i++)
         if (chunks.items[i].err.error) {
             raise_err(&chunks.items[i].err);
+            goto done;
+        }
+    for (size_t i = 0; i < chunks.n; i++)
+        if (chunks.items[i].narrow_lost) { /* the caller decodes again with wide_ids */
+            Py_INCREF(Py_None);
+            out = Py_None;
             goto done;
         }
     plane_list = build_planes(&planes, &chunks);
@@ -810,7 +818,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"decode", decode, METH_VARARGS,
-     "decode(data, max_events=-1, threads=0): serialized XSpace bytes -> typed columns."},
+     "decode(data, max_events=-1, threads=0, wide_ids=False): serialized XSpace bytes -> "
+     "typed columns; metadata ids int32 unless wide_ids (None: some id needs wide_ids)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -31,7 +31,9 @@ typedef struct {
 
 typedef struct {
     int32_t *line;
-    int64_t *mid, *begin, *dur, *occ; /* occ: zeroed, written where non-zero */
+    void *mid;    /* int32, or int64 when asked (wide_ids) */
+    int mid_wide; /* mid is int64 */
+    int64_t *begin, *dur, *occ; /* occ: zeroed, written where non-zero */
     const int64_t *line_base;         /* per line: its timestamp in ps from the time base */
     void *name, *display;
     int name_width, display_width; /* bytes per code */
@@ -148,10 +150,17 @@ static int meta_index_build(MetaIndex *m, PyObject *rows, PyObject **names, PyOb
 }
 
 /* One event's row of the final columns. */
+/* *narrow_lost: set when an int32 mid column cannot hold this event's id. */
 static inline void put_event(EventCols *c, int64_t row, int32_t line, int64_t mid,
-                             int64_t offset, int64_t dur, int64_t occ, int *any_occ) {
+                             int64_t offset, int64_t dur, int64_t occ, int *any_occ,
+                             int *narrow_lost) {
     c->line[row] = line;
-    c->mid[row] = mid;
+    if (c->mid_wide) {
+        ((int64_t *)c->mid)[row] = mid;
+    } else {
+        ((int32_t *)c->mid)[row] = (int32_t)mid;
+        if (mid != (int32_t)mid) *narrow_lost = 1;
+    }
     c->begin[row] = (int64_t)((uint64_t)offset + (uint64_t)c->line_base[line]);
     c->dur[row] = dur;
     if (occ) {

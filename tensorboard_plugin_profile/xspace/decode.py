@@ -117,7 +117,7 @@ def _read(
         pure_python = bool(os.environ.get("TBPROF_PURE_PYTHON_DECODER"))
     try:
         if _fastdecode is not None and not pure_python:
-            return _fastdecode.decode(data, limits.max_events, _threads())
+            return compiled_raw(_fastdecode, data, limits.max_events, _threads())
         return wire.read(bytes(data), limits.max_events)
     except OverflowError as e:
         raise limits.too_many_events(source, int(str(e).split()[0])) from None
@@ -125,6 +125,13 @@ def _read(
         raise CorruptProfile(
             f"Profile file {source} is truncated or is not an XSpace protobuf."
         ) from None
+
+
+def compiled_raw(module: ModuleType, data, max_events: int = -1, threads: int = 0) -> dict:
+    """The compiled reader's raw form: metadata ids int32, or int64 when some id needs it
+    (then decoded again: never in real profiles)."""
+    raw = module.decode(data, max_events, threads)
+    return module.decode(data, max_events, threads, True) if raw is None else raw
 
 
 def _length(column, itemsize: int) -> int:
@@ -146,6 +153,16 @@ def _columns(raw: tuple, dtypes: tuple) -> list:
         else np.asarray(col, dtype=dtype)
         for col, dtype in zip(raw, dtypes)
     ]
+
+
+def _id_column(column, n: int) -> np.ndarray:
+    """The events' metadata ids: int32 where every id fits (both readers narrow them
+    then: 4 bytes an event less), else int64; int32 in a plane without events."""
+    if not n:
+        return np.zeros(0, dtype=np.int32)
+    if isinstance(column, (bytes, bytearray)):
+        return np.frombuffer(column, dtype=np.int32 if len(column) == 4 * n else np.int64)
+    return np.asarray(column)
 
 
 def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
@@ -210,9 +227,10 @@ def _with_names(strings: list, names: list) -> tuple:
 
 def _build_plane(index: int, raw: dict) -> Plane:
     stat_names = {int(k): v for k, v in raw["stat_metadata"].items()}
-    line_of_event, metadata_ids, begin_ps, durations = _columns(
-        raw["events"][:4], (np.int32, np.int64, np.int64, np.int64)
+    line_of_event, begin_ps, durations = _columns(
+        raw["events"][:1] + raw["events"][2:4], (np.int32, np.int64, np.int64)
     )
+    metadata_ids = _id_column(raw["events"][1], len(line_of_event))
     occurrences = raw["events"][4]
     stats = _long_table("event", raw["stats"], stat_names)
     columns = {

@@ -8,8 +8,8 @@ while it walks the events; ``finish`` turns the wire layout (the pure-Python rea
 Chrome-trace reader) into the same, so ``decode.space_from_raw`` has one input:
 
 - ``raw["time_base_ns"]``: the time base (non-zero only for absolute epoch times);
-- per plane ``events`` = (line int32, metadata_id int64, begin_ps int64, duration_ps
-  int64, occurrences int64 or None when every event has none);
+- per plane ``events`` = (line int32, metadata_id int32 (int64 where an id needs it),
+  begin_ps int64, duration_ps int64, occurrences int64 or None when every event has none);
 - per plane ``names`` = (name codes, display-name codes, names, display names): codes
   into the distinct names of the event metadata in id order, plus ``""`` (an unknown id)
   where no metadata has it; codes in the width pandas gives categorical codes.
@@ -37,8 +37,20 @@ def finish(raw: dict) -> dict:
     time_base_ns = _time_base_ns(raw["planes"])
     for plane in raw["planes"]:
         _finish_plane(plane, time_base_ns)
+    _narrow_ids(raw["planes"])
     raw["time_base_ns"] = time_base_ns
     return raw
+
+
+def _narrow_ids(planes: list) -> None:
+    """Metadata ids as int32 when every event's id in the space fits (as the compiled
+    reader writes them: int64 for every plane otherwise)."""
+    mids = [plane["events"][1] for plane in planes if len(plane["events"][1])]
+    if any(m.min() < -(2**31) or m.max() >= 2**31 for m in mids):
+        return
+    for plane in planes:
+        events = plane["events"]
+        plane["events"] = (events[0], events[1].astype(np.int32)) + events[2:]
 
 
 def _time_base_ns(planes: list) -> int:
@@ -60,8 +72,8 @@ def _finish_plane(plane: dict, time_base_ns: int) -> None:
     if len(begin_ps):
         begin_ps += ((stamps - time_base_ns) * 1000)[line]
     used = not len(occurrences) or occurrences.any()
-    plane["events"] = (line, mids, begin_ps, durations, occurrences if used else None)
     plane["names"] = name_codes(mids, plane["event_metadata"])
+    plane["events"] = (line, mids, begin_ps, durations, occurrences if used else None)
 
 
 def name_codes(metadata_ids: np.ndarray, metadata_rows: list) -> tuple:

@@ -18,7 +18,8 @@ from tensorboard_plugin_profile.analysis.preprocessing.preprocess import (
     preprocess,
     preprocess_decoded,
 )
-from tensorboard_plugin_profile.xspace import read_xspace, schema
+from tensorboard_plugin_profile.protobuf import xplane_pb2
+from tensorboard_plugin_profile.xspace import decode_xspace, read_xspace, schema
 from tensorboard_plugin_profile.xspace.columns import well_known_columns
 from tensorboard_plugin_profile.xspace.model import KIND_DOUBLE, KIND_STR
 
@@ -258,3 +259,21 @@ _EVENTS = [
     ("inner", 5_000, 2_000, {"tf_op": "x:Y"}),
     ("after", 12_000, 1_000, {}),
 ]
+
+
+@pytest.mark.parametrize("pure", [True, False])
+def test_a_new_metadata_id_beyond_int32_widens_the_column(monkeypatch, pure):
+    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", "1" if pure else "0")
+    space = xplane_pb2.XSpace(hostnames=["h"])
+    plane = space.planes.add(id=1, name="/host:CPU")
+    plane.event_metadata[2**31 - 1].name = "last int32 id"
+    plane.lines.add(id=1, name="main").events.add(metadata_id=2**31 - 1, duration_ps=10)
+    decoded = decode_xspace(space.SerializeToString(), "ids").plane("/host:CPU")
+    assert decoded.events["metadata_id"].dtype == np.int32
+    edit = PlaneEdit(decoded)
+    added = edit.metadata_id("added")
+    edit.add_events([0], [added], [5], [1])
+    events = edit.build().events
+    assert added == 2**31
+    assert events["metadata_id"].tolist() == [2**31 - 1, 2**31]
+    assert events["name"].astype(str).tolist() == ["last int32 id", "added"]

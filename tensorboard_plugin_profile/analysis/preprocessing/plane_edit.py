@@ -231,7 +231,10 @@ class PlaneEdit:
         line, meta, begin, dur = self._new_columns()
         out = {}
         for name, new in (("line", line), ("metadata_id", meta), ("begin_ps", begin)):
-            out[name] = placed.place(events[name].to_numpy(), new)
+            old = events[name].to_numpy()
+            if name == "metadata_id" and len(meta) and meta.max() >= 2**31:  # int32 ids
+                old = old.astype(np.int64)  # a new id beyond them (never in real profiles)
+            out[name] = placed.place(old, new)
             self._drop(name)
         out["duration_ps"] = placed.place(events["duration_ps"].to_numpy(), dur)
         occurrences = events["occurrences"].to_numpy()
