@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 from conftest import all_host_files
 from fuzz_corpus import field, varint
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from werkzeug.test import Client
+from xspace_builder import HostPlane
 
 from tensorboard_plugin_profile.errors import CorruptProfile, ProfileTooLarge
 from tensorboard_plugin_profile.protobuf import xplane_pb2
@@ -262,3 +265,29 @@ def test_the_cli_names_the_limit_in_one_line(tmp_path):
     assert result.returncode == 1
     assert b"TBPROF_MAX_DECOMPRESSED_BYTES" in result.stderr
     assert b"Traceback" not in result.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(-5, 1 << 40), max_size=2), min_size=1, max_size=12),
+    st.data(),
+)
+def test_a_stat_read_at_some_events_equals_the_whole_column_there(values_per_event, data):
+    """``event_stat(name, at=rows)``: the same values as the whole column at those rows
+    (an event carrying the stat twice keeps its last value), increasing or not."""
+    plane = HostPlane()
+    line = plane.line(1, "main")
+    for i, values in enumerate(values_per_event):
+        event = plane.event(line, f"e{i}", i, 1)
+        for value in values:
+            stat = event.stats.add()
+            stat.metadata_id = plane.stat_id("flops")
+            stat.int64_value = value
+    decoded = plane.decode().plane("/host:CPU")
+    n = len(values_per_event)
+    rows = np.asarray(data.draw(st.lists(st.integers(0, n - 1), max_size=n)), dtype=np.int64)
+    if data.draw(st.booleans()):
+        rows = np.unique(rows)
+    whole = decoded.event_stat("flops").iloc[rows].tolist()
+    assert decoded.event_stat("flops", at=rows).tolist() == whole
+    assert decoded.event_stat("absent", at=rows).tolist() == [None] * len(rows)

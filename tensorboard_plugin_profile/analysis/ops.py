@@ -329,7 +329,7 @@ def _gpu_plane_ops(plane: Plane) -> OpMetricsDb:
 
 def _event_numbers(plane: Plane, rows: pd.Index, stat: str) -> np.ndarray:
     """A numeric stat per selected event (0 where absent)."""
-    values = plane.event_stat(stat).iloc[np.asarray(rows)]
+    values = plane.event_stat(stat, at=np.asarray(rows))
     return pd.to_numeric(values, errors="coerce").fillna(0).to_numpy(dtype=np.int64)
 
 

@@ -58,17 +58,28 @@ class Plane:
     def num_events(self) -> int:
         return len(self.events)
 
-    def event_stat(self, name: str) -> pd.Series:
-        """One stat as a column aligned with ``events`` (None where absent).
+    def event_stat(self, name: str, at: Optional[np.ndarray] = None) -> pd.Series:
+        """One stat as a column aligned with ``events`` (None where absent), or with the
+        increasing event rows ``at`` (an object per row asked, not per event).
 
         Integers come back as Python ints (uint64 values stay exact), strings
         as str; the last value wins when an event carries the stat twice.
         """
         rows = self.stats[self.stats["stat"] == name]
-        out = pd.Series([None] * len(self.events), dtype=object)
-        if len(rows):
-            values = stat_values(rows)
-            out.iloc[rows["event"].to_numpy()] = values
+        out = pd.Series([None] * (len(self.events) if at is None else len(at)), dtype=object)
+        if not len(rows) or not len(out):
+            return out
+        events = rows["event"].to_numpy()
+        values = stat_values(rows)
+        if at is None:
+            out.iloc[events] = values
+            return out
+        at = np.asarray(at, dtype=np.int64)
+        if (np.diff(at) <= 0).any():  # not increasing: read the whole column
+            return self.event_stat(name).iloc[at].reset_index(drop=True)
+        position = np.searchsorted(at, events)
+        hit = at[np.minimum(position, len(at) - 1)] == events
+        out.iloc[position[hit]] = np.asarray(values, dtype=object)[hit]
         return out
 
     def metadata_stat(self, name: str) -> dict:

@@ -140,7 +140,7 @@ def _op_names(column: pd.Series) -> pd.Categorical:
 def _numbers(plane: Any, rows: np.ndarray, stat: str) -> np.ndarray:
     if not _has_stat(plane, stat):
         return np.zeros(len(rows), dtype=np.int64)
-    values = plane.event_stat(stat).iloc[rows]
+    values = plane.event_stat(stat, at=rows)
     return pd.to_numeric(values, errors="coerce").fillna(0).to_numpy(dtype=np.int64)
 
 

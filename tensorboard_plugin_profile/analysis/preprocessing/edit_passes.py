@@ -14,7 +14,7 @@ it finds where each new event goes and copies the old columns around them:
   the long stats table;
 - ``used_codes``, ``recode``: which codes of a categorical occur, and codes mapped
   through a table, without an index-sized temporary;
-- ``small_pages``: the arrays of the edited table, in 4 kB pages (see there).
+- ``new_column``: the arrays of the edited table (lazy zeros where mostly empty).
 
 Both implementations give identical results (``tests/analysis/test_edit_passes.py``,
 with hypothesis). ``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallbacks.
@@ -28,14 +28,12 @@ Usage::
 
 from __future__ import annotations
 
-import mmap
-import sys
 from types import ModuleType
 from typing import Optional
 
 import numpy as np
 
-from ...memsize import LAZY_MIN_BYTES, sparse_values
+from ...memsize import sparse_values
 from ..passes import pure_python_requested
 
 _edit: Optional[ModuleType]
@@ -57,45 +55,15 @@ def _int64(values) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.int64)
 
 
-def small_pages(n: int, dtype, fill=None, lazy: bool = False) -> np.ndarray:
-    """An array of ``n`` values for the edited table, without transparent huge pages:
-    ``fill`` everywhere, or (None) left for the caller to write whole; ``lazy``: zeros
-    whose untouched pages cost nothing.
-
-    numpy asks the kernel for huge pages for arrays of 4 MB and more; on a busy machine the
-    first touch of each stalls in the kernel's memory compaction: 400 MB written cost
-    0.5-0.9 s of system time in huge pages, 0.2 s in 4 kB pages faulted one by one, 0.15 s
-    mapped at once (docs/preprocessing.md). Inside ``blockpool.reusing()`` numpy's
-    allocations already reuse freed blocks without that advice, so they are used as is.
-    """
-    dtype = np.dtype(dtype)
-    nbytes = n * dtype.itemsize
+def new_column(n: int, dtype, fill=None, lazy: bool = False) -> np.ndarray:
+    """An array of ``n`` values for the edited table: ``fill`` everywhere, or (None) left
+    for the caller to write whole; ``lazy``: zeros whose untouched pages cost nothing
+    (``memsize.sparse_values``). The service builds inside ``blockpool.reusing()``, whose
+    allocator hands these arrays freed blocks instead of fresh pages."""
     if lazy:
         empty = np.zeros(0, dtype=np.int64)
-        return sparse_values(n, dtype, empty, empty.astype(dtype))
-    if nbytes < LAZY_MIN_BYTES or _POPULATE is None or _numpy_pools():
-        return np.empty(n, dtype=dtype) if fill is None else np.full(n, fill, dtype=dtype)
-    out = np.frombuffer(mmap.mmap(-1, nbytes, flags=_POPULATE), dtype=dtype)
-    if fill:  # the mapping is zero already
-        out.fill(fill)
-    return out
-
-
-def _numpy_pools() -> bool:
-    """Whether numpy allocates through another handler than its own (``blockpool``)."""
-    core = getattr(np, "_core", None) or np.core  # numpy 1.x: np.core
-    name = getattr(core.multiarray, "get_handler_name", lambda: None)()
-    return name not in (None, "default_allocator")
-
-
-def _populate_flags() -> Optional[int]:
-    """mmap flags of private anonymous memory mapped at once (Linux), else None."""
-    if not sys.platform.startswith("linux"):
-        return None
-    return mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0x8000)
-
-
-_POPULATE = _populate_flags()
+        return sparse_values(n, np.dtype(dtype), empty, empty.astype(dtype))
+    return np.empty(n, dtype=dtype) if fill is None else np.full(n, fill, dtype=dtype)
 
 
 def insertion_points(
@@ -154,7 +122,7 @@ def insert_rows(old: np.ndarray, at, values, pure_python: Optional[bool] = None)
     compiled = _compiled(pure_python)
     if compiled is None or old.dtype.hasobject:
         return np.insert(old, at, values)
-    out = small_pages(len(old) + len(at), old.dtype)
+    out = new_column(len(old) + len(at), old.dtype)
     compiled.insert_rows(old, at, values, out)
     return out
 
@@ -167,7 +135,7 @@ def insert_recoded(codes: np.ndarray, table: np.ndarray, at, values, pure_python
     compiled = _compiled(pure_python)
     if compiled is None:
         return insert_rows(recode(codes, table, pure_python=True), at, values, pure_python=True)
-    out = small_pages(len(codes) + len(at), table.dtype)
+    out = new_column(len(codes) + len(at), table.dtype)
     compiled.insert_recoded(codes, table, at, values, out)
     return out
 
@@ -229,6 +197,6 @@ def recode(codes: np.ndarray, table: np.ndarray, out=None, pure_python: Optional
         out[:] = table[codes]
         return out
     if out is None:
-        out = small_pages(len(codes), table.dtype)
+        out = new_column(len(codes), table.dtype)
     compiled.recode(np.ascontiguousarray(codes), np.ascontiguousarray(table), out)
     return out

@@ -38,9 +38,9 @@ from .edit_passes import (
     insert_recoded,
     insert_rows,
     insertion_points,
+    new_column,
     recode,
     shifted_rows,
-    small_pages,
     used_codes,
 )
 
@@ -72,7 +72,7 @@ class Placement:
             return cls(num_old, new_row, order=order)
         new_order = np.lexsort((-duration, begin, line))
         at = at[new_order]
-        new_row = small_pages(num_old + count, np.int32 if num_old + count < 2**31 else np.int64)
+        new_row = new_column(num_old + count, np.int32 if num_old + count < 2**31 else np.int64)
         shifted_rows(at, new_row[:num_old])
         new_row[num_old + new_order] = at + np.arange(count)
         return cls(num_old, new_row, at=at, new_order=new_order)

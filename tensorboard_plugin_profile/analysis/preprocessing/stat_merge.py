@@ -23,7 +23,7 @@ import numpy as np
 
 from ...memsize import sparse_rows
 from ...xspace.columns import code_dtype, event_dtype
-from .edit_passes import small_pages
+from .edit_passes import new_column
 
 _merge: Optional[ModuleType]
 try:
@@ -50,9 +50,9 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
     total = sum(_kept_count(part) for part in parts)
     dtypes = (event_dtype(n), remap.dtype, np.int8, np.int64, np.float64, code_dtype(len(strings)))
     # Every column is written whole but the doubles (few rows hold one).
-    out = tuple(small_pages(total, dtype, lazy=dtype == np.float64) for dtype in dtypes)
+    out = tuple(new_column(total, dtype, lazy=dtype == np.float64) for dtype in dtypes)
     typed = {
-        code: (_int_data(parts, code, n), small_pages(n, bool, fill=True)) for code in int_codes
+        code: (_int_data(parts, code, n), new_column(n, bool, fill=True)) for code in int_codes
     }
     columns = tuple((code, data, missing.view(np.uint8)) for code, (data, missing) in typed.items())
     if not _merge.merge_rows(parts_in, (None, remap, *out), columns, n):
@@ -65,15 +65,13 @@ def _int_data(parts: list, code: int, n: int) -> np.ndarray:
     (most pages are never written), else at once (``group_id`` on nearly every event:
     faulting its pages in one by one cost more than writing them)."""
     rows = sum(len(part.events) for part in parts[1:] if part.code == code)
-    return (
-        small_pages(n, np.int64, fill=0) if 4 * rows >= n else small_pages(n, np.int64, lazy=True)
-    )
+    return new_column(n, np.int64, fill=0) if 4 * rows >= n else new_column(n, np.int64, lazy=True)
 
 
 def _counting_sort(parts: tuple, outs: tuple, columns: tuple, n: int, total: int) -> None:
     """The parts' rows placed through per-event counts (some part's events do not ascend)."""
     assert _merge is not None
-    counts = small_pages(n + 1, np.int32 if total < _NARROW_ROWS else np.int64, fill=0)
+    counts = new_column(n + 1, np.int32 if total < _NARROW_ROWS else np.int64, fill=0)
     for part in parts:
         _merge.count_rows(part[0], part[1], part[2], counts)
     np.cumsum(counts, out=counts, dtype=counts.dtype)  # counts[e]: event e's first row
