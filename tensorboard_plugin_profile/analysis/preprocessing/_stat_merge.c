@@ -104,33 +104,34 @@ typedef struct {
     Py_ssize_t m, moved; /* rows; length of new_row */
 } Rows;
 
+/* A buffer of int32 or int64 row numbers: its count, and whether it is int64. */
+static int get_index_rows(PyObject *obj, Arg *arg, const char *what, Py_ssize_t *count,
+                          int *wide) {
+    if (get_buffer(obj, arg, 0, 0, -1, NULL) < 0) return -1;
+    Py_ssize_t width = arg->view.itemsize;
+    if (width != 4 && width != 8) {
+        PyErr_Format(PyExc_ValueError, "%s must be int32 or int64", what);
+        return -1;
+    }
+    *count = arg->view.len / width;
+    *wide = width == 8;
+    return 0;
+}
+
 /* args[0..2] hold events, keep, new_row. */
 static int get_rows(PyObject *o_events, PyObject *o_keep, PyObject *o_new_row, Arg *args,
                     Rows *rows) {
     memset(rows, 0, sizeof(*rows));
-    if (get_buffer(o_events, &args[0], 0, 0, -1, NULL) < 0) return -1;
-    Py_ssize_t width = args[0].view.itemsize;
-    if (width != 4 && width != 8) {
-        PyErr_SetString(PyExc_ValueError, "events must be int32 or int64");
-        return -1;
-    }
+    if (get_index_rows(o_events, &args[0], "events", &rows->m, &rows->events_wide) < 0) return -1;
     rows->events = args[0].view.buf;
-    rows->events_wide = width == 8;
-    rows->m = args[0].view.len / width;
     if (o_keep != Py_None) {
         if (get_buffer(o_keep, &args[1], 0, 1, rows->m, "keep") < 0) return -1;
         rows->keep = args[1].view.buf;
     }
     if (o_new_row != Py_None) {
-        if (get_buffer(o_new_row, &args[2], 0, 0, -1, NULL) < 0) return -1;
-        Py_ssize_t size = args[2].view.itemsize;
-        if (size != 4 && size != 8) {
-            PyErr_SetString(PyExc_ValueError, "new_row must be int32 or int64");
+        if (get_index_rows(o_new_row, &args[2], "new_row", &rows->moved, &rows->wide) < 0)
             return -1;
-        }
         rows->new_row = args[2].view.buf;
-        rows->wide = size == 8;
-        rows->moved = args[2].view.len / size;
     }
     return 0;
 }
