@@ -85,16 +85,22 @@ def apply_stat_mutators(edit: PlaneEdit) -> None:
 
 def _connect(edit, producer, consumers, keys, defaults, context) -> None:
     plane = edit.plane
-    columns = [plane.event_stat(k) for k in keys]
     names = plane.events["name"]
     sides = (
-        (names == producer, schema.PRODUCER_TYPE, schema.PRODUCER_ID),
-        (names.isin(consumers), schema.CONSUMER_TYPE, schema.CONSUMER_ID),
+        (np.flatnonzero((names == producer).to_numpy()), schema.PRODUCER_TYPE, schema.PRODUCER_ID),
+        (
+            np.flatnonzero(names.isin(consumers).to_numpy()),
+            schema.CONSUMER_TYPE,
+            schema.CONSUMER_ID,
+        ),
     )
-    for mask, type_stat, id_stat in sides:
+    # The keys' values at the connected events only (not a column of objects per event).
+    asked = np.union1d(sides[0][0], sides[1][0])
+    columns = [plane.event_stat(k, at=asked).tolist() for k in keys]
+    for side_rows, type_stat, id_stat in sides:
         rows, ids = [], []
-        for row in np.flatnonzero(mask.to_numpy()).tolist():
-            values = [col.iat[row] for col in columns]
+        for row, at in zip(side_rows.tolist(), np.searchsorted(asked, side_rows).tolist()):
+            values = [col[at] for col in columns]
             values = [defaults.get(k, v) if v is None else v for k, v in zip(keys, values)]
             if any(v is None for v in values):
                 continue
@@ -107,10 +113,11 @@ def _connect(edit, producer, consumers, keys, defaults, context) -> None:
 def _mask_run_ids(edit: PlaneEdit, present: set) -> None:
     if present.isdisjoint(_RUN_ID_EVENTS):
         return
-    run_ids = edit.plane.event_stat(schema.RUN_ID)
-    mask = edit.plane.events["name"].isin(_RUN_ID_EVENTS).to_numpy() & run_ids.notna().to_numpy()
-    rows = np.flatnonzero(mask)
-    values = [int(v) & _RUN_ID_MASK for v in run_ids.iloc[rows]]
+    named = np.flatnonzero(edit.plane.events["name"].isin(_RUN_ID_EVENTS).to_numpy())
+    run_ids = edit.plane.event_stat(schema.RUN_ID, at=named)
+    present_ids = run_ids.notna().to_numpy()
+    rows = named[present_ids]
+    values = [int(v) & _RUN_ID_MASK for v in run_ids[present_ids]]
     edit.set_stat(rows, schema.RUN_ID, np.asarray(values, dtype=np.int64))
 
 
