@@ -214,7 +214,7 @@ def search_json(index: TraceIndex, params: Mapping[str, str]) -> dict:
             "pid": index.row_pid[row].tolist(),
             "tid": index.row_tid[row].tolist(),
             "ts": (index.begin_ps[shown] / 1e6).tolist(),
-            "dur": ((index.end_ps[shown] - index.begin_ps[shown]) / 1e6).tolist(),
+            "dur": (index.durations_at(shown) / 1e6).tolist(),
             "name": local.reshape(-1).tolist(),
             "event": shown.tolist(),
         },

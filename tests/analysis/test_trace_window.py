@@ -90,17 +90,17 @@ def brute_force(index: ti.TraceIndex, start: int, end: int, pixel: float, rows=N
             continue
         for depth in sorted(set(index.depth[index.row == row].tolist())):
             pos = np.flatnonzero((index.row == row) & (index.depth == depth))
-            b, e = index.begin_ps[pos], index.end_ps[pos]
+            b, e = index.begin_ps[pos], ends_of(index)[pos]
             pos = pos[(b <= end) & (e >= start)]
             pos = pos[np.argsort(index.begin_ps[pos], kind="stable")]
             run: list = []
             for p in pos.tolist():
-                wide = pixel <= 0 or index.end_ps[p] - index.begin_ps[p] >= pixel
+                wide = pixel <= 0 or ends_of(index)[p] - index.begin_ps[p] >= pixel
                 if (
                     run
                     and not wide
                     and not run[-1][1]
-                    and (index.begin_ps[p] - index.end_ps[run[-1][0]] < pixel)
+                    and (index.begin_ps[p] - ends_of(index)[run[-1][0]] < pixel)
                 ):
                     run.append((p, wide))
                     continue
@@ -110,9 +110,14 @@ def brute_force(index: ti.TraceIndex, start: int, end: int, pixel: float, rows=N
             if run:
                 items.append(run)
     return sorted(
-        (int(index.begin_ps[r[0][0]]), int(index.end_ps[r[-1][0]]), len(r), int(row_of(index, r)))
+        (int(index.begin_ps[r[0][0]]), int(ends_of(index)[r[-1][0]]), len(r), int(row_of(index, r)))
         for r in items
     )
+
+
+def ends_of(index: ti.TraceIndex) -> np.ndarray:
+    """The end of every position (the index keeps none: begin + the event's duration)."""
+    return index.ends_at(np.arange(index.num_events))
 
 
 def row_of(index, run):
@@ -157,7 +162,7 @@ def test_depth_is_stack_depth_on_nested_rows(rows):
         if row is None:
             continue
         pos = np.flatnonzero(index.row == row)
-        dur = index.end_ps - index.begin_ps
+        dur = ends_of(index) - index.begin_ps
         got = sorted(
             zip(index.begin_ps[pos].tolist(), dur[pos].tolist(), index.depth[pos].tolist())
         )
@@ -172,7 +177,7 @@ def test_same_depth_events_never_overlap(rows):
     index = make_index(rows)
     b = index.seg_bounds
     for s in range(len(index.seg_row)):
-        begin, end = index.begin_ps[b[s] : b[s + 1]], index.end_ps[b[s] : b[s + 1]]
+        begin, end = index.begin_ps[b[s] : b[s + 1]], ends_of(index)[b[s] : b[s + 1]]
         assert np.all(begin[1:] >= end[:-1])
 
 
@@ -296,8 +301,9 @@ def test_compiled_and_numpy_indexes_are_identical(rows):
         finally:
             os.environ.pop("TBPROF_PURE_PYTHON_PASSES")
     compiled, numpy_only = indexes
-    for name in ("seg_row", "seg_depth", "seg_bounds", "begin_ps", "end_ps", "name_id", "depth",
+    for name in ("seg_row", "seg_depth", "seg_bounds", "begin_ps", "name_id", "depth",
                  "row", "source", "break_key", "group_id", "event_row"):  # fmt: skip
         a, b = getattr(compiled, name), getattr(numpy_only, name)
         assert a.dtype == b.dtype and a.tolist() == b.tolist(), name
+    assert ends_of(compiled).tolist() == ends_of(numpy_only).tolist()
     assert compiled.strings == numpy_only.strings and compiled.span_ps == numpy_only.span_ps

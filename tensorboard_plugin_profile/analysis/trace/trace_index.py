@@ -3,10 +3,11 @@
 The trace viewer asks for one time window at a time; answering must cost what is
 visible, not what the trace holds. So every shown event gets a *position* in flat
 arrays sorted by (row, depth, begin), where a row is one (pid, tid) and depth is the
-nesting level inside it. Inside one (row, depth) *segment* events never overlap, so
-both ``begin_ps`` and ``end_ps`` are sorted there and two ``searchsorted`` calls find
-exactly the events overlapping a window (an event that started long before the window
-and still runs is found too: its end is what is searched).
+nesting level inside it. Inside one (row, depth) *segment* events never overlap (each
+begins at or after the previous one's end), so ``begin_ps`` is sorted there and every
+end before an event's is at most its begin: a ``searchsorted`` of the window's start
+among the begins, one look at the event just before (it may still run), and one of
+its end find exactly the events overlapping a window.
 
 Depth of an event = how many earlier events of its row are still open at its begin
 (computed per row inside the compiled layout, or by ``depths`` without it). For
@@ -19,10 +20,11 @@ sizes 1 ns·4^k, the positions where that holds, so a zoomed-out query visits th
 instead of every event; each size is made when a window first needs it.
 
 The layout (a sort by row, then depths and a sort by (row, depth) per row) is
-``layout.py``, compiled when built. Per event only source, begin and end are
-stored; row, depth and break key follow from the segments and times, the name from the
-event's metadata (``rows_at``, ``names_at``..., whole columns on first use), as do the
-columns only search, details and the envelope read.
+``layout.py``, compiled when built. Per event only source and begin are stored (12
+bytes); row, depth and break key follow from the segments and times, the end from the
+event's ``duration_ps`` in its plane (the profile keeps it anyway), the name from the
+event's metadata (``rows_at``, ``ends_at``, ``names_at``..., whole columns on first
+use), as do the columns only search, details and the envelope read.
 
 Usage::
 
@@ -40,6 +42,7 @@ import pandas as pd
 
 from ...xspace import schema
 from ...xspace.model import Plane
+from .. import passes
 from . import counters, layout, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
 from .plane_events import PlaneEvents, name_tables, plane_events
@@ -65,8 +68,7 @@ class TraceIndex:
     seg_row: np.ndarray  # int64 per (row, depth) segment
     seg_depth: np.ndarray
     seg_bounds: np.ndarray  # int64, segment s = positions [bounds[s], bounds[s+1])
-    begin_ps: np.ndarray  # int64 per position
-    end_ps: np.ndarray
+    begin_ps: np.ndarray  # int64 per position; ends: ``ends_at``
     names: list  # PlaneNames per plane: the string number of a shown event (``names_at``)
     source: np.ndarray  # int32 (int64 past 2**31 events): shown event number (each
     # plane's shown events in turn)
@@ -101,7 +103,11 @@ class TraceIndex:
     @property
     def break_key(self) -> np.ndarray:
         """int64 per position: see the module docstring (``layout.break_keys``)."""
-        make = lambda: layout.break_keys(self.begin_ps, self.end_ps, self.seg_bounds)  # noqa: E731
+
+        def make() -> np.ndarray:
+            every = np.arange(self.num_events)
+            return layout.break_keys(self.begin_ps, self.durations_at(every), self.seg_bounds)
+
         return self._lazy_column("break_key", make)
 
     @property
@@ -122,14 +128,41 @@ class TraceIndex:
 
     def _names_of_shown(self, shown: np.ndarray) -> np.ndarray:
         """int32 string number of shown event numbers (each plane's shown events in turn)."""
-        if len(self.names) == 1:
-            return self.names[0].names_of(shown)
-        out = np.zeros(len(shown), dtype=np.int32)
+        return self._per_plane(shown, np.int32, lambda k, events: self.names[k].names_of(events))
+
+    def durations_at(self, positions: np.ndarray) -> np.ndarray:
+        """int64 duration of each position's event (its plane's ``duration_ps``)."""
+        shown = self.source[positions]
+
+        def of_plane(k: int, events: np.ndarray) -> np.ndarray:
+            rows = self.shown_rows[k]
+            return _durations(self.planes[k].plane)[events if rows is None else rows[events]]
+
+        return self._per_plane(shown, np.int64, of_plane)
+
+    def ends_at(self, positions: np.ndarray) -> np.ndarray:
+        """int64 end of each position's event: begin + duration (wrapping as numpy does)."""
+        return self.begin_ps[positions] + self.durations_at(positions)
+
+    def shown_durations(self) -> np.ndarray:
+        """int64 duration per shown event number (``source`` values): the plane's own
+        column when one plane shows every event, else a copy for the caller's pass."""
+        parts = [
+            _durations(tp.plane) if rows is None else _durations(tp.plane)[rows]
+            for tp, rows in zip(self.planes, self.shown_rows)
+        ]
+        return passes._int64(_concat(parts))
+
+    def _per_plane(self, shown: np.ndarray, dtype: type, of_plane) -> np.ndarray:
+        """``of_plane(k, event numbers in plane k)`` at shown event numbers of any planes."""
+        if len(self.planes) == 1:
+            return of_plane(0, shown).astype(dtype, copy=False)
+        out = np.zeros(len(shown), dtype=dtype)
         starts = self._starts()
         plane = np.searchsorted(starts, shown, side="right") - 1
-        for k, names in enumerate(self.names):
+        for k in range(len(self.planes)):
             mine = np.flatnonzero(plane == k)
-            out[mine] = names.names_of(shown[mine] - starts[k])
+            out[mine] = of_plane(k, shown[mine] - starts[k])
         return out
 
     def rows_at(self, positions: np.ndarray) -> np.ndarray:
@@ -148,7 +181,7 @@ class TraceIndex:
         """int64 break key of each position (``break_key[positions]``)."""
         if "break_key" in self.lazy:
             return self.lazy["break_key"][positions]
-        return layout.break_keys_at(self.begin_ps, self.end_ps, self.seg_bounds, positions)
+        return layout.break_keys_at(self.begin_ps, self.seg_bounds, positions, self.durations_at)
 
     @property
     def plane_no(self) -> np.ndarray:
@@ -217,7 +250,8 @@ class TraceIndex:
             return None
         made = self.lazy.setdefault("levels", {})
         if size not in made:  # made once per size, when a window first needs it
-            cuts = layout.cuts(self.begin_ps, self.end_ps, self.seg_bounds, size)
+            durations = self.shown_durations()
+            cuts = layout.cuts(self.begin_ps, durations, self.source, self.seg_bounds, size)
             made[size] = cuts if 2 * len(cuts) <= self.num_events else None
         return made[size]
 
@@ -238,6 +272,11 @@ class TraceIndex:
         mine = np.flatnonzero(self.plane_no == plane_no)
         out[self.event_row[mine]] = mine
         return out
+
+
+def _durations(plane: Plane) -> np.ndarray:
+    """The plane's ``duration_ps`` column (a view of the kept profile's)."""
+    return plane.events["duration_ps"].to_numpy()
 
 
 def _shown_count(plane: Plane, rows: Optional[np.ndarray]) -> int:
@@ -271,16 +310,16 @@ def build_index(shown: list) -> TraceIndex:
         seg_depth=lay.seg_depth,
         seg_bounds=lay.seg_bounds,
         begin_ps=lay.begin,
-        end_ps=lay.end,
         names=names,
         source=lay.source,
         shown_rows=[p.rows for p in parts],
         flows=trace_flows.FlowTable.empty(),
         value=value,
         row_counter=row_counter,
-        span_ps=(int(lay.begin.min()), int(lay.end.max())) if len(lay.begin) else (0, 0),
+        span_ps=(0, 0),
         relaid_rows=lay.relaid_rows,
     )
+    index.span_ps = layout.span(index.begin_ps, index.seg_bounds, index.durations_at)
     index.flows = trace_flows.build_flows(index, index.shown_rows)
     return index
 
