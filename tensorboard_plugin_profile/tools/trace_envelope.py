@@ -109,7 +109,7 @@ def _event_texts(index: TraceIndex, lo: int, hi: int, names: list, flow_text: di
     rows = index.rows_at(positions)
     pids = index.row_pid[rows].tolist()
     tids = index.row_tid[rows].tolist()
-    begin = index.begin_ps[lo:hi]
+    begin = index.begins_at(positions)
     ts = (begin / 1e6).tolist()
     dur = (np.maximum(index.durations_at(positions), 1) / 1e6).tolist()
     groups = index.group_id[lo:hi].tolist()

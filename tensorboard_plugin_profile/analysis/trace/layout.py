@@ -8,12 +8,13 @@ Three steps, fused per row when compiled (``_trace_passes.c``, GIL released):
 2. the depth of every event in its row (``depths``);
 3. a stable sort by (row, depth): the index's columns and its (row, depth) segments.
 
-Only what the index keeps is made per event (source and begin: 12 bytes); the row,
-depth and break key of a position follow from the segments and times, its end from its
-event's duration (``end = begin + duration[source]``) and its name from its event, and
-``TraceIndex`` derives them where asked (``rows_at``, ``ends_at``, ``break_keys_at``,
-``cuts``). Ends need not be kept: inside a (row, depth) segment events never overlap
-(``begin[p + 1] >= end[p]``), so every end before a position's is at most its begin.
+Only what the index keeps is made per event: ``source`` (4 bytes), the event at each
+position. The row and depth of a position follow from the segments, its begin and
+duration from its event (the planes' own columns, read through ``source``), its break
+key from those, and ``TraceIndex`` derives them where asked (``rows_at``,
+``begins_at``, ``ends_at``, ``break_keys_at``, ``cuts``). Ends need not be kept: inside
+a (row, depth) segment events never overlap (``begin[p + 1] >= end[p]``), so every end
+before a position's is at most its begin.
 At 11 M events every event-sized array is fresh memory the kernel must fault in,
 which is most of the cost of building the index.
 
@@ -23,7 +24,7 @@ The numpy fallback gives identical results (``tests/analysis/test_trace_layout.p
 Usage::
 
     lay = lay_out_events(line, line_row, begin, duration, num_rows)
-    lay.source, lay.begin, lay.seg_bounds
+    lay.source, lay.seg_bounds, lay.seg_row, lay.seg_depth
 """
 
 from __future__ import annotations
@@ -96,7 +97,6 @@ def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarr
 @dataclasses.dataclass
 class Layout:
     source: np.ndarray  # int32 (int64 past 2**31 events): the input event at each position
-    begin: np.ndarray  # int64
     seg_row: np.ndarray  # int64 per (row, depth) segment
     seg_depth: np.ndarray  # int64
     seg_bounds: np.ndarray  # int64, segment s = positions [bounds[s], bounds[s + 1])
@@ -114,34 +114,34 @@ def lay_out_events(line, line_row, begin, duration, num_rows: int, pure_python=N
     order, bounds = order_by_row(line, line_row, begin, duration, num_rows, pure_python)
     begin_t = begin[order]
     depth_t, relaid = depths.depths_in_rows(bounds, begin_t, begin_t + duration[order], pure_python)
-    return lay_out(order, bounds, begin_t, depth_t, relaid)
+    return lay_out(order, bounds, depth_t, relaid)
 
 
-def lay_out(order, bounds, begin_t, depth_t, relaid_rows: int = 0) -> Layout:
-    """numpy: events in row order (``order``, ``bounds``, their times and depths) sorted
-    by (row, depth), keeping their order inside a (row, depth)."""
+def lay_out(order, bounds, depth_t, relaid_rows: int = 0) -> Layout:
+    """numpy: events in row order (``order``, ``bounds``, their depths) sorted by (row,
+    depth), keeping their order inside a (row, depth)."""
     num_rows = len(bounds) - 1
     row_t = np.repeat(np.arange(num_rows, dtype=np.int64), np.diff(bounds))
     by_depth = _by_depth(row_t, depth_t, num_rows)
     row, depth = row_t[by_depth], depth_t[by_depth]
     seg_row, seg_depth, seg_bounds = _segments(row, depth)
-    return Layout(order[by_depth], begin_t[by_depth], seg_row, seg_depth, seg_bounds, relaid_rows)
+    return Layout(order[by_depth], seg_row, seg_depth, seg_bounds, relaid_rows)
 
 
 def _lay_out_compiled(line, line_row, begin, duration, num_rows: int):
     """The compiled passes; None when some event ends before it begins (numpy then).
-    The row order is written into the source column, and each row is laid out in
-    place inside its range of the two columns: no event-sized scratch beside them."""
+    The row order is written into the source column and each row is laid out in place
+    there: the only scratch is one int32 per event of the largest row."""
     n = len(begin)
     z = np.zeros(0, dtype=np.int64)  # the segments: made from the counts below
-    lay = Layout(np.empty(n, np.int32), np.empty(n, np.int64), z, z, z, 0)
+    lay = Layout(np.empty(n, np.int32), z, z, z, 0)
     order, bounds = order_by_row(line, line_row, begin, duration, num_rows, False, lay.source)
     if order is not lay.source:
         lay.source[:] = order  # rows out of time order: numpy sorted them
     del order
     keys_per_row = np.empty(num_rows, dtype=np.int64)
     assert _compiled is not None
-    args = (bounds, begin, duration, lay.source, lay.begin, keys_per_row)
+    args = (bounds, begin, duration, lay.source, keys_per_row)
     done = _compiled.lay_out(*args)
     if done is None:
         return None
@@ -194,21 +194,22 @@ def per_position(seg_bounds: np.ndarray, seg_values: np.ndarray) -> np.ndarray:
     return np.repeat(seg_values.astype(np.int32), np.diff(seg_bounds))
 
 
-def break_keys_at(begin, seg_bounds, positions: np.ndarray, durations_at) -> np.ndarray:
+def break_keys_at(seg_bounds, positions: np.ndarray, begins_at, durations_at) -> np.ndarray:
     """max(gap before, own duration, previous duration) at ``positions``; NO_BREAK at the
-    first position of a segment (no merging across segments). ``durations_at``: int64
-    duration of the events at given positions."""
+    first position of a segment (no merging across segments). ``begins_at`` and
+    ``durations_at``: int64 begin and duration of the events at given positions."""
     positions = np.asarray(positions, dtype=np.int64)
     first = seg_bounds[segment_of(seg_bounds, positions)] == positions
     before = np.maximum(positions - 1, 0)
     dur, dur_before = durations_at(positions), durations_at(before)
-    key = np.maximum(np.maximum(begin[positions] - (begin[before] + dur_before), dur), dur_before)
+    gap = begins_at(positions) - (begins_at(before) + dur_before)
+    key = np.maximum(np.maximum(gap, dur), dur_before)
     key[first] = NO_BREAK
     return key
 
 
 def break_keys(begin, dur, seg_bounds) -> np.ndarray:
-    """The break key of every position (``break_keys_at`` of all); ``dur`` per position."""
+    """The break key of every position (``break_keys_at`` of all); times per position."""
     key = np.full(len(begin), NO_BREAK, dtype=np.int64)
     if len(begin) > 1:
         gap = begin[1:] - (begin[:-1] + dur[:-1])
@@ -219,18 +220,18 @@ def break_keys(begin, dur, seg_bounds) -> np.ndarray:
 
 def cuts(begin, duration, source, seg_bounds, size: int, pure_python=None) -> np.ndarray:
     """Positions whose break key is >= ``size`` (int32 below 2**31 events), in order;
-    ``duration`` per event (``source`` numbers), read through ``source``."""
-    n = len(begin)
-    duration = passes._int64(duration)
-    if _use_compiled(pure_python, n):
+    ``begin`` and ``duration`` per event (``source`` numbers), read through ``source``."""
+    n = len(source)
+    begin, duration = passes._int64(begin), passes._int64(duration)
+    if _use_compiled(pure_python, n) and source.dtype == np.int32:
         assert _compiled is not None
         found = _compiled.break_cuts(begin, duration, source, seg_bounds, int(size))
         return np.frombuffer(found, dtype=np.int32)
-    at = np.flatnonzero(break_keys(begin, duration[source], seg_bounds) >= size)
+    at = np.flatnonzero(break_keys(begin[source], duration[source], seg_bounds) >= size)
     return at.astype(event_numbers(n))
 
 
-def span(begin, seg_bounds, durations_at) -> tuple:
+def span(seg_bounds, begins_at, durations_at) -> tuple:
     """(first begin, last end) of the positions; (0, 0) without any. Inside a segment an
     event ends by the next one's begin, so a segment's last end is its last event's,
     unless that event ends before it begins (a damaged file: its segment is read whole)."""
@@ -239,11 +240,12 @@ def span(begin, seg_bounds, durations_at) -> tuple:
     if not nonempty.any():
         return (0, 0)
     firsts, lasts = firsts[nonempty], stops[nonempty] - 1
-    ends = begin[lasts] + durations_at(lasts)
-    for k in np.flatnonzero(ends < begin[lasts]).tolist():
+    last_begins = begins_at(lasts)
+    ends = last_begins + durations_at(lasts)
+    for k in np.flatnonzero(ends < last_begins).tolist():
         every = np.arange(firsts[k], lasts[k] + 1)
-        ends[k] = (begin[every] + durations_at(every)).max()
-    return int(begin[firsts].min()), int(ends.max())
+        ends[k] = (begins_at(every) + durations_at(every)).max()
+    return int(begins_at(firsts).min()), int(ends.max())
 
 
 def marked_positions(source: np.ndarray, events: np.ndarray, pure_python=None) -> np.ndarray:

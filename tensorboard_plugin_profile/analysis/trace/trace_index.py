@@ -4,10 +4,10 @@ The trace viewer asks for one time window at a time; answering must cost what is
 visible, not what the trace holds. So every shown event gets a *position* in flat
 arrays sorted by (row, depth, begin), where a row is one (pid, tid) and depth is the
 nesting level inside it. Inside one (row, depth) *segment* events never overlap (each
-begins at or after the previous one's end), so ``begin_ps`` is sorted there and every
-end before an event's is at most its begin: a ``searchsorted`` of the window's start
-among the begins, one look at the event just before (it may still run), and one of
-its end find exactly the events overlapping a window.
+begins at or after the previous one's end), so begins are sorted there and every end
+before an event's is at most its begin: a binary search of the window's start among
+the begins (``search_begins``), and one look at the end of the event just before (it
+may still run) find exactly the events overlapping a window.
 
 Depth of an event = how many earlier events of its row are still open at its begin
 (computed per row inside the compiled layout, or by ``depths`` without it). For
@@ -20,16 +20,17 @@ sizes 1 ns·4^k, the positions where that holds, so a zoomed-out query visits th
 instead of every event; each size is made when a window first needs it.
 
 The layout (a sort by row, then depths and a sort by (row, depth) per row) is
-``layout.py``, compiled when built. Per event only source and begin are stored (12
-bytes); row, depth and break key follow from the segments and times, the end from the
-event's ``duration_ps`` in its plane (the profile keeps it anyway), the name from the
-event's metadata (``rows_at``, ``ends_at``, ``names_at``..., whole columns on first
-use), as do the columns only search, details and the envelope read.
+``layout.py``, compiled when built. Per event only ``source`` is stored (4 bytes: the
+shown event at each position); row and depth follow from the segments, begin and end
+from the event's ``begin_ps`` and ``duration_ps`` in its plane (the profile keeps
+them anyway), the break key from those times, the name from the event's metadata
+(``rows_at``, ``begins_at``, ``ends_at``, ``names_at``...; whole columns are made on
+first use only for search, the envelope and tests).
 
 Usage::
 
     index = build_index([TracePlane(pid=1701, process="vm /host:CPU", plane=host)])
-    index.row_pid, index.seg_bounds, index.begin_ps[index.seg_bounds[0]:index.seg_bounds[1]]
+    index.row_pid, index.seg_bounds, index.begins_at(np.arange(index.num_events))
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ from .. import passes
 from . import counters, layout, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
 from .plane_events import PlaneEvents, name_tables, plane_events
+
+SAMPLE_EVERY = 1024  # positions between two entries of ``begin_sample``
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,23 +71,25 @@ class TraceIndex:
     seg_row: np.ndarray  # int64 per (row, depth) segment
     seg_depth: np.ndarray
     seg_bounds: np.ndarray  # int64, segment s = positions [bounds[s], bounds[s+1])
-    begin_ps: np.ndarray  # int64 per position; ends: ``ends_at``
     names: list  # PlaneNames per plane: the string number of a shown event (``names_at``)
     source: np.ndarray  # int32 (int64 past 2**31 events): shown event number (each
     # plane's shown events in turn)
     shown_rows: list  # per plane: its shown event rows, None = all of them
+    times: list  # per plane: (begin_ps, duration_ps) int64, the plane's columns (views)
     flows: trace_flows.FlowTable
     value: Optional[np.ndarray]  # float64 per position: a counter sample's value, NaN
     # elsewhere; None when no event has a value
     row_counter: np.ndarray  # bool per row: a counter series (every event has a value)
     span_ps: tuple  # (first begin, last end); (0, 0) without events
     relaid_rows: int = 0
+    # begin_ps at every SAMPLE_EVERY-th position: narrows ``search_begins`` to a block.
+    begin_sample: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
     # Columns and levels made on first use (``group_id``, ``level_for``...).
     lazy: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @property
     def num_events(self) -> int:
-        return len(self.begin_ps)
+        return len(self.source)
 
     # Row, depth and break key per position follow from the segments and times: made
     # whole only where asked (search, the envelope, tests); windows read them at their
@@ -101,12 +106,19 @@ class TraceIndex:
         return self._lazy_column("depth", make)
 
     @property
+    def begin_ps(self) -> np.ndarray:
+        """int64 per position: the begin (``begins_at`` of all; the index keeps none)."""
+        return self._lazy_column("begin_ps", lambda: self.begins_at(np.arange(self.num_events)))
+
+    @property
     def break_key(self) -> np.ndarray:
         """int64 per position: see the module docstring (``layout.break_keys``)."""
 
         def make() -> np.ndarray:
             every = np.arange(self.num_events)
-            return layout.break_keys(self.begin_ps, self.durations_at(every), self.seg_bounds)
+            return layout.break_keys(
+                self.begins_at(every), self.durations_at(every), self.seg_bounds
+            )
 
         return self._lazy_column("break_key", make)
 
@@ -130,28 +142,50 @@ class TraceIndex:
         """int32 string number of shown event numbers (each plane's shown events in turn)."""
         return self._per_plane(shown, np.int32, lambda k, events: self.names[k].names_of(events))
 
+    def begins_at(self, positions: np.ndarray) -> np.ndarray:
+        """int64 begin of each position's event (its plane's ``begin_ps``)."""
+        return self._times_at(positions, 0)
+
     def durations_at(self, positions: np.ndarray) -> np.ndarray:
         """int64 duration of each position's event (its plane's ``duration_ps``)."""
-        shown = self.source[positions]
-
-        def of_plane(k: int, events: np.ndarray) -> np.ndarray:
-            rows = self.shown_rows[k]
-            return _durations(self.planes[k].plane)[events if rows is None else rows[events]]
-
-        return self._per_plane(shown, np.int64, of_plane)
+        return self._times_at(positions, 1)
 
     def ends_at(self, positions: np.ndarray) -> np.ndarray:
         """int64 end of each position's event: begin + duration (wrapping as numpy does)."""
-        return self.begin_ps[positions] + self.durations_at(positions)
+        return self.begins_at(positions) + self.durations_at(positions)
 
-    def shown_durations(self) -> np.ndarray:
-        """int64 duration per shown event number (``source`` values): the plane's own
-        column when one plane shows every event, else a copy for the caller's pass."""
+    def _times_at(self, positions: np.ndarray, column: int) -> np.ndarray:
+        def of_plane(k: int, events: np.ndarray) -> np.ndarray:
+            rows = self.shown_rows[k]
+            return self.times[k][column][events if rows is None else rows[events]]
+
+        return self._per_plane(self.source[positions], np.int64, of_plane)
+
+    def shown_times(self, column: int) -> np.ndarray:
+        """int64 begin (column 0) or duration (1) per shown event number (``source``
+        values): the plane's own column when one plane shows every event, else a copy
+        made for the caller's pass."""
         parts = [
-            _durations(tp.plane) if rows is None else _durations(tp.plane)[rows]
-            for tp, rows in zip(self.planes, self.shown_rows)
+            t[column] if rows is None else t[column][rows]
+            for t, rows in zip(self.times, self.shown_rows)
         ]
-        return passes._int64(_concat(parts))
+        return _concat(parts)
+
+    def search_begins(self, first: np.ndarray, stop: np.ndarray, value: int, side: str):
+        """Per range [first, stop) of positions with sorted begins (inside a segment),
+        ``first + np.searchsorted(begins, value, side)``: the samples narrow each range
+        to a block, then one binary search for all ranges at once, reading begins
+        through ``source``."""
+        lo, hi = _sampled_bounds(self.begin_sample, first, stop, value, side)
+        while True:
+            open_ = np.flatnonzero(lo < hi)
+            if not len(open_):
+                return lo
+            mid = (lo[open_] + hi[open_]) // 2
+            begins = self.begins_at(mid)
+            right = begins < value if side == "left" else begins <= value
+            lo[open_[right]] = mid[right] + 1
+            hi[open_[~right]] = mid[~right]
 
     def _per_plane(self, shown: np.ndarray, dtype: type, of_plane) -> np.ndarray:
         """``of_plane(k, event numbers in plane k)`` at shown event numbers of any planes."""
@@ -181,7 +215,7 @@ class TraceIndex:
         """int64 break key of each position (``break_key[positions]``)."""
         if "break_key" in self.lazy:
             return self.lazy["break_key"][positions]
-        return layout.break_keys_at(self.begin_ps, self.seg_bounds, positions, self.durations_at)
+        return layout.break_keys_at(self.seg_bounds, positions, self.begins_at, self.durations_at)
 
     @property
     def plane_no(self) -> np.ndarray:
@@ -250,8 +284,8 @@ class TraceIndex:
             return None
         made = self.lazy.setdefault("levels", {})
         if size not in made:  # made once per size, when a window first needs it
-            durations = self.shown_durations()
-            cuts = layout.cuts(self.begin_ps, durations, self.source, self.seg_bounds, size)
+            times = self.shown_times(0), self.shown_times(1)
+            cuts = layout.cuts(*times, self.source, self.seg_bounds, size)
             made[size] = cuts if 2 * len(cuts) <= self.num_events else None
         return made[size]
 
@@ -274,9 +308,23 @@ class TraceIndex:
         return out
 
 
-def _durations(plane: Plane) -> np.ndarray:
-    """The plane's ``duration_ps`` column (a view of the kept profile's)."""
-    return plane.events["duration_ps"].to_numpy()
+def _times(plane: Plane) -> tuple:
+    """(begin_ps, duration_ps) of a plane as int64 arrays: views of its columns."""
+    return tuple(passes._int64(plane.events[k].to_numpy()) for k in ("begin_ps", "duration_ps"))
+
+
+def _sampled_bounds(sample: np.ndarray, first, stop, value: int, side: str) -> tuple:
+    """Per range [first, stop) of sorted begins, a narrower [lo, hi) holding the
+    ``searchsorted`` answer, from the begins at multiples of SAMPLE_EVERY inside it."""
+    lo, hi = np.array(first, dtype=np.int64), np.array(stop, dtype=np.int64)
+    a, b = -(-lo // SAMPLE_EVERY), -(-hi // SAMPLE_EVERY)  # samples inside each range
+    for k, (i, j) in enumerate(zip(a.tolist(), b.tolist())):
+        at = i + int(np.searchsorted(sample[i:j], value, side=side))
+        if at > i:  # the sample before `at` goes right of the answer's block
+            lo[k] = (at - 1) * SAMPLE_EVERY + 1
+        if at < j:
+            hi[k] = at * SAMPLE_EVERY
+    return lo, hi
 
 
 def _shown_count(plane: Plane, rows: Optional[np.ndarray]) -> int:
@@ -309,17 +357,18 @@ def build_index(shown: list) -> TraceIndex:
         seg_row=lay.seg_row,
         seg_depth=lay.seg_depth,
         seg_bounds=lay.seg_bounds,
-        begin_ps=lay.begin,
         names=names,
         source=lay.source,
         shown_rows=[p.rows for p in parts],
+        times=[_times(tp.plane) for tp in shown],
         flows=trace_flows.FlowTable.empty(),
         value=value,
         row_counter=row_counter,
         span_ps=(0, 0),
         relaid_rows=lay.relaid_rows,
     )
-    index.span_ps = layout.span(index.begin_ps, index.seg_bounds, index.durations_at)
+    index.span_ps = layout.span(index.seg_bounds, index.begins_at, index.durations_at)
+    index.begin_sample = index.begins_at(np.arange(0, index.num_events, SAMPLE_EVERY))
     index.flows = trace_flows.build_flows(index, index.shown_rows)
     return index
 
