@@ -5,8 +5,9 @@
  *
  * Why: at 11 M events the index build is bound by memory, mostly the kernel faulting in
  * fresh pages for event-sized arrays. So nothing event-sized is made that the index does
- * not keep: the row order lives in the kept column, and the depths in a scratch the
- * size of the largest row. The GIL is released while looping.
+ * not keep: the row order lives in the kept column, depths are computed twice rather
+ * than stored, and the sort by depth goes through a scratch the size of the largest
+ * row. The GIL is released while looping.
  *
  * Event numbers (order, source) are int32: under 2**31 events, which the callers check
  * (past that, numpy). Times are int64, end = begin + duration wrapping as numpy does.
@@ -19,10 +20,10 @@
  * lay_out(bounds, begin, duration, source, keys_per_row)
  *     source holds on entry the row order (row_order's): events sorted by row (bounds)
  *     and by begin inside a row. A row's positions are its range of the row order, so
- *     each row is laid out there: its depths (_row_depths.h) go into a scratch, then a
- *     stable counting sort by depth into a second one, copied back (two int32 per
- *     event of the largest row). The index keeps source alone: begin and end are read
- *     through it from the planes' columns.
+ *     each row is laid out there: a pass counts its events per depth (_row_depths.h),
+ *     a second one puts them in a scratch of one int32 per event of the largest row in
+ *     a stable counting sort by depth, copied back. The index keeps source alone: begin
+ *     and end are read through it from the planes' columns.
  *     keys_per_row[r] = max depth + 1 (1 for an empty row); returns (re-laid rows,
  *     bytes of int64 event counts per (row, depth) key, rows in turn), or None when an
  *     event ends before it begins (the caller then uses numpy, from the start).
@@ -119,10 +120,8 @@ typedef struct {
     int32_t *source; /* the row order on entry */
     int64_t *keys_per_row;
     Py_ssize_t n, num_rows;
-    /* Work: one row's depths, then (cells further) its sorted order; next position per
-     * depth, counts per key. */
-    int32_t *depth;
-    Py_ssize_t cells;
+    /* Work: one row's sorted order, next position per depth, counts per key. */
+    int32_t *sorted;
     int64_t *next, *counts;
     Py_ssize_t num_counts, counts_cap;
     DepthWork w;
@@ -141,16 +140,17 @@ static int grow_counts(Layout *L, Py_ssize_t more) {
     return 0;
 }
 
-/* Row r (see lay_out above): depths and counts per depth, then a stable counting sort
- * of its range of source by depth. */
+/* Row r (see lay_out above): events per depth, then a stable counting sort of its range
+ * of source by depth (the same depths computed again, not stored). */
 static int lay_out_row(Layout *L, Py_ssize_t r, int *relaid) {
     int64_t lo = L->bounds[r], m = L->bounds[r + 1] - lo;
-    int32_t *order = L->source + lo, *depth = L->depth;
+    int32_t *order = L->source + lo;
     RowEvents row = {order, L->begin, L->duration, m, L->n};
-    int disjoint = nesting_depths(&row, depth, &L->w);
+    const DepthSink count_only = {NULL, NULL}, sort = {L->sorted, L->next};
+    int disjoint = nesting_depths(&row, &count_only, &L->w);
     if (disjoint < 0) return disjoint == -1 ? -2 : -1;
     if (!disjoint) {
-        first_free_lanes(&row, depth, &L->w);
+        first_free_lanes(&row, &count_only, &L->w);
         ++*relaid;
     }
     int64_t keys = L->w.depths > 0 ? L->w.depths : 1; /* an empty row: one empty key */
@@ -160,12 +160,11 @@ static int lay_out_row(Layout *L, Py_ssize_t r, int *relaid) {
     memcpy(counts, L->w.count, (size_t)L->w.depths * sizeof(int64_t));
     L->keys_per_row[r] = keys;
     for (int64_t d = 0; d < keys; d++) L->next[d] = at, at += counts[d];
-    /* A scatter into the second scratch, then back: permuting in place by following
-     * cycles needs no second scratch but is bound by one cache miss after another
-     * (5x slower on a 2.4 M-event row). */
-    int32_t *sorted = L->depth + L->cells;
-    for (int64_t i = 0; i < m; i++) sorted[L->next[depth[i]]++] = order[i];
-    memcpy(order, sorted, (size_t)m * sizeof(int32_t));
+    if (disjoint)
+        nesting_depths(&row, &sort, &L->w);
+    else
+        first_free_lanes(&row, &sort, &L->w);
+    memcpy(order, L->sorted, (size_t)m * sizeof(int32_t));
     return 0;
 }
 
@@ -173,9 +172,8 @@ static int lay_out_row(Layout *L, Py_ssize_t r, int *relaid) {
 static int lay_out_work(Layout *L, Py_ssize_t m) {
     size_t cells = (size_t)(m ? m : 1);
     L->next = PyMem_RawMalloc(cells * 8 * sizeof(int64_t));
-    L->depth = PyMem_RawMalloc(2 * cells * sizeof(int32_t));
-    L->cells = (Py_ssize_t)cells;
-    if (!L->next || !L->depth) return -1;
+    L->sorted = PyMem_RawMalloc(cells * sizeof(int32_t));
+    if (!L->next || !L->sorted) return -1;
     int64_t *mem = L->next + cells;
     L->w = (DepthWork){mem, mem + cells, mem + 2 * cells, 0, {mem + 3 * cells, mem + 4 * cells, 0},
                        {mem + 5 * cells, mem + 6 * cells, 0}};
@@ -242,7 +240,7 @@ static PyObject *lay_out(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "lay_out: source out of range");
     }
     PyMem_RawFree(L.next);
-    PyMem_RawFree(L.depth);
+    PyMem_RawFree(L.sorted);
     PyMem_RawFree(L.counts);
     release(a, 5);
     return result;
