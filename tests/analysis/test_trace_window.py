@@ -307,3 +307,29 @@ def test_compiled_and_numpy_indexes_are_identical(rows):
         assert a.dtype == b.dtype and a.tolist() == b.tolist(), name
     assert ends_of(compiled).tolist() == ends_of(numpy_only).tolist()
     assert compiled.strings == numpy_only.strings and compiled.span_ps == numpy_only.span_ps
+    # The span comes from each segment's last event (ends are not kept), which must be
+    # the whole trace's even when an event ends before it begins.
+    ends = ends_of(compiled)
+    whole = (int(compiled.begin_ps.min()), int(ends.max())) if len(ends) else (0, 0)
+    assert compiled.span_ps == whole
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=rows_strategy,
+    sample_every=st.sampled_from([1, 2, 3, 7, 1024]),
+    values=st.lists(st.integers(-10, 4000), min_size=1, max_size=6),
+)
+def test_search_begins_is_searchsorted_in_every_segment(rows, sample_every, values):
+    # Begins are read through source, a binary search narrowed by sampled begins.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ti, "SAMPLE_EVERY", sample_every)
+        index = make_index(rows)
+        first, stop = index.seg_bounds[:-1], index.seg_bounds[1:]
+        some = [(v, side) for v in values for side in ("left", "right")]
+        some += [(int(b), side) for b in index.begin_ps[:5] for side in ("left", "right")]
+        for value, side in some:
+            got = index.search_begins(first, stop, value, side)
+            want = [a + np.searchsorted(index.begin_ps[a:b], value, side=side)
+                    for a, b in zip(first.tolist(), stop.tolist())]  # fmt: skip
+            assert got.tolist() == want, (value, side)
