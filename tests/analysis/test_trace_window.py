@@ -234,6 +234,8 @@ def test_flow_arrows_join_consecutive_ends_and_follow_the_window():
     index = make_index(rows, flows=((1, 0, out), (2, 0, inn), (2, 1, inn)))
     flows = index.flows
     assert len(flows) == 2
+    numbers = (flows.end_pos, flows.end_flow, flows.arrow_from, flows.arrow_to, flows.to_order)
+    assert {n.dtype for n in numbers} == {np.dtype(np.int32)}  # 4 B, not 8, under 2**31
     pairs = sorted(zip(index.begin_ps[flows.arrow_from].tolist(),
                        index.begin_ps[flows.arrow_to].tolist()))  # fmt: skip
     assert pairs == [(0, 50), (50, 500)]
