@@ -99,13 +99,14 @@ def build_flows(index, event_rows: list) -> FlowTable:
     order = np.lexsort((pos, begin, keyed))
     pos, keyed, values = pos[order].astype(number_type), keyed[order], values[order]
     begin, duration = begin[order], duration[order]
-    flow = np.cumsum(np.r_[False, keyed[1:] != keyed[:-1]], dtype=np.int64).astype(number_type)
+    flow: np.ndarray = np.cumsum(np.r_[False, keyed[1:] != keyed[:-1]], dtype=np.int64)
+    flow = flow.astype(number_type)
     direction = (values & np.uint64(3)).astype(np.int8)
     category = (values >> np.uint64(58)).astype(np.int16)
     pair = np.flatnonzero((flow[1:] == flow[:-1]) & (pos[1:] != pos[:-1]))
     by_from = np.argsort(begin[pair], kind="stable")
     first, second = pair[by_from], pair[by_from] + 1  # ends of each arrow, by from time
-    to_order = np.argsort(begin[second], kind="stable").astype(number_type)
+    to_order: np.ndarray = np.argsort(begin[second], kind="stable").astype(number_type)
     key = np.maximum(duration[first], duration[second])
     table = FlowTable(
         end_pos=pos,

@@ -36,7 +36,7 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import Literal, Optional
 
 import numpy as np
 import pandas as pd
@@ -49,6 +49,7 @@ from .levels import LEVEL_FACTOR, pixel_sizes
 from .plane_events import PlaneEvents, name_tables, plane_events
 
 SAMPLE_EVERY = 1024  # positions between two entries of ``begin_sample``
+Side = Literal["left", "right"]  # as ``np.searchsorted``'s
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,7 +172,7 @@ class TraceIndex:
         ]
         return _concat(parts)
 
-    def search_begins(self, first: np.ndarray, stop: np.ndarray, value: int, side: str):
+    def search_begins(self, first: np.ndarray, stop: np.ndarray, value: int, side: Side):
         """Per range [first, stop) of positions with sorted begins (inside a segment),
         ``first + np.searchsorted(begins, value, side)``: the samples narrow each range
         to a block, then one binary search for all ranges at once, reading begins
@@ -191,7 +192,7 @@ class TraceIndex:
         """``of_plane(k, event numbers in plane k)`` at shown event numbers of any planes."""
         if len(self.planes) == 1:
             return of_plane(0, shown).astype(dtype, copy=False)
-        out = np.zeros(len(shown), dtype=dtype)
+        out: np.ndarray = np.zeros(len(shown), dtype=dtype)
         starts = self._starts()
         plane = np.searchsorted(starts, shown, side="right") - 1
         for k in range(len(self.planes)):
@@ -313,7 +314,7 @@ def _times(plane: Plane) -> tuple:
     return tuple(passes._int64(plane.events[k].to_numpy()) for k in ("begin_ps", "duration_ps"))
 
 
-def _sampled_bounds(sample: np.ndarray, first, stop, value: int, side: str) -> tuple:
+def _sampled_bounds(sample: np.ndarray, first, stop, value: int, side: Side) -> tuple:
     """Per range [first, stop) of sorted begins, a narrower [lo, hi) holding the
     ``searchsorted`` answer, from the begins at multiples of SAMPLE_EVERY inside it."""
     lo, hi = np.array(first, dtype=np.int64), np.array(stop, dtype=np.int64)
