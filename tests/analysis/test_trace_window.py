@@ -325,7 +325,7 @@ def test_compiled_and_numpy_indexes_are_identical(rows):
 def test_search_begins_is_searchsorted_in_every_segment(rows, sample_every, values):
     # Begins are read through source, a binary search narrowed by sampled begins.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ti, "SAMPLE_EVERY", sample_every)
+        patch.setattr(layout, "SAMPLE_EVERY", sample_every)
         index = make_index(rows)
         first, stop = index.seg_bounds[:-1], index.seg_bounds[1:]
         some = [(v, side) for v in values for side in ("left", "right")]

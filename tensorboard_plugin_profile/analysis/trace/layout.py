@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 from types import ModuleType
-from typing import Optional
+from typing import Literal, Optional, cast
 
 import numpy as np
 
@@ -45,6 +45,7 @@ except ImportError:  # built without a C compiler: the numpy fallbacks below are
     _compiled = None
 
 NO_BREAK = np.iinfo(np.int64).max
+SAMPLE_EVERY = 1024  # positions between two sampled begins (``search_begins``)
 INT32_EVENTS = 2**31  # event numbers are int32 below this many events, else int64
 
 
@@ -258,3 +259,35 @@ def marked_positions(source: np.ndarray, events: np.ndarray, pure_python=None) -
     marked = np.zeros(len(source), dtype=bool)
     marked[events] = True
     return np.flatnonzero(marked[source])
+
+
+def search_begins(begins_at, sample: np.ndarray, first, stop, value: int, side: str):
+    """Per range [first, stop) of positions whose begins are sorted (inside a segment),
+    ``first + np.searchsorted(begins, value, side)``. ``sample`` holds the begin at every
+    SAMPLE_EVERY-th position: the samples inside a range narrow it to one block, then one
+    binary search runs for all ranges at once, reading begins with ``begins_at``."""
+    lo, hi = _sampled_bounds(sample, first, stop, value, side)
+    while True:
+        open_ = np.flatnonzero(lo < hi)
+        if not len(open_):
+            return lo
+        mid = (lo[open_] + hi[open_]) // 2
+        begins = begins_at(mid)
+        right = begins < value if side == "left" else begins <= value
+        lo[open_[right]] = mid[right] + 1
+        hi[open_[~right]] = mid[~right]
+
+
+def _sampled_bounds(sample: np.ndarray, first, stop, value: int, side: str) -> tuple:
+    """Per range, a narrower [lo, hi) holding the answer: samples before the answer's
+    block go right of ``value``, the first sample after it does not."""
+    lo, hi = np.array(first, dtype=np.int64), np.array(stop, dtype=np.int64)
+    a, b = -(-lo // SAMPLE_EVERY), -(-hi // SAMPLE_EVERY)  # samples inside each range
+    which = cast(Literal["left", "right"], side)
+    for k, (i, j) in enumerate(zip(a.tolist(), b.tolist())):
+        at = i + int(np.searchsorted(sample[i:j], value, side=which))
+        if at > i:
+            lo[k] = (at - 1) * SAMPLE_EVERY + 1
+        if at < j:
+            hi[k] = at * SAMPLE_EVERY
+    return lo, hi

@@ -36,7 +36,7 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal, Optional
+from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -47,9 +47,6 @@ from .. import passes
 from . import counters, layout, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
 from .plane_events import PlaneEvents, name_tables, plane_events
-
-SAMPLE_EVERY = 1024  # positions between two entries of ``begin_sample``
-Side = Literal["left", "right"]  # as ``np.searchsorted``'s
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +80,7 @@ class TraceIndex:
     row_counter: np.ndarray  # bool per row: a counter series (every event has a value)
     span_ps: tuple  # (first begin, last end); (0, 0) without events
     relaid_rows: int = 0
-    # begin_ps at every SAMPLE_EVERY-th position: narrows ``search_begins`` to a block.
+    # The begin at every layout.SAMPLE_EVERY-th position (``search_begins``).
     begin_sample: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
     # Columns and levels made on first use (``group_id``, ``level_for``...).
     lazy: dict = dataclasses.field(default_factory=dict, repr=False)
@@ -172,21 +169,10 @@ class TraceIndex:
         ]
         return _concat(parts)
 
-    def search_begins(self, first: np.ndarray, stop: np.ndarray, value: int, side: Side):
-        """Per range [first, stop) of positions with sorted begins (inside a segment),
-        ``first + np.searchsorted(begins, value, side)``: the samples narrow each range
-        to a block, then one binary search for all ranges at once, reading begins
-        through ``source``."""
-        lo, hi = _sampled_bounds(self.begin_sample, first, stop, value, side)
-        while True:
-            open_ = np.flatnonzero(lo < hi)
-            if not len(open_):
-                return lo
-            mid = (lo[open_] + hi[open_]) // 2
-            begins = self.begins_at(mid)
-            right = begins < value if side == "left" else begins <= value
-            lo[open_[right]] = mid[right] + 1
-            hi[open_[~right]] = mid[~right]
+    def search_begins(self, first: np.ndarray, stop: np.ndarray, value: int, side: str):
+        """Per range [first, stop) of positions inside a segment, ``first +
+        np.searchsorted(begins, value, side)`` (``layout.search_begins``)."""
+        return layout.search_begins(self.begins_at, self.begin_sample, first, stop, value, side)
 
     def _per_plane(self, shown: np.ndarray, dtype: type, of_plane) -> np.ndarray:
         """``of_plane(k, event numbers in plane k)`` at shown event numbers of any planes."""
@@ -314,20 +300,6 @@ def _times(plane: Plane) -> tuple:
     return tuple(passes._int64(plane.events[k].to_numpy()) for k in ("begin_ps", "duration_ps"))
 
 
-def _sampled_bounds(sample: np.ndarray, first, stop, value: int, side: Side) -> tuple:
-    """Per range [first, stop) of sorted begins, a narrower [lo, hi) holding the
-    ``searchsorted`` answer, from the begins at multiples of SAMPLE_EVERY inside it."""
-    lo, hi = np.array(first, dtype=np.int64), np.array(stop, dtype=np.int64)
-    a, b = -(-lo // SAMPLE_EVERY), -(-hi // SAMPLE_EVERY)  # samples inside each range
-    for k, (i, j) in enumerate(zip(a.tolist(), b.tolist())):
-        at = i + int(np.searchsorted(sample[i:j], value, side=side))
-        if at > i:  # the sample before `at` goes right of the answer's block
-            lo[k] = (at - 1) * SAMPLE_EVERY + 1
-        if at < j:
-            hi[k] = at * SAMPLE_EVERY
-    return lo, hi
-
-
 def _shown_count(plane: Plane, rows: Optional[np.ndarray]) -> int:
     return len(plane.events) if rows is None else len(rows)
 
@@ -369,7 +341,7 @@ def build_index(shown: list) -> TraceIndex:
         relaid_rows=lay.relaid_rows,
     )
     index.span_ps = layout.span(index.seg_bounds, index.begins_at, index.durations_at)
-    index.begin_sample = index.begins_at(np.arange(0, index.num_events, SAMPLE_EVERY))
+    index.begin_sample = index.begins_at(np.arange(0, index.num_events, layout.SAMPLE_EVERY))
     index.flows = trace_flows.build_flows(index, index.shown_rows)
     return index
 
