@@ -86,7 +86,7 @@ def test_cuts_and_break_keys_agree(events, presorted, size):
     end = b + dur
     keys = layout.break_keys(b, dur, lay.seg_bounds)
     at = np.arange(len(keys))
-    keys_at = layout.break_keys_at(lay.seg_bounds, at, lambda p: b[p], lambda p: dur[p])
+    keys_at = layout.break_keys_at(lay.seg_bounds, at, lambda p: (b[p], dur[p]))
     assert keys_at.tolist() == keys.tolist()
     # The definition, with ends: max(gap before, own duration, previous duration).
     for p in range(1, len(keys)):

@@ -195,15 +195,15 @@ def per_position(seg_bounds: np.ndarray, seg_values: np.ndarray) -> np.ndarray:
     return np.repeat(seg_values.astype(np.int32), np.diff(seg_bounds))
 
 
-def break_keys_at(seg_bounds, positions: np.ndarray, begins_at, durations_at) -> np.ndarray:
+def break_keys_at(seg_bounds, positions: np.ndarray, times_at) -> np.ndarray:
     """max(gap before, own duration, previous duration) at ``positions``; NO_BREAK at the
-    first position of a segment (no merging across segments). ``begins_at`` and
-    ``durations_at``: int64 begin and duration of the events at given positions."""
+    first position of a segment (no merging across segments). ``times_at``: int64
+    (begins, durations) of the events at given positions."""
     positions = np.asarray(positions, dtype=np.int64)
     first = seg_bounds[segment_of(seg_bounds, positions)] == positions
     before = np.maximum(positions - 1, 0)
-    dur, dur_before = durations_at(positions), durations_at(before)
-    gap = begins_at(positions) - (begins_at(before) + dur_before)
+    (begin, dur), (begin_before, dur_before) = times_at(positions), times_at(before)
+    gap = begin - (begin_before + dur_before)
     key = np.maximum(np.maximum(gap, dur), dur_before)
     key[first] = NO_BREAK
     return key
@@ -232,7 +232,7 @@ def cuts(begin, duration, source, seg_bounds, size: int, pure_python=None) -> np
     return at.astype(event_numbers(n))
 
 
-def span(seg_bounds, begins_at, durations_at) -> tuple:
+def span(seg_bounds, times_at) -> tuple:
     """(first begin, last end) of the positions; (0, 0) without any. Inside a segment an
     event ends by the next one's begin, so a segment's last end is its last event's,
     unless that event ends before it begins (a damaged file: its segment is read whole)."""
@@ -241,12 +241,12 @@ def span(seg_bounds, begins_at, durations_at) -> tuple:
     if not nonempty.any():
         return (0, 0)
     firsts, lasts = firsts[nonempty], stops[nonempty] - 1
-    last_begins = begins_at(lasts)
-    ends = last_begins + durations_at(lasts)
+    last_begins, durations = times_at(lasts)
+    ends = last_begins + durations
     for k in np.flatnonzero(ends < last_begins).tolist():
-        every = np.arange(firsts[k], lasts[k] + 1)
-        ends[k] = (begins_at(every) + durations_at(every)).max()
-    return int(begins_at(firsts).min()), int(ends.max())
+        begins, durations = times_at(np.arange(firsts[k], lasts[k] + 1))
+        ends[k] = (begins + durations).max()
+    return int(times_at(firsts)[0].min()), int(ends.max())
 
 
 def marked_positions(source: np.ndarray, events: np.ndarray, pure_python=None) -> np.ndarray:

@@ -142,22 +142,29 @@ class TraceIndex:
 
     def begins_at(self, positions: np.ndarray) -> np.ndarray:
         """int64 begin of each position's event (its plane's ``begin_ps``)."""
-        return self._times_at(positions, 0)
+        return self._times_of(self.source[positions], 0)
 
     def durations_at(self, positions: np.ndarray) -> np.ndarray:
         """int64 duration of each position's event (its plane's ``duration_ps``)."""
-        return self._times_at(positions, 1)
+        return self._times_of(self.source[positions], 1)
+
+    def times_at(self, positions: np.ndarray) -> tuple:
+        """(begins, durations) of the positions' events: ``begins_at`` and ``durations_at``
+        with one lookup of the events."""
+        shown = self.source[positions]
+        return self._times_of(shown, 0), self._times_of(shown, 1)
 
     def ends_at(self, positions: np.ndarray) -> np.ndarray:
         """int64 end of each position's event: begin + duration (wrapping as numpy does)."""
-        return self.begins_at(positions) + self.durations_at(positions)
+        begins, durations = self.times_at(positions)
+        return begins + durations
 
-    def _times_at(self, positions: np.ndarray, column: int) -> np.ndarray:
+    def _times_of(self, shown: np.ndarray, column: int) -> np.ndarray:
         def of_plane(k: int, events: np.ndarray) -> np.ndarray:
             rows = self.shown_rows[k]
             return self.times[k][column][events if rows is None else rows[events]]
 
-        return self._per_plane(self.source[positions], np.int64, of_plane)
+        return self._per_plane(shown, np.int64, of_plane)
 
     def shown_times(self, column: int) -> np.ndarray:
         """int64 begin (column 0) or duration (1) per shown event number (``source``
@@ -202,7 +209,7 @@ class TraceIndex:
         """int64 break key of each position (``break_key[positions]``)."""
         if "break_key" in self.lazy:
             return self.lazy["break_key"][positions]
-        return layout.break_keys_at(self.seg_bounds, positions, self.begins_at, self.durations_at)
+        return layout.break_keys_at(self.seg_bounds, positions, self.times_at)
 
     @property
     def plane_no(self) -> np.ndarray:
@@ -340,7 +347,7 @@ def build_index(shown: list) -> TraceIndex:
         span_ps=(0, 0),
         relaid_rows=lay.relaid_rows,
     )
-    index.span_ps = layout.span(index.seg_bounds, index.begins_at, index.durations_at)
+    index.span_ps = layout.span(index.seg_bounds, index.times_at)
     index.begin_sample = index.begins_at(np.arange(0, index.num_events, layout.SAMPLE_EVERY))
     index.flows = trace_flows.build_flows(index, index.shown_rows)
     return index
