@@ -110,12 +110,18 @@ def _typed(column: tuple, unsigned: bool):
     return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
 
 
+def kept_old_rows(old: pd.DataFrame, replaced: dict) -> np.ndarray:
+    """Whether each row of the old stats table stays (no ``set_stat`` replaced it)."""
+    code_of = {str(name): i for i, name in enumerate(old["stat"].cat.categories.tolist())}
+    return _kept_rows(old["event"].to_numpy(), old["stat"].array.codes, code_of, replaced)
+
+
 def _parts(old: pd.DataFrame, added: list, replaced: dict) -> tuple:
     """(parts: old kept rows then each addition, stat name -> code, string table)."""
     names = [str(c) for c in old["stat"].cat.categories.tolist()]
     code_of = {name: i for i, name in enumerate(names)}
     codes = old["stat"].array.codes  # a view (`.cat.codes` copies them)
-    kept = _kept_rows(old["event"].to_numpy(), codes, code_of, replaced)
+    kept = kept_old_rows(old, replaced)
     strings = list(old["str_value"].cat.categories)
     string_of = {s: i for i, s in enumerate(strings)}
     parts = [
