@@ -47,7 +47,7 @@ class PlaneEdit:
         self.plane = plane
         self._consume = consume
         self._events = plane.events
-        self.num_events = len(plane.events)
+        self.num_events = self._num_old = len(plane.events)
         self._new_events: list = []  # (line, metadata_id, begin_ps, duration_ps)
         self._new_lines: list = []
         self._new_metadata: list = []
@@ -171,15 +171,10 @@ class PlaneEdit:
             columns = self._placed_base_columns(placed, metadata)
         else:
             columns = {name: plane.events[name] for name in plane.events.columns}
-        num_events = len(columns["begin_ps"])
-        implicit = implicit_groups(plane, self._groups, self._stat_rows, self._replaced, placed)
-        if self._groups:
-            old = self._events[schema.GROUP_ID] if schema.GROUP_ID in self._events else None
-            group = group_column(old, self._groups, len(self._events), num_events, placed)
-            self._drop(schema.GROUP_ID)
-        stats, typed = self._stats_and_typed_columns(placed, num_events)
+        implicit, group = self._groups_after(placed)  # before the old stats are freed
+        stats, typed = self._stats_and_typed_columns(placed, self.num_events)
         columns.update((name, typed[name]) for name in schema.WELL_KNOWN_STATS if name in typed)
-        if self._groups:
+        if group is not None:
             columns[schema.GROUP_ID] = group
         order += [c for c in columns if c not in order]
         events = pd.DataFrame({c: columns[c] for c in order}, copy=False)
@@ -192,6 +187,18 @@ class PlaneEdit:
             stat_names=self._stat_names(),
             implicit_group=implicit,
         )
+
+    def _groups_after(self, placed: Optional[Placement]) -> tuple:
+        """(the plane's ``implicit_group``, its new ``group_id`` column or None)."""
+        implicit = implicit_groups(
+            self.plane, self._groups, self._stat_rows, self._replaced, placed
+        )
+        if not self._groups:
+            return implicit, None
+        old = self._events[schema.GROUP_ID] if schema.GROUP_ID in self._events else None
+        group = group_column(old, self._groups, self._num_old, self.num_events, placed)
+        self._drop(schema.GROUP_ID)
+        return implicit, group
 
     def _stats_and_typed_columns(self, placed: Optional[Placement], num_events: int) -> tuple:
         """The merged stats table, and the typed event columns that changed: touched stats'
