@@ -16,6 +16,7 @@ from conftest import all_host_files
 from xspace_builder import Uint as U64
 from xspace_builder import space_from_tables as make_space
 
+from tensorboard_plugin_profile import frames_codec
 from tensorboard_plugin_profile.analysis.preprocessing.plane_edit import PlaneEdit
 from tensorboard_plugin_profile.analysis.preprocessing.preprocess import is_grouped, preprocess
 from tensorboard_plugin_profile.tools import trace_details, trace_viewer
@@ -136,3 +137,31 @@ def test_already_grouped_files_keep_their_rows():
             assert after.stats is before.stats and after.events is before.events
             assert after.implicit_group is None
             assert _rows(stats_in_order(after)) == _rows(before.stats)
+
+
+def test_nothing_grouped_costs_no_column():
+    python = [("work", 0, 10, {}), ("more", 20, 10, {"_c": 3})]
+    out = preprocess(make_space([(0, "/host:CPU", [(1, "python", python)])]))
+    group = out.planes[0].events[schema.GROUP_ID]
+    assert group.isna().all() and not group.array._mask.strides[0]  # one broadcast value
+    assert len(stats_in_order(out.planes[0])) == len(out.planes[0].stats) == 1
+
+
+def test_a_plane_grouped_by_its_profiler_refuses_group_ids():
+    python = [("step", 0, 10, {"group_id": 4})]
+    plane = make_space([(0, "/host:CPU", [(1, "python", python)])]).planes[0]
+    with pytest.raises(ValueError, match="stats table"):
+        PlaneEdit(plane).set_groups(np.array([1]))
+
+
+def test_the_disk_cache_keeps_the_column_and_its_places():
+    path = next(p for p in FILES if "tf_keras_fit" in str(p))
+    space = preprocess(read_xspace(str(path)))
+    tree, arrays = frames_codec.encode(space)
+    back = frames_codec.decode(tree, [np.array(a) for a in arrays])
+    for before, after in zip(space.planes, back.planes):
+        assert after.events[schema.GROUP_ID].dtype == before.events[schema.GROUP_ID].dtype
+        assert after.implicit_group.events.tolist() == before.implicit_group.events.tolist()
+        assert after.implicit_group.ranks.tolist() == before.implicit_group.ranks.tolist()
+        assert _rows(stats_in_order(after)) == _rows(stats_in_order(before))
+    assert len(space.plane("/host:CPU").implicit_group.events) > 0

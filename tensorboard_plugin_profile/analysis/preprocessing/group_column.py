@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ...xspace import schema
+from ...xspace.columns import empty_int_column
 from ...xspace.model import ImplicitGroups, Plane
 from .placement import Placement
 from .stat_table import kept_old_rows
@@ -43,6 +44,8 @@ def group_column(
 ) -> pd.api.extensions.ExtensionArray:
     """The edited ``group_id`` column: nullable int32 (int64 if an id needs it)."""
     first = sets[0]
+    if _all_missing(old) and not any((s.values >= 0).any() for s in sets):
+        return empty_int_column(num_events)  # nothing grouped: all missing, and free
     if first.rows is None and len(first.values) == num_old and _all_missing(old):
         on_old, rest = first.values, sets[1:]  # grouping's own array, read not written
     elif old is not None:
