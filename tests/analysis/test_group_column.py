@@ -13,8 +13,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import all_host_files
-from xspace_builder import Uint as U64
-from xspace_builder import space_from_tables as make_space
 
 from tensorboard_plugin_profile import frames_codec
 from tensorboard_plugin_profile.analysis.preprocessing.plane_edit import PlaneEdit
@@ -23,6 +21,8 @@ from tensorboard_plugin_profile.tools import trace_details, trace_viewer
 from tensorboard_plugin_profile.tools.trace_viewer_at import trace_index_of
 from tensorboard_plugin_profile.xspace import read_xspace, schema
 from tensorboard_plugin_profile.xspace.event_stats import stats_in_order
+
+from .test_preprocess import derived_lines_space, make_space
 
 FILES = all_host_files()
 
@@ -48,27 +48,6 @@ def _rows(table: pd.DataFrame) -> list:
     return list(zip(*[c.tolist() for c in columns]))
 
 
-def _gpu_space():
-    """A host launching two kernels of a named step, a copy the step does not reach."""
-    python = [
-        ("train", 0, 1000, {"_r": 1, "step_num": 7}),
-        ("LaunchKernel", 100, 20, {"correlation_id": U64(1), "device_id": 0}),
-        ("LaunchKernel", 150, 40, {"correlation_id": U64(2), "device_id": 0}),
-    ]
-    kernel = {"kernel_details": "regs:8", "tf_op": "dense/MatMul:MatMul", "hlo_module": "m"}
-    stream = [
-        ("k1", 300, 100, {**kernel, "correlation_id": U64(1), "hlo_op": "f::dot"}),
-        ("k2", 420, 50, {**kernel, "correlation_id": U64(2), "hlo_op": "f::add"}),
-    ]
-    copy = [("MemcpyH2D", 480, 10, {"correlation_id": U64(9)})]
-    return make_space(
-        [
-            (0, "/host:CPU", [(1, "python", python)]),
-            (0, "/device:GPU:0", [(9, "Stream #9(H2D)", copy), (5, "Stream #5(Compute)", stream)]),
-        ]
-    )
-
-
 def _check_same(old, new) -> None:
     assert [p.name for p in old.planes] == [p.name for p in new.planes]
     for before, after in zip(old.planes, new.planes):
@@ -90,7 +69,7 @@ def _check_same(old, new) -> None:
 @pytest.mark.parametrize("pure_python", ["0", "1"])
 def test_the_group_column_shows_what_group_rows_showed_on_a_gpu_space(monkeypatch, pure_python):
     monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", pure_python)
-    old, new = _old_and_new(_gpu_space, monkeypatch)
+    old, new = _old_and_new(derived_lines_space, monkeypatch)
     _check_same(old, new)
     gpu = new.plane("/device:GPU:0")
     # Kernels got is_eager and flows after their group; the derived Steps event has its
