@@ -35,6 +35,8 @@ from typing import Iterator, Optional
 import numpy as np
 import pandas as pd
 
+from . import schema
+
 # Value kinds in the long stats tables.
 KIND_DOUBLE = 0
 KIND_UINT64 = 1
@@ -87,7 +89,7 @@ class Plane:
         Integers come back as Python ints (uint64 values stay exact), strings
         as str; the last value wins when an event carries the stat twice.
         """
-        if name == "group_id" and self.implicit_group is not None:  # the events' column
+        if name == schema.GROUP_ID and self.implicit_group is not None:  # the events' column
             column = self.events[name].astype(object)
             picked = column if at is None else column.iloc[np.asarray(at, dtype=np.int64)]
             return picked.where(picked.notna(), None).reset_index(drop=True)
