@@ -144,3 +144,26 @@ def test_the_disk_cache_keeps_the_column_and_its_places():
         assert after.implicit_group.ranks.tolist() == before.implicit_group.ranks.tolist()
         assert _rows(stats_in_order(after)) == _rows(stats_in_order(before))
     assert len(space.plane("/host:CPU").implicit_group.events) > 0
+
+
+@pytest.mark.parametrize("pure_python", ["0", "1"])
+def test_a_replaced_stat_before_the_group_moves_it_up(monkeypatch, pure_python):
+    # The op's own is_eager row (before its other stats) is replaced by grouping's, which
+    # goes after group_id: group_id comes after the op's two kept rows, not three.
+    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", pure_python)
+    python = [("FunctionRun", 0, 100, {"_r": 1, "_pt": 2, "_p": 77, "id": 5})]
+    executor = [
+        ("ExecutorState::Process", 20, 50, {"_ct": 2, "_c": 77, "id": 5, "iter_num": 0}),
+        ("dense/MatMul:MatMul", 25, 10, {"is_eager": 1, "shape": "(f32[2])", "flops": 8}),
+    ]
+
+    def space():
+        return make_space([(0, "/host:CPU", [(1, "python", python), (2, "tf_Compute", executor)])])
+
+    old, new = _old_and_new(space, monkeypatch)
+    _check_same(old, new)
+    host = new.plane("/host:CPU")
+    listed = stats_in_order(host)
+    op = listed[listed["event"] == 2]["stat"].astype(str).tolist()
+    assert op == ["shape", "flops", "group_id", "is_eager"]
+    assert host.implicit_group.ranks[host.implicit_group.events == 2].tolist() == [2]

@@ -94,7 +94,8 @@ def implicit_groups(
     elif not stat_rows and not replaced and not sets:
         return _moved(old.events, old.ranks, placed)
     owners = plane.stats["event"].to_numpy()
-    kept = np.concatenate([[0], np.cumsum(kept_old_rows(plane.stats, replaced))])
+    keep = kept_old_rows(plane.stats, replaced)
+    kept = None if keep.all() else np.concatenate([[0], np.cumsum(keep)])
     added = _Added.of(stat_rows)
     set_at = _set_calls(sets, added.events)
     rows_before, rows_after = added.split(set_at)
@@ -167,14 +168,15 @@ def _present(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
 
 def _kept_before(owners, kept, events, old: Optional[ImplicitGroups]) -> np.ndarray:
     """Per event, its old rows kept by the edit that come before its ``group_id``: all of
-    them, or (``old``) the first ones where an earlier edit placed it among them."""
+    them, or (``old``) the first ones where an earlier edit placed it among them.
+    ``kept``: kept old rows before each row (None: every row is kept)."""
     first = np.searchsorted(owners, events, side="left")
     count = np.searchsorted(owners, events, side="right") - first
     if old is not None and len(old.events) and len(events):
         found = np.minimum(np.searchsorted(old.events, events), len(old.events) - 1)
         hit = old.events[found] == events
         count[hit] = np.minimum(count[hit], old.ranks[found[hit]])
-    return kept[first + count] - kept[first]
+    return count if kept is None else kept[first + count] - kept[first]
 
 
 def _moved(events: np.ndarray, ranks: np.ndarray, placed: Optional[Placement]) -> ImplicitGroups:
