@@ -106,8 +106,13 @@ class Placement:
         return values.take(self.permutation()).reset_index(drop=True)
 
     # --- typed columns ----------------------------------------------------------------
-    def carried(self, column) -> object:
-        """A typed stat column with its old values on the old events' new rows."""
+    def carried(self, column, masks: Optional[dict] = None) -> object:
+        """A typed stat column with its old values on the old events' new rows.
+
+        ``masks`` (old mask id -> (old mask, placed mask)), shared by the calls of one edit:
+        columns that shared a read-only missing mask (stats that come in pairs on the same
+        events) share its placed copy, and a column whose data is one broadcast value keeps
+        it, so neither costs a byte per event more after the edit than before."""
         array = column.array if isinstance(column, pd.Series) else column
         n, count = len(self.new_row), len(self.new_row) - self.num_old
         if isinstance(array, pd.Categorical):
@@ -123,21 +128,41 @@ class Placement:
             mask = np.asarray(array.isna(), dtype=bool)
         if len(mask) > 1 and not mask.strides[0] and mask[0]:
             return empty_int_column(n, unsigned)  # the all-missing view: no row to read
-        missing = self.place(mask, np.ones(count, dtype=bool))
+        missing = self._placed_mask(mask, count, masks)
+        old_data = getattr(array, "_data", None)
+        if isinstance(old_data, np.ndarray) and len(old_data) > 1 and not old_data.strides[0]:
+            data = np.broadcast_to(old_data[0], (n,))  # one value wherever present
+            return pd.arrays.IntegerArray(data, missing)
         rows = np.flatnonzero(~mask)  # only present rows are read: pages stay as sparse
         moved = self.new_row[rows]
         data = sparse_values(n, np.int64, moved, int_values_at(array, rows))
         return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
+
+    def _placed_mask(self, mask: np.ndarray, count: int, masks: Optional[dict]) -> np.ndarray:
+        """The missing mask on the edited rows (new events missing), once per shared mask."""
+        shared = masks is not None and not mask.flags.writeable
+        if shared and id(mask) in masks:
+            return masks[id(mask)][1]
+        missing = self.place(mask, np.ones(count, dtype=bool))
+        if shared:
+            missing.flags.writeable = False
+            masks[id(mask)] = (mask, missing)  # the old mask is held: its id stays unique
+        return missing
 
 
 def name_column(column: pd.Series, added: list, inverse, placed: Placement) -> pd.Categorical:
     """An event-name categorical with new events' names (``added[inverse]``) in place;
     categories re-made like those of object values (only the names used, sorted)."""
     names = [str(c) for c in column.cat.categories.tolist()]
+    old_codes = column.array.codes  # a view (`.cat.codes` copies them)
+    if len(old_codes) > 1 and not old_codes.strides[0] and old_codes[0] >= 0:
+        only = names[old_codes[0]]  # one name on every old event (a decoder's broadcast)
+        if all(a == only for a in added):
+            n = len(placed.new_row)
+            return code_categorical(np.broadcast_to(np.int8(0), (n,)), object_index([only]))
     code_of = {name: i for i, name in enumerate(names)}
     for name in added:
         code_of.setdefault(name, len(code_of))
-    old_codes = column.array.codes  # a view (`.cat.codes` copies them)
     new_codes = np.array([code_of[a] for a in added], dtype=np.int64)[inverse]
     used = used_codes(old_codes, len(code_of))
     used[new_codes] = True

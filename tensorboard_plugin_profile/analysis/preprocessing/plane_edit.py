@@ -210,11 +210,12 @@ class PlaneEdit:
             touched[schema.GROUP_ID] = None
             int_names = [n for n in int_names if n != schema.GROUP_ID]
         refresh = [n for n in touched if n in _WELL_KNOWN and n in schema.STR_STATS]
-        carried = {}
+        carried: dict = {}
+        masks: dict = {}  # shared missing masks placed once (Placement.carried)
         if placed is not None:  # carried first: their old columns are dropped before the merge
             for name in [n for n in schema.WELL_KNOWN_STATS if n not in touched]:
                 if name in plane.events:
-                    carried[name] = placed.carried(plane.events[name])
+                    carried[name] = placed.carried(plane.events[name], masks)
                     self._drop(name)
                 else:
                     refresh.append(name)
