@@ -109,7 +109,7 @@ class Placement:
     def carried(self, column, masks: Optional[dict] = None) -> object:
         """A typed stat column with its old values on the old events' new rows.
 
-        ``masks`` (old mask id -> (old mask, placed mask)), shared by the calls of one edit:
+        ``masks`` (old mask buffer -> (old mask, placed mask)), shared by the calls of one edit:
         columns that shared a read-only missing mask (stats that come in pairs on the same
         events) share its placed copy, and a column whose data is one broadcast value keeps
         it, so neither costs a byte per event more after the edit than before."""
@@ -141,12 +141,14 @@ class Placement:
     def _placed_mask(self, mask: np.ndarray, count: int, masks: Optional[dict]) -> np.ndarray:
         """The missing mask on the edited rows (new events missing), once per shared mask."""
         shared = masks is not None and not mask.flags.writeable
-        if shared and id(mask) in masks:
-            return masks[id(mask)][1]
+        # Frames wrap a column's mask in new view objects: the buffer identifies it.
+        key = (mask.__array_interface__["data"][0], mask.shape, mask.strides)
+        if shared and key in masks:
+            return masks[key][1]
         missing = self.place(mask, np.ones(count, dtype=bool))
         if shared:
             missing.flags.writeable = False
-            masks[id(mask)] = (mask, missing)  # the old mask is held: its id stays unique
+            masks[key] = (mask, missing)  # the old mask is held: its buffer stays unique
         return missing
 
 
@@ -184,3 +186,27 @@ def sorted_used(names: list, used: np.ndarray) -> tuple:
 
 def _is_identity(remap: np.ndarray, count: int) -> bool:
     return len(remap) >= count and bool((remap[:count] == np.arange(count)).all())
+
+
+def share_equal_masks(columns: dict) -> dict:
+    """The same typed columns, those with equal missing masks sharing one read-only mask
+    (stats that come in pairs on the same events: n bytes each otherwise). Masks made by
+    the edit are compared; the decoder's all-missing views are left alone."""
+    kept: list = []
+    out = {}
+    for name, column in columns.items():
+        mask = getattr(column, "_mask", None)
+        if not isinstance(column, pd.arrays.IntegerArray) or not isinstance(mask, np.ndarray):
+            out[name] = column
+            continue
+        if len(mask) < 2 or not mask.strides[0]:
+            out[name] = column
+            continue
+        same = next((m for m in kept if m is mask or np.array_equal(m, mask)), None)
+        if same is None:
+            mask.flags.writeable = False  # shared from now on: nobody writes it in place
+            kept.append(mask)
+        elif same is not mask:
+            column = pd.arrays.IntegerArray(column._data, same)
+        out[name] = column
+    return out

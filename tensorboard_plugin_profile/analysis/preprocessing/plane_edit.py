@@ -31,7 +31,7 @@ from ...xspace import schema
 from ...xspace.columns import is_zeros_view, well_known_columns, zeros_view
 from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64, Plane
 from .group_column import GroupSet, group_column, implicit_groups
-from .placement import Placement, name_column
+from .placement import Placement, name_column, share_equal_masks
 from .stat_table import StatRows, merged_stats
 
 _WELL_KNOWN = frozenset(schema.WELL_KNOWN_STATS)
@@ -229,7 +229,7 @@ class PlaneEdit:
                 del plane.stats[column]
         typed.update(carried)
         typed.update(well_known_columns(num_events, stats, refresh))
-        return stats, typed
+        return stats, share_equal_masks(typed)
 
     def _drop(self, *names: str) -> None:
         """Frees these old event columns (``consume``), once their edited copies exist."""
