@@ -35,7 +35,7 @@ class GroupSet:
     """One ``PlaneEdit.set_groups`` call."""
 
     rows: Optional[np.ndarray]  # int64 event rows (new events too); None = every old event
-    values: np.ndarray  # int64 group per row, -1 = left as it was
+    values: np.ndarray  # int64 (or grouping's int32) group per row, -1 = left as it was
     parts_before: int  # stat additions the edit had collected before this call
 
 
@@ -63,7 +63,7 @@ def group_column(
         on_new[rows[keep & ~inside] - num_old] = s.values[keep & ~inside]
     # The narrowest width first, so the placed copy is made in it.
     width = np.int32 if max(_max(on_old), _max(on_new)) < 2**31 else np.int64
-    on_old, on_new = on_old.astype(width), on_new.astype(width)
+    on_old, on_new = on_old.astype(width, copy=False), on_new.astype(width)
     data = on_old if placed is None else placed.place(on_old, on_new)
     return pd.arrays.IntegerArray(data, data < 0)
 

@@ -114,7 +114,9 @@ class PlaneEdit:
         if plane.implicit_group is None and schema.GROUP_ID in plane.stat_names.values():
             raise ValueError("this plane's groups are rows of its stats table (read grouped)")
         rows = None if events is None else np.asarray(events, dtype=np.int64)
-        values = np.asarray(values, dtype=np.int64)
+        values = np.asarray(values)
+        if values.dtype != np.int32:  # grouping's int32 ids are kept as they are
+            values = values.astype(np.int64)
         self._groups.append(GroupSet(rows, values, len(self._stat_rows)))
 
     def set_stat(self, events, name: str, values, kind: int = KIND_INT64) -> None:
@@ -276,6 +278,7 @@ class PlaneEdit:
                 old = old.astype(np.int64)  # a new id beyond them (never in real profiles)
             out[name] = placed.place(old, new)
             self._drop(name)
+            del old  # freed before the next column is placed (consume)
         out["duration_ps"] = placed.place(events["duration_ps"].to_numpy(), dur)
         occurrences = events["occurrences"].to_numpy()
         if is_zeros_view(occurrences):  # new events keep it all zero, and free
