@@ -51,8 +51,8 @@ def _brief(index: TraceIndex, position: int) -> dict:
         "pid": int(index.row_pid[row]),
         "tid": int(index.row_tid[row]),
         "name": index.strings[int(index.names_at(np.array([position]))[0])],
-        "ts": int(index.begin_ps[position]) / 1e6,
-        "dur": int(index.end_ps[position] - index.begin_ps[position]) / 1e6,
+        "ts": int(index.begins_at(np.array([position]))[0]) / 1e6,
+        "dur": int(index.durations_at(np.array([position]))[0]) / 1e6,
     }
 
 

@@ -105,12 +105,13 @@ def envelope_chunks(index: TraceIndex, chunk_events: int = CHUNK_EVENTS) -> Iter
 
 
 def _event_texts(index: TraceIndex, lo: int, hi: int, names: list, flow_text: dict):
-    rows = index.rows_at(np.arange(lo, hi))
+    positions = np.arange(lo, hi)
+    rows = index.rows_at(positions)
     pids = index.row_pid[rows].tolist()
     tids = index.row_tid[rows].tolist()
-    begin = index.begin_ps[lo:hi]
+    begin = index.begins_at(positions)
     ts = (begin / 1e6).tolist()
-    dur = (np.maximum(index.end_ps[lo:hi] - begin, 1) / 1e6).tolist()
+    dur = (np.maximum(index.durations_at(positions), 1) / 1e6).tolist()
     groups = index.group_id[lo:hi].tolist()
     name_ids = index.name_id[lo:hi].tolist()
     for pos, pid, tid, t, d, g, n in zip(range(lo, hi), pids, tids, ts, dur, groups, name_ids):

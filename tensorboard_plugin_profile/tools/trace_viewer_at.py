@@ -181,9 +181,9 @@ def _rows_and_flows(index: TraceIndex, items: trace_window.WindowItems, origin_p
         rows.append(row)
     arrows = {
         "from_row": slot[row_from].tolist(),
-        "from_ts": ((index.begin_ps[a_from] - origin_ps) // 1000).tolist(),
+        "from_ts": ((index.begins_at(a_from) - origin_ps) // 1000).tolist(),
         "to_row": slot[row_to].tolist(),
-        "to_ts": ((index.begin_ps[a_to] - origin_ps) // 1000).tolist(),
+        "to_ts": ((index.begins_at(a_to) - origin_ps) // 1000).tolist(),
         "from_event": a_from.tolist(),
         "to_event": a_to.tolist(),
         "flow": flows.arrow_flow[items.arrows].tolist(),
@@ -213,8 +213,8 @@ def search_json(index: TraceIndex, params: Mapping[str, str]) -> dict:
         "matches": {
             "pid": index.row_pid[row].tolist(),
             "tid": index.row_tid[row].tolist(),
-            "ts": (index.begin_ps[shown] / 1e6).tolist(),
-            "dur": ((index.end_ps[shown] - index.begin_ps[shown]) / 1e6).tolist(),
+            "ts": (index.begins_at(shown) / 1e6).tolist(),
+            "dur": (index.durations_at(shown) / 1e6).tolist(),
             "name": local.reshape(-1).tolist(),
             "event": shown.tolist(),
         },

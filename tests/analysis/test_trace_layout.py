@@ -67,9 +67,13 @@ def test_lay_out_events_agrees(events, presorted):
     assert sorted(compiled.source.tolist()) == list(range(len(line)))
     assert np.all(np.diff(compiled.seg_row * 1000 + compiled.seg_depth) > 0)
     assert np.all(np.diff(compiled.seg_bounds) > 0)  # no empty segment
-    end = begin + duration
-    assert compiled.begin.tolist() == begin[compiled.source].tolist()
-    assert compiled.end.tolist() == end[compiled.source].tolist()
+    # Inside a segment begins are sorted and each event begins at or after the previous
+    # one's end: the facts that let the index keep neither (a window searches begins
+    # read through source, and looks at the end of the one event before).
+    b = begin[compiled.source]
+    end = b + duration[compiled.source]
+    for lo, hi in zip(compiled.seg_bounds[:-1], compiled.seg_bounds[1:]):
+        assert np.all(b[lo + 1 : hi] >= end[lo : hi - 1]) and np.all(np.diff(b[lo:hi]) >= 0)
 
 
 @needs_compiled
@@ -78,10 +82,18 @@ def test_lay_out_events_agrees(events, presorted):
 def test_cuts_and_break_keys_agree(events, presorted, size):
     line, begin, duration = _columns(events, presorted)
     lay = layout.lay_out_events(line, LINE_ROW, begin, duration, 3)
-    keys = layout.break_keys(lay.begin, lay.end, lay.seg_bounds)
+    b, dur = begin[lay.source], duration[lay.source]
+    end = b + dur
+    keys = layout.break_keys(b, dur, lay.seg_bounds)
     at = np.arange(len(keys))
-    assert layout.break_keys_at(lay.begin, lay.end, lay.seg_bounds, at).tolist() == keys.tolist()
-    compiled, fallback = _both(layout.cuts, lay.begin, lay.end, lay.seg_bounds, size)
+    keys_at = layout.break_keys_at(lay.seg_bounds, at, lambda p: (b[p], dur[p]))
+    assert keys_at.tolist() == keys.tolist()
+    # The definition, with ends: max(gap before, own duration, previous duration).
+    for p in range(1, len(keys)):
+        if p not in lay.seg_bounds:
+            want = max(b[p] - end[p - 1], dur[p], dur[p - 1])
+            assert keys[p] == want
+    compiled, fallback = _both(layout.cuts, begin, duration, lay.source, lay.seg_bounds, size)
     assert compiled.dtype == fallback.dtype == np.int32
     assert compiled.tolist() == fallback.tolist() == np.flatnonzero(keys >= size).tolist()
     # Each segment starts with a cut, since nothing merges across segments.
@@ -109,15 +121,14 @@ def test_lay_out_rejects_a_source_out_of_range():
     times = np.array([0, 1, 2], dtype=np.int64)
     bounds = np.array([0, 3], np.int64)
     for order, fails in (([0, 1, 2], False), ([0, 3, 2], True)):
-        source, begin, end = np.zeros(3, np.int32), np.zeros(3, np.int64), np.zeros(3, np.int64)
-        end.view(np.int32)[:3] = order  # the row order, in the end column's memory
-        args = (bounds, times, times, source, begin, end, np.zeros(1, np.int64))
+        source = np.array(order, np.int32)  # the row order, laid out in place
+        args = (bounds, times, times, source, np.zeros(1, np.int64))
         if fails:
             with pytest.raises(ValueError, match="source out of range"):
                 layout._compiled.lay_out(*args)
         else:
             relaid, counts = layout._compiled.lay_out(*args)
-            assert source.tolist() == [0, 1, 2] and relaid == 0 and end.tolist() == [0, 2, 4]
+            assert source.tolist() == [0, 1, 2] and relaid == 0
             assert np.frombuffer(counts, np.int64).tolist() == [3]  # one depth, 3 events
 
 
@@ -136,7 +147,7 @@ def test_empty():
         assert bounds.tolist() == [0, 0, 0, 0]
         lay = layout.lay_out_events(np.zeros(0, np.int32), LINE_ROW, z, z, 3, pure)
         assert lay.seg_bounds.tolist() == [0] and not len(lay.seg_row) and not len(lay.source)
-        assert not len(layout.cuts(lay.begin, lay.end, lay.seg_bounds, 1000, pure))
+        assert not len(layout.cuts(z, z, lay.source, lay.seg_bounds, 1000, pure))
 
 
 @needs_compiled

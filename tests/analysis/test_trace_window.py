@@ -90,17 +90,17 @@ def brute_force(index: ti.TraceIndex, start: int, end: int, pixel: float, rows=N
             continue
         for depth in sorted(set(index.depth[index.row == row].tolist())):
             pos = np.flatnonzero((index.row == row) & (index.depth == depth))
-            b, e = index.begin_ps[pos], index.end_ps[pos]
+            b, e = index.begin_ps[pos], ends_of(index)[pos]
             pos = pos[(b <= end) & (e >= start)]
             pos = pos[np.argsort(index.begin_ps[pos], kind="stable")]
             run: list = []
             for p in pos.tolist():
-                wide = pixel <= 0 or index.end_ps[p] - index.begin_ps[p] >= pixel
+                wide = pixel <= 0 or ends_of(index)[p] - index.begin_ps[p] >= pixel
                 if (
                     run
                     and not wide
                     and not run[-1][1]
-                    and (index.begin_ps[p] - index.end_ps[run[-1][0]] < pixel)
+                    and (index.begin_ps[p] - ends_of(index)[run[-1][0]] < pixel)
                 ):
                     run.append((p, wide))
                     continue
@@ -110,9 +110,14 @@ def brute_force(index: ti.TraceIndex, start: int, end: int, pixel: float, rows=N
             if run:
                 items.append(run)
     return sorted(
-        (int(index.begin_ps[r[0][0]]), int(index.end_ps[r[-1][0]]), len(r), int(row_of(index, r)))
+        (int(index.begin_ps[r[0][0]]), int(ends_of(index)[r[-1][0]]), len(r), int(row_of(index, r)))
         for r in items
     )
+
+
+def ends_of(index: ti.TraceIndex) -> np.ndarray:
+    """The end of every position (the index keeps none: begin + the event's duration)."""
+    return index.ends_at(np.arange(index.num_events))
 
 
 def row_of(index, run):
@@ -157,7 +162,7 @@ def test_depth_is_stack_depth_on_nested_rows(rows):
         if row is None:
             continue
         pos = np.flatnonzero(index.row == row)
-        dur = index.end_ps - index.begin_ps
+        dur = ends_of(index) - index.begin_ps
         got = sorted(
             zip(index.begin_ps[pos].tolist(), dur[pos].tolist(), index.depth[pos].tolist())
         )
@@ -172,7 +177,7 @@ def test_same_depth_events_never_overlap(rows):
     index = make_index(rows)
     b = index.seg_bounds
     for s in range(len(index.seg_row)):
-        begin, end = index.begin_ps[b[s] : b[s + 1]], index.end_ps[b[s] : b[s + 1]]
+        begin, end = index.begin_ps[b[s] : b[s + 1]], ends_of(index)[b[s] : b[s + 1]]
         assert np.all(begin[1:] >= end[:-1])
 
 
@@ -229,6 +234,8 @@ def test_flow_arrows_join_consecutive_ends_and_follow_the_window():
     index = make_index(rows, flows=((1, 0, out), (2, 0, inn), (2, 1, inn)))
     flows = index.flows
     assert len(flows) == 2
+    numbers = (flows.end_pos, flows.end_flow, flows.arrow_from, flows.arrow_to, flows.to_order)
+    assert {n.dtype for n in numbers} == {np.dtype(np.int32)}  # 4 B, not 8, under 2**31
     pairs = sorted(zip(index.begin_ps[flows.arrow_from].tolist(),
                        index.begin_ps[flows.arrow_to].tolist()))  # fmt: skip
     assert pairs == [(0, 50), (50, 500)]
@@ -296,8 +303,35 @@ def test_compiled_and_numpy_indexes_are_identical(rows):
         finally:
             os.environ.pop("TBPROF_PURE_PYTHON_PASSES")
     compiled, numpy_only = indexes
-    for name in ("seg_row", "seg_depth", "seg_bounds", "begin_ps", "end_ps", "name_id", "depth",
+    for name in ("seg_row", "seg_depth", "seg_bounds", "begin_ps", "name_id", "depth",
                  "row", "source", "break_key", "group_id", "event_row"):  # fmt: skip
         a, b = getattr(compiled, name), getattr(numpy_only, name)
         assert a.dtype == b.dtype and a.tolist() == b.tolist(), name
+    assert ends_of(compiled).tolist() == ends_of(numpy_only).tolist()
     assert compiled.strings == numpy_only.strings and compiled.span_ps == numpy_only.span_ps
+    # The span comes from each segment's last event (ends are not kept), which must be
+    # the whole trace's even when an event ends before it begins.
+    ends = ends_of(compiled)
+    whole = (int(compiled.begin_ps.min()), int(ends.max())) if len(ends) else (0, 0)
+    assert compiled.span_ps == whole
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=rows_strategy,
+    sample_every=st.sampled_from([1, 2, 3, 7, 1024]),
+    values=st.lists(st.integers(-10, 4000), min_size=1, max_size=6),
+)
+def test_search_begins_is_searchsorted_in_every_segment(rows, sample_every, values):
+    # Begins are read through source, a binary search narrowed by sampled begins.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(layout, "SAMPLE_EVERY", sample_every)
+        index = make_index(rows)
+        first, stop = index.seg_bounds[:-1], index.seg_bounds[1:]
+        some = [(v, side) for v in values for side in ("left", "right")]
+        some += [(int(b), side) for b in index.begin_ps[:5] for side in ("left", "right")]
+        for value, side in some:
+            got = index.search_begins(first, stop, value, side)
+            want = [a + np.searchsorted(index.begin_ps[a:b], value, side=side)
+                    for a, b in zip(first.tolist(), stop.tolist())]  # fmt: skip
+            assert got.tolist() == want, (value, side)

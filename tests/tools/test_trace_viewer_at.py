@@ -10,6 +10,7 @@ import pytest
 from conftest import FIXTURES, fixture_names, host_files, load_reference
 
 from tensorboard_plugin_profile.analysis.trace import plane_events
+from tensorboard_plugin_profile.analysis.trace import trace_window as tw
 from tensorboard_plugin_profile.analysis.trace.trace_index import build_index
 from tensorboard_plugin_profile.errors import InvalidArgument
 from tensorboard_plugin_profile.service import ProfileService
@@ -210,7 +211,16 @@ def test_values_looked_up_at_positions_equal_the_whole_columns(name):
     some = np.random.default_rng(0).integers(0, index.num_events, 500)
     looked_up = [f(some) for f in (index.rows_at, index.depths_at, index.names_at)]
     keys = index.break_keys_at(some)
-    assert not {"row", "depth", "name_id", "break_key"} & set(index.lazy)
+    times = [f(some) for f in (index.begins_at, index.durations_at, index.ends_at)]
+    made = {"row", "depth", "name_id", "break_key", "begin_ps", "event_row", "plane_no"}
+    assert not made & set(index.lazy)
+    # Begin and duration are each event's own, in its plane (the index keeps neither).
+    for k, tp in enumerate(index.planes):
+        mine = index.plane_no[some] == k
+        rows = index.event_row[some[mine]]
+        for got, column in zip(times, ("begin_ps", "duration_ps")):
+            assert got[mine].tolist() == tp.plane.events[column].to_numpy()[rows].tolist()
+    assert times[2].tolist() == (times[0] + times[1]).tolist()
     for got, whole in zip(looked_up, (index.row, index.depth, index.name_id)):
         assert got.dtype == whole.dtype == np.int32 and got.tolist() == whole[some].tolist()
     assert keys.tolist() == index.break_key[some].tolist()
@@ -219,6 +229,26 @@ def test_values_looked_up_at_positions_equal_the_whole_columns(name):
     assert strings == index.strings
     assert index.name_id.tolist() == per_event[index.source].tolist()
     assert index.row.tolist() == np.repeat(index.seg_row, np.diff(index.seg_bounds)).tolist()
+
+
+@pytest.mark.parametrize("name", ["gpu_multi_worker", "tf_keras_fit", "jax_two_hosts"])
+def test_windows_with_edges_on_event_edges_hold_every_overlapping_event(name):
+    # The index keeps no ends: a window finds events by their begins, plus the one event
+    # of each (row, depth) that began before the window and may still run. Windows that
+    # start or end exactly at an event's begin or end, zero-width ones included, against
+    # the definition (begin <= window end and end >= window start), at full resolution.
+    index = at.trace_index_of(_hosts(name))
+    every = np.arange(index.num_events)
+    begin, end = index.begins_at(every), index.ends_at(every)
+    rng = np.random.default_rng(1)
+    for p, q in rng.integers(0, index.num_events, (40, 2)).tolist():
+        edges = sorted(rng.choice([begin[p], end[p], begin[q], end[q]], 2).tolist())
+        for start, stop in (edges, (edges[0], edges[0]), (edges[1], edges[1])):
+            items = tw.query_window(index, start, stop, 0.0, max_events=10**9)
+            want = np.flatnonzero((begin <= stop) & (end >= start))
+            assert np.sort(items.first).tolist() == want.tolist(), (start, stop)
+            assert items.begin_ps.tolist() == begin[items.first].tolist()
+            assert items.end_ps_.tolist() == end[items.first].tolist()
 
 
 @pytest.mark.parametrize("name", fixture_names())

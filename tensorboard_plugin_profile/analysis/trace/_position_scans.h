@@ -2,10 +2,12 @@
  * fallbacks in analysis/trace/layout.py, tests/analysis/test_trace_layout.py checks both
  * agree). Positions are int32 (the index holds under 2**31 events), returned as bytes.
  *
- * break_cuts(begin, end, seg_bounds, size)
+ * break_cuts(begin, duration, source, seg_bounds, size)
  *     bytes of int32 positions p whose break key is >= size: p not the first of its
  *     segment and max(begin[p] - end[p-1], end[p] - begin[p], end[p-1] - begin[p-1])
- *     >= size, or p the first of a non-empty segment (its key is INT64_MAX).
+ *     >= size, or p the first of a non-empty segment (its key is INT64_MAX). The index
+ *     keeps no times: begin and duration are per event, read through source[p], and
+ *     end = begin + duration (wrapping as numpy does).
  * marked_positions(source, events)
  *     bytes of int32 positions p whose source[p] is one of `events` (int64), in order:
  *     the positions of a few events without inverting all of source.
@@ -50,33 +52,38 @@ static int64_t max3(int64_t a, int64_t b, int64_t c) {
     return m > c ? m : c;
 }
 
-static void break_cuts_loop(const int64_t *begin, const int64_t *end, const int64_t *bounds,
-                            Py_ssize_t num_segments, int64_t size, Positions *out) {
+/* 0, or -1 when a source is out of range. */
+static int break_cuts_loop(const int64_t *begin, const int64_t *duration, Py_ssize_t num_events,
+                           const int32_t *source, const int64_t *bounds, Py_ssize_t num_segments,
+                           int64_t size, Positions *out) {
     for (Py_ssize_t g = 0; out->data && g < num_segments; g++) {
+        uint64_t end_before = 0; /* the previous position's end, and duration */
+        int64_t before = 0;
         for (int64_t p = bounds[g]; p < bounds[g + 1] && out->data; p++) {
-            if (p > bounds[g]) {
-                int64_t gap = (int64_t)((uint64_t)begin[p] - (uint64_t)end[p - 1]);
-                int64_t dur = (int64_t)((uint64_t)end[p] - (uint64_t)begin[p]);
-                int64_t prev = (int64_t)((uint64_t)end[p - 1] - (uint64_t)begin[p - 1]);
-                if (max3(gap, dur, prev) < size) continue;
-            }
+            uint32_t s = (uint32_t)source[p];
+            if (s >= (uint64_t)num_events) return -1;
+            int64_t b = begin[s], dur = duration[s];
+            int64_t gap = (int64_t)((uint64_t)b - end_before), dur_before = before;
+            end_before = (uint64_t)b + (uint64_t)dur, before = dur;
+            if (p > bounds[g] && max3(gap, dur, dur_before) < size) continue;
             positions_push(out, p);
         }
     }
+    return 0;
 }
 
 static PyObject *break_cuts(PyObject *self, PyObject *args) {
-    PyObject *o[3];
+    PyObject *o[4];
     long long size;
-    if (!PyArg_ParseTuple(args, "OOOL", &o[0], &o[1], &o[2], &size)) return NULL;
-    Arg a[3];
+    if (!PyArg_ParseTuple(args, "OOOOL", &o[0], &o[1], &o[2], &o[3], &size)) return NULL;
+    Arg a[4];
     memset(a, 0, sizeof(a));
     PyObject *result = NULL;
-    if (get_buffer(o[0], &a[0], 0, 8, -1, "begin") < 0 || get_buffer(o[1], &a[1], 0, 8, LEN(0), "end") < 0 ||
-        get_buffer(o[2], &a[2], 0, 8, -1, "seg_bounds") < 0)
+    if (get_buffer(o[0], &a[0], 0, 8, -1, "begin") < 0 || get_buffer(o[1], &a[1], 0, 8, LEN(0), "duration") < 0 ||
+        get_buffer(o[2], &a[2], 0, 4, -1, "source") < 0 || get_buffer(o[3], &a[3], 0, 8, -1, "seg_bounds") < 0)
         goto done;
-    Py_ssize_t n = LEN(0), S = LEN(2) - 1;
-    const int64_t *bounds = BUF(2, int64_t);
+    Py_ssize_t n = LEN(2), S = LEN(3) - 1;
+    const int64_t *bounds = BUF(3, int64_t);
     int bad = n > INT32_MAX || S < 0 || bounds[0] != 0 || bounds[S] != n;
     for (Py_ssize_t g = 0; g < S && !bad; g++) bad = bounds[g + 1] < bounds[g];
     if (bad) {
@@ -84,13 +91,20 @@ static PyObject *break_cuts(PyObject *self, PyObject *args) {
         goto done;
     }
     Positions cuts;
+    int ok;
     Py_BEGIN_ALLOW_THREADS
     positions_init(&cuts);
-    break_cuts_loop(BUF(0, int64_t), BUF(1, int64_t), bounds, S, (int64_t)size, &cuts);
+    ok = break_cuts_loop(BUF(0, int64_t), BUF(1, int64_t), LEN(0), BUF(2, int32_t), bounds, S,
+                         (int64_t)size, &cuts);
     Py_END_ALLOW_THREADS
+    if (ok < 0) {
+        PyMem_RawFree(cuts.data);
+        PyErr_SetString(PyExc_ValueError, "break_cuts: source out of range");
+        goto done;
+    }
     result = positions_bytes(&cuts);
 done:
-    release(a, 3);
+    release(a, 4);
     return result;
 }
 

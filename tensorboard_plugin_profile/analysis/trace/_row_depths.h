@@ -8,8 +8,12 @@
  * not well nested), the row is re-laid by greedy first-free lanes (the smallest lane
  * whose last event ended by the begin), as passes.first_free_levels.
  *
- * Times: begin[s], end = begin + duration (wrapping as numpy does). Depths are int32
- * (a row holds under 2**31 events). Work arrays hold one slot per event of the row. */
+ * Depths are not stored: a first pass only counts the events per depth, and a second
+ * one (the same algorithm again) puts each event at the next position of its depth, a
+ * stable counting sort (`DepthSink`). Work arrays hold one slot per event of the row.
+ *
+ * Times: begin[s], end = begin + duration (wrapping as numpy does). Depths are below
+ * 2**31 (a row holds under 2**31 events). */
 #ifndef TBPROF_ROW_DEPTHS_H
 #define TBPROF_ROW_DEPTHS_H
 
@@ -28,6 +32,17 @@ static inline int64_t row_end(const RowEvents *r, int32_t s) {
     return (int64_t)((uint64_t)r->begin[s] + (uint64_t)r->duration[s]);
 }
 
+/* Where each event's depth d goes: nowhere (sorted NULL: a pass that only counts), or
+ * its event number to sorted[next[d]++]. */
+typedef struct {
+    int32_t *sorted;
+    int64_t *next;
+} DepthSink;
+
+static inline void sink_put(const DepthSink *k, const RowEvents *r, Py_ssize_t i, int64_t d) {
+    if (k->sorted) k->sorted[k->next[d]++] = r->order[i];
+}
+
 /* Work arrays, n slots each (n = the largest row): stack, heap (two), last end and event
  * count per depth. After a row: count[d] = its events at depth d, for d < depths. */
 typedef struct {
@@ -35,10 +50,10 @@ typedef struct {
     LaneHeap a, b;
 } DepthWork;
 
-/* Depths of one row into depth[]; 1 when every depth holds disjoint events, 0 when not,
+/* Depths of one row into `sink`; 1 when every depth holds disjoint events, 0 when not,
  * -1 when the row is not sorted by begin or an event ends before it begins, -2 when an
  * event number is out of range. */
-static int nesting_depths(const RowEvents *r, int32_t *depth, DepthWork *w) {
+static int nesting_depths(const RowEvents *r, const DepthSink *sink, DepthWork *w) {
     int disjoint = 1;
     int64_t seen = 0, top = 0, previous = INT64_MIN;
     LaneHeap *outliving = &w->a;
@@ -52,7 +67,7 @@ static int nesting_depths(const RowEvents *r, int32_t *depth, DepthWork *w) {
         while (top > 0 && w->stack[top - 1] <= b) top--;
         while (outliving->size > 0 && outliving->key[0] <= b) lane_heap_pop(outliving);
         int64_t d = top + (int64_t)outliving->size;
-        depth[i] = (int32_t)d;
+        sink_put(sink, r, i, d);
         if (d < seen) {
             if (b < w->last_end[d]) disjoint = 0;
         } else { /* the open count grows by one at a time: d == seen */
@@ -70,11 +85,11 @@ static int nesting_depths(const RowEvents *r, int32_t *depth, DepthWork *w) {
     return disjoint;
 }
 
-/* Greedy first-free lanes of one row into depth[]. With few lanes a scan of their last
+/* Greedy first-free lanes of one row into `sink`. With few lanes a scan of their last
  * ends finds the smallest free one; past MAX_SCANNED_LANES two heaps take over (busy
  * lanes by end, free lanes by number), giving the same lanes. */
 #define MAX_SCANNED_LANES 64
-static void first_free_lanes(const RowEvents *r, int32_t *depth, DepthWork *w) {
+static void first_free_lanes(const RowEvents *r, const DepthSink *sink, DepthWork *w) {
     int64_t lane_end[MAX_SCANNED_LANES], lanes = 0;
     Py_ssize_t i = 0;
     for (; i < r->n; i++) {
@@ -86,7 +101,7 @@ static void first_free_lanes(const RowEvents *r, int32_t *depth, DepthWork *w) {
             w->count[lanes++] = 0;
         }
         lane_end[lane] = row_end(r, s);
-        depth[i] = (int32_t)lane;
+        sink_put(sink, r, i, lane);
         w->count[lane]++;
     }
     LaneHeap *busy = &w->a, *free_lanes = &w->b;
@@ -107,7 +122,7 @@ static void first_free_lanes(const RowEvents *r, int32_t *depth, DepthWork *w) {
             lane = lanes++;
             w->count[lane] = 0;
         }
-        depth[i] = (int32_t)lane;
+        sink_put(sink, r, i, lane);
         w->count[lane]++;
         lane_heap_push(busy, row_end(r, s), lane);
     }

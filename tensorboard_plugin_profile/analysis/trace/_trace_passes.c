@@ -5,8 +5,9 @@
  *
  * Why: at 11 M events the index build is bound by memory, mostly the kernel faulting in
  * fresh pages for event-sized arrays. So nothing event-sized is made that the index does
- * not keep: the row order and the depths live in the memory of a column written last,
- * and each kept column is written once. The GIL is released while looping.
+ * not keep: the row order lives in the kept column, depths are computed twice rather
+ * than stored, and the sort by depth goes through a scratch the size of the largest
+ * row. The GIL is released while looping.
  *
  * Event numbers (order, source) are int32: under 2**31 events, which the callers check
  * (past that, numpy). Times are int64, end = begin + duration wrapping as numpy does.
@@ -16,16 +17,16 @@
  *     counting sort by row: order[i] = the event at row position i, bounds[r] the first
  *     position of row r (num_rows + 1 values). Returns 1 when every row is then sorted
  *     by (begin, longest first), else 0.
- * lay_out(bounds, begin, duration, source, begin_out, end_out, keys_per_row)
- *     end_out's memory holds on entry the row order (row_order's, as its first n int32):
- *     events sorted by row (bounds) and by begin inside a row. Per row: the depth of
- *     each event (_row_depths.h, into the last n int32 of end_out's memory), then a
- *     stable counting sort by depth: source[p] = order[i] of the event put at p,
- *     begin_out, then (once the order and depths are spent) end_out its columns: no
- *     event-sized scratch beside the outputs.
+ * lay_out(bounds, begin, duration, source, keys_per_row)
+ *     source holds on entry the row order (row_order's): events sorted by row (bounds)
+ *     and by begin inside a row. A row's positions are its range of the row order, so
+ *     each row is laid out there: a pass counts its events per depth (_row_depths.h),
+ *     a second one puts them in a scratch of one int32 per event of the largest row in
+ *     a stable counting sort by depth, copied back. The index keeps source alone: begin
+ *     and end are read through it from the planes' columns.
  *     keys_per_row[r] = max depth + 1 (1 for an empty row); returns (re-laid rows,
  *     bytes of int64 event counts per (row, depth) key, rows in turn), or None when an
- *     event ends before it begins (the caller then uses numpy).
+ *     event ends before it begins (the caller then uses numpy, from the start).
  * break_cuts, marked_positions: see _position_scans.h.
  */
 #define PY_SSIZE_T_CLEAN
@@ -116,13 +117,11 @@ fail:
 /* --- lay_out -------------------------------------------------------------------- */
 typedef struct {
     const int64_t *bounds, *begin, *duration;
-    const int32_t *order; /* the first n int32 of end_out's memory */
-    int32_t *source;
-    int64_t *begin_out, *end_out, *keys_per_row;
+    int32_t *source; /* the row order on entry */
+    int64_t *keys_per_row;
     Py_ssize_t n, num_rows;
-    /* Work: depths (the last n int32 of end_out's memory), next position per depth,
-     * counts per key. */
-    int32_t *depth;
+    /* Work: one row's sorted order, next position per depth, counts per key. */
+    int32_t *sorted;
     int64_t *next, *counts;
     Py_ssize_t num_counts, counts_cap;
     DepthWork w;
@@ -141,31 +140,31 @@ static int grow_counts(Layout *L, Py_ssize_t more) {
     return 0;
 }
 
-/* Row r: depths, counts per depth, then every event's source and begin put at its
- * position (ends follow once every row is placed: see lay_out_loop). */
+/* Row r (see lay_out above): events per depth, then a stable counting sort of its range
+ * of source by depth (the same depths computed again, not stored). */
 static int lay_out_row(Layout *L, Py_ssize_t r, int *relaid) {
-    int64_t lo = L->bounds[r];
-    RowEvents row = {L->order + lo, L->begin, L->duration, L->bounds[r + 1] - lo, L->n};
-    int32_t *depth = L->depth + lo;
-    int disjoint = nesting_depths(&row, depth, &L->w);
+    int64_t lo = L->bounds[r], m = L->bounds[r + 1] - lo;
+    int32_t *order = L->source + lo;
+    RowEvents row = {order, L->begin, L->duration, m, L->n};
+    const DepthSink count_only = {NULL, NULL}, sort = {L->sorted, L->next};
+    int disjoint = nesting_depths(&row, &count_only, &L->w);
     if (disjoint < 0) return disjoint == -1 ? -2 : -1;
     if (!disjoint) {
-        first_free_lanes(&row, depth, &L->w);
+        first_free_lanes(&row, &count_only, &L->w);
         ++*relaid;
     }
     int64_t keys = L->w.depths > 0 ? L->w.depths : 1; /* an empty row: one empty key */
     Py_ssize_t first = L->num_counts;
     if (grow_counts(L, keys) < 0) return -3;
-    int64_t *counts = L->counts + first, at = lo;
+    int64_t *counts = L->counts + first, at = 0;
     memcpy(counts, L->w.count, (size_t)L->w.depths * sizeof(int64_t));
     L->keys_per_row[r] = keys;
     for (int64_t d = 0; d < keys; d++) L->next[d] = at, at += counts[d];
-    for (Py_ssize_t i = 0; i < row.n; i++) {
-        int32_t s = row.order[i];
-        int64_t p = L->next[depth[i]]++;
-        L->source[p] = s;
-        L->begin_out[p] = L->begin[s];
-    }
+    if (disjoint)
+        nesting_depths(&row, &sort, &L->w);
+    else
+        first_free_lanes(&row, &sort, &L->w);
+    memcpy(order, L->sorted, (size_t)m * sizeof(int32_t));
     return 0;
 }
 
@@ -173,7 +172,8 @@ static int lay_out_row(Layout *L, Py_ssize_t r, int *relaid) {
 static int lay_out_work(Layout *L, Py_ssize_t m) {
     size_t cells = (size_t)(m ? m : 1);
     L->next = PyMem_RawMalloc(cells * 8 * sizeof(int64_t));
-    if (!L->next) return -1;
+    L->sorted = PyMem_RawMalloc(cells * sizeof(int32_t));
+    if (!L->next || !L->sorted) return -1;
     int64_t *mem = L->next + cells;
     L->w = (DepthWork){mem, mem + cells, mem + 2 * cells, 0, {mem + 3 * cells, mem + 4 * cells, 0},
                        {mem + 5 * cells, mem + 6 * cells, 0}};
@@ -189,25 +189,19 @@ static int lay_out_loop(Layout *L, int *relaid) {
         int ok = lay_out_row(L, r, relaid);
         if (ok < 0) return ok;
     }
-    /* Every row placed: the order and depths in end_out's memory are spent. */
-    for (Py_ssize_t p = 0; p < L->n; p++)
-        L->end_out[p] = (int64_t)((uint64_t)L->begin_out[p] + (uint64_t)L->duration[L->source[p]]);
     return 0;
 }
 
-/* Parses lay_out's 7 buffers into L (sizes, kinds and bounds checked); -1 on error. */
+/* Parses lay_out's 5 buffers into L (sizes, kinds and bounds checked); -1 on error. */
 static int lay_out_parse(PyObject *args, Arg *a, Layout *L) {
-    PyObject *o[7];
-    if (!PyArg_ParseTuple(args, "OOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6]))
-        return -1;
+    PyObject *o[5];
+    if (!PyArg_ParseTuple(args, "OOOOO", &o[0], &o[1], &o[2], &o[3], &o[4])) return -1;
     if (get_buffer(o[0], &a[0], 0, 8, -1, "bounds") < 0 || get_buffer(o[1], &a[1], 0, 8, -1, "begin") < 0)
         return -1;
     Py_ssize_t n = LEN(1), R = LEN(0) - 1;
-    const char *names[] = {"duration", "source", "begin_out", "end_out"};
-    const int sizes[] = {8, 4, 8, 8};
-    for (int k = 2; k < 6; k++)
-        if (get_buffer(o[k], &a[k], k >= 3, sizes[k - 2], n, names[k - 2]) < 0) return -1;
-    if (get_buffer(o[6], &a[6], 1, 8, R, "keys_per_row") < 0) return -1;
+    if (get_buffer(o[2], &a[2], 0, 8, n, "duration") < 0 || get_buffer(o[3], &a[3], 1, 4, n, "source") < 0 ||
+        get_buffer(o[4], &a[4], 1, 8, R, "keys_per_row") < 0)
+        return -1;
     const int64_t *bounds = BUF(0, int64_t);
     int bad = n > INT32_MAX || R < 0 || bounds[0] != 0 || bounds[R] != n;
     for (Py_ssize_t r = 0; r < R && !bad; r++) bad = bounds[r + 1] < bounds[r];
@@ -216,15 +210,13 @@ static int lay_out_parse(PyObject *args, Arg *a, Layout *L) {
         return -1;
     }
     L->bounds = bounds, L->begin = BUF(1, int64_t), L->duration = BUF(2, int64_t);
-    L->source = BUF(3, int32_t), L->begin_out = BUF(4, int64_t), L->end_out = BUF(5, int64_t);
-    L->keys_per_row = BUF(6, int64_t);
-    L->order = (const int32_t *)L->end_out, L->depth = (int32_t *)L->end_out + n;
+    L->source = BUF(3, int32_t), L->keys_per_row = BUF(4, int64_t);
     L->n = n, L->num_rows = R;
     return 0;
 }
 
 static PyObject *lay_out(PyObject *self, PyObject *args) {
-    Arg a[7];
+    Arg a[5];
     memset(a, 0, sizeof(a));
     Layout L;
     memset(&L, 0, sizeof(L));
@@ -248,8 +240,9 @@ static PyObject *lay_out(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "lay_out: source out of range");
     }
     PyMem_RawFree(L.next);
+    PyMem_RawFree(L.sorted);
     PyMem_RawFree(L.counts);
-    release(a, 7);
+    release(a, 5);
     return result;
 }
 

@@ -12,21 +12,16 @@ def row_order(
     """Stable counting sort by row into the outputs; True when rows are then time sorted."""
 
 def lay_out(
-    order: object,
-    bounds: object,
-    begin: object,
-    duration: object,
-    source: object,
-    begin_out: object,
-    end_out: object,
-    keys_per_row: object,
-    /,
+    bounds: object, begin: object, duration: object, source: object, keys_per_row: object, /
 ) -> tuple[int, bytes] | None:
-    """Depths, then index columns in (row, depth, begin) order, written into the outputs:
-    (re-laid rows, int64 event counts per (row, depth) key), None on negative durations."""
+    """Depths, then source in (row, depth, begin) order, in place (source holds the row
+    order on entry): (re-laid rows, int64 event counts per (row, depth) key), None on
+    negative durations."""
 
-def break_cuts(begin: object, end: object, seg_bounds: object, size: int, /) -> bytes:
-    """int32 positions whose break key is >= size."""
+def break_cuts(
+    begin: object, duration: object, source: object, seg_bounds: object, size: int, /
+) -> bytes:
+    """int32 positions whose break key is >= size (times per event, read through source)."""
 
 def marked_positions(source: object, events: object, /) -> bytes:
     """int32 positions p whose source[p] is one of events, in order."""

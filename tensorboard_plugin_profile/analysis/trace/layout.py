@@ -8,10 +8,13 @@ Three steps, fused per row when compiled (``_trace_passes.c``, GIL released):
 2. the depth of every event in its row (``depths``);
 3. a stable sort by (row, depth): the index's columns and its (row, depth) segments.
 
-Only what the index keeps is made per event (source, begin, end: 20 bytes); the
-row, depth and break key of a position follow from the segments and times (and its
-name from its event), and ``TraceIndex`` derives them where asked (``rows_at``,
-``break_keys_at``, ``cuts``).
+Only what the index keeps is made per event: ``source`` (4 bytes), the event at each
+position. The row and depth of a position follow from the segments, its begin and
+duration from its event (the planes' own columns, read through ``source``), its break
+key from those, and ``TraceIndex`` derives them where asked (``rows_at``,
+``begins_at``, ``ends_at``, ``break_keys_at``, ``cuts``). Ends need not be kept: inside
+a (row, depth) segment events never overlap (``begin[p + 1] >= end[p]``), so every end
+before a position's is at most its begin.
 At 11 M events every event-sized array is fresh memory the kernel must fault in,
 which is most of the cost of building the index.
 
@@ -21,14 +24,14 @@ The numpy fallback gives identical results (``tests/analysis/test_trace_layout.p
 Usage::
 
     lay = lay_out_events(line, line_row, begin, duration, num_rows)
-    lay.source, lay.begin, lay.seg_bounds
+    lay.source, lay.seg_bounds, lay.seg_row, lay.seg_depth
 """
 
 from __future__ import annotations
 
 import dataclasses
 from types import ModuleType
-from typing import Optional
+from typing import Literal, Optional, cast
 
 import numpy as np
 
@@ -42,6 +45,7 @@ except ImportError:  # built without a C compiler: the numpy fallbacks below are
     _compiled = None
 
 NO_BREAK = np.iinfo(np.int64).max
+SAMPLE_EVERY = 1024  # positions between two sampled begins (``search_begins``)
 INT32_EVENTS = 2**31  # event numbers are int32 below this many events, else int64
 
 
@@ -94,8 +98,6 @@ def _time_order(row: np.ndarray, begin: np.ndarray, end: np.ndarray) -> np.ndarr
 @dataclasses.dataclass
 class Layout:
     source: np.ndarray  # int32 (int64 past 2**31 events): the input event at each position
-    begin: np.ndarray  # int64
-    end: np.ndarray  # int64
     seg_row: np.ndarray  # int64 per (row, depth) segment
     seg_depth: np.ndarray  # int64
     seg_bounds: np.ndarray  # int64, segment s = positions [bounds[s], bounds[s + 1])
@@ -112,41 +114,35 @@ def lay_out_events(line, line_row, begin, duration, num_rows: int, pure_python=N
             return lay
     order, bounds = order_by_row(line, line_row, begin, duration, num_rows, pure_python)
     begin_t = begin[order]
-    end_t = begin_t + duration[order]
-    depth_t, relaid = depths.depths_in_rows(bounds, begin_t, end_t, pure_python)
-    return lay_out(order, bounds, begin_t, end_t, depth_t, relaid)
+    depth_t, relaid = depths.depths_in_rows(bounds, begin_t, begin_t + duration[order], pure_python)
+    return lay_out(order, bounds, depth_t, relaid)
 
 
-def lay_out(order, bounds, begin_t, end_t, depth_t, relaid_rows: int = 0) -> Layout:
-    """numpy: events in row order (``order``, ``bounds``, their times and depths) sorted
-    by (row, depth), keeping their order inside a (row, depth)."""
+def lay_out(order, bounds, depth_t, relaid_rows: int = 0) -> Layout:
+    """numpy: events in row order (``order``, ``bounds``, their depths) sorted by (row,
+    depth), keeping their order inside a (row, depth)."""
     num_rows = len(bounds) - 1
     row_t = np.repeat(np.arange(num_rows, dtype=np.int64), np.diff(bounds))
     by_depth = _by_depth(row_t, depth_t, num_rows)
     row, depth = row_t[by_depth], depth_t[by_depth]
     seg_row, seg_depth, seg_bounds = _segments(row, depth)
-    source = order[by_depth]
-    return Layout(
-        source, begin_t[by_depth], end_t[by_depth], seg_row, seg_depth, seg_bounds, relaid_rows
-    )
+    return Layout(order[by_depth], seg_row, seg_depth, seg_bounds, relaid_rows)
 
 
 def _lay_out_compiled(line, line_row, begin, duration, num_rows: int):
     """The compiled passes; None when some event ends before it begins (numpy then).
-    The row order is written into the memory of the end column, which the layout
-    fills last: no event-sized scratch beside the columns kept."""
+    The row order is written into the source column and each row is laid out in place
+    there: the only scratch is one int32 per event of the largest row."""
     n = len(begin)
-    i64 = lambda: np.empty(n, np.int64)  # noqa: E731
     z = np.zeros(0, dtype=np.int64)  # the segments: made from the counts below
-    lay = Layout(np.empty(n, np.int32), i64(), i64(), z, z, z, 0)
-    in_end = lay.end.view(np.int32)[:n]
-    order, bounds = order_by_row(line, line_row, begin, duration, num_rows, False, in_end)
-    if order is not in_end:
-        in_end[:] = order  # rows out of time order: numpy sorted them
+    lay = Layout(np.empty(n, np.int32), z, z, z, 0)
+    order, bounds = order_by_row(line, line_row, begin, duration, num_rows, False, lay.source)
+    if order is not lay.source:
+        lay.source[:] = order  # rows out of time order: numpy sorted them
     del order
     keys_per_row = np.empty(num_rows, dtype=np.int64)
     assert _compiled is not None
-    args = (bounds, begin, duration, lay.source, lay.begin, lay.end, keys_per_row)
+    args = (bounds, begin, duration, lay.source, keys_per_row)
     done = _compiled.lay_out(*args)
     if done is None:
         return None
@@ -199,38 +195,58 @@ def per_position(seg_bounds: np.ndarray, seg_values: np.ndarray) -> np.ndarray:
     return np.repeat(seg_values.astype(np.int32), np.diff(seg_bounds))
 
 
-def break_keys_at(begin, end, seg_bounds, positions: np.ndarray) -> np.ndarray:
+def break_keys_at(seg_bounds, positions: np.ndarray, times_at) -> np.ndarray:
     """max(gap before, own duration, previous duration) at ``positions``; NO_BREAK at the
-    first position of a segment (no merging across segments)."""
+    first position of a segment (no merging across segments). ``times_at``: int64
+    (begins, durations) of the events at given positions."""
     positions = np.asarray(positions, dtype=np.int64)
     first = seg_bounds[segment_of(seg_bounds, positions)] == positions
     before = np.maximum(positions - 1, 0)
-    b, e, pb, pe = begin[positions], end[positions], begin[before], end[before]
-    key = np.maximum(np.maximum(b - pe, e - b), pe - pb)
+    (begin, dur), (begin_before, dur_before) = times_at(positions), times_at(before)
+    gap = begin - (begin_before + dur_before)
+    key = np.maximum(np.maximum(gap, dur), dur_before)
     key[first] = NO_BREAK
     return key
 
 
-def break_keys(begin, end, seg_bounds) -> np.ndarray:
-    """The break key of every position (``break_keys_at`` of all)."""
-    dur = end - begin
+def break_keys(begin, dur, seg_bounds) -> np.ndarray:
+    """The break key of every position (``break_keys_at`` of all); times per position."""
     key = np.full(len(begin), NO_BREAK, dtype=np.int64)
     if len(begin) > 1:
-        gap = begin[1:] - end[:-1]
+        gap = begin[1:] - (begin[:-1] + dur[:-1])
         key[1:] = np.maximum(np.maximum(gap, dur[1:]), dur[:-1])
     key[seg_bounds[:-1][seg_bounds[:-1] < seg_bounds[1:]]] = NO_BREAK
     return key
 
 
-def cuts(begin, end, seg_bounds, size: int, pure_python=None) -> np.ndarray:
-    """Positions whose break key is >= ``size`` (int32 below 2**31 events), in order."""
-    n = len(begin)
-    if _use_compiled(pure_python, n):
+def cuts(begin, duration, source, seg_bounds, size: int, pure_python=None) -> np.ndarray:
+    """Positions whose break key is >= ``size`` (int32 below 2**31 events), in order;
+    ``begin`` and ``duration`` per event (``source`` numbers), read through ``source``."""
+    n = len(source)
+    begin, duration = passes._int64(begin), passes._int64(duration)
+    if _use_compiled(pure_python, n) and source.dtype == np.int32:
         assert _compiled is not None
-        found = _compiled.break_cuts(begin, end, seg_bounds, int(size))
+        found = _compiled.break_cuts(begin, duration, source, seg_bounds, int(size))
         return np.frombuffer(found, dtype=np.int32)
-    at = np.flatnonzero(break_keys(begin, end, seg_bounds) >= size)
+    at = np.flatnonzero(break_keys(begin[source], duration[source], seg_bounds) >= size)
     return at.astype(event_numbers(n))
+
+
+def span(seg_bounds, times_at) -> tuple:
+    """(first begin, last end) of the positions; (0, 0) without any. Inside a segment an
+    event ends by the next one's begin, so a segment's last end is its last event's,
+    unless that event ends before it begins (a damaged file: its segment is read whole)."""
+    firsts, stops = seg_bounds[:-1], seg_bounds[1:]
+    nonempty = firsts < stops
+    if not nonempty.any():
+        return (0, 0)
+    firsts, lasts = firsts[nonempty], stops[nonempty] - 1
+    last_begins, durations = times_at(lasts)
+    ends = last_begins + durations
+    for k in np.flatnonzero(ends < last_begins).tolist():
+        begins, durations = times_at(np.arange(firsts[k], lasts[k] + 1))
+        ends[k] = (begins + durations).max()
+    return int(times_at(firsts)[0].min()), int(ends.max())
 
 
 def marked_positions(source: np.ndarray, events: np.ndarray, pure_python=None) -> np.ndarray:
@@ -243,3 +259,35 @@ def marked_positions(source: np.ndarray, events: np.ndarray, pure_python=None) -
     marked = np.zeros(len(source), dtype=bool)
     marked[events] = True
     return np.flatnonzero(marked[source])
+
+
+def search_begins(begins_at, sample: np.ndarray, first, stop, value: int, side: str):
+    """Per range [first, stop) of positions whose begins are sorted (inside a segment),
+    ``first + np.searchsorted(begins, value, side)``. ``sample`` holds the begin at every
+    SAMPLE_EVERY-th position: the samples inside a range narrow it to one block, then one
+    binary search runs for all ranges at once, reading begins with ``begins_at``."""
+    lo, hi = _sampled_bounds(sample, first, stop, value, side)
+    while True:
+        open_ = np.flatnonzero(lo < hi)
+        if not len(open_):
+            return lo
+        mid = (lo[open_] + hi[open_]) // 2
+        begins = begins_at(mid)
+        right = begins < value if side == "left" else begins <= value
+        lo[open_[right]] = mid[right] + 1
+        hi[open_[~right]] = mid[~right]
+
+
+def _sampled_bounds(sample: np.ndarray, first, stop, value: int, side: str) -> tuple:
+    """Per range, a narrower [lo, hi) holding the answer: samples before the answer's
+    block go right of ``value``, the first sample after it does not."""
+    lo, hi = np.array(first, dtype=np.int64), np.array(stop, dtype=np.int64)
+    a, b = -(-lo // SAMPLE_EVERY), -(-hi // SAMPLE_EVERY)  # samples inside each range
+    which = cast(Literal["left", "right"], side)
+    for k, (i, j) in enumerate(zip(a.tolist(), b.tolist())):
+        at = i + int(np.searchsorted(sample[i:j], value, side=which))
+        if at > i:
+            lo[k] = (at - 1) * SAMPLE_EVERY + 1
+        if at < j:
+            hi[k] = at * SAMPLE_EVERY
+    return lo, hi

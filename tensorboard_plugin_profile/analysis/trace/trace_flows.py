@@ -37,9 +37,10 @@ _ID_MASK = np.uint64((1 << 56) - 1)
 
 @dataclasses.dataclass
 class FlowTable:
-    # Ends sorted by (flow, time): one row per (event, flow stat).
-    end_pos: np.ndarray  # int64 position in the index
-    end_flow: np.ndarray  # int64 dense flow number
+    # Ends sorted by (flow, time): one row per (event, flow stat). Positions, flow numbers
+    # and arrow numbers are int32 below 2**31 events and ends (``layout.event_numbers``).
+    end_pos: np.ndarray  # position in the index
+    end_flow: np.ndarray  # dense flow number
     end_direction: np.ndarray  # int8: 1 in, 2 out, 3 in and out
     end_category: np.ndarray  # int16 context type
     # Arrows between consecutive ends of a flow, sorted by their first end's time.
@@ -91,19 +92,21 @@ def build_flows(index, event_rows: list) -> FlowTable:
     pos, values, hosts, begin, duration = _flow_stats(index, event_rows)
     if not len(pos):
         return FlowTable.empty()
+    number_type = layout.event_numbers(max(len(index.source), len(pos)))
     ids = (values >> np.uint64(2)) & _ID_MASK
     keyed = (hosts.astype(np.uint64) << np.uint64(56)) | ids
     # One sort by (flow key, time, position); the dense flow number is the key's rank.
     order = np.lexsort((pos, begin, keyed))
-    pos, keyed, values = pos[order], keyed[order], values[order]
+    pos, keyed, values = pos[order].astype(number_type), keyed[order], values[order]
     begin, duration = begin[order], duration[order]
-    flow = np.cumsum(np.r_[False, keyed[1:] != keyed[:-1]], dtype=np.int64)
+    flow: np.ndarray = np.cumsum(np.r_[False, keyed[1:] != keyed[:-1]], dtype=np.int64)
+    flow = flow.astype(number_type)
     direction = (values & np.uint64(3)).astype(np.int8)
     category = (values >> np.uint64(58)).astype(np.int16)
     pair = np.flatnonzero((flow[1:] == flow[:-1]) & (pos[1:] != pos[:-1]))
     by_from = np.argsort(begin[pair], kind="stable")
     first, second = pair[by_from], pair[by_from] + 1  # ends of each arrow, by from time
-    to_order = np.argsort(begin[second], kind="stable")
+    to_order: np.ndarray = np.argsort(begin[second], kind="stable").astype(number_type)
     key = np.maximum(duration[first], duration[second])
     table = FlowTable(
         end_pos=pos,
@@ -126,7 +129,7 @@ def build_flows(index, event_rows: list) -> FlowTable:
 def _levels(table: FlowTable, longest: int) -> list:
     out = []
     for pixel in pixel_sizes(longest):
-        starting = np.flatnonzero(table.arrow_key >= pixel)
+        starting = np.flatnonzero(table.arrow_key >= pixel).astype(table.to_order.dtype)
         if 2 * len(starting) <= len(table.arrow_key):
             ending = table.to_order[table.arrow_key[table.to_order] >= pixel]
             out.append(

@@ -3,10 +3,11 @@
 The trace viewer asks for one time window at a time; answering must cost what is
 visible, not what the trace holds. So every shown event gets a *position* in flat
 arrays sorted by (row, depth, begin), where a row is one (pid, tid) and depth is the
-nesting level inside it. Inside one (row, depth) *segment* events never overlap, so
-both ``begin_ps`` and ``end_ps`` are sorted there and two ``searchsorted`` calls find
-exactly the events overlapping a window (an event that started long before the window
-and still runs is found too: its end is what is searched).
+nesting level inside it. Inside one (row, depth) *segment* events never overlap (each
+begins at or after the previous one's end), so begins are sorted there and every end
+before an event's is at most its begin: a binary search of the window's start among
+the begins (``search_begins``), and one look at the end of the event just before (it
+may still run) find exactly the events overlapping a window.
 
 Depth of an event = how many earlier events of its row are still open at its begin
 (computed per row inside the compiled layout, or by ``depths`` without it). For
@@ -19,15 +20,17 @@ sizes 1 ns·4^k, the positions where that holds, so a zoomed-out query visits th
 instead of every event; each size is made when a window first needs it.
 
 The layout (a sort by row, then depths and a sort by (row, depth) per row) is
-``layout.py``, compiled when built. Per event only source, begin and end are
-stored; row, depth and break key follow from the segments and times, the name from the
-event's metadata (``rows_at``, ``names_at``..., whole columns on first use), as do the
-columns only search, details and the envelope read.
+``layout.py``, compiled when built. Per event only ``source`` is stored (4 bytes: the
+shown event at each position); row and depth follow from the segments, begin and end
+from the event's ``begin_ps`` and ``duration_ps`` in its plane (the profile keeps
+them anyway), the break key from those times, the name from the event's metadata
+(``rows_at``, ``begins_at``, ``ends_at``, ``names_at``...; whole columns are made on
+first use only for search, the envelope and tests).
 
 Usage::
 
     index = build_index([TracePlane(pid=1701, process="vm /host:CPU", plane=host)])
-    index.row_pid, index.seg_bounds, index.begin_ps[index.seg_bounds[0]:index.seg_bounds[1]]
+    index.row_pid, index.seg_bounds, index.begins_at(np.arange(index.num_events))
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import pandas as pd
 
 from ...xspace import schema
 from ...xspace.model import Plane
+from .. import passes
 from . import counters, layout, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
 from .plane_events import PlaneEvents, name_tables, plane_events
@@ -65,24 +69,25 @@ class TraceIndex:
     seg_row: np.ndarray  # int64 per (row, depth) segment
     seg_depth: np.ndarray
     seg_bounds: np.ndarray  # int64, segment s = positions [bounds[s], bounds[s+1])
-    begin_ps: np.ndarray  # int64 per position
-    end_ps: np.ndarray
     names: list  # PlaneNames per plane: the string number of a shown event (``names_at``)
     source: np.ndarray  # int32 (int64 past 2**31 events): shown event number (each
     # plane's shown events in turn)
     shown_rows: list  # per plane: its shown event rows, None = all of them
+    times: list  # per plane: (begin_ps, duration_ps) int64, the plane's columns (views)
     flows: trace_flows.FlowTable
     value: Optional[np.ndarray]  # float64 per position: a counter sample's value, NaN
     # elsewhere; None when no event has a value
     row_counter: np.ndarray  # bool per row: a counter series (every event has a value)
     span_ps: tuple  # (first begin, last end); (0, 0) without events
     relaid_rows: int = 0
+    # The begin at every layout.SAMPLE_EVERY-th position (``search_begins``).
+    begin_sample: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
     # Columns and levels made on first use (``group_id``, ``level_for``...).
     lazy: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @property
     def num_events(self) -> int:
-        return len(self.begin_ps)
+        return len(self.source)
 
     # Row, depth and break key per position follow from the segments and times: made
     # whole only where asked (search, the envelope, tests); windows read them at their
@@ -99,9 +104,20 @@ class TraceIndex:
         return self._lazy_column("depth", make)
 
     @property
+    def begin_ps(self) -> np.ndarray:
+        """int64 per position: the begin (``begins_at`` of all; the index keeps none)."""
+        return self._lazy_column("begin_ps", lambda: self.begins_at(np.arange(self.num_events)))
+
+    @property
     def break_key(self) -> np.ndarray:
         """int64 per position: see the module docstring (``layout.break_keys``)."""
-        make = lambda: layout.break_keys(self.begin_ps, self.end_ps, self.seg_bounds)  # noqa: E731
+
+        def make() -> np.ndarray:
+            every = np.arange(self.num_events)
+            return layout.break_keys(
+                self.begins_at(every), self.durations_at(every), self.seg_bounds
+            )
+
         return self._lazy_column("break_key", make)
 
     @property
@@ -122,14 +138,59 @@ class TraceIndex:
 
     def _names_of_shown(self, shown: np.ndarray) -> np.ndarray:
         """int32 string number of shown event numbers (each plane's shown events in turn)."""
-        if len(self.names) == 1:
-            return self.names[0].names_of(shown)
-        out = np.zeros(len(shown), dtype=np.int32)
+        return self._per_plane(shown, np.int32, lambda k, events: self.names[k].names_of(events))
+
+    def begins_at(self, positions: np.ndarray) -> np.ndarray:
+        """int64 begin of each position's event (its plane's ``begin_ps``)."""
+        return self._times_of(self.source[positions], 0)
+
+    def durations_at(self, positions: np.ndarray) -> np.ndarray:
+        """int64 duration of each position's event (its plane's ``duration_ps``)."""
+        return self._times_of(self.source[positions], 1)
+
+    def times_at(self, positions: np.ndarray) -> tuple:
+        """(begins, durations) of the positions' events: ``begins_at`` and ``durations_at``
+        with one lookup of the events."""
+        shown = self.source[positions]
+        return self._times_of(shown, 0), self._times_of(shown, 1)
+
+    def ends_at(self, positions: np.ndarray) -> np.ndarray:
+        """int64 end of each position's event: begin + duration (wrapping as numpy does)."""
+        begins, durations = self.times_at(positions)
+        return begins + durations
+
+    def _times_of(self, shown: np.ndarray, column: int) -> np.ndarray:
+        def of_plane(k: int, events: np.ndarray) -> np.ndarray:
+            rows = self.shown_rows[k]
+            return self.times[k][column][events if rows is None else rows[events]]
+
+        return self._per_plane(shown, np.int64, of_plane)
+
+    def shown_times(self, column: int) -> np.ndarray:
+        """int64 begin (column 0) or duration (1) per shown event number (``source``
+        values): the plane's own column when one plane shows every event, else a copy
+        made for the caller's pass."""
+        parts = [
+            t[column] if rows is None else t[column][rows]
+            for t, rows in zip(self.times, self.shown_rows)
+        ]
+        return _concat(parts)
+
+    def search_begins(self, first: np.ndarray, stop: np.ndarray, value: int, side: str):
+        """Per range [first, stop) of positions inside a segment, ``first +
+        np.searchsorted(begins, value, side)`` (``layout.search_begins``)."""
+        return layout.search_begins(self.begins_at, self.begin_sample, first, stop, value, side)
+
+    def _per_plane(self, shown: np.ndarray, dtype: type, of_plane) -> np.ndarray:
+        """``of_plane(k, event numbers in plane k)`` at shown event numbers of any planes."""
+        if len(self.planes) == 1:
+            return of_plane(0, shown).astype(dtype, copy=False)
+        out: np.ndarray = np.zeros(len(shown), dtype=dtype)
         starts = self._starts()
         plane = np.searchsorted(starts, shown, side="right") - 1
-        for k, names in enumerate(self.names):
+        for k in range(len(self.planes)):
             mine = np.flatnonzero(plane == k)
-            out[mine] = names.names_of(shown[mine] - starts[k])
+            out[mine] = of_plane(k, shown[mine] - starts[k])
         return out
 
     def rows_at(self, positions: np.ndarray) -> np.ndarray:
@@ -148,7 +209,7 @@ class TraceIndex:
         """int64 break key of each position (``break_key[positions]``)."""
         if "break_key" in self.lazy:
             return self.lazy["break_key"][positions]
-        return layout.break_keys_at(self.begin_ps, self.end_ps, self.seg_bounds, positions)
+        return layout.break_keys_at(self.seg_bounds, positions, self.times_at)
 
     @property
     def plane_no(self) -> np.ndarray:
@@ -217,7 +278,8 @@ class TraceIndex:
             return None
         made = self.lazy.setdefault("levels", {})
         if size not in made:  # made once per size, when a window first needs it
-            cuts = layout.cuts(self.begin_ps, self.end_ps, self.seg_bounds, size)
+            times = self.shown_times(0), self.shown_times(1)
+            cuts = layout.cuts(*times, self.source, self.seg_bounds, size)
             made[size] = cuts if 2 * len(cuts) <= self.num_events else None
         return made[size]
 
@@ -238,6 +300,11 @@ class TraceIndex:
         mine = np.flatnonzero(self.plane_no == plane_no)
         out[self.event_row[mine]] = mine
         return out
+
+
+def _times(plane: Plane) -> tuple:
+    """(begin_ps, duration_ps) of a plane as int64 arrays: views of its columns."""
+    return tuple(passes._int64(plane.events[k].to_numpy()) for k in ("begin_ps", "duration_ps"))
 
 
 def _shown_count(plane: Plane, rows: Optional[np.ndarray]) -> int:
@@ -270,17 +337,18 @@ def build_index(shown: list) -> TraceIndex:
         seg_row=lay.seg_row,
         seg_depth=lay.seg_depth,
         seg_bounds=lay.seg_bounds,
-        begin_ps=lay.begin,
-        end_ps=lay.end,
         names=names,
         source=lay.source,
         shown_rows=[p.rows for p in parts],
+        times=[_times(tp.plane) for tp in shown],
         flows=trace_flows.FlowTable.empty(),
         value=value,
         row_counter=row_counter,
-        span_ps=(int(lay.begin.min()), int(lay.end.max())) if len(lay.begin) else (0, 0),
+        span_ps=(0, 0),
         relaid_rows=lay.relaid_rows,
     )
+    index.span_ps = layout.span(index.seg_bounds, index.times_at)
+    index.begin_sample = index.begins_at(np.arange(0, index.num_events, layout.SAMPLE_EVERY))
     index.flows = trace_flows.build_flows(index, index.shown_rows)
     return index
 

@@ -8,7 +8,7 @@ with a deadline (``safe_regex``).
 Usage::
 
     positions = search_positions(index, substring_matcher("thunk"))
-    index.begin_ps[positions]
+    index.begins_at(positions)
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def search_positions(
         selected[rows] = True
         hit &= np.repeat(selected[index.seg_row], np.diff(index.seg_bounds))
     positions = np.flatnonzero(hit)
-    return positions[np.argsort(index.begin_ps[positions], kind="stable")]
+    return positions[np.argsort(index.begins_at(positions), kind="stable")]
 
 
 def _string_stats(plane) -> tuple:

@@ -1,13 +1,15 @@
 """What a time window of a trace shows at a given pixel size, from a ``TraceIndex``.
 
-Per (row, depth) segment two ``searchsorted`` calls give the events overlapping the
-window (closed intervals). Events at least one pixel wide come back as themselves;
-consecutive narrower ones whose gaps are under a pixel are merged into boxes that keep
-their count and span, so nothing disappears silently. The cut before position ``i`` of
-a segment falls exactly where ``break_key[i] >= pixel`` (a gap of a pixel or more, or a
-wide event on either side), so items are runs between cuts. Zoomed out, the cut
-positions come from the precomputed level of the next smaller pixel size: the work
-follows the number of items returned, not the number of events in the window.
+Per (row, depth) segment two ``searchsorted`` calls among the begins and a look at the
+end of the event just before the window give the events overlapping it (closed
+intervals; the index keeps no ends, see ``trace_index``). Events at least one pixel
+wide come back as themselves; consecutive narrower ones whose gaps are under a pixel
+are merged into boxes that keep their count and span, so nothing disappears silently.
+The cut before position ``i`` of a segment falls exactly where ``break_key[i] >=
+pixel`` (a gap of a pixel or more, or a wide event on either side), so items are runs
+between cuts. Zoomed out, the cut positions come from the precomputed level of the
+next smaller pixel size: the work follows the number of items returned, not the
+number of events in the window.
 
 Usage::
 
@@ -82,8 +84,8 @@ def query_window(
         pixel_ps=pixel_ps,
         first=first,
         count=count,
-        begin_ps=index.begin_ps[first],
-        end_ps_=index.end_ps[last],
+        begin_ps=index.begins_at(first),
+        end_ps_=index.ends_at(last),
         row=index.rows_at(first),
         depth=index.depths_at(first),
         name_id=index.names_at(first),
@@ -112,15 +114,14 @@ def _selected_segments(index: TraceIndex, rows: Optional[np.ndarray]) -> np.ndar
 
 def _visible_ranges(index: TraceIndex, segs: np.ndarray, start_ps: int, end_ps: int) -> tuple:
     """Per segment, positions [lo, hi) of the events overlapping the window."""
-    bounds = index.seg_bounds
-    lo = np.empty(len(segs), dtype=np.int64)
-    hi = np.empty(len(segs), dtype=np.int64)
-    begin, end = index.begin_ps, index.end_ps
-    # One pair of binary searches per (row, depth): a loop over segments, not events.
-    for k, s in enumerate(segs.tolist()):
-        a, b = bounds[s], bounds[s + 1]
-        lo[k] = a + np.searchsorted(end[a:b], start_ps, side="left")
-        hi[k] = a + np.searchsorted(begin[a:b], end_ps, side="right")
+    first, stop = index.seg_bounds[segs], index.seg_bounds[segs + 1]
+    # Binary searches of every (row, depth) at once: work per segment, not per event.
+    lo = index.search_begins(first, stop, start_ps, "left")
+    hi = index.search_begins(first, stop, end_ps, "right")
+    # Events before lo began before the window; of those only the last can still run
+    # at its start (each ended by the next one's begin).
+    before = np.flatnonzero(lo > first)
+    lo[before[index.ends_at(lo[before] - 1) >= start_ps]] -= 1
     nonempty = lo < hi
     return lo[nonempty], hi[nonempty]
 
@@ -189,7 +190,7 @@ def _fair_cap(index: TraceIndex, first: np.ndarray, last: np.ndarray, cap: int) 
     row = index.rows_at(first).astype(np.int64)
     rows, row_of = np.unique(row, return_inverse=True)
     quota = fair_shares(np.bincount(row_of, minlength=len(rows)), cap)
-    dur = index.end_ps[last] - index.begin_ps[first]
+    dur = index.ends_at(last) - index.begins_at(first)
     order = np.lexsort((-dur, index.depths_at(first), row_of))
     starts = np.searchsorted(row_of[order], np.arange(len(rows)))
     rank = np.arange(len(order)) - starts[row_of[order]]
