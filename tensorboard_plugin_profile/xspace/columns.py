@@ -106,6 +106,7 @@ def well_known_columns(n: int, stats: pd.DataFrame, names) -> dict:
     """Typed event columns of these stats from the long table (last value wins)."""
     rows_of = stat_rows(stats, names)
     event = stats["event"].to_numpy()
+    masks: list = []
     out = {}
     for name in names:
         rows = rows_of.get(name)
@@ -119,10 +120,24 @@ def well_known_columns(n: int, stats: pd.DataFrame, names) -> dict:
         # Integers keep their 64 bits: uint64 stats are bit-cast into the column. Most such
         # stats are on a few events: only the pages of those rows take memory.
         values = sparse_values(n, np.int64, event[rows], stats["int_value"].to_numpy()[rows])
-        mask = np.ones(n, dtype=bool)
-        mask[event[rows]] = False
+        mask = _missing_mask(n, event[rows], masks)
         out[name] = pd.arrays.IntegerArray(values.view(np.uint64) if unsigned else values, mask)
     return out
+
+
+def _missing_mask(n: int, present: np.ndarray, masks: list) -> np.ndarray:
+    """The missing mask of a column present at these event rows. Stats come in pairs on the
+    same events (``_pt``/``_p``, ``_ct``/``_c``, ``step_num``/``_r``): such columns share
+    one read-only mask (n bytes each otherwise), so that no write in place can change one
+    column's mask under another."""
+    for rows, mask in masks:
+        if np.array_equal(rows, present):
+            return mask
+    mask = np.ones(n, dtype=bool)
+    mask[present] = False
+    mask.flags.writeable = False
+    masks.append((present, mask))
+    return mask
 
 
 def int_values(column) -> tuple:
