@@ -48,7 +48,7 @@ def _read_all(f: IO[bytes]) -> Buffer:
     size = os.fstat(f.fileno()).st_size
     if size <= 0:  # empty, or not a regular file: as it comes
         return f.read()
-    view = memoryview(mmap.mmap(-1, size))
+    view = memoryview(_private_pages(size))
     got = 0
     while got < size:  # a file that grew since is read up to its size then
         n = f.readinto(view[got:])  # type: ignore[attr-defined]
@@ -56,3 +56,11 @@ def _read_all(f: IO[bytes]) -> Buffer:
             break
         got += n
     return view[:got] if got < size else view
+
+
+def _private_pages(size: int) -> mmap.mmap:
+    """Private anonymous memory: a page handed back is freed (a shared mapping's pages would
+    stay in its shared-memory object, only unmapped from the process)."""
+    if hasattr(mmap, "MAP_PRIVATE"):  # Unix (Python adds MAP_ANONYMOUS for fileno -1)
+        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    return mmap.mmap(-1, size)
