@@ -108,7 +108,7 @@ def _paired_stats_profile() -> bytes:
     space = xplane_pb2.XSpace(hostnames=["h"])
     plane = space.planes.add(id=1, name="/host:CPU")
     plane.event_metadata[1].name = "op"
-    names = {1: "_pt", 2: "_p", 3: "_ct", 4: "_c", 5: "x"}
+    names = {1: "_pt", 2: "_p", 3: "_ct", 4: "_c", 5: "x", 6: "_r"}
     for sid, name in names.items():
         plane.stat_metadata[sid].name = name
     line = plane.lines.add(id=1)
@@ -121,6 +121,8 @@ def _paired_stats_profile() -> bytes:
             event.stats.add(metadata_id=3, int64_value=-i)
         if i % 15 == 1:
             event.stats.add(metadata_id=4, int64_value=i)
+        if i % 100 == 7:  # one value wherever present
+            event.stats.add(metadata_id=6, int64_value=1)
         if i % 600 == 3:
             event.stats.add(metadata_id=5, double_value=-0.0 if i == 3 else i / 7)
     return space.SerializeToString()
@@ -156,3 +158,24 @@ def test_stats_rows_are_int32_and_floats_keep_their_bits(pure):
     assert np.flatnonzero(floats.view(np.int64)).tolist() == doubles.tolist()  # -0.0 too
     assert np.signbit(floats[doubles[0]]) and floats[doubles[0]] == 0  # -0.0 kept
     assert floats[doubles[1:]].tolist() == [i / 7 for i in range(603, 3000, 600)]
+
+
+@pytest.mark.parametrize("pure", [True, False])
+def test_single_valued_columns_are_broadcast_views(pure):
+    if not pure and not fast_reader_available():
+        pytest.skip("compiled reader not built")
+    data = _paired_stats_profile()
+    events = decode_xspace(data, "pairs", pure_python=pure).planes[0].events
+    root = events["_r"].array
+    assert root._data.strides == (0,) and not root._data.flags.writeable
+    assert root.to_numpy(dtype=object, na_value=None).tolist() == [
+        1 if i % 100 == 7 else None for i in range(3000)
+    ]
+    assert events["_p"].array._data.strides == (8,)  # many values: sparse pages
+    assert events["display_name"].array.codes.strides == (0,)  # every display name is ""
+    assert (events["display_name"] == "").all()
+    space = xplane_pb2.XSpace.FromString(data)
+    space.planes[0].event_metadata[2].display_name = "shown"
+    space.planes[0].lines[0].events[5].metadata_id = 2
+    events = decode_xspace(space.SerializeToString(), "two", pure_python=pure).planes[0].events
+    assert events["display_name"].tolist()[4:7] == ["", "shown", ""]

@@ -18,12 +18,13 @@
  *     tables, the distinct event names and each line's base time are made.
  *  2. (GIL released, worker threads) parse the events of each chunk into their
  *     rows of the final columns (_layout.h), and their stats into per-chunk
- *     buffers, interning strings by bytes.
+ *     buffers, interning strings by bytes (copied out: with discard, the
+ *     chunk's pages of the file go back to the OS once it is parsed).
  *  3. (GIL held) concatenate the chunks' stats in file order, merging the
  *     chunk string tables into one per plane, and make one Python object per
  *     distinct string (UTF-8 checked there, once per distinct string).
  *
- * decode(data, max_events, threads) -> dict(hostnames, errors, warnings,
+ * decode(data, max_events, threads, discard) -> dict(hostnames, errors, warnings,
  *        time_base_ns, planes=[plane]): the final layout of rawform.py.
  * Absent strings are "", as in protobuf.
  * plane = dict(id, name, lines=[(id, display_id, name, display_name,

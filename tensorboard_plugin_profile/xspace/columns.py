@@ -117,12 +117,21 @@ def well_known_columns(n: int, stats: pd.DataFrame, names) -> dict:
         if rows is None:
             out[name] = empty_int_column(n, unsigned)
             continue
-        # Integers keep their 64 bits: uint64 stats are bit-cast into the column. Most such
-        # stats are on a few events: only the pages of those rows take memory.
-        values = sparse_values(n, np.int64, event[rows], stats["int_value"].to_numpy()[rows])
+        # Integers keep their 64 bits: uint64 stats are bit-cast into the column.
+        values = _int_data(n, event[rows], stats["int_value"].to_numpy()[rows])
         mask = _missing_mask(n, event[rows], masks)
         out[name] = pd.arrays.IntegerArray(values.view(np.uint64) if unsigned else values, mask)
     return out
+
+
+def _int_data(n: int, present: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The data of an integer column with these values at these rows. Most such stats are
+    on a few events: only the pages of those rows take memory. A stat with one value on
+    every event that has it (a flag, the one program of a profile) is a read-only view of
+    that value, which costs nothing per event (the mask says where it is present)."""
+    if len(values) > 1 and (values == values[0]).all():
+        return np.broadcast_to(np.int64(values[0]), (n,))
+    return sparse_values(n, np.int64, present, values)
 
 
 def _missing_mask(n: int, present: np.ndarray, masks: list) -> np.ndarray:

@@ -330,7 +330,9 @@ def _line_table(rows: list) -> pd.DataFrame:
 
 
 def _name_columns(names: tuple) -> dict:
-    """Event names and display names as categoricals (codes from the reader's layout)."""
+    """Event names and display names as categoricals (codes from the reader's layout). The
+    display names of a plane are usually all "" (one category): their codes are then a
+    read-only view of one 0 that costs no memory per event."""
     name_codes, display_codes, name_strings, display_strings = names
     columns = {}
     for column, codes, strings in (
@@ -339,26 +341,32 @@ def _name_columns(names: tuple) -> dict:
     ):
         dtype = code_dtype(len(strings))
         codes = np.frombuffer(codes, dtype=dtype) if isinstance(codes, bytearray) else codes
+        if column == "display_name" and len(strings) == 1 and len(codes) > 1:
+            codes = np.broadcast_to(dtype(0), (len(codes),))
         columns[column] = code_categorical(codes, object_index(strings))
     return columns
 
 
 def _estimate_nbytes(space: Space) -> int:
-    """Bytes held by the decoded tables (shared all-missing columns count nothing)."""
+    """Bytes held by the decoded tables (broadcast columns count nothing, a mask shared by
+    several columns once)."""
     total = 0
+    seen: set = set()
     for plane in space.planes:
         for table in (plane.events, plane.stats, plane.metadata_stats, plane.event_metadata):
-            total += sum(_column_nbytes(table[c].array) for c in table.columns)
+            total += sum(_column_nbytes(table[c].array, seen) for c in table.columns)
         for table in (plane.stats, plane.metadata_stats):
             total += sum(sys.getsizeof(s) for s in table["str_value"].cat.categories)
         total += 100 * len(plane.event_metadata)
     return total
 
 
-def _column_nbytes(array) -> int:
+def _column_nbytes(array, seen: set) -> int:
     parts = [array.codes] if isinstance(array, pd.Categorical) else []
     if hasattr(array, "_data") and hasattr(array, "_mask"):
-        parts = [array._data, array._mask]
+        mask = array._mask  # kept by the column (unlike a temporary view): its id is stable
+        parts = [array._data] + ([] if id(mask) in seen else [mask])
+        seen.add(id(mask))
     if not parts:
         return int(np.asarray(array).nbytes)
     # A broadcast view (stride 0) holds one value, not one per row.
