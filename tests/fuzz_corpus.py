@@ -120,7 +120,7 @@ def anonymous_copy(data: bytes) -> memoryview:
     """The bytes in anonymous memory of their own, as ``FileBytes`` reads a file: what the
     compiled reader may hand back page by page (``discard``)."""
     if not data:
-        return memoryview(b"")
+        return memoryview(bytearray())
     view = memoryview(_private_pages(len(data)))
     view[:] = data
     return view

@@ -75,6 +75,16 @@ def test_walked_pages_go_back_and_everything_read_later_survives(threads):
 
 
 @compiled
+def test_an_immutable_buffer_is_never_discarded():
+    data = _long_profile()
+    with pytest.raises(TypeError, match="writable"):
+        compiled_raw(_fastdecode, data, discard=True)
+    assert raw_digest(compiled_raw(_fastdecode, data)) == raw_digest(
+        compiled_raw(_fastdecode, anonymous_copy(data), discard=True)
+    )
+
+
+@compiled
 def test_read_xspace_gives_the_tables_of_the_bytes(tmp_path):
     data = _long_profile()
     path = tmp_path / "long.xplane.pb"

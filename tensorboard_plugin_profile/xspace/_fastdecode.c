@@ -812,6 +812,11 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     long long max_events = -1;
     int threads = 0, discard = 0;
     if (!PyArg_ParseTuple(args, "y*|Lip", &view, &max_events, &threads, &discard)) return NULL;
+    if (discard && view.readonly) { /* zeroing the pages of an immutable object: never */
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_TypeError, "decode(discard=True) needs a writable buffer");
+        return NULL;
+    }
     if (threads <= 0) threads = default_threads();
     Reader r = {(const uint8_t *)view.buf, (const uint8_t *)view.buf + view.len};
     PyObject *lists[4] = {NULL, PyList_New(0), PyList_New(0), PyList_New(0)};
