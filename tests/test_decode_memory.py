@@ -9,6 +9,7 @@ double rows of ``float_value`` resident, and number stat rows' events in int32.
 
 from __future__ import annotations
 
+import gzip
 import mmap
 import sys
 
@@ -97,6 +98,17 @@ def test_read_xspace_gives_the_tables_of_the_bytes(tmp_path):
             assert a.equals(b), table
     assert from_file.events["metadata_id"].dtype == np.int64
     assert from_file.events["metadata_id"].tolist()[40000 + 32000] == 1 << 40
+
+
+def test_a_gzip_file_gives_the_tables_of_its_bytes(tmp_path):
+    """Inflated into a bytearray of its own, whose pages the compiled walk hands back."""
+    data = _long_profile()
+    path = tmp_path / "long.xplane.pb.gz"
+    path.write_bytes(gzip.compress(data))
+    packed = read_xspace(str(path)).planes[0]
+    plain = decode_xspace(data, "long").planes[0]
+    for table in ("events", "stats"):
+        assert getattr(packed, table).equals(getattr(plain, table)), table
 
 
 def test_file_bytes_are_taken_once(tmp_path):

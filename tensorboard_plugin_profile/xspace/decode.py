@@ -82,7 +82,8 @@ def decode_xspace(
     if not len(buffer):
         raise CorruptProfile(f"Profile file {source} is empty.")
     if buffer[:2] == b"\x1f\x8b":
-        buffer, discard = gunzip(buffer, source, limits), False
+        # The inflated bytearray is ours alone: its pages can go during the walk too.
+        buffer, discard = gunzip(buffer, source, limits), True
     serialized = len(buffer)
     raw = _read(buffer, source, pure_python, limits, discard)
     del buffer
