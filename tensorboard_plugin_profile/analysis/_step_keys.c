@@ -11,7 +11,7 @@
  *                duration, span_type, stage_type, stage_rows, skip_rows, windows,
  *                num_types) -> (work, marker_rows, key, layout)
  *     line: per event (int32), an index into line_ok (uint8: 1 = a real line). group
- *     (int64) with group_mask (bool, 1 = no group; or None). name_code / step_code:
+ *     (int64 or int32) with group_mask (bool, 1 = no group; or None). name_code / step_code:
  *     integer codes of any width, -1 = missing (step_code may be None: no step names).
  *     span_type / stage_type (int8, one per name and a last one for a missing name):
  *     the event's step-time type, -1 = a step marker by name, -2 = not step work;
@@ -130,7 +130,9 @@ static inline int listed(const int64_t *rows, Py_ssize_t count, Py_ssize_t *next
                 continue;                                                                \
             }                                                                            \
             if (listed(w->stage, w->stages, &next_stage, i)) t = w->stage_type[slot];    \
-            int64_t b = w->begin[i], g = w->wb ? window_of(w, b, &hint) : w->group[i];   \
+            int64_t b = w->begin[i], g = w->wb            ? window_of(w, b, &hint)       \
+                                         : w->group32 ? w->group32[i]                    \
+                                                      : w->group[i];                     \
             int64_t e = (int64_t)((uint64_t)b + (uint64_t)w->duration[i]); /* wraps */   \
             if (g < 0 && w->wb) continue;                                                \
             if (add_span(w, &cover, g, b, e, t) < 0) return -1;                          \
@@ -178,8 +180,14 @@ static int parse_optional(PyObject **o, Arg *a, Walk *w) {
         if (get_buffer(we, &a[13], 0, 8, w->nw, "window end") < 0) return -1;
         w->we = a[13].view.buf;
     } else {
-        if (get_buffer(o[2], &a[2], 0, 8, w->n, "group") < 0) return -1;
-        w->group = a[2].view.buf;
+        if (get_buffer(o[2], &a[2], 0, -1, -1, "group") < 0) return -1;
+        Py_ssize_t size = a[2].view.itemsize;
+        if ((size != 4 && size != 8) || a[2].view.len != w->n * size) {
+            PyErr_Format(PyExc_ValueError, "group: expected %zd int32 or int64 ids", w->n);
+            return -1;
+        }
+        if (size == 4) w->group32 = a[2].view.buf;
+        else w->group = a[2].view.buf;
         if (o[3] != Py_None && get_buffer(o[3], &a[3], 0, 1, w->n, "group_mask") < 0) return -1;
         w->mask = o[3] == Py_None ? NULL : a[3].view.buf;
     }

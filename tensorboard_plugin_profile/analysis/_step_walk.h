@@ -15,6 +15,7 @@ typedef struct {
     Py_ssize_t name_size, step_size, n, lines, names, stages, skips, nw;
     const uint8_t *line_ok, *mask;
     const int64_t *group, *begin, *duration, *stage, *skip;
+    const int32_t *group32; /* int32 group ids instead of `group` (or NULL) */
     const int64_t *wb, *we; /* windows (or NULL): an event's group is the one it starts in */
     const int8_t *span_type, *stage_type;
     int64_t num_types;

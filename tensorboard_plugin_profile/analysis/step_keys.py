@@ -134,11 +134,12 @@ def _line_rows(values: pd.Series, lines: int) -> np.ndarray:
 
 
 def _values_and_mask(values: pd.Series) -> tuple:
-    """(int64 values, bool mask of missing ones or None), without copies for a nullable
-    integer column."""
+    """(int64 or int32 values, bool mask of missing ones or None), without copies for a
+    nullable integer column."""
     array = values.array
     data, mask = getattr(array, "_data", None), getattr(array, "_mask", None)
-    if isinstance(data, np.ndarray) and isinstance(mask, np.ndarray) and data.dtype == np.int64:
-        return np.ascontiguousarray(data), np.ascontiguousarray(mask)
+    if isinstance(data, np.ndarray) and isinstance(mask, np.ndarray):
+        if data.dtype in (np.int64, np.int32):  # the walk reads either (preprocessed: int32)
+            return np.ascontiguousarray(data), np.ascontiguousarray(mask)
     missing = np.asarray(pd.isna(array), dtype=bool)
     return values.to_numpy(dtype=np.int64, na_value=0), missing

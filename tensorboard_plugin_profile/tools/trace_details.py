@@ -18,6 +18,7 @@ from ..analysis.trace.trace_flows import CATEGORY_NAMES, DIRECTIONS
 from ..analysis.trace.trace_index import TraceIndex
 from ..errors import InvalidArgument
 from ..xspace import schema
+from ..xspace.event_stats import stats_in_order
 from .trace_viewer import stat_strings
 
 MAX_FLOW_EVENTS = 100
@@ -73,8 +74,7 @@ def event_args(index: TraceIndex, position: int) -> dict:
     display = ev["display_name"].iloc[event_row]
     if isinstance(display, str) and display:
         args["long_name"] = str(ev["name"].iloc[event_row])
-    stats = plane.stats
-    names, values = _visible(stats[(stats["event"] == event_row).to_numpy()])
+    names, values = _visible(stats_in_order(plane, event_row))
     args.update(zip(names.tolist(), list(values)))
     return args
 

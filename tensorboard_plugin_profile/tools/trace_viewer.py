@@ -34,6 +34,7 @@ import numpy as np
 from .. import json_out
 from ..analysis.preprocessing.preprocess import preprocess
 from ..xspace import schema
+from ..xspace.event_stats import stats_in_order
 from ..xspace.model import KIND_BYTES, KIND_DOUBLE, KIND_INT64, KIND_UINT64, Plane, Space
 from . import ToolOutput
 
@@ -183,7 +184,7 @@ def _metadata_args(plane: Plane) -> dict:
 
 def _event_args(plane: Plane) -> dict:
     """Event row → {stat: string} of its non-internal stats (later values win)."""
-    table, names = _visible_stats(plane.stats)
+    table, names = _visible_stats(stats_in_order(plane))
     out: dict = {}
     for row, name, value in zip(table["event"].tolist(), names, stat_strings(table)):
         args = out.get(row)

@@ -11,7 +11,10 @@ A ``Plane`` holds
   ``int_value``, ``float_value``, ``str_value``), including the well-known ones;
 - ``event_metadata`` (``id``, ``name``, ``display_name``) and ``metadata_stats``
   (long form keyed by ``metadata_id``);
-- ``stat_names`` (stat metadata id → name) and ``plane_stats`` (name → value).
+- ``stat_names`` (stat metadata id → name) and ``plane_stats`` (name → value);
+- ``implicit_group``: None, or (planes preprocessed here) the sign that ``group_id``
+  lives only in the events' column, with where it sits among an event's stats
+  (``ImplicitGroups``; ``xspace.event_stats`` lists an event's stats with it in place).
 
 Times are integer picoseconds: ``begin_ps = line.timestamp_ns * 1000 +
 offset_ps`` (rebased by ``Space.time_base_ns`` only when a file holds absolute
@@ -32,6 +35,8 @@ from typing import Iterator, Optional
 import numpy as np
 import pandas as pd
 
+from . import schema
+
 # Value kinds in the long stats tables.
 KIND_DOUBLE = 0
 KIND_UINT64 = 1
@@ -39,6 +44,24 @@ KIND_INT64 = 2
 KIND_STR = 3
 KIND_BYTES = 4
 KIND_REF = 5
+
+
+@dataclasses.dataclass
+class ImplicitGroups:
+    """``group_id`` kept only as the events' column, not as rows of ``Plane.stats``.
+
+    An event's ``group_id`` counts as one of its stats, placed after all its rows of
+    ``stats`` except at ``events`` (increasing rows), where ``ranks`` of its rows come
+    first: the rows its events had before preprocessing grouped them, the stats that
+    grouping added (``step_name``, ``is_eager``, ``flow``) coming after it.
+    """
+
+    events: np.ndarray  # int64 event rows
+    ranks: np.ndarray  # int32: how many of that event's stats rows precede its group_id
+
+    @classmethod
+    def none(cls) -> ImplicitGroups:
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32))
 
 
 @dataclasses.dataclass
@@ -53,6 +76,7 @@ class Plane:
     metadata_stats: pd.DataFrame
     stat_names: dict
     plane_stats: dict
+    implicit_group: Optional[ImplicitGroups] = None
 
     @property
     def num_events(self) -> int:
@@ -65,6 +89,10 @@ class Plane:
         Integers come back as Python ints (uint64 values stay exact), strings
         as str; the last value wins when an event carries the stat twice.
         """
+        if name == schema.GROUP_ID and self.implicit_group is not None:  # the events' column
+            column = self.events[name].astype(object)
+            picked = column if at is None else column.iloc[np.asarray(at, dtype=np.int64)]
+            return picked.where(picked.notna(), None).reset_index(drop=True)
         rows = self.stats[self.stats["stat"] == name]
         out = pd.Series([None] * (len(self.events) if at is None else len(at)), dtype=object)
         if not len(rows) or not len(out):

@@ -151,7 +151,8 @@ def test_bad_input_is_handled():
     assert unknown.group_names == {}
 
 
-def test_gpu_planes_get_derived_lines():
+def derived_lines_space():
+    """A named step launching two kernels on a compute stream, and a copy it does not reach."""
     python = [
         ("train", 0, 1000, {"_r": 1, "step_num": 7}),
         ("LaunchKernel", 100, 20, {"correlation_id": U64(1), "device_id": 0}),
@@ -171,7 +172,11 @@ def test_gpu_planes_get_derived_lines():
             [(9, "Stream #9(MemcpyH2D)", copy), (5, "Stream #5(Compute)", stream)],
         ),
     ]
-    gpu = preprocess(make_space(planes)).plane("/device:GPU:0")
+    return make_space(planes)
+
+
+def test_gpu_planes_get_derived_lines():
+    gpu = preprocess(derived_lines_space()).plane("/device:GPU:0")
     lines = gpu.lines.set_index("name")
     ev = gpu.events.assign(line_name=gpu.lines["name"].to_numpy()[gpu.events["line"]])
 

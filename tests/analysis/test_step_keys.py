@@ -51,7 +51,7 @@ EVENTS = st.lists(  # (line, name or None, begin, duration, group or None, step 
 )
 
 
-def _plane(events, categorical: bool = True, scale: int = 1) -> Plane:
+def _plane(events, categorical: bool = True, scale: int = 1, ids: str = "Int64") -> Plane:
     events = sorted(events, key=lambda e: (e[0], e[2], -e[3]))  # a line's events by begin
     name = [None if e[1] is None else NAMES[e[1]] for e in events]
     step = [None if e[5] is None else f"train {e[5]}" for e in events]
@@ -63,10 +63,9 @@ def _plane(events, categorical: bool = True, scale: int = 1) -> Plane:
             "name": kind(name),
             "begin_ps": np.array([e[2] * scale for e in events], dtype=np.int64),
             "duration_ps": np.array([e[3] * scale for e in events], dtype=np.int64),
-            # The pure-Python reader's kind of columns too: objects with None.
-            schema.GROUP_ID: pd.array(
-                [e[4] for e in events], dtype="Int64" if categorical else object
-            ),
+            # The pure-Python reader's kind of columns too: objects with None; preprocessing
+            # makes int32 group ids (``ids``).
+            schema.GROUP_ID: pd.array([e[4] for e in events], dtype=ids if categorical else object),
             schema.STEP_NAME: kind(step),
             "_ipl_stage_name": pd.Categorical(stage),
             "parent_id": pd.array([(1 if e[6] and e[2] % 2 else None) for e in events], "Int64"),
@@ -103,10 +102,10 @@ def _same_database(plane: Plane) -> None:
 
 @needs_compiled
 @settings(max_examples=400, deadline=None)
-@given(EVENTS, st.booleans(), st.sampled_from([1, 1 << 55]))
-def test_the_compiled_walk_gives_the_numpy_step_database(events, categorical, scale):
+@given(EVENTS, st.booleans(), st.sampled_from([1, 1 << 55]), st.sampled_from(["Int64", "Int32"]))
+def test_the_compiled_walk_gives_the_numpy_step_database(events, categorical, scale, ids):
     # scale 1 << 55: steps too long to pack, so the numpy path decides.
-    _same_database(_plane(events, categorical, scale))
+    _same_database(_plane(events, categorical, scale, ids))
 
 
 SPANS = st.lists(  # (group, begin, duration, type): one line, nested and overlapping

@@ -73,7 +73,7 @@ def _propagate_groups(edit: PlaneEdit) -> np.ndarray:
     new = group.copy()
     new[order] = filled.fillna(-1).to_numpy(dtype=np.int64)
     changed = np.flatnonzero(new != group)
-    edit.set_stat(changed, schema.GROUP_ID, new[changed])
+    edit.set_groups(new[changed], changed)
     return new
 
 
@@ -92,7 +92,7 @@ def _add_steps(edit: PlaneEdit, group: np.ndarray, group_names: dict) -> None:
     line = edit.add_line(schema.DERIVED_STEP_INFO, schema.STEPS_LINE)
     metas = [edit.metadata_id(str(gid)) for gid in spans["group"].tolist()]
     rows = edit.add_events(line, metas, spans["begin"], spans["end"] - spans["begin"])
-    edit.set_stat(rows, schema.GROUP_ID, spans["group"].to_numpy())
+    edit.set_groups(spans["group"].to_numpy(), rows)
     names = [group_names.get(gid, str(gid)) for gid in spans["group"].tolist()]
     edit.set_stat(rows, schema.STEP_NAME, names, KIND_STR)
 
@@ -187,8 +187,7 @@ def _emit(edit: PlaneEdit, line: int, spans: list) -> None:
     begin = np.array([s[2] for s in spans], dtype=np.int64)
     end = np.array([s[3] for s in spans], dtype=np.int64)
     rows = edit.add_events(line, metas, begin, end - begin)
-    groups = np.array([s[4] for s in spans], dtype=np.int64)
-    edit.set_stat(rows[groups >= 0], schema.GROUP_ID, groups[groups >= 0])
+    edit.set_groups(np.array([s[4] for s in spans], dtype=np.int64), rows)
 
 
 def _launch_stats(planes: list, num_gpus: int, group_names: dict) -> dict:
@@ -234,7 +233,7 @@ def _add_launch_stats(edit: PlaneEdit, agg, group_names: dict) -> None:
         edit.metadata_id(f"Launch Stats for {group_names.get(int(g), str(g))}") for g in groups
     ]
     rows = edit.add_events(line, metas, agg["begin"], agg["end"] - agg["begin"])
-    edit.set_stat(rows, schema.GROUP_ID, groups)
+    edit.set_groups(groups, rows)
     edit.set_stat(rows, schema.NUM_LAUNCHES, agg["count"].to_numpy(), KIND_INT64)
     edit.set_stat(rows, schema.MAX_LAUNCH_TIME_US, agg["max_dur"].to_numpy() / 1e6, KIND_DOUBLE)
     edit.set_stat(rows, schema.AVG_LAUNCH_TIME_US, agg["mean_dur"].to_numpy() / 1e6, KIND_DOUBLE)

@@ -23,7 +23,7 @@ rare ops that reach both a single-op and a function ``EagerExecute``.
 Usage::
 
     result = group_events(space)
-    result.group_ids[plane_index]    # int64 per event row, -1 = no group
+    result.group_ids[plane_index]    # int32 per event row (int64 past 2**31), -1 = no group
     result.group_names               # {group id: "train 3"}
 """
 
@@ -44,7 +44,7 @@ from .group_roots import Nodes
 class Grouping:
     """What grouping adds, per plane (index in ``space.planes``)."""
 
-    group_ids: list  # per plane: int64 array aligned with events, -1 = ungrouped
+    group_ids: list  # per plane: int32 (or int64) array aligned with events, -1 = ungrouped
     step_names: list  # per plane: {event row: group name} for non-implicit roots
     is_eager: list  # per plane: (event rows, 0/1 flags) for TF ops and GPU kernels
     group_names: dict  # group id -> name
@@ -81,9 +81,11 @@ def group_events(space: Space) -> Grouping:
     graph = event_graph.Graph.build(intra, edge_sets + [loop_edges])
     group = _create_groups(nodes, graph, loop_roots, tf_data_ids, result)
     _mark_eager(nodes, graph, result)
-    result.group_ids = [
-        group[nodes.offsets[p] : nodes.offsets[p + 1]] for p in range(len(space.planes))
-    ]
+    offsets, n = nodes.offsets, nodes.n
+    del graph, intra, edge_sets, loop_edges, nodes  # freed before the narrowed copy is made
+    if n < 2**31:  # ids are ranks of roots: kept through the plane edits at half the size
+        group = group.astype(np.int32)
+    result.group_ids = [group[offsets[p] : offsets[p + 1]] for p in range(len(space.planes))]
     return result
 
 

@@ -106,8 +106,13 @@ class Placement:
         return values.take(self.permutation()).reset_index(drop=True)
 
     # --- typed columns ----------------------------------------------------------------
-    def carried(self, column) -> object:
-        """A typed stat column with its old values on the old events' new rows."""
+    def carried(self, column, masks: Optional[dict] = None) -> object:
+        """A typed stat column with its old values on the old events' new rows.
+
+        ``masks`` (old mask buffer -> (old mask, placed mask)), shared by the calls of one edit:
+        columns that shared a read-only missing mask (stats that come in pairs on the same
+        events) share its placed copy, and a column whose data is one broadcast value keeps
+        it, so neither costs a byte per event more after the edit than before."""
         array = column.array if isinstance(column, pd.Series) else column
         n, count = len(self.new_row), len(self.new_row) - self.num_old
         if isinstance(array, pd.Categorical):
@@ -123,21 +128,43 @@ class Placement:
             mask = np.asarray(array.isna(), dtype=bool)
         if len(mask) > 1 and not mask.strides[0] and mask[0]:
             return empty_int_column(n, unsigned)  # the all-missing view: no row to read
-        missing = self.place(mask, np.ones(count, dtype=bool))
+        missing = self._placed_mask(mask, count, masks)
+        old_data = getattr(array, "_data", None)
+        if isinstance(old_data, np.ndarray) and len(old_data) > 1 and not old_data.strides[0]:
+            data = np.broadcast_to(old_data[0], (n,))  # one value wherever present
+            return pd.arrays.IntegerArray(data, missing)
         rows = np.flatnonzero(~mask)  # only present rows are read: pages stay as sparse
         moved = self.new_row[rows]
         data = sparse_values(n, np.int64, moved, int_values_at(array, rows))
         return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
+
+    def _placed_mask(self, mask: np.ndarray, count: int, masks: Optional[dict]) -> np.ndarray:
+        """The missing mask on the edited rows (new events missing), once per shared mask."""
+        shared = masks is not None and not mask.flags.writeable
+        # Frames wrap a column's mask in new view objects: the buffer identifies it.
+        key = (mask.__array_interface__["data"][0], mask.shape, mask.strides)
+        if shared and key in masks:
+            return masks[key][1]
+        missing = self.place(mask, np.ones(count, dtype=bool))
+        if shared:
+            missing.flags.writeable = False
+            masks[key] = (mask, missing)  # the old mask is held: its buffer stays unique
+        return missing
 
 
 def name_column(column: pd.Series, added: list, inverse, placed: Placement) -> pd.Categorical:
     """An event-name categorical with new events' names (``added[inverse]``) in place;
     categories re-made like those of object values (only the names used, sorted)."""
     names = [str(c) for c in column.cat.categories.tolist()]
+    old_codes = column.array.codes  # a view (`.cat.codes` copies them)
+    if len(old_codes) > 1 and not old_codes.strides[0] and old_codes[0] >= 0:
+        only = names[old_codes[0]]  # one name on every old event (a decoder's broadcast)
+        if all(a == only for a in added):
+            n = len(placed.new_row)
+            return code_categorical(np.broadcast_to(np.int8(0), (n,)), object_index([only]))
     code_of = {name: i for i, name in enumerate(names)}
     for name in added:
         code_of.setdefault(name, len(code_of))
-    old_codes = column.array.codes  # a view (`.cat.codes` copies them)
     new_codes = np.array([code_of[a] for a in added], dtype=np.int64)[inverse]
     used = used_codes(old_codes, len(code_of))
     used[new_codes] = True
@@ -159,3 +186,27 @@ def sorted_used(names: list, used: np.ndarray) -> tuple:
 
 def _is_identity(remap: np.ndarray, count: int) -> bool:
     return len(remap) >= count and bool((remap[:count] == np.arange(count)).all())
+
+
+def share_equal_masks(columns: dict) -> dict:
+    """The same typed columns, those with equal missing masks sharing one read-only mask
+    (stats that come in pairs on the same events: n bytes each otherwise). Masks made by
+    the edit are compared; the decoder's all-missing views are left alone."""
+    kept: list = []
+    out = {}
+    for name, column in columns.items():
+        mask = getattr(column, "_mask", None)
+        if not isinstance(column, pd.arrays.IntegerArray) or not isinstance(mask, np.ndarray):
+            out[name] = column
+            continue
+        if len(mask) < 2 or not mask.strides[0]:
+            out[name] = column
+            continue
+        same = next((m for m in kept if m is mask or np.array_equal(m, mask)), None)
+        if same is None:
+            mask.flags.writeable = False  # shared from now on: nobody writes it in place
+            kept.append(mask)
+        elif same is not mask:
+            column = pd.arrays.IntegerArray(column._data, same)
+        out[name] = column
+    return out

@@ -5,7 +5,8 @@ small additions (a ``group_id`` per event, a few derived lines). ``PlaneEdit``
 collects those additions in columns and builds one new ``Plane`` at the end, so
 each table is copied once however many edits were made: new events are put in place
 by ``placement`` (inserted among the old rows, which keep their order), the stats
-table is merged by ``stat_table``.
+table is merged by ``stat_table``, and groups go to the ``group_id`` column only
+(``group_column``).
 
 Usage::
 
@@ -13,7 +14,8 @@ Usage::
     meta = edit.metadata_id("ThreadpoolListener::Region")
     line = edit.add_line(line_id=-559038737, name="Steps")
     rows = edit.add_events(line, np.full(2, meta), begin_ps, duration_ps)
-    edit.set_stat(rows, "group_id", np.array([0, 1]))
+    edit.set_groups(np.array([0, 1]), rows)
+    edit.set_stat(rows, "step_name", ["train 0", "train 1"], KIND_STR)
     new_plane = edit.build()
 """
 
@@ -28,7 +30,8 @@ import pandas as pd
 from ...xspace import schema
 from ...xspace.columns import is_zeros_view, well_known_columns, zeros_view
 from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64, Plane
-from .placement import Placement, name_column
+from .group_column import GroupSet, group_column, implicit_groups
+from .placement import Placement, name_column, share_equal_masks
 from .stat_table import StatRows, merged_stats
 
 _WELL_KNOWN = frozenset(schema.WELL_KNOWN_STATS)
@@ -44,7 +47,7 @@ class PlaneEdit:
         self.plane = plane
         self._consume = consume
         self._events = plane.events
-        self.num_events = len(plane.events)
+        self.num_events = self._num_old = len(plane.events)
         self._new_events: list = []  # (line, metadata_id, begin_ps, duration_ps)
         self._new_lines: list = []
         self._new_metadata: list = []
@@ -56,6 +59,7 @@ class PlaneEdit:
         )
         self._stat_rows: list = []  # StatRows to append
         self._replaced: dict = {}  # stat name -> events whose old rows are dropped
+        self._groups: list = []  # GroupSet per set_groups call
         self.num_lines = len(plane.lines)
         self._display_ids: Optional[np.ndarray] = None
 
@@ -101,6 +105,20 @@ class PlaneEdit:
         return np.arange(first, self.num_events, dtype=np.int64)
 
     # --- stats ------------------------------------------------------------------
+    def set_groups(self, values, events=None) -> None:
+        """Sets ``group_id`` (``values`` >= 0; -1 leaves an event as it was) on ``events``
+        (None: ``values`` has one entry per old event). Only the events' column holds it;
+        an event lists it among its stats before those this edit adds to it after this
+        call (``group_column``). ``values`` is kept, not copied."""
+        plane = self.plane
+        if plane.implicit_group is None and schema.GROUP_ID in plane.stat_names.values():
+            raise ValueError("this plane's groups are rows of its stats table (read grouped)")
+        rows = None if events is None else np.asarray(events, dtype=np.int64)
+        values = np.asarray(values)
+        if values.dtype != np.int32:  # grouping's int32 ids are kept as they are
+            values = values.astype(np.int64)
+        self._groups.append(GroupSet(rows, values, len(self._stat_rows)))
+
     def set_stat(self, events, name: str, values, kind: int = KIND_INT64) -> None:
         """Sets (replacing any old value) one stat on the given events."""
         events = np.asarray(events, dtype=np.int64)
@@ -136,7 +154,8 @@ class PlaneEdit:
         """The edited plane (returned as is if unedited; the original is left untouched unless
         ``consume``)."""
         plane = self.plane
-        if not (self._stat_rows or self._new_events or self._new_lines or self._new_metadata):
+        edits = self._stat_rows or self._new_events or self._new_lines or self._new_metadata
+        if not (edits or self._groups):
             if self._display_ids is None:
                 return plane
         metadata = _append_rows(
@@ -154,8 +173,11 @@ class PlaneEdit:
             columns = self._placed_base_columns(placed, metadata)
         else:
             columns = {name: plane.events[name] for name in plane.events.columns}
-        stats, typed = self._stats_and_typed_columns(placed, len(columns["begin_ps"]))
+        implicit, group = self._groups_after(placed)  # before the old stats are freed
+        stats, typed = self._stats_and_typed_columns(placed, self.num_events)
         columns.update((name, typed[name]) for name in schema.WELL_KNOWN_STATS if name in typed)
+        if group is not None:
+            columns[schema.GROUP_ID] = group
         order += [c for c in columns if c not in order]
         events = pd.DataFrame({c: columns[c] for c in order}, copy=False)
         return dataclasses.replace(
@@ -165,7 +187,20 @@ class PlaneEdit:
             stats=stats,
             event_metadata=metadata,
             stat_names=self._stat_names(),
+            implicit_group=implicit,
         )
+
+    def _groups_after(self, placed: Optional[Placement]) -> tuple:
+        """(the plane's ``implicit_group``, its new ``group_id`` column or None)."""
+        implicit = implicit_groups(
+            self.plane, self._groups, self._stat_rows, self._replaced, placed
+        )
+        if not self._groups:
+            return implicit, None
+        old = self._events[schema.GROUP_ID] if schema.GROUP_ID in self._events else None
+        group = group_column(old, self._groups, self._num_old, self.num_events, placed)
+        self._drop(schema.GROUP_ID)
+        return implicit, group
 
     def _stats_and_typed_columns(self, placed: Optional[Placement], num_events: int) -> tuple:
         """The merged stats table, and the typed event columns that changed: touched stats'
@@ -173,12 +208,16 @@ class PlaneEdit:
         moved, every other one (carried to its events' new rows)."""
         plane, touched = self.plane, self._touched_names()
         int_names = [n for n in touched if n in _WELL_KNOWN and n not in schema.STR_STATS]
+        if self._groups:  # its column is made by group_column
+            touched[schema.GROUP_ID] = None
+            int_names = [n for n in int_names if n != schema.GROUP_ID]
         refresh = [n for n in touched if n in _WELL_KNOWN and n in schema.STR_STATS]
-        carried = {}
+        carried: dict = {}
+        masks: dict = {}  # shared missing masks placed once (Placement.carried)
         if placed is not None:  # carried first: their old columns are dropped before the merge
             for name in [n for n in schema.WELL_KNOWN_STATS if n not in touched]:
                 if name in plane.events:
-                    carried[name] = placed.carried(plane.events[name])
+                    carried[name] = placed.carried(plane.events[name], masks)
                     self._drop(name)
                 else:
                     refresh.append(name)
@@ -192,7 +231,7 @@ class PlaneEdit:
                 del plane.stats[column]
         typed.update(carried)
         typed.update(well_known_columns(num_events, stats, refresh))
-        return stats, typed
+        return stats, share_equal_masks(typed)
 
     def _drop(self, *names: str) -> None:
         """Frees these old event columns (``consume``), once their edited copies exist."""
@@ -203,7 +242,10 @@ class PlaneEdit:
 
     def _touched_names(self) -> dict:
         """Edited stat names in first-edit order (a dict used as an ordered set)."""
-        return dict.fromkeys(rows.name for rows in self._stat_rows)
+        names = dict.fromkeys(rows.name for rows in self._stat_rows)
+        if any((s.values >= 0).any() for s in self._groups):  # a stat name, first set
+            names = {schema.GROUP_ID: None, **names}
+        return names
 
     def _stat_names(self) -> dict:
         names = dict(self.plane.stat_names)
@@ -236,6 +278,7 @@ class PlaneEdit:
                 old = old.astype(np.int64)  # a new id beyond them (never in real profiles)
             out[name] = placed.place(old, new)
             self._drop(name)
+            del old  # freed before the next column is placed (consume)
         out["duration_ps"] = placed.place(events["duration_ps"].to_numpy(), dur)
         occurrences = events["occurrences"].to_numpy()
         if is_zeros_view(occurrences):  # new events keep it all zero, and free

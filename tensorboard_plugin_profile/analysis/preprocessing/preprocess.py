@@ -10,7 +10,9 @@ which, unless the file was already grouped by its profiler:
    - ``step_name`` (object): the group name, only on user-annotated roots
      (e.g. JAX ``StepTraceAnnotation("train", step_num=3)`` → ``"train 3"``);
    - ``is_eager`` (nullable Int64): 0/1 on TF ops (host) and GPU kernels.
-   The same values are rows of the long ``stats`` table (kind int64 / str).
+   ``step_name`` and ``is_eager`` are also rows of the long ``stats`` table (kind str /
+   int64); ``group_id`` only the column (``Plane.implicit_group`` says where it sits
+   among an event's stats for the readers that list them, ``xspace.event_stats``).
 3. ``flow`` stats (uint64, possibly several per event, only in the long ``stats``
    table) tie launches to kernels and producers to consumers (§3.3).
 4. ``ThreadpoolListener::Region`` span events replace StartRegion/StopRegion
@@ -34,8 +36,6 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-
-import numpy as np
 
 from ...xspace import schema
 from ...xspace.model import KIND_INT64, KIND_STR, Space
@@ -96,9 +96,7 @@ def _mutated(plane, consume: bool = False):
 
 def _grouped(index: int, plane, result: grouping.Grouping, host_id: int, consume: bool = False):
     edit = PlaneEdit(plane, consume)
-    group_ids = result.group_ids[index]
-    rows = np.flatnonzero(group_ids >= 0)
-    edit.set_stat(rows, schema.GROUP_ID, group_ids[rows])
+    edit.set_groups(result.group_ids[index])  # the events' column, no stats rows
     step_names = result.step_names[index]
     if step_names:
         edit.set_stat(list(step_names), schema.STEP_NAME, list(step_names.values()), KIND_STR)

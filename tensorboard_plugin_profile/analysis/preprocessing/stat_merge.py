@@ -62,8 +62,8 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
 
 def _int_data(parts: list, code: int, n: int) -> np.ndarray:
     """Zeros for an integer stat's event values: lazily mapped when few events get it
-    (most pages are never written), else at once (``group_id`` on nearly every event:
-    faulting its pages in one by one cost more than writing them)."""
+    (most pages are never written), else at once (a stat on most events: faulting its
+    pages in one by one cost more than writing them)."""
     rows = sum(len(part.events) for part in parts[1:] if part.code == code)
     return new_column(n, np.int64, fill=0) if 4 * rows >= n else new_column(n, np.int64, lazy=True)
 

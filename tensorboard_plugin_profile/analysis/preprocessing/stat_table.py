@@ -1,8 +1,8 @@
 """The long stats table of an edited plane: old rows (minus replaced ones) and new rows,
 stably sorted by event.
 
-Each column is written straight to its place, part by part: a new stat that millions of
-events get (``group_id``) costs its events and values, not a copy of every column.
+Each column is written straight to its place, part by part: a new stat that many events
+get (``is_eager``, ``flow``) costs its events and values, not a copy of every column.
 Compiled (``stat_merge``: the parts merged by event, or placed by a counting sort, every
 row written once) when built, else numpy (a stable sort, then a scatter per column and
 part; identical tables). Only double rows touch ``float_value``, which stays as sparse as
@@ -10,8 +10,8 @@ the decoder made it.
 
 Usage::
 
-    parts = [StatRows(events, "group_id", KIND_INT64, ints=group_ids)]
-    stats = merged_stats(plane.stats, parts, {"group_id": events}, new_row=None)
+    parts = [StatRows(events, "is_eager", KIND_INT64, ints=flags)]
+    stats = merged_stats(plane.stats, parts, {"is_eager": events}, new_row=None)
 """
 
 from __future__ import annotations
@@ -110,12 +110,18 @@ def _typed(column: tuple, unsigned: bool):
     return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
 
 
+def kept_old_rows(old: pd.DataFrame, replaced: dict) -> np.ndarray:
+    """Whether each row of the old stats table stays (no ``set_stat`` replaced it)."""
+    code_of = {str(name): i for i, name in enumerate(old["stat"].cat.categories.tolist())}
+    return _kept_rows(old["event"].to_numpy(), old["stat"].array.codes, code_of, replaced)
+
+
 def _parts(old: pd.DataFrame, added: list, replaced: dict) -> tuple:
     """(parts: old kept rows then each addition, stat name -> code, string table)."""
     names = [str(c) for c in old["stat"].cat.categories.tolist()]
     code_of = {name: i for i, name in enumerate(names)}
     codes = old["stat"].array.codes  # a view (`.cat.codes` copies them)
-    kept = _kept_rows(old["event"].to_numpy(), codes, code_of, replaced)
+    kept = kept_old_rows(old, replaced)
     strings = list(old["str_value"].cat.categories)
     string_of = {s: i for i, s in enumerate(strings)}
     parts = [
@@ -167,7 +173,7 @@ def _kept_rows(event_col: np.ndarray, codes: np.ndarray, code_of: dict, replaced
     keep = np.ones(len(event_col), dtype=bool)
     for name, events in replaced.items():
         rows = np.flatnonzero(codes == code_of.get(name, -2))
-        if not len(rows):  # a new stat (group_id on millions of events): nothing to drop
+        if not len(rows):  # a new stat: nothing to drop
             continue
         # Membership through a flag per event row (np.isin would sort both sides).
         owners = event_col[rows]

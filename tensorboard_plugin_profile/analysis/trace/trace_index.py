@@ -323,7 +323,7 @@ def _values(shown: list, parts: list, lay: layout.Layout, num_rows: int) -> tupl
 def _group_ids(group: Optional[pd.Series], rows: Optional[np.ndarray], count: int) -> np.ndarray:
     if group is None:
         return np.full(count, -1, dtype=np.int64)
-    if str(group.dtype) == "Int64":  # the preprocessed column: no float round trip
+    if str(group.dtype) in ("Int64", "Int32"):  # preprocessed columns: no float round trip
         values = group.to_numpy(dtype=np.int64, na_value=-1)
         return values if rows is None else values[rows]
     values = group.to_numpy(dtype=np.float64, na_value=np.nan)

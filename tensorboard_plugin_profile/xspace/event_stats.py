@@ -1,0 +1,86 @@
+"""An event's stats in table order, ``group_id`` included wherever it is kept.
+
+Preprocessing keeps ``group_id`` only as the events' column (``Plane.implicit_group``):
+millions of grouped events would otherwise repeat it as rows of the long stats table.
+Readers that list an event's stats as arguments (trace details, the trace viewer's
+JSON) read them here, and get the rows they would get if ``group_id`` were a row: in
+its place among the event's other stats (``ImplicitGroups``), kind int64.
+
+Usage::
+
+    table = stats_in_order(plane, event=12)   # long-form rows of event 12
+    table = stats_in_order(plane)              # every event's, sorted by event
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from . import schema
+from .columns import code_categorical, object_index
+from .model import KIND_INT64, Plane
+
+
+def stats_in_order(plane: Plane, event: Optional[int] = None) -> pd.DataFrame:
+    """The long stats rows of one event (``event``) or of all (None), in table order."""
+    stats = plane.stats
+    if event is not None:
+        stats = stats[(stats["event"] == event).to_numpy()]
+    if plane.implicit_group is None or schema.GROUP_ID not in plane.events:
+        return stats
+    group = plane.events[schema.GROUP_ID]
+    if event is None:
+        grouped = np.flatnonzero(group.notna().to_numpy())
+    else:
+        grouped = np.array([event] if pd.notna(group.iloc[event]) else [], dtype=np.int64)
+    if not len(grouped):
+        return stats
+    values = group.to_numpy(dtype=np.int64, na_value=-1)[grouped]
+    at = _insert_positions(plane, stats["event"].to_numpy(), grouped)
+    return _with_group_rows(stats, at, grouped, values)
+
+
+def _insert_positions(plane: Plane, owners: np.ndarray, grouped: np.ndarray) -> np.ndarray:
+    """Row of ``owners`` (sorted) before which each grouped event's ``group_id`` goes."""
+    first = np.searchsorted(owners, grouped, side="left")
+    count = np.searchsorted(owners, grouped, side="right") - first
+    implicit = plane.implicit_group
+    assert implicit is not None
+    if len(implicit.events):
+        found = np.searchsorted(implicit.events, grouped)
+        found = np.minimum(found, len(implicit.events) - 1)
+        hit = implicit.events[found] == grouped
+        count[hit] = np.minimum(count[hit], implicit.ranks[found[hit]])
+    return first + count
+
+
+def _with_group_rows(stats: pd.DataFrame, at, events, values) -> pd.DataFrame:
+    """``stats`` with one int64 ``group_id`` row per event inserted before rows ``at``."""
+    names = stats["stat"].array
+    categories = list(names.categories)
+    if schema.GROUP_ID not in categories:
+        categories.append(schema.GROUP_ID)
+    code = categories.index(schema.GROUP_ID)
+    strings = stats["str_value"].array
+    width = np.int32 if len(categories) < 2**31 else np.int64
+
+    def insert(column, value):
+        return np.insert(np.asarray(column), at, value)
+
+    return pd.DataFrame(
+        {
+            "event": insert(stats["event"].to_numpy(), events),
+            "stat": code_categorical(
+                insert(names.codes.astype(width), code), object_index(categories)
+            ),
+            "kind": insert(stats["kind"].to_numpy(), KIND_INT64),
+            "int_value": insert(stats["int_value"].to_numpy(), values),
+            "float_value": insert(stats["float_value"].to_numpy(), 0.0),
+            "str_value": code_categorical(
+                insert(strings.codes.astype(np.int32), -1), strings.categories
+            ),
+        }
+    )
