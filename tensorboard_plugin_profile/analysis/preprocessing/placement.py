@@ -140,15 +140,15 @@ class Placement:
 
     def _placed_mask(self, mask: np.ndarray, count: int, masks: Optional[dict]) -> np.ndarray:
         """The missing mask on the edited rows (new events missing), once per shared mask."""
-        shared = masks is not None and not mask.flags.writeable
+        if masks is None or mask.flags.writeable:  # not shared
+            return self.place(mask, np.ones(count, dtype=bool))
         # Frames wrap a column's mask in new view objects: the buffer identifies it.
         key = (mask.__array_interface__["data"][0], mask.shape, mask.strides)
-        if shared and key in masks:
+        if key in masks:
             return masks[key][1]
         missing = self.place(mask, np.ones(count, dtype=bool))
-        if shared:
-            missing.flags.writeable = False
-            masks[key] = (mask, missing)  # the old mask is held: its buffer stays unique
+        missing.flags.writeable = False
+        masks[key] = (mask, missing)  # the old mask is held: its buffer stays unique
         return missing
 
 
