@@ -36,7 +36,7 @@ import re
 import stat
 import threading
 import time
-from typing import IO, Optional
+from typing import IO, Any, Callable, Optional
 
 from .chrome_trace import discovery as chrome_discovery
 from .errors import InvalidArgument, NotFound, PermissionDenied
@@ -164,6 +164,10 @@ def read_inside(root_real: str, path: str) -> bytes:
             raise _read_error(os.path.basename(path), e) from None
 
 
+def _read_bytes(f: IO[bytes]) -> bytes:
+    return f.read()
+
+
 def open_host_file(host_file: HostFile) -> IO[bytes]:
     """A listed host file, opened; never anything outside its logdir."""
     if not host_file.logdir_real:
@@ -171,11 +175,12 @@ def open_host_file(host_file: HostFile) -> IO[bytes]:
     return open_inside(host_file.logdir_real, host_file.path)
 
 
-def read_host_file(host_file: HostFile) -> bytes:
-    """The bytes of a listed host file, never anything outside its logdir."""
+def read_host_file(host_file: HostFile, read: Callable[[IO[bytes]], Any] = _read_bytes) -> Any:
+    """The bytes of a listed host file, never anything outside its logdir; ``read`` takes
+    them from the open file (``xspace.FileBytes`` reads them into memory the decoder frees)."""
     with open_host_file(host_file) as f:
         try:
-            return f.read()
+            return read(f)
         except OSError as e:
             raise _read_error(host_file.name, e) from None
 

@@ -20,6 +20,7 @@ from .analysis.preprocessing.preprocess import preprocess_decoded
 from .chrome_trace import read_chrome_trace
 from .logdir import open_host_file, read_host_file
 from .xspace import decode_xspace, read_xspace
+from .xspace.filebytes import FileBytes
 from .xspace.model import Space
 
 XPLANE_SUFFIXES = (".xplane.pb", ".xplane.pb.gz")
@@ -35,5 +36,7 @@ def read_host_profile(host_file: Any) -> Space:
     """A listed host file (``logdir.HostFile``), opened and checked inside its logdir; an
     XSpace comes back preprocessed, and its decoded tables are dropped."""
     if host_file.path.endswith(XPLANE_SUFFIXES):
-        return preprocess_decoded(decode_xspace(read_host_file(host_file), host_file.name))
+        # FileBytes: the decoder gives the file's memory back as it walks it.
+        data = read_host_file(host_file, FileBytes)
+        return preprocess_decoded(decode_xspace(data, host_file.name))
     return read_chrome_trace(host_file.path, opener=lambda: open_host_file(host_file))

@@ -19,6 +19,7 @@ from conftest import all_host_files
 
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace.columns import code_dtype
+from tensorboard_plugin_profile.xspace.filebytes import _private_pages
 
 _EVENTS_PER_LINE = 6
 _MAX_STAT_BYTES = 256
@@ -113,6 +114,16 @@ def cases(count: int, seed: int = 16) -> Iterator[tuple]:
             yield f"{name}:mutated-gzip", mutate(gzip.compress(data, 1), rng, other), True
         else:
             yield f"{name}:mutation", mutate(data, rng, other), False
+
+
+def anonymous_copy(data: bytes) -> memoryview:
+    """The bytes in anonymous memory of their own, as ``FileBytes`` reads a file: what the
+    compiled reader may hand back page by page (``discard``)."""
+    if not data:
+        return memoryview(bytearray())
+    view = memoryview(_private_pages(len(data)))
+    view[:] = data
+    return view
 
 
 def raw_digest(raw: dict) -> tuple:

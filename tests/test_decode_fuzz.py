@@ -18,7 +18,7 @@ import sysconfig
 import time
 
 import pytest
-from fuzz_corpus import cases, raw_digest
+from fuzz_corpus import anonymous_copy, cases, raw_digest
 from google.protobuf.message import DecodeError
 
 from tensorboard_plugin_profile.errors import CorruptProfile, ProfileTooLarge
@@ -63,6 +63,9 @@ def check_case(label: str, data: bytes, gzipped: bool, fast) -> None:
     parses = _protobuf_parses(data)
     slow_ok, slow = _outcome(lambda data: rawform.finish(wire.read(data)), data)
     fast_ok, fast_out = _outcome(lambda data: compiled_raw(fast, data), data)
+    # Walking a private copy whose pages go back to the OS behind the walk changes nothing.
+    discarding = _outcome(lambda d: compiled_raw(fast, anonymous_copy(d), discard=True), data)
+    assert discarding == (fast_ok, fast_out), f"{label}: discarding the walked pages differs"
     assert slow_ok == parses, f"{label}: pure reader {slow} but protobuf parses={parses}"
     assert fast_ok == parses, f"{label}: compiled reader {fast_out} but protobuf parses={parses}"
     if parses:

@@ -4,15 +4,16 @@ The compiled reader writes begin times, name codes and occurrences while it walk
 events (``xspace/_layout.h``); ``rawform.finish`` derives the same from the wire layout.
 Generated XSpaces cover what the layout depends on: names shared by several metadata ids
 or empty, ids no metadata declares, more than 127 distinct names (wider codes), absolute
-epoch timestamps (a time base), negative and huge offsets (wrapping arithmetic), and
-occurrences in the offset's oneof.
+epoch timestamps (a time base), negative and huge offsets (wrapping arithmetic),
+occurrences in the offset's oneof, and string stats (interned per chunk, also when the walked
+pages are handed back) and integer stats of one value or two (broadcast or sparse columns).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from fuzz_corpus import raw_digest
+from fuzz_corpus import anonymous_copy, raw_digest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pandas.testing import assert_frame_equal
@@ -37,6 +38,8 @@ def _planes(draw) -> bytes:
     space = xplane_pb2.XSpace(hostnames=["h"])
     for plane_id in range(draw(st.integers(0, 3))):
         plane = space.planes.add(id=plane_id, name=draw(_NAMES))
+        for sid, stat in enumerate(("tag", "tf_op", "hlo_op", "_r"), start=1):
+            plane.stat_metadata[sid].name = stat
         declared = draw(st.lists(_INT64 | st.integers(0, 300), max_size=150, unique=True))
         if draw(st.booleans()):  # many distinct names: 16-bit codes
             declared += [1000 + i for i in range(draw(st.integers(120, 140)))]
@@ -53,20 +56,27 @@ def _planes(draw) -> bytes:
                     event.offset_ps = draw(_INT64)
                 else:
                     event.num_occurrences = draw(st.integers(0, 3))
+                for _ in range(draw(st.integers(0, 2))):  # strings interned per chunk
+                    event.stats.add(metadata_id=draw(st.integers(1, 3)), str_value=draw(_NAMES))
+                if draw(st.booleans()):  # one value or many: broadcast or sparse columns
+                    event.stats.add(metadata_id=4, int64_value=draw(st.integers(0, 1)))
     return space.SerializeToString()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_planes())
 def test_final_layouts_agree(data):
-    compiled = compiled_raw(_fastdecode, data)  # hypothesis draws ids beyond int32 too
-    assert raw_digest(compiled) == raw_digest(rawform.finish(wire.read(data)))
+    compiled = raw_digest(compiled_raw(_fastdecode, data))  # ids beyond int32 drawn too
+    assert compiled == raw_digest(rawform.finish(wire.read(data)))
+    # The same from a private copy whose pages go back to the OS behind the walk.
+    assert raw_digest(compiled_raw(_fastdecode, anonymous_copy(data), discard=True)) == compiled
     if xplane_pb2.XSpace.FromString(data).planes:
         fast = decode_xspace(data, "f", pure_python=False)
         slow = decode_xspace(data, "f", pure_python=True)
         assert fast.time_base_ns == slow.time_base_ns
         for a, b in zip(fast.planes, slow.planes):
             assert_frame_equal(a.events, b.events)  # categories in the same order too
+            assert_frame_equal(a.stats, b.stats)
 
 
 def test_layout_across_chunks_and_threads(monkeypatch):

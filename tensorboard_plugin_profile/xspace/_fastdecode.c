@@ -18,12 +18,13 @@
  *     tables, the distinct event names and each line's base time are made.
  *  2. (GIL released, worker threads) parse the events of each chunk into their
  *     rows of the final columns (_layout.h), and their stats into per-chunk
- *     buffers, interning strings by bytes.
+ *     buffers, interning strings by bytes (copied out: with discard, the
+ *     chunk's pages of the file go back to the OS once it is parsed).
  *  3. (GIL held) concatenate the chunks' stats in file order, merging the
  *     chunk string tables into one per plane, and make one Python object per
  *     distinct string (UTF-8 checked there, once per distinct string).
  *
- * decode(data, max_events, threads) -> dict(hostnames, errors, warnings,
+ * decode(data, max_events, threads, discard) -> dict(hostnames, errors, warnings,
  *        time_base_ns, planes=[plane]): the final layout of rawform.py.
  * Absent strings are "", as in protobuf.
  * plane = dict(id, name, lines=[(id, display_id, name, display_name,
@@ -31,7 +32,7 @@
  *              stats=Stats, event_metadata=[(id, name, display_name)] sorted by id,
  *              metadata_stats=Stats (in id order), stat_metadata={id: name},
  *              plane_stats=Stats)
- * Columns = (line int32, metadata_id int32 (int64 with wide_ids), begin_ps, duration_ps int64,
+ * Columns = (line int32, metadata_id int32 (int64 when some id needs it), begin_ps, duration_ps int64,
  *            occurrences int64 or None when all are zero)
  * Names = (name codes, display-name codes (int8/16/32), names, display names)
  * Stats = (owner int64, metadata_id int64, kind int8, int64, float64,
@@ -55,8 +56,12 @@
 
 #ifndef _WIN32
 #include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #define HAVE_THREADS 1
+#ifdef MADV_DONTNEED
+#define HAVE_MADVISE 1
+#endif
 #endif
 
 #define CHUNK_EVENTS 32768
@@ -128,7 +133,7 @@ typedef struct {
     int32_t line;
     int64_t first_row, count;
     int any_occ; /* an event with non-zero occurrences */
-    int narrow_lost; /* an event's metadata id did not fit the int32 column */
+    Buf wide;    /* (row, id) of events whose metadata id does not fit int32 */
     Stats stats;
     Err err;
 } Chunk;
@@ -354,7 +359,8 @@ static int parse_event(Reader r, int64_t row, Chunk *ch, EventCols *c) {
         else if (f.wire == 2 && f.number == 4 && read_stat(f.sub, row, &ch->stats, 5, e) < 0)
             return -1;
     }
-    put_event(c, row, ch->line, mid, offset, dur, occ, &ch->any_occ, &ch->narrow_lost);
+    if (put_event(c, row, ch->line, mid, offset, dur, occ, &ch->any_occ, &ch->wide) < 0)
+        return fail(e, "out of memory");
     return 0;
 }
 
@@ -383,10 +389,26 @@ static void parse_chunk(Chunk *ch, EventCols *c) {
     }
 }
 
+/* Gives the pages wholly inside [p, end) back to the OS (their content reads as zeros
+ * afterwards). Only for a buffer that nothing reads again: decode(discard=True) is called
+ * with the file's bytes in anonymous memory of their own (decode.py), and everything read
+ * after its walk was copied out (interned strings into their tables' arenas). */
+static void release_pages(const uint8_t *p, const uint8_t *end) {
+#if defined(HAVE_MADVISE)
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = (uintptr_t)end & ~(page - 1);
+    if (lo < hi) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+#else
+    (void)p;
+    (void)end;
+#endif
+}
+
 typedef struct {
     Chunks *chunks;
     EventCols *cols; /* per plane */
     size_t next;
+    int discard;     /* hand each walked chunk's pages back (release_pages) */
 #ifdef HAVE_THREADS
     pthread_mutex_t lock;
 #endif
@@ -406,6 +428,7 @@ static void *worker(void *arg) {
         if (i >= w->chunks->n) return NULL;
         Chunk *ch = &w->chunks->items[i];
         parse_chunk(ch, &w->cols[ch->plane]);
+        if (w->discard) release_pages(ch->r.p, ch->r.end);
     }
 }
 
@@ -436,7 +459,13 @@ static PyObject *string_object(StrKey *k) {
     return PyUnicode_DecodeUTF8((const char *)k->p, k->len, "strict");
 }
 
-/* One column of parts' rows, concatenated into a new bytearray of `width` bytes a row. */
+static void buf_free(Buf *b) {
+    free(b->data);
+    memset(b, 0, sizeof(*b));
+}
+
+/* One column of parts' rows, concatenated into a new bytearray of `width` bytes a row; each
+ * part's buffer is freed once copied (the two copies of a column never coexist whole). */
 static PyObject *concat(Stats **parts, size_t n, size_t rows, size_t width, size_t field) {
     PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(rows * width));
     if (!out) return NULL;
@@ -445,6 +474,7 @@ static PyObject *concat(Stats **parts, size_t n, size_t rows, size_t width, size
         Buf *b = (Buf *)((char *)parts[i] + field);
         if (b->len) memcpy(at, b->data, b->len);
         at += b->len;
+        buf_free(b);
     }
     return out;
 }
@@ -452,6 +482,7 @@ static PyObject *concat(Stats **parts, size_t n, size_t rows, size_t width, size
 /* String ids of parts' rows into one table (first-seen order), and its strings. */
 static PyObject *merged_strings(Stats **parts, size_t n, size_t rows, PyObject **strings) {
     Intern all = {0};
+    all.borrow = 1; /* keys point into the parts' arenas, freed after this */
     PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(rows * 4));
     int32_t *ids = out ? (int32_t *)PyByteArray_AS_STRING(out) : NULL;
     for (size_t i = 0; ids && i < n; i++) {
@@ -465,6 +496,7 @@ static PyObject *merged_strings(Stats **parts, size_t n, size_t rows, PyObject *
         const int32_t *in = (const int32_t *)parts[i]->sid.data;
         for (size_t j = 0; ok && j < parts[i]->rows; j++) *ids++ = in[j] < 0 ? -1 : remap[in[j]];
         free(remap);
+        buf_free(&parts[i]->sid);
         if (!ok) {
             ids = NULL;
             Py_CLEAR(out);
@@ -704,23 +736,43 @@ static PyObject *column(Py_ssize_t bytes, void **data) {
     return out;
 }
 
-static int alloc_columns(Plane *pl, EventCols *c, int wide_ids) {
+static int alloc_columns(Plane *pl, EventCols *c) {
     Py_ssize_t n = (Py_ssize_t)pl->rows;
     c->name_width = code_width(PyList_GET_SIZE(pl->name_strings));
     c->display_width = code_width(PyList_GET_SIZE(pl->display_strings));
     c->line_base = pl->line_ts;
     c->meta = &pl->meta;
-    c->mid_wide = wide_ids;
     pl->occ = calloc((size_t)n + 1, 8); /* untouched pages cost no memory */
     c->occ = pl->occ;
     if (!(pl->col_line = column(n * 4, (void **)&c->line)) ||
-        !(pl->col_mid = column(n * (wide_ids ? 8 : 4), &c->mid)) ||
+        !(pl->col_mid = column(n * 4, (void **)&c->mid)) ||
         !(pl->col_begin = column(n * 8, (void **)&c->begin)) ||
         !(pl->col_dur = column(n * 8, (void **)&c->dur)) ||
         !(pl->col_name = column(n * c->name_width, &c->name)) ||
         !(pl->col_display = column(n * c->display_width, &c->display)))
         return -1;
     return pl->occ ? 0 : (PyErr_NoMemory(), -1);
+}
+
+/* Metadata ids as int64 in every plane when some event's id does not fit int32 (never in
+ * real profiles, whose ids are small and dense): the ids pass 2 noted aside are patched in. */
+static int widen_ids(Planes *planes, Chunks *chunks) {
+    for (size_t i = 0; i < planes->n; i++) {
+        Plane *pl = &planes->items[i];
+        int64_t *wide;
+        PyObject *col = column((Py_ssize_t)pl->rows * 8, (void **)&wide);
+        if (!col) return -1;
+        const int32_t *narrow = (const int32_t *)PyByteArray_AS_STRING(pl->col_mid);
+        for (int64_t j = 0; j < pl->rows; j++) wide[j] = narrow[j];
+        Py_SETREF(pl->col_mid, col);
+    }
+    for (size_t i = 0; i < chunks->n; i++) {
+        Chunk *ch = &chunks->items[i];
+        int64_t *wide = (int64_t *)PyByteArray_AS_STRING(planes->items[ch->plane].col_mid);
+        const int64_t *noted = (const int64_t *)ch->wide.data;
+        for (size_t j = 0; j + 1 < ch->wide.len / 8; j += 2) wide[noted[j]] = noted[j + 1];
+    }
+    return 0;
 }
 
 static PyObject *build_planes(Planes *planes, Chunks *chunks) {
@@ -758,8 +810,13 @@ static int default_threads(void) {
 static PyObject *decode(PyObject *self, PyObject *args) {
     Py_buffer view;
     long long max_events = -1;
-    int threads = 0, wide_ids = 0;
-    if (!PyArg_ParseTuple(args, "y*|Lip", &view, &max_events, &threads, &wide_ids)) return NULL;
+    int threads = 0, discard = 0;
+    if (!PyArg_ParseTuple(args, "y*|Lip", &view, &max_events, &threads, &discard)) return NULL;
+    if (discard && view.readonly) { /* zeroing the pages of an immutable object: never */
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_TypeError, "decode(discard=True) needs a writable buffer");
+        return NULL;
+    }
     if (threads <= 0) threads = default_threads();
     Reader r = {(const uint8_t *)view.buf, (const uint8_t *)view.buf + view.len};
     PyObject *lists[4] = {NULL, PyList_New(0), PyList_New(0), PyList_New(0)};
@@ -782,9 +839,9 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     }
     int64_t base = time_base(&planes);
     for (size_t i = 0; i < planes.n; i++)
-        if (prepare_plane(&planes.items[i], base) < 0 || alloc_columns(&planes.items[i], &cols[i], wide_ids) < 0)
+        if (prepare_plane(&planes.items[i], base) < 0 || alloc_columns(&planes.items[i], &cols[i]) < 0)
             goto done;
-    Work work = {&chunks, cols, 0};
+    Work work = {&chunks, cols, 0, discard};
     Py_BEGIN_ALLOW_THREADS
     run_pass2(&work, threads);
     Py_END_ALLOW_THREADS
@@ -793,11 +850,12 @@ static PyObject *decode(PyObject *self, PyObject *args) {
             raise_err(&chunks.items[i].err);
             goto done;
         }
+    if (discard) /* nothing reads the file's bytes again */
+        release_pages(view.buf, (const uint8_t *)view.buf + view.len);
     for (size_t i = 0; i < chunks.n; i++)
-        if (chunks.items[i].narrow_lost) { /* the caller decodes again with wide_ids */
-            Py_INCREF(Py_None);
-            out = Py_None;
-            goto done;
+        if (chunks.items[i].wide.len) {
+            if (widen_ids(&planes, &chunks) < 0) goto done;
+            break;
         }
     plane_list = build_planes(&planes, &chunks);
     if (!plane_list) goto done;
@@ -809,7 +867,10 @@ done:
     for (int i = 1; i < 4; i++) Py_XDECREF(lists[i]);
     for (size_t i = 0; i < planes.n; i++) plane_free(&planes.items[i]);
     free(planes.items);
-    for (size_t i = 0; i < chunks.n; i++) stats_free(&chunks.items[i].stats);
+    for (size_t i = 0; i < chunks.n; i++) {
+        stats_free(&chunks.items[i].stats);
+        free(chunks.items[i].wide.data);
+    }
     free(chunks.items);
     free(cols);
     PyBuffer_Release(&view);
@@ -818,8 +879,9 @@ done:
 
 static PyMethodDef methods[] = {
     {"decode", decode, METH_VARARGS,
-     "decode(data, max_events=-1, threads=0, wide_ids=False): serialized XSpace bytes -> "
-     "typed columns; metadata ids int32 unless wide_ids (None: some id needs wide_ids)."},
+     "decode(data, max_events=-1, threads=0, discard=False): serialized XSpace bytes -> "
+     "typed columns. discard: data's pages may be handed back to the OS as they are walked "
+     "(only for a buffer nothing else reads; its content is zeros afterwards)."},
     {NULL, NULL, 0, NULL},
 };
 

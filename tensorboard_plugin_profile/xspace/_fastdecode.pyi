@@ -1,8 +1,14 @@
 # Interface of the optional compiled reader (_fastdecode.c), which mypy cannot read.
-from typing import Optional
+from typing import Union
 
 def decode(
-    data: bytes, max_events: int = -1, threads: int = 0, wide_ids: bool = False, /
-) -> Optional[dict]:
+    data: Union[bytes, bytearray, memoryview],
+    max_events: int = -1,
+    threads: int = 0,
+    discard: bool = False,
+    /,
+) -> dict:
     """Reads serialized XSpace bytes into flat columns (the final layout of ``rawform.py``);
-    metadata ids int32 unless ``wide_ids`` (None: some id needs ``wide_ids``)."""
+    metadata ids int32, or int64 in every plane when some id needs it. ``discard``: the
+    buffer's pages may be handed back to the OS as the walk passes them (only for anonymous
+    memory that nothing else reads: its content is zeros afterwards)."""

@@ -31,8 +31,7 @@ typedef struct {
 
 typedef struct {
     int32_t *line;
-    void *mid;    /* int32, or int64 when asked (wide_ids) */
-    int mid_wide; /* mid is int64 */
+    int32_t *mid; /* an id that does not fit is noted aside (widen_ids) */
     int64_t *begin, *dur, *occ; /* occ: zeroed, written where non-zero */
     const int64_t *line_base;         /* per line: its timestamp in ps from the time base */
     void *name, *display;
@@ -149,18 +148,16 @@ static int meta_index_build(MetaIndex *m, PyObject *rows, PyObject **names, PyOb
     return factorise(rows, 2, m->display, displays);
 }
 
-/* One event's row of the final columns. */
-/* *narrow_lost: set when an int32 mid column cannot hold this event's id. */
-static inline void put_event(EventCols *c, int64_t row, int32_t line, int64_t mid,
-                             int64_t offset, int64_t dur, int64_t occ, int *any_occ,
-                             int *narrow_lost) {
+/* An event whose metadata id does not fit the int32 column: (row, id), for widen_ids. */
+static int note_wide_id(Buf *wide, int64_t row, int64_t mid) {
+    return BUF_PUT(wide, row, int64_t) < 0 || BUF_PUT(wide, mid, int64_t) < 0 ? -1 : 0;
+}
+
+/* One event's row of the final columns; -1 when out of memory. */
+static inline int put_event(EventCols *c, int64_t row, int32_t line, int64_t mid, int64_t offset,
+                            int64_t dur, int64_t occ, int *any_occ, Buf *wide) {
     c->line[row] = line;
-    if (c->mid_wide) {
-        ((int64_t *)c->mid)[row] = mid;
-    } else {
-        ((int32_t *)c->mid)[row] = (int32_t)mid;
-        if (mid != (int32_t)mid) *narrow_lost = 1;
-    }
+    c->mid[row] = (int32_t)mid;
     c->begin[row] = (int64_t)((uint64_t)offset + (uint64_t)c->line_base[line]);
     c->dur[row] = dur;
     if (occ) {
@@ -170,5 +167,6 @@ static inline void put_event(EventCols *c, int64_t row, int32_t line, int64_t mi
     size_t meta = meta_row(c->meta, mid);
     put_code(c->name, c->name_width, row, c->meta->name[meta]);
     put_code(c->display, c->display_width, row, c->meta->display[meta]);
+    return mid != (int32_t)mid ? note_wide_id(wide, row, mid) : 0;
 }
 #endif

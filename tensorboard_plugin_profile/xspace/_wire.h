@@ -45,12 +45,41 @@ typedef struct {
     uint64_t hash;
 } StrKey;
 
+/* Blocks holding an intern table's own copies of its strings (pointers stay put). */
+typedef struct Arena {
+    struct Arena *next;
+    size_t used, cap;
+    uint8_t data[];
+} Arena;
+
 typedef struct {
     int32_t *slots; /* -1 empty, else index into keys */
     size_t mask;
     StrKey *keys;
     size_t n, cap;
+    /* Keys are copied into the arena unless `borrow` (their bytes outlive the table):
+     * the reader may hand the file's pages back before the tables are merged. */
+    Arena *arena;
+    int borrow;
 } Intern;
+
+static const uint8_t *arena_copy(Arena **a, const uint8_t *p, size_t len) {
+    if (!*a || (*a)->cap - (*a)->used < len) {
+        size_t cap = *a ? (*a)->cap * 2 : 1024; /* a chunk holds few distinct strings */
+        if (cap > 65536) cap = 65536;
+        if (cap < len) cap = len;
+        Arena *block = malloc(sizeof(Arena) + cap);
+        if (!block) return NULL;
+        block->next = *a;
+        block->used = 0;
+        block->cap = cap;
+        *a = block;
+    }
+    uint8_t *out = (*a)->data + (*a)->used;
+    if (len) memcpy(out, p, len);
+    (*a)->used += len;
+    return out;
+}
 
 static uint64_t hash_bytes(const uint8_t *p, size_t len, uint8_t kind) {
     uint64_t h = 1469598103934665603ULL ^ kind;
@@ -95,12 +124,18 @@ static int32_t intern(Intern *t, const uint8_t *p, size_t len, uint8_t kind, uin
         t->keys = keys;
         t->cap = cap;
     }
+    if (!t->borrow && !(p = arena_copy(&t->arena, p, len))) return -1;
     t->keys[t->n] = (StrKey){p, (uint32_t)len, kind, hash};
     t->slots[at] = (int32_t)t->n;
     return (int32_t)t->n++;
 }
 
 static void intern_free(Intern *t) {
+    while (t->arena) {
+        Arena *next = t->arena->next;
+        free(t->arena);
+        t->arena = next;
+    }
     free(t->slots);
     free(t->keys);
     memset(t, 0, sizeof(*t));

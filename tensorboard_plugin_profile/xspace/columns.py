@@ -106,6 +106,7 @@ def well_known_columns(n: int, stats: pd.DataFrame, names) -> dict:
     """Typed event columns of these stats from the long table (last value wins)."""
     rows_of = stat_rows(stats, names)
     event = stats["event"].to_numpy()
+    masks: list = []
     out = {}
     for name in names:
         rows = rows_of.get(name)
@@ -116,13 +117,36 @@ def well_known_columns(n: int, stats: pd.DataFrame, names) -> dict:
         if rows is None:
             out[name] = empty_int_column(n, unsigned)
             continue
-        # Integers keep their 64 bits: uint64 stats are bit-cast into the column. Most such
-        # stats are on a few events: only the pages of those rows take memory.
-        values = sparse_values(n, np.int64, event[rows], stats["int_value"].to_numpy()[rows])
-        mask = np.ones(n, dtype=bool)
-        mask[event[rows]] = False
+        # Integers keep their 64 bits: uint64 stats are bit-cast into the column.
+        values = _int_data(n, event[rows], stats["int_value"].to_numpy()[rows])
+        mask = _missing_mask(n, event[rows], masks)
         out[name] = pd.arrays.IntegerArray(values.view(np.uint64) if unsigned else values, mask)
     return out
+
+
+def _int_data(n: int, present: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The data of an integer column with these values at these rows. Most such stats are
+    on a few events: only the pages of those rows take memory. A stat with one value on
+    every event that has it (a flag, the one program of a profile) is a read-only view of
+    that value, which costs nothing per event (the mask says where it is present)."""
+    if len(values) > 1 and (values == values[0]).all():
+        return np.broadcast_to(np.int64(values[0]), (n,))
+    return sparse_values(n, np.int64, present, values)
+
+
+def _missing_mask(n: int, present: np.ndarray, masks: list) -> np.ndarray:
+    """The missing mask of a column present at these event rows. Stats come in pairs on the
+    same events (``_pt``/``_p``, ``_ct``/``_c``, ``step_num``/``_r``): such columns share
+    one read-only mask (n bytes each otherwise), so that no write in place can change one
+    column's mask under another."""
+    for rows, mask in masks:
+        if np.array_equal(rows, present):
+            return mask
+    mask = np.ones(n, dtype=bool)
+    mask[present] = False
+    mask.flags.writeable = False
+    masks.append((present, mask))
+    return mask
 
 
 def int_values(column) -> tuple:

@@ -24,15 +24,18 @@ import pandas as pd
 from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfile, NotFound
+from ..memsize import sparse_values
 from . import rawform, schema, wire
 from .columns import (
     code_categorical,
     code_dtype,
+    event_dtype,
     object_index,
     str_categorical,
     well_known_columns,
     zeros_view,
 )
+from .filebytes import FileBytes
 from .limits import Limits, gunzip
 from .model import KIND_REF, Plane, Space, stat_values
 
@@ -52,7 +55,7 @@ def read_xspace(path: str) -> Space:
     name = os.path.basename(path)
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = FileBytes(f)
     except FileNotFoundError:
         raise NotFound(f"Profile file {name} does not exist.") from None
     except OSError as e:
@@ -61,28 +64,36 @@ def read_xspace(path: str) -> Space:
 
 
 def decode_xspace(
-    data: Union[bytes, bytearray],
+    data: Union[bytes, bytearray, FileBytes],
     source: str = "<bytes>",
     pure_python: Optional[bool] = None,
     limits: Optional[Limits] = None,
 ) -> Space:
     """Decodes serialized XSpace bytes (optionally gzip-compressed).
 
+    ``FileBytes`` are taken: their memory goes back to the OS as soon as the walk no longer
+    needs it (page by page during the compiled walk), before the tables are built.
     Raises ``CorruptProfile`` on bad bytes and ``ProfileTooLarge`` past a limit.
     """
     limits = limits or Limits.from_env()
-    if not data:
+    discard = isinstance(data, FileBytes) and data.discardable
+    buffer = data.take() if isinstance(data, FileBytes) else data
+    del data  # a FileBytes' bytes are now only ours
+    if not len(buffer):
         raise CorruptProfile(f"Profile file {source} is empty.")
-    if data[:2] == b"\x1f\x8b":
-        data = gunzip(data, source, limits)
-    raw = _read(data, source, pure_python, limits)
+    if buffer[:2] == b"\x1f\x8b":
+        # The inflated bytearray is ours alone: its pages can go during the walk too.
+        buffer, discard = gunzip(buffer, source, limits), True
+    serialized = len(buffer)
+    raw = _read(buffer, source, pure_python, limits, discard)
+    del buffer
     if not raw["planes"] and not raw["hostnames"]:
         raise CorruptProfile(f"Profile file {source} holds no profiler planes (not an XSpace).")
     limits.check_decoded(
         source,
         sum(_length(p["events"][1], 8) for p in raw["planes"]),
         sum(_length(p["stats"][2], 1) for p in raw["planes"]),
-        len(data),
+        serialized,
     )
     return space_from_raw(raw, source)
 
@@ -111,13 +122,17 @@ def space_from_raw(raw: dict, source: str) -> Space:
 
 
 def _read(
-    data: Union[bytes, bytearray], source: str, pure_python: Optional[bool], limits: Limits
+    data: Union[bytes, bytearray, memoryview],
+    source: str,
+    pure_python: Optional[bool],
+    limits: Limits,
+    discard: bool = False,
 ) -> dict:
     if pure_python is None:
         pure_python = bool(os.environ.get("TBPROF_PURE_PYTHON_DECODER"))
     try:
         if _fastdecode is not None and not pure_python:
-            return compiled_raw(_fastdecode, data, limits.max_events, _threads())
+            return compiled_raw(_fastdecode, data, limits.max_events, _threads(), discard)
         return wire.read(bytes(data), limits.max_events)
     except OverflowError as e:
         raise limits.too_many_events(source, int(str(e).split()[0])) from None
@@ -127,11 +142,13 @@ def _read(
         ) from None
 
 
-def compiled_raw(module: ModuleType, data, max_events: int = -1, threads: int = 0) -> dict:
-    """The compiled reader's raw form: metadata ids int32, or int64 when some id needs it
-    (then decoded again: never in real profiles)."""
-    raw = module.decode(data, max_events, threads)
-    return module.decode(data, max_events, threads, True) if raw is None else raw
+def compiled_raw(
+    module: ModuleType, data, max_events: int = -1, threads: int = 0, discard: bool = False
+) -> dict:
+    """The compiled reader's raw form (metadata ids int32, or int64 when some id needs it).
+    ``discard``: ``data`` is anonymous memory that nothing reads again (``FileBytes``), and
+    its pages go back to the OS as the walk passes them."""
+    return module.decode(data, max_events, threads, discard)
 
 
 def _length(column, itemsize: int) -> int:
@@ -165,12 +182,20 @@ def _id_column(column, n: int) -> np.ndarray:
     return np.asarray(column)
 
 
-def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
-    """A long stats table; ``str_value`` holds codes into the distinct strings."""
+def _long_table(owner_col: str, raw: dict, key: str, stat_names: dict, events: int = -1):
+    """The long stats table of ``raw[key]`` (taken out of ``raw``: each raw column is freed
+    once its final column exists); ``str_value`` holds codes into the distinct strings. With
+    ``events`` (the plane's event count) the owners are event rows, as narrow as they fit."""
+    table = raw.pop(key)
     owners, mids, kinds, ints, floats, string_ids = _columns(
-        raw[:6], (np.int64, np.int64, np.int8, np.int64, np.float64, np.int32)
+        table[:6], (np.int64, np.int64, np.int8, np.int64, np.float64, np.int32)
     )
-    strings = list(raw[6])
+    strings = list(table[6])
+    del table
+    if events >= 0:
+        owners = owners.astype(event_dtype(events), copy=False)
+    stat = _stat_column(mids, stat_names)
+    del mids
     refs = np.flatnonzero(kinds == KIND_REF)
     if len(refs):
         # A ref value names a stat: its name joins the string table.
@@ -181,25 +206,31 @@ def _long_table(owner_col: str, raw: tuple, stat_names: dict) -> pd.DataFrame:
         if not string_ids.flags.writeable:  # the compiled reader's buffers are ours to edit
             string_ids = string_ids.copy()
         string_ids[refs] = ref_codes[inverse]
+    columns = {owner_col: owners, "stat": stat, "kind": kinds, "int_value": ints}
+    columns["float_value"] = _sparse_floats(floats)
+    del floats
+    columns["str_value"] = str_categorical(string_ids, strings)
+    del string_ids
+    return pd.DataFrame(columns, copy=False)
+
+
+def _stat_column(mids: np.ndarray, stat_names: dict) -> pd.Categorical:
+    """Stat names by metadata id; two ids may share a name (or have none): the category is
+    the name. Codes are gathered in their final width (no int64 column of them)."""
     codes, unique_mids = pd.factorize(mids)
-    # Two stat ids may share a name (or have none): the category is the name.
     name_codes, names = pd.factorize(
         object_index([stat_names.get(int(m), "") for m in unique_mids]), sort=False
     )
-    return pd.DataFrame(
-        {
-            owner_col: owners,
-            # Codes gathered in their final width (no int64 column of them).
-            "stat": code_categorical(
-                name_codes.astype(code_dtype(len(names)))[codes], object_index(list(names))
-            ),
-            "kind": kinds,
-            "int_value": ints,
-            "float_value": floats,
-            "str_value": str_categorical(string_ids, strings),
-        },
-        copy=False,
+    return code_categorical(
+        name_codes.astype(code_dtype(len(names)))[codes], object_index(list(names))
     )
+
+
+def _sparse_floats(floats: np.ndarray) -> np.ndarray:
+    """The float column with only the pages of its double rows resident (both readers write
+    0.0 on every other row; real profiles have few or no doubles)."""
+    rows = np.flatnonzero(floats.view(np.int64))  # -0.0 is a value too
+    return sparse_values(len(floats), np.float64, rows, floats[rows])
 
 
 def _sorted_factorize(values: np.ndarray) -> tuple:
@@ -232,7 +263,7 @@ def _build_plane(index: int, raw: dict) -> Plane:
     )
     metadata_ids = _id_column(raw["events"][1], len(line_of_event))
     occurrences = raw["events"][4]
-    stats = _long_table("event", raw["stats"], stat_names)
+    stats = _long_table("event", raw, "stats", stat_names, len(line_of_event))
     columns = {
         "line": line_of_event,
         "metadata_id": metadata_ids,
@@ -243,10 +274,10 @@ def _build_plane(index: int, raw: dict) -> Plane:
         if occurrences is None
         else _columns((occurrences,), (np.int64,))[0],
     }
-    columns.update(_name_columns(raw["names"]))
+    columns.update(_name_columns(raw.pop("names")))  # unused raw codes freed here
     columns.update(well_known_columns(len(metadata_ids), stats, schema.WELL_KNOWN_STATS))
-    plane_stats = _long_table("owner", raw["plane_stats"], stat_names)
-    metadata_stats = _long_table("metadata_id", raw["metadata_stats"], stat_names)
+    plane_stats = _long_table("owner", raw, "plane_stats", stat_names)
+    metadata_stats = _long_table("metadata_id", raw, "metadata_stats", stat_names)
     return Plane(
         index=index,
         id=int(raw["id"]),
@@ -300,7 +331,9 @@ def _line_table(rows: list) -> pd.DataFrame:
 
 
 def _name_columns(names: tuple) -> dict:
-    """Event names and display names as categoricals (codes from the reader's layout)."""
+    """Event names and display names as categoricals (codes from the reader's layout). The
+    display names of a plane are usually all "" (one category): their codes are then a
+    read-only view of one 0 that costs no memory per event."""
     name_codes, display_codes, name_strings, display_strings = names
     columns = {}
     for column, codes, strings in (
@@ -309,26 +342,32 @@ def _name_columns(names: tuple) -> dict:
     ):
         dtype = code_dtype(len(strings))
         codes = np.frombuffer(codes, dtype=dtype) if isinstance(codes, bytearray) else codes
+        if column == "display_name" and len(strings) == 1 and len(codes) > 1:
+            codes = np.broadcast_to(dtype(0), (len(codes),))
         columns[column] = code_categorical(codes, object_index(strings))
     return columns
 
 
 def _estimate_nbytes(space: Space) -> int:
-    """Bytes held by the decoded tables (shared all-missing columns count nothing)."""
+    """Bytes held by the decoded tables (broadcast columns count nothing, a mask shared by
+    several columns once)."""
     total = 0
+    seen: set = set()
     for plane in space.planes:
         for table in (plane.events, plane.stats, plane.metadata_stats, plane.event_metadata):
-            total += sum(_column_nbytes(table[c].array) for c in table.columns)
+            total += sum(_column_nbytes(table[c].array, seen) for c in table.columns)
         for table in (plane.stats, plane.metadata_stats):
             total += sum(sys.getsizeof(s) for s in table["str_value"].cat.categories)
         total += 100 * len(plane.event_metadata)
     return total
 
 
-def _column_nbytes(array) -> int:
+def _column_nbytes(array, seen: set) -> int:
     parts = [array.codes] if isinstance(array, pd.Categorical) else []
     if hasattr(array, "_data") and hasattr(array, "_mask"):
-        parts = [array._data, array._mask]
+        mask = array._mask  # kept by the column (unlike a temporary view): its id is stable
+        parts = [array._data] + ([] if id(mask) in seen else [mask])
+        seen.add(id(mask))
     if not parts:
         return int(np.asarray(array).nbytes)
     # A broadcast view (stride 0) holds one value, not one per row.

@@ -74,7 +74,7 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f}"
 
 
-def gunzip(data: bytes | bytearray, source: str, limits: Limits) -> bytearray:
+def gunzip(data: bytes | bytearray | memoryview, source: str, limits: Limits) -> bytearray:
     """Inflates gzip members as a stream, refusing to go past the limit."""
     cap = max(limits.max_decompressed_bytes, DECOMPRESS_RATIO * len(data))
     out = bytearray()
