@@ -43,9 +43,10 @@ logger = logging.getLogger(__name__)
 # of which the preprocessed tables and memoised analyses kept afterwards are ~7x; 2.5 times
 # that peak leaves room for other profiles' shapes until one is measured.
 INITIAL_BYTES_PER_FILE_BYTE = 25
-# What is learned is what stays (tables + memoised analyses); a cold overview peaks at ~2x
-# what it keeps (4.8x the file kept, 9.7x peak), so a reservation scales the learned ratio
-# up to the working set, with a margin.
+# What is learned is what stays (tables + memoised analyses); a cold overview and trace
+# window peak at ~1.4x what they keep on an .xplane.pb (2.8x the file kept, 3.7-4.0x peak;
+# docs/cold_path.md), so a reservation scales the learned ratio up to the working set, with
+# a wide margin: the first files of other kinds and other tools' memos are learned later.
 PEAK_OVER_KEPT = 2.5
 # What a stored Space depends on: the decoders, and the preprocessing applied to an XSpace
 # before it is kept (``profile_reader.read_host_profile``), with the analyses it calls.
