@@ -16,8 +16,8 @@
  *     (i, stop[i]) not skipped. A skipped row takes no part: stop[i] = i, parent -1.
  * flood(stop, xnodes, xptr, xidx, xbits, order, values, proper, unreached, label,
  *       flooded, crossings) -> bytes of (outer, inner) int64 pairs
- *     label[x] = values[r] of the first seed order[r] with a path to x (at least one
- *     edge when proper), else unreached. Extra edges: xnodes (sorted, int32) are the
+ *     label[x] (int64, or int32 when the values and unreached fit) = values[r] of the
+ *     first seed order[r] with a path to x (at least one edge when proper), else unreached. Extra edges: xnodes (sorted, int32) are the
  *     nodes with extra children, xidx[xptr[k]:xptr[k+1]] those of xnodes[k]; xbits
  *     marks xnodes (bit x % 8 of byte x / 8). values empty: dense, a seed's value is
  *     the number of seeds that flooded before it. flooded[r] = 1 when seed r was not
@@ -128,13 +128,23 @@ typedef struct {
     const int64_t *xptr;
     const uint8_t *xbits;
     Py_ssize_t n, num_xnodes;
-    int64_t *label, unreached;
+    int64_t *label, unreached; /* label: int64 per node, or NULL when label32 is used */
+    int32_t *label32;          /* int32 labels (values and unreached fit in int32) */
     int32_t *work; /* rows labelled whose range and extra children wait to be walked */
     size_t top, cap;
     int64_t *pairs; /* crossings, two int64 each; NULL when not recorded */
     size_t num_pairs, pairs_cap;
     int record, oom;
 } Flood;
+
+static inline int64_t get_label(const Flood *f, Py_ssize_t i) {
+    return f->label32 ? (int64_t)f->label32[i] : f->label[i];
+}
+
+static inline void set_label(Flood *f, Py_ssize_t i, int64_t v) {
+    if (f->label32) f->label32[i] = (int32_t)v;
+    else f->label[i] = v;
+}
 
 static void push(Flood *f, int32_t x) {
     if (f->top == f->cap) {
@@ -181,10 +191,11 @@ static void extras(Flood *f, int32_t u, int64_t v) {
     if (lo == f->num_xnodes || f->xnodes[lo] != u) return;
     for (int64_t e = f->xptr[lo]; e < f->xptr[lo + 1]; e++) {
         int32_t c = f->xidx[e];
-        if (f->label[c] != f->unreached) {
-            cross(f, v, f->label[c]);
+        int64_t l = get_label(f, c);
+        if (l != f->unreached) {
+            cross(f, v, l);
         } else {
-            f->label[c] = v;
+            set_label(f, c, v);
             push(f, c);
         }
     }
@@ -194,17 +205,17 @@ static void extras(Flood *f, int32_t u, int64_t v) {
  * seed): a labelled row's whole subtree is labelled already, so it is jumped over. */
 static void walk(Flood *f, int32_t y, int64_t v) {
     const int32_t *stop = f->stop;
-    int64_t *label = f->label;
     int32_t i = y + 1, end = stop[y];
     while (i < end) {
         int32_t s = stop[i];
+        int64_t l;
         if (s == i) { /* skipped: not in the forest */
             i++;
-        } else if (label[i] != f->unreached) {
-            cross(f, v, label[i]);
+        } else if ((l = get_label(f, i)) != f->unreached) {
+            cross(f, v, l);
             i = s;
         } else {
-            label[i] = v;
+            set_label(f, i, v);
             extras(f, i, v);
             i++;
         }
@@ -214,14 +225,14 @@ static void walk(Flood *f, int32_t y, int64_t v) {
 
 static void flood_seeds(Flood *f, const int64_t *order, Py_ssize_t num_seeds,
                         const int64_t *values, int proper, uint8_t *flooded) {
-    for (Py_ssize_t k = 0; k < f->n; k++) f->label[k] = f->unreached;
+    for (Py_ssize_t k = 0; k < f->n; k++) set_label(f, k, f->unreached);
     int64_t dense = 0;
     for (Py_ssize_t r = 0; r < num_seeds && !f->oom; r++) {
         int32_t x = (int32_t)order[r];
-        flooded[r] = f->label[x] == f->unreached;
+        flooded[r] = get_label(f, x) == f->unreached;
         if (!flooded[r]) continue; /* an earlier seed reached x and all it reaches */
         int64_t v = values ? values[r] : dense++;
-        if (!proper) f->label[x] = v;
+        if (!proper) set_label(f, x, v);
         walk(f, x, v);
         while (f->top > 0 && !f->oom) {
             int32_t y = f->work[--f->top];
@@ -246,7 +257,7 @@ static int check_flood_args(Arg *a, Py_ssize_t n, Py_ssize_t num_xnodes, Py_ssiz
 }
 
 /* Buffers of flood(): a[0..8] = stop, xnodes, xptr, xidx, xbits, order, values, label,
- * flooded; f is filled in. */
+ * flooded; f is filled in. label is int64, or int32 when every value and unreached fit. */
 static int flood_parse(PyObject **o, Arg *a, Flood *f, int64_t unreached) {
     if (get_buffer(o[0], &a[0], 0, 4, -1, "stop") < 0) return -1;
     Py_ssize_t n = a[0].view.len / 4;
@@ -259,9 +270,14 @@ static int flood_parse(PyObject **o, Arg *a, Flood *f, int64_t unreached) {
         return -1;
     Py_ssize_t num_seeds = a[5].view.len / 8;
     if (get_buffer(o[6], &a[6], 0, 8, -1, "values") < 0 ||
-        get_buffer(o[7], &a[7], 1, 8, n, "label") < 0 ||
+        get_buffer(o[7], &a[7], 1, 0, -1, "label") < 0 ||
         get_buffer(o[8], &a[8], 1, 1, num_seeds, "flooded") < 0)
         return -1;
+    Py_ssize_t width = a[7].view.itemsize;
+    if ((width != 4 && width != 8) || a[7].view.len != n * width) {
+        PyErr_SetString(PyExc_ValueError, "label: expected one int32 or int64 per node");
+        return -1;
+    }
     const int64_t *values = a[6].view.buf;
     if (a[6].view.len && a[6].view.len != num_seeds * 8) {
         PyErr_SetString(PyExc_ValueError, "flood: one value per seed");
@@ -272,6 +288,15 @@ static int flood_parse(PyObject **o, Arg *a, Flood *f, int64_t unreached) {
             PyErr_SetString(PyExc_ValueError, "flood: a value equals unreached");
             return -1;
         }
+        if (width == 4 && (values[r] < INT32_MIN || values[r] > INT32_MAX)) {
+            PyErr_SetString(PyExc_ValueError, "flood: a value does not fit int32 labels");
+            return -1;
+        }
+    }
+    /* Dense values count seeds: they fit when there are fewer than 2**31. */
+    if (width == 4 && (unreached < INT32_MIN || unreached > INT32_MAX || num_seeds > INT32_MAX)) {
+        PyErr_SetString(PyExc_ValueError, "flood: unreached does not fit int32 labels");
+        return -1;
     }
     if (check_flood_args(a, n, num_xnodes, a[3].view.len / 4) < 0) return -1;
     f->stop = a[0].view.buf;
@@ -281,7 +306,8 @@ static int flood_parse(PyObject **o, Arg *a, Flood *f, int64_t unreached) {
     f->xbits = a[4].view.buf;
     f->n = n;
     f->num_xnodes = num_xnodes;
-    f->label = a[7].view.buf;
+    f->label = width == 8 ? a[7].view.buf : NULL;
+    f->label32 = width == 4 ? a[7].view.buf : NULL;
     f->unreached = unreached;
     return 0;
 }

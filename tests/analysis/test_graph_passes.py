@@ -238,15 +238,22 @@ def test_forest_flood_agrees_with_fallback_and_brute_force(rows, in_order, data)
     results = []
     for intra in (graph_passes.line_forest(line, begin, duration, skip), (parent, None)):
         graph = Graph.build(intra, [extra_edges])
-        label, flooded, (outer, inner) = graph.flood(
-            np.array(order, np.int64), values, proper, unreached=-1, crossings=not proper
-        )
-        assert label.tolist() == [-1 if v is None else v for v in expected]
-        assert flooded.tolist() == expected_flooded
-        results.append(set(zip(outer.tolist(), inner.tolist())))
+        for width in (np.int64, np.int32):  # int32 labels: grouping's group ids
+            label, flooded, (outer, inner) = graph.flood(
+                np.array(order, np.int64),
+                values,
+                proper,
+                unreached=-1,
+                out=np.full(n, 7, dtype=width),  # written whole, whatever it held
+                crossings=not proper,
+            )
+            assert label.dtype == width
+            assert label.tolist() == [-1 if v is None else v for v in expected]
+            assert flooded.tolist() == expected_flooded
+            results.append(set(zip(outer.tolist(), inner.tolist())))
     if not proper:
         crossing = {(label[p], label[c]) for p, c in edges if min(label[p], label[c]) >= 0}
-        assert results[0] == results[1] == {(a, b) for a, b in crossing if a != b}
+        assert all(r == {(a, b) for a, b in crossing if a != b} for r in results)
 
 
 @needs_forest
@@ -272,6 +279,13 @@ def test_flood_rejects_malformed_forests():
     graph.stop[0] = 1
     with pytest.raises(ValueError):
         graph.flood(np.array([2]))  # a seed out of range
+    narrow = np.empty(2, dtype=np.int32)
+    with pytest.raises(ValueError):
+        graph.flood(np.array([0]), np.array([2**31]), out=narrow)  # a value past int32
+    with pytest.raises(ValueError):
+        graph.flood(np.array([0]), out=narrow)  # unreached (NO_LABEL) past int32
+    with pytest.raises(ValueError):
+        graph.flood(np.array([0]), out=np.empty(2, dtype=np.int16))
 
 
 def test_graphs_past_int32_ids_take_the_fallbacks():

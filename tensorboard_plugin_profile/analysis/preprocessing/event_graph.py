@@ -175,7 +175,8 @@ class Graph:
         number of seeds before that flooded (were not reached by an earlier seed, see
         ``flooded``). ``crossings``: the label pairs of edges from a node into one labelled
         differently (not when proper; pairs may repeat). ``out``: an int64 array per node
-        to write the labels into (a fresh one costs its first touch of every page).
+        to write the labels into (a fresh one costs its first touch of every page); int32
+        when the values and ``unreached`` fit in it.
         """
         args = (order, values, proper, unreached, out, crossings)
         if self.stop is not None:

@@ -84,7 +84,7 @@ def group_events(space: Space) -> Grouping:
     offsets, n = nodes.offsets, nodes.n
     del graph, intra, edge_sets, loop_edges, nodes  # freed before the narrowed copy is made
     if n < 2**31:  # ids are ranks of roots: kept through the plane edits at half the size
-        group = group.astype(np.int32)
+        group = group.astype(np.int32, copy=False)
     result.group_ids = [group[offsets[p] : offsets[p + 1]] for p in range(len(space.planes))]
     return result
 
@@ -92,16 +92,22 @@ def group_events(space: Space) -> Grouping:
 def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Grouping) -> np.ndarray:
     is_loop = len(loop_roots) > 0
     roots = loop_roots if is_loop else group_roots.sorted_roots(nodes, tf_data_ids)
-    group = np.empty(nodes.n, dtype=np.int64)  # first the scratch of the ancestor search
+    # Group ids are ranks of roots: int32 labels below 2**31 nodes (half the flood's memory).
+    width = np.int32 if nodes.n < 2**31 else np.int64
     if is_loop:
         # Every loop root gets an id, its rank, even when an earlier iteration took it.
         ranks = np.arange(len(roots), dtype=np.int64)
+        group = np.empty(nodes.n, dtype=width)
         group, _, crossings = graph.flood(roots, ranks, unreached=-1, out=group, crossings=True)
         grouped = roots
     else:
         # A root whose ancestors include a root of its level never floods; the others
-        # get ids in turn when nobody earlier took them.
-        flooding = roots[~_has_same_level_ancestor(nodes, graph, roots, group)]
+        # get ids in turn when nobody earlier took them. The search's int64 scratch is
+        # freed before the labels are made.
+        scratch = np.empty(nodes.n, dtype=np.int64)
+        flooding = roots[~_has_same_level_ancestor(nodes, graph, roots, scratch)]
+        del scratch
+        group = np.empty(nodes.n, dtype=width)
         group, flooded, crossings = graph.flood(flooding, unreached=-1, out=group, crossings=True)
         grouped = flooding[flooded]
     _record_relations(crossings, group, grouped, result)

@@ -221,8 +221,12 @@ class PlaneEdit:
                     self._drop(name)
                 else:
                     refresh.append(name)
+        del masks  # the old masks it held are freed with their columns
         self._drop(*touched)
         new_row = placed.new_row if placed is not None else None
+        if placed is not None and self._consume:
+            self._move_stat_events(placed)  # the row map is freed before the merge's peak
+            new_row = None
         stats, typed = merged_stats(
             plane.stats, self._stat_rows, self._replaced, new_row, int_names, num_events
         )
@@ -232,6 +236,18 @@ class PlaneEdit:
         typed.update(carried)
         typed.update(well_known_columns(num_events, stats, refresh))
         return stats, share_equal_masks(typed)
+
+    def _move_stat_events(self, placed: Placement) -> None:
+        """Puts every stats row's event (old table, additions, replaced rows) on its edited
+        row, then drops the placement's row map (``consume`` only: the old table is this
+        edit's to change). The merge then reads rows that did not move: the same table."""
+        new_row = placed.new_row
+        stats = self.plane.stats
+        stats["event"] = new_row[stats["event"].to_numpy()]
+        for rows in self._stat_rows:
+            rows.events = new_row[rows.events]
+        self._replaced = {name: new_row[events] for name, events in self._replaced.items()}
+        placed.new_row = None  # type: ignore[assignment]  # nothing reads it after this
 
     def _drop(self, *names: str) -> None:
         """Frees these old event columns (``consume``), once their edited copies exist."""
