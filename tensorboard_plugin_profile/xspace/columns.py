@@ -18,6 +18,8 @@ See docs/decoder.md.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 import pandas as pd
 
@@ -102,11 +104,14 @@ def stat_rows(stats: pd.DataFrame, names) -> dict:
     return out
 
 
-def well_known_columns(n: int, stats: pd.DataFrame, names) -> dict:
-    """Typed event columns of these stats from the long table (last value wins)."""
+def well_known_columns(n: int, stats: pd.DataFrame, names, masks: Optional[list] = None) -> dict:
+    """Typed event columns of these stats from the long table (last value wins).
+
+    ``masks``: read-only missing masks to share (``shared_mask``; a list of its own if None).
+    """
     rows_of = stat_rows(stats, names)
     event = stats["event"].to_numpy()
-    masks: list = []
+    masks = [] if masks is None else masks
     out = {}
     for name in names:
         rows = rows_of.get(name)
@@ -119,7 +124,9 @@ def well_known_columns(n: int, stats: pd.DataFrame, names) -> dict:
             continue
         # Integers keep their 64 bits: uint64 stats are bit-cast into the column.
         values = _int_data(n, event[rows], stats["int_value"].to_numpy()[rows])
-        mask = _missing_mask(n, event[rows], masks)
+        mask = np.ones(n, dtype=bool)
+        mask[event[rows]] = False
+        mask = shared_mask(mask, masks)
         out[name] = pd.arrays.IntegerArray(values.view(np.uint64) if unsigned else values, mask)
     return out
 
@@ -134,19 +141,47 @@ def _int_data(n: int, present: np.ndarray, values: np.ndarray) -> np.ndarray:
     return sparse_values(n, np.int64, present, values)
 
 
-def _missing_mask(n: int, present: np.ndarray, masks: list) -> np.ndarray:
-    """The missing mask of a column present at these event rows. Stats come in pairs on the
-    same events (``_pt``/``_p``, ``_ct``/``_c``, ``step_num``/``_r``): such columns share
-    one read-only mask (n bytes each otherwise), so that no write in place can change one
-    column's mask under another."""
-    for rows, mask in masks:
-        if np.array_equal(rows, present):
-            return mask
-    mask = np.ones(n, dtype=bool)
-    mask[present] = False
+def shared_mask(mask: np.ndarray, kept: list) -> np.ndarray:
+    """``mask``, or an equal one of ``kept``; a mask found nowhere joins ``kept``, read-only.
+
+    Stats come in pairs on the same events (``_pt``/``_p``, ``_ct``/``_c``,
+    ``step_num``/``_r``): their nullable columns share one missing mask (n bytes each
+    otherwise), read-only so that no write in place can change one column's mask under
+    another. The decoder and the plane edits (``preprocessing.placement``) share through
+    here. An all-missing broadcast view is left as it is (it costs nothing)."""
+    if len(mask) < 2 or not mask.strides[0]:
+        return mask
+    for other in kept:
+        if other is mask or _equal_masks(other, mask):
+            return other
     mask.flags.writeable = False
-    masks.append((present, mask))
+    kept.append(mask)
     return mask
+
+
+def share_equal_masks(columns: dict, kept: Optional[list] = None) -> dict:
+    """The same columns, the nullable integer ones with equal missing masks sharing one
+    (``shared_mask``; ``kept``: masks shared already)."""
+    kept = [] if kept is None else kept
+    out = {}
+    for name, column in columns.items():
+        mask = getattr(column, "_mask", None)
+        if isinstance(column, pd.arrays.IntegerArray) and isinstance(mask, np.ndarray):
+            same = shared_mask(mask, kept)
+            if same is not mask:
+                column = pd.arrays.IntegerArray(column._data, same)
+        out[name] = column
+    return out
+
+
+_COMPARED_AT_ONCE = 1 << 20  # bytes of two masks compared per step (no n-sized temporary)
+
+
+def _equal_masks(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape:
+        return False
+    step = _COMPARED_AT_ONCE
+    return all(np.array_equal(a[i : i + step], b[i : i + step]) for i in range(0, len(a), step))
 
 
 def int_values(column) -> tuple:

@@ -90,8 +90,10 @@ class Plane:
         as str; the last value wins when an event carries the stat twice.
         """
         if name == schema.GROUP_ID and self.implicit_group is not None:  # the events' column
-            column = self.events[name].astype(object)
-            picked = column if at is None else column.iloc[np.asarray(at, dtype=np.int64)]
+            column = self.events[name]
+            if at is not None:  # the asked rows only, before any object is made
+                column = column.iloc[np.asarray(at, dtype=np.int64)]
+            picked = column.astype(object)
             return picked.where(picked.notna(), None).reset_index(drop=True)
         rows = self.stats[self.stats["stat"] == name]
         out = pd.Series([None] * (len(self.events) if at is None else len(at)), dtype=object)

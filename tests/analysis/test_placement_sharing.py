@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tensorboard_plugin_profile.analysis.preprocessing.placement import (
-    Placement,
-    name_column,
+from tensorboard_plugin_profile.analysis.preprocessing.placement import Placement, name_column
+from tensorboard_plugin_profile.xspace.columns import (
+    code_categorical,
+    object_index,
     share_equal_masks,
+    well_known_columns,
 )
-from tensorboard_plugin_profile.xspace.columns import code_categorical, object_index
 
 N = 10_000
 
@@ -53,7 +54,7 @@ def _values(column) -> list:
 def test_columns_sharing_a_mask_share_its_placed_copy():
     placed = _placement()
     kinds, ids = _shared_pair(np.arange(0, N, 97))
-    masks: dict = {}
+    masks: list = []
     # Frames hand out new view objects of a column's mask: the buffer is what is shared.
     frame = pd.DataFrame({"_ct": kinds, "_c": ids}, copy=False)
     a, b = placed.carried(frame["_ct"], masks), placed.carried(frame["_c"], masks)
@@ -63,14 +64,17 @@ def test_columns_sharing_a_mask_share_its_placed_copy():
     assert _values(b) == _expected(placed, ids)
 
 
-def test_a_writable_mask_is_placed_for_each_column():
+def test_columns_present_on_other_events_keep_their_own_placed_masks():
     placed = _placement()
-    mask = np.ones(N, dtype=bool)
-    mask[::50] = False
-    one = pd.arrays.IntegerArray(np.arange(N, dtype=np.int64), mask)
-    two = pd.arrays.IntegerArray(np.arange(N, dtype=np.int64), mask)
-    masks: dict = {}
-    assert placed.carried(one, masks)._mask is not placed.carried(two, masks)._mask
+    first, second = np.ones(N, dtype=bool), np.ones(N, dtype=bool)
+    first[::50] = False
+    second[1::50] = False
+    one = pd.arrays.IntegerArray(np.arange(N, dtype=np.int64), first)
+    two = pd.arrays.IntegerArray(np.arange(N, dtype=np.int64), second)
+    masks: list = []
+    a, b = placed.carried(one, masks), placed.carried(two, masks)
+    assert a._mask is not b._mask
+    assert _values(a) == _expected(placed, one) and _values(b) == _expected(placed, two)
 
 
 def test_a_broadcast_value_stays_a_broadcast():
@@ -78,7 +82,7 @@ def test_a_broadcast_value_stays_a_broadcast():
     mask = np.ones(N, dtype=bool)
     mask[[3, 500, 9_999]] = False
     column = pd.arrays.IntegerArray(np.broadcast_to(np.int64(26), (N,)), mask)
-    out = placed.carried(column, {})
+    out = placed.carried(column, [])
     assert out._data.strides[0] == 0
     assert _values(out) == _expected(placed, column)
 
@@ -118,3 +122,21 @@ def test_a_one_name_column_stays_a_broadcast_when_new_events_share_the_name():
     expected = ["Region" if r >= N else "" for r in np.argsort(placed.new_row)]
     assert named.codes.strides[0] != 0
     assert list(np.asarray(named)) == expected
+
+
+def test_the_decoders_columns_on_the_same_events_share_one_mask():
+    events = np.array([3, 3, 9, 40, 40, 77], dtype=np.int32)
+    stats = pd.DataFrame(
+        {
+            "event": events,
+            "stat": pd.Categorical(["_pt", "_p", "_r", "_pt", "_p", "_r"]),
+            "int_value": np.array([1, 10, 1, 2, 20, 1], dtype=np.int64),
+        }
+    )
+    columns = well_known_columns(100, stats, ["_pt", "_p", "_r", "step_num"])
+    assert columns["_pt"]._mask is columns["_p"]._mask
+    assert columns["_r"]._mask is not columns["_p"]._mask
+    assert not columns["_pt"]._mask.flags.writeable
+    assert _values(columns["_p"])[40] == 20 and _values(columns["_pt"])[3] == 1
+    assert columns["_r"]._data.strides[0] == 0  # one value wherever present
+    assert _values(columns["step_num"]) == [None] * 100

@@ -54,7 +54,7 @@ def group_column(
         on_old, rest = np.full(num_old, -1, dtype=np.int64), sets
     on_new = np.full(num_events - num_old, -1, dtype=np.int64)
     if rest and on_old is first.values:
-        on_old = on_old.copy()
+        on_old = on_old.astype(np.int64)  # a copy other sets may write any id into
     for s in rest:
         rows = np.arange(len(s.values)) if s.rows is None else s.rows
         keep = s.values >= 0

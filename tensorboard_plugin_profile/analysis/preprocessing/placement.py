@@ -33,6 +33,7 @@ from ...xspace.columns import (
     empty_str_column,
     int_values_at,
     object_index,
+    shared_mask,
 )
 from .edit_passes import (
     insert_recoded,
@@ -106,13 +107,13 @@ class Placement:
         return values.take(self.permutation()).reset_index(drop=True)
 
     # --- typed columns ----------------------------------------------------------------
-    def carried(self, column, masks: Optional[dict] = None) -> object:
+    def carried(self, column, masks: Optional[list] = None) -> object:
         """A typed stat column with its old values on the old events' new rows.
 
-        ``masks`` (old mask buffer -> (old mask, placed mask)), shared by the calls of one edit:
-        columns that shared a read-only missing mask (stats that come in pairs on the same
-        events) share its placed copy, and a column whose data is one broadcast value keeps
-        it, so neither costs a byte per event more after the edit than before."""
+        ``masks``, shared by the calls of one edit: equal placed missing masks are one
+        (``columns.shared_mask``: stats that come in pairs on the same events), and a column
+        whose data is one broadcast value keeps it, so neither costs a byte per event more
+        after the edit than before."""
         array = column.array if isinstance(column, pd.Series) else column
         n, count = len(self.new_row), len(self.new_row) - self.num_old
         if isinstance(array, pd.Categorical):
@@ -128,7 +129,9 @@ class Placement:
             mask = np.asarray(array.isna(), dtype=bool)
         if len(mask) > 1 and not mask.strides[0] and mask[0]:
             return empty_int_column(n, unsigned)  # the all-missing view: no row to read
-        missing = self._placed_mask(mask, count, masks)
+        missing = self.place(mask, np.ones(count, dtype=bool))
+        if masks is not None:
+            missing = shared_mask(missing, masks)
         old_data = getattr(array, "_data", None)
         if isinstance(old_data, np.ndarray) and len(old_data) > 1 and not old_data.strides[0]:
             data = np.broadcast_to(old_data[0], (n,))  # one value wherever present
@@ -137,19 +140,6 @@ class Placement:
         moved = self.new_row[rows]
         data = sparse_values(n, np.int64, moved, int_values_at(array, rows))
         return pd.arrays.IntegerArray(data.view(np.uint64) if unsigned else data, missing)
-
-    def _placed_mask(self, mask: np.ndarray, count: int, masks: Optional[dict]) -> np.ndarray:
-        """The missing mask on the edited rows (new events missing), once per shared mask."""
-        if masks is None or mask.flags.writeable:  # not shared
-            return self.place(mask, np.ones(count, dtype=bool))
-        # Frames wrap a column's mask in new view objects: the buffer identifies it.
-        key = (mask.__array_interface__["data"][0], mask.shape, mask.strides)
-        if key in masks:
-            return masks[key][1]
-        missing = self.place(mask, np.ones(count, dtype=bool))
-        missing.flags.writeable = False
-        masks[key] = (mask, missing)  # the old mask is held: its buffer stays unique
-        return missing
 
 
 def name_column(column: pd.Series, added: list, inverse, placed: Placement) -> pd.Categorical:
@@ -186,27 +176,3 @@ def sorted_used(names: list, used: np.ndarray) -> tuple:
 
 def _is_identity(remap: np.ndarray, count: int) -> bool:
     return len(remap) >= count and bool((remap[:count] == np.arange(count)).all())
-
-
-def share_equal_masks(columns: dict) -> dict:
-    """The same typed columns, those with equal missing masks sharing one read-only mask
-    (stats that come in pairs on the same events: n bytes each otherwise). Masks made by
-    the edit are compared; the decoder's all-missing views are left alone."""
-    kept: list = []
-    out = {}
-    for name, column in columns.items():
-        mask = getattr(column, "_mask", None)
-        if not isinstance(column, pd.arrays.IntegerArray) or not isinstance(mask, np.ndarray):
-            out[name] = column
-            continue
-        if len(mask) < 2 or not mask.strides[0]:
-            out[name] = column
-            continue
-        same = next((m for m in kept if m is mask or np.array_equal(m, mask)), None)
-        if same is None:
-            mask.flags.writeable = False  # shared from now on: nobody writes it in place
-            kept.append(mask)
-        elif same is not mask:
-            column = pd.arrays.IntegerArray(column._data, same)
-        out[name] = column
-    return out

@@ -28,10 +28,10 @@ import numpy as np
 import pandas as pd
 
 from ...xspace import schema
-from ...xspace.columns import is_zeros_view, well_known_columns, zeros_view
+from ...xspace.columns import is_zeros_view, share_equal_masks, well_known_columns, zeros_view
 from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64, Plane
 from .group_column import GroupSet, group_column, implicit_groups
-from .placement import Placement, name_column, share_equal_masks
+from .placement import Placement, name_column
 from .stat_table import StatRows, merged_stats
 
 _WELL_KNOWN = frozenset(schema.WELL_KNOWN_STATS)
@@ -213,7 +213,7 @@ class PlaneEdit:
             int_names = [n for n in int_names if n != schema.GROUP_ID]
         refresh = [n for n in touched if n in _WELL_KNOWN and n in schema.STR_STATS]
         carried: dict = {}
-        masks: dict = {}  # shared missing masks placed once (Placement.carried)
+        masks: list = []  # the edit's read-only missing masks, each shared (columns.shared_mask)
         if placed is not None:  # carried first: their old columns are dropped before the merge
             for name in [n for n in schema.WELL_KNOWN_STATS if n not in touched]:
                 if name in plane.events:
@@ -221,7 +221,6 @@ class PlaneEdit:
                     self._drop(name)
                 else:
                     refresh.append(name)
-        del masks  # the old masks it held are freed with their columns
         self._drop(*touched)
         new_row = placed.new_row if placed is not None else None
         if placed is not None and self._consume:
@@ -234,8 +233,8 @@ class PlaneEdit:
             for column in list(plane.stats.columns):
                 del plane.stats[column]
         typed.update(carried)
-        typed.update(well_known_columns(num_events, stats, refresh))
-        return stats, share_equal_masks(typed)
+        typed.update(well_known_columns(num_events, stats, refresh, masks))
+        return stats, share_equal_masks(typed, masks)
 
     def _move_stat_events(self, placed: Placement) -> None:
         """Puts every stats row's event (old table, additions, replaced rows) on its edited
