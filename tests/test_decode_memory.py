@@ -130,16 +130,17 @@ def _paired_stats_profile() -> bytes:
     space = xplane_pb2.XSpace(hostnames=["h"])
     plane = space.planes.add(id=1, name="/host:CPU")
     plane.event_metadata[1].name = "op"
-    names = {1: "_pt", 2: "_p", 3: "_ct", 4: "_c", 5: "x", 6: "_r"}
+    # Well-known stats that are event columns (schema.COLUMN_STATS), like _pt/_p used to be.
+    names = {1: "element_id", 2: "parent_id", 3: "iter_num", 4: "id", 5: "x", 6: "device_id"}
     for sid, name in names.items():
         plane.stat_metadata[sid].name = name
     line = plane.lines.add(id=1)
     for i in range(3000):
         event = line.events.add(metadata_id=1, offset_ps=i, duration_ps=1)
-        if i % 10 == 0:  # _pt and _p on the same events
+        if i % 10 == 0:  # element_id and parent_id on the same events
             event.stats.add(metadata_id=1, int64_value=i)
             event.stats.add(metadata_id=2, uint64_value=i + 1)
-        if i % 15 == 0:  # _ct alone on others, _c on yet others
+        if i % 15 == 0:  # iter_num alone on others, id on yet others
             event.stats.add(metadata_id=3, int64_value=-i)
         if i % 15 == 1:
             event.stats.add(metadata_id=4, int64_value=i)
@@ -156,17 +157,18 @@ def test_stats_on_the_same_events_share_one_read_only_mask(pure):
         pytest.skip("compiled reader not built")
     plane = decode_xspace(_paired_stats_profile(), "pairs", pure_python=pure).planes[0]
     events = plane.events
-    masks = {name: events[name].array._mask for name in ("_pt", "_p", "_ct", "_c")}
-    assert masks["_pt"] is masks["_p"]
-    assert masks["_ct"] is not masks["_pt"] and masks["_c"] is not masks["_ct"]
+    names = ("element_id", "parent_id", "iter_num", "id")
+    masks = {name: events[name].array._mask for name in names}
+    assert masks["element_id"] is masks["parent_id"]
+    assert masks["iter_num"] is not masks["element_id"] and masks["id"] is not masks["iter_num"]
     assert not any(m.flags.writeable for m in masks.values())
     with pytest.raises(ValueError, match="read-only"):
-        masks["_pt"][0] = True
+        masks["element_id"][0] = True
     rows = np.arange(3000)
-    assert np.array_equal(~masks["_pt"], rows % 10 == 0)
-    assert np.array_equal(~masks["_ct"], rows % 15 == 0)
-    assert events["_p"].dropna().tolist() == [i + 1 for i in range(0, 3000, 10)]
-    assert events["_c"].dropna().tolist() == list(range(1, 3000, 15))
+    assert np.array_equal(~masks["element_id"], rows % 10 == 0)
+    assert np.array_equal(~masks["iter_num"], rows % 15 == 0)
+    assert events["parent_id"].dropna().tolist() == [i + 1 for i in range(0, 3000, 10)]
+    assert events["id"].dropna().tolist() == list(range(1, 3000, 15))
 
 
 @pytest.mark.parametrize("pure", [True, False])
@@ -188,12 +190,12 @@ def test_single_valued_columns_are_broadcast_views(pure):
         pytest.skip("compiled reader not built")
     data = _paired_stats_profile()
     events = decode_xspace(data, "pairs", pure_python=pure).planes[0].events
-    root = events["_r"].array
+    root = events["device_id"].array
     assert root._data.strides == (0,) and not root._data.flags.writeable
     assert root.to_numpy(dtype=object, na_value=None).tolist() == [
         1 if i % 100 == 7 else None for i in range(3000)
     ]
-    assert events["_p"].array._data.strides == (8,)  # many values: sparse pages
+    assert events["parent_id"].array._data.strides == (8,)  # many values: sparse pages
     assert events["display_name"].array.codes.strides == (0,)  # every display name is ""
     assert (events["display_name"] == "").all()
     space = xplane_pb2.XSpace.FromString(data)

@@ -204,19 +204,20 @@ def _xla_plane_ops(plane: Plane) -> pd.DataFrame:
     """Events of one plane that ran an XLA instruction and no framework op."""
     ev = plane.events
     hlo = typed_column(plane, schema.HLO_OP)
-    present = hlo.notna().to_numpy()
-    if not present.any():
+    rows = np.flatnonzero(hlo.notna().to_numpy())  # the tests below read these rows only
+    if not len(rows):
         return _NO_XLA_OPS
-    keep = present & ~_derived(plane) & (hlo.fillna("") != "").to_numpy()
+    hlo = hlo.iloc[rows]
+    keep = ~_derived(plane, rows) & (hlo.fillna("") != "").to_numpy()
     if schema.TF_OP in ev:
-        keep &= ev[schema.TF_OP].fillna("").eq("").to_numpy()
-    rows = np.flatnonzero(keep)
+        keep &= ev[schema.TF_OP].iloc[rows].fillna("").eq("").to_numpy()
+    rows, hlo = rows[keep], hlo[keep]
     program = typed_column(plane, schema.PROGRAM_ID).iloc[rows].fillna(0).astype(np.int64)
     return pd.DataFrame(
         {
             "side": DEVICE if schema.is_device_plane(plane.name) else HOST,
             "program_id": program.to_numpy(),
-            "hlo_op": hlo.iloc[rows].astype(str).to_numpy(),
+            "hlo_op": hlo.astype(str).to_numpy(),
             "duration": ev["duration_ps"].to_numpy(dtype=np.int64)[rows],
         }
     )

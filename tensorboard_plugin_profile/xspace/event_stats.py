@@ -1,4 +1,9 @@
-"""An event's stats in table order, ``group_id`` included wherever it is kept.
+"""An event's stats in table order, ``group_id`` included wherever it is kept; and the
+typed column of a well-known stat, wherever it is kept.
+
+Sparse well-known stats (``schema.ROW_STATS``: step markers, producer/consumer ends, XLA
+launches) stay rows of ``Plane.stats`` and are no event column: ``typed_column`` makes
+one for a read, ``int_stat`` gives the rows that carry an integer one.
 
 Preprocessing keeps ``group_id`` only as the events' column (``Plane.implicit_group``):
 millions of grouped events would otherwise repeat it as rows of the long stats table.

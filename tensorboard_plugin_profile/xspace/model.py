@@ -6,7 +6,8 @@ A ``Plane`` holds
 - ``events``: one row per XEvent, in file order, with ``line`` (row of
   ``lines``), ``metadata_id``, ``name`` and ``display_name`` (categoricals from
   the event metadata), ``begin_ps``, ``duration_ps``, ``occurrences`` and one
-  typed column per well-known stat (``schema.WELL_KNOWN_STATS``; nullable);
+  typed column per well-known stat of ``schema.COLUMN_STATS`` (nullable; the
+  sparse ones, ``schema.ROW_STATS``, are read through ``xspace.event_stats``);
 - ``stats``: every event stat in long form (``event``, ``stat``, ``kind``,
   ``int_value``, ``float_value``, ``str_value``), including the well-known ones;
 - ``event_metadata`` (``id``, ``name``, ``display_name``) and ``metadata_stats``

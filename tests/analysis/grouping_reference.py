@@ -33,6 +33,7 @@ import numpy as np
 
 from tensorboard_plugin_profile.analysis import op_names
 from tensorboard_plugin_profile.xspace import schema
+from tensorboard_plugin_profile.xspace.event_stats import typed_column
 from tensorboard_plugin_profile.xspace.model import Space
 
 # Node types the grouping cares about (anything else is 0).
@@ -93,12 +94,9 @@ def group_events(space: Space) -> Grouping:
     return result
 
 
-def _int_column(events, name: str) -> tuple:
+def _int_column(plane, name: str) -> tuple:
     """(values as a Python list, present mask list) of a nullable int column."""
-    if name not in events.columns:
-        n = len(events)
-        return [0] * n, [False] * n
-    col = events[name]
+    col = typed_column(plane, name)
     present = ~col.isna().to_numpy()
     dtype = np.uint64 if str(col.dtype).startswith("UInt") else np.int64
     values = col.to_numpy(dtype=dtype, na_value=0)
@@ -151,7 +149,7 @@ class _Graph:
                 else [None] * len(ev)
             )
             for key in _COLUMNS:
-                values, mask = _int_column(ev, key)
+                values, mask = _int_column(plane, key)
                 cols[key] += values
                 present[key] += mask
         self.begin, self.end, self.line, self.types = begin, end, line, types

@@ -21,6 +21,7 @@ from tensorboard_plugin_profile.analysis.preprocessing.preprocess import (
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, read_xspace, schema
 from tensorboard_plugin_profile.xspace.columns import well_known_columns
+from tensorboard_plugin_profile.xspace.event_stats import typed_column
 from tensorboard_plugin_profile.xspace.model import KIND_DOUBLE, KIND_STR
 
 needs_compiled = pytest.mark.skipif(
@@ -174,7 +175,8 @@ def test_typed_columns_are_those_of_the_stats_after_preprocessing(path):
     # must be what the stats table says (but group_id: only the column holds it, unless
     # the file came grouped).
     for plane in preprocess(read_xspace(str(path))).planes:
-        rebuilt = well_known_columns(len(plane.events), plane.stats, schema.WELL_KNOWN_STATS)
+        rebuilt = well_known_columns(len(plane.events), plane.stats, schema.COLUMN_STATS)
+        assert not set(schema.ROW_STATS) & set(plane.events.columns)  # read from the rows
         if plane.implicit_group is not None:
             assert not (plane.stats["stat"] == schema.GROUP_ID).any()
             del rebuilt[schema.GROUP_ID]
@@ -246,15 +248,17 @@ def test_plane_edit_gives_the_same_with_and_without_the_compiled_passes(empty, m
     # Each line's events by begin, longest first; typed columns are what the stats say.
     key = list(zip(events["line"], events["begin_ps"], -events["duration_ps"]))
     assert key == sorted(key)
-    rebuilt = well_known_columns(len(events), built[0].stats, schema.WELL_KNOWN_STATS)
+    rebuilt = well_known_columns(len(events), built[0].stats, schema.COLUMN_STATS)
     for name, values in rebuilt.items():
         assert _values(events[name]) == _values(values), name
     assert built[0].stats["event"].is_monotonic_increasing
-    assert _values(events[events["name"] == "new"]["_c"]) == [7, 7]
+    consumers = typed_column(built[0], schema.CONSUMER_ID)
+    assert _values(consumers[(events["name"] == "new").to_numpy()]) == [7, 7]
     if not empty:
         stats = built[0].stats
         assert stats[stats["stat"] == schema.ROOT_LEVEL]["int_value"].tolist() == [5, 1]
-        assert _values(events[events["name"] == "outer"][schema.ROOT_LEVEL]) == [5, 1]
+        levels = typed_column(built[0], schema.ROOT_LEVEL)
+        assert _values(levels[(events["name"] == "outer").to_numpy()]) == [5, 1]
 
 
 _EVENTS = [

@@ -23,8 +23,8 @@ from conftest import all_host_files
 
 from tensorboard_plugin_profile.analysis.preprocessing import grouping
 from tensorboard_plugin_profile.analysis.preprocessing import preprocess as preprocess_module
-from tensorboard_plugin_profile.xspace import read_xspace
-from tensorboard_plugin_profile.xspace.event_stats import stats_in_order
+from tensorboard_plugin_profile.xspace import read_xspace, schema
+from tensorboard_plugin_profile.xspace.event_stats import stats_in_order, typed_column
 
 from . import grouping_reference
 from .test_preprocess import U64, make_space
@@ -198,11 +198,13 @@ def _table_digest(table: pd.DataFrame) -> str:
 
 def space_digest(space) -> str:
     """Values (not dtypes) of every table, stat names, group names and relations. The
-    stats are every event's as listed (``group_id`` in place, wherever it is kept): the
-    digests recorded when it was a stats row still hold."""
+    stats are every event's as listed (``group_id`` in place, wherever it is kept), and the
+    events carry the columns of the stats kept only as rows (``schema.ROW_STATS``): the
+    digests recorded when both were stored the other way still hold."""
     h = hashlib.sha1()
     for plane in space.planes:
-        for table in (plane.lines, plane.events, stats_in_order(plane), plane.event_metadata):
+        events = plane.events.assign(**{n: typed_column(plane, n) for n in schema.ROW_STATS})
+        for table in (plane.lines, events, stats_in_order(plane), plane.event_metadata):
             h.update(_table_digest(table).encode())
         # Ids given to new stat names are arbitrary; the names are not.
         h.update(repr(sorted(plane.stat_names.values())).encode())

@@ -7,6 +7,7 @@ from xspace_builder import HostPlane
 
 from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.xspace import schema
+from tensorboard_plugin_profile.xspace.event_stats import typed_column
 
 
 def test_executor_and_tpu_execute_events_with_equal_keys_share_one_connection_id():
@@ -18,11 +19,12 @@ def test_executor_and_tpu_execute_events_with_equal_keys_share_one_connection_id
     plane.event(line, "TpuExecuteOp", 30, 5, **{schema.STEP_ID: 8, schema.ITER_NUM: 3})
     plane.event(line, "TpuExecuteOp", 40, 5, **{schema.STEP_ID: 7})  # a key missing: left out
     plane.event(line, "unrelated", 50, 5, **keys)
-    events = preprocess(plane.decode()).plane(schema.HOST_PLANE).events
+    host = preprocess(plane.decode()).plane(schema.HOST_PLANE)
+    events = host.events
     by_name = {(n, int(b)): i for i, (n, b) in enumerate(zip(events["name"], events["begin_ps"]))}
 
     def value(column: str, name: str, begin_us: int):
-        v = events[column].iat[by_name[(name, begin_us * 1_000_000)]]
+        v = typed_column(host, column).iat[by_name[(name, begin_us * 1_000_000)]]
         return None if pd.isna(v) else int(v)
 
     produced = value(schema.PRODUCER_ID, schema.EXECUTOR_STATE_PROCESS, 0)

@@ -9,6 +9,7 @@ from xspace_builder import Uint, space_from_tables
 from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace
+from tensorboard_plugin_profile.xspace.event_stats import typed_column
 from tensorboard_plugin_profile.xspace.model import Space
 
 # Stat values written as uint64; ``make_space`` takes the nested-tuple form of the one builder.
@@ -17,12 +18,14 @@ make_space = space_from_tables
 
 
 def column(plane, name: str) -> list:
-    return [None if pd.isna(v) else v for v in plane.events[name].tolist()]
+    """An event column, or a stat's typed column (``typed_column``: stats kept as rows)."""
+    values = plane.events[name] if name in plane.events else typed_column(plane, name)
+    return [None if pd.isna(v) else v for v in values.tolist()]
 
 
 def by_name(plane, event_name: str, col: str) -> list:
-    rows = plane.events[plane.events["name"] == event_name]
-    return [None if pd.isna(v) else v for v in rows[col].tolist()]
+    named = (plane.events["name"] == event_name).to_numpy()
+    return [v for v, hit in zip(column(plane, col), named) if hit]
 
 
 def test_jax_step_annotations_make_named_groups():
@@ -125,7 +128,7 @@ def test_threadpool_regions_span_start_to_stop():
     ]
     region = host.events.iloc[0]
     assert (region.begin_ps, region.duration_ps) == (10_000, 10_000)
-    assert int(region["_c"]) == 5 and pd.isna(region["group_id"])
+    assert column(host, "_c")[0] == 5 and pd.isna(region["group_id"])
     # The original input is untouched.
     assert len(make_space([(0, "/host:CPU", [(1, "t", worker)])]).planes[0].events) == 3
 

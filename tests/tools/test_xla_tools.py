@@ -130,7 +130,10 @@ def test_long_text_adds_operand_shapes_and_metadata():
 
 def _direct_count(space):
     """(program_id, hlo_op) -> (events, total ps), counted straight from the host plane."""
-    ev = space.plane("/host:CPU").events
+    host = space.plane("/host:CPU")  # the stats read per event, not through typed columns
+    ev = host.events.assign(
+        hlo_op=host.event_stat("hlo_op"), program_id=host.event_stat("program_id")
+    )
     ops = ev[ev["hlo_op"].notna() & ev["program_id"].notna()]
     grouped = ops.groupby(["program_id", "hlo_op"], observed=True).duration_ps.agg(["size", "sum"])
     return {(int(p), str(o)): (int(n), int(t)) for (p, o), (n, t) in grouped.iterrows()}

@@ -36,7 +36,6 @@ import numpy as np
 from ...xspace import schema
 from ...xspace.model import Space
 from . import event_graph, group_roots
-from .event_graph import NO_LABEL
 from .group_roots import Nodes
 
 
@@ -102,9 +101,9 @@ def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Groupin
         grouped = roots
     else:
         # A root whose ancestors include a root of its level never floods; the others
-        # get ids in turn when nobody earlier took them. The search's int64 scratch is
-        # freed before the labels are made.
-        scratch = np.empty(nodes.n, dtype=np.int64)
+        # get ids in turn when nobody earlier took them. The search's scratch (node ids:
+        # int32 like the labels) is freed before the labels are made.
+        scratch = np.empty(nodes.n, dtype=width)
         flooding = roots[~_has_same_level_ancestor(nodes, graph, roots, scratch)]
         del scratch
         group = np.empty(nodes.n, dtype=width)
@@ -123,7 +122,7 @@ def _create_groups(nodes: Nodes, graph, loop_roots, tf_data_ids, result: Groupin
 def _has_same_level_ancestor(nodes: Nodes, graph, roots: np.ndarray, scratch) -> np.ndarray:
     """Per root: whether another node of its root level is an ancestor (or it is its own parent).
 
-    ``scratch``: an int64 array per node that the search may overwrite.
+    ``scratch``: an int32 (or int64) array per node that the search may overwrite.
     """
     out = np.zeros(len(roots), dtype=bool)
     root_level = nodes.root_level.at(roots)[0]
@@ -132,8 +131,8 @@ def _has_same_level_ancestor(nodes: Nodes, graph, roots: np.ndarray, scratch) ->
     for value in np.unique(root_level[with_parent]).tolist():
         mine = roots[with_parent & (root_level == value)]
         sources = nodes.root_level.rows[nodes.root_level.values == value]  # increasing
-        smallest = graph.flood(sources, sources, proper=True, out=scratch)[0][mine]
-        found = (smallest != NO_LABEL) & (smallest != mine)
+        smallest = graph.flood(sources, sources, proper=True, unreached=-1, out=scratch)[0][mine]
+        found = (smallest >= 0) & (smallest != mine)
         itself = smallest == mine  # reached only through a cycle: look for another source
         if itself.any():
             # Seeds from the largest down: the largest source with a path to each node.
@@ -202,9 +201,9 @@ def _mark_eager(nodes: Nodes, graph, result: Grouping) -> None:
     is_func, present = nodes.stats[schema.IS_FUNC].at(eager)
     single_op = eager[present & (is_func == 0)]
     other = eager[~(present & (is_func == 0))]
-    scratch = np.empty(nodes.n, dtype=np.int64)
-    reach_single = graph.flood(single_op, single_op, out=scratch)[0][marked] != NO_LABEL
-    reach_other = graph.flood(other, other, out=scratch)[0][marked] != NO_LABEL
+    scratch = np.empty(nodes.n, dtype=np.int32 if nodes.n < 2**31 else np.int64)  # node ids
+    reach_single = graph.flood(single_op, single_op, unreached=-1, out=scratch)[0][marked] >= 0
+    reach_other = graph.flood(other, other, unreached=-1, out=scratch)[0][marked] >= 0
     flag = reach_single.astype(np.int64)
     conflicts = np.flatnonzero(reach_single & reach_other).tolist()
     if conflicts:
