@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
+from ..xspace.event_stats import typed_column
 from ..xspace.model import Plane, Space
 from . import ops, per_name
 from .hlo_metadata import instruction_metadata
@@ -158,7 +159,7 @@ def _framework_records(db: ops.OpMetricsDb, side: str, stacks: dict) -> pd.DataF
 
 # --- XLA ops ------------------------------------------------------------------------
 def _xla_records(space: Space) -> pd.DataFrame:
-    parts = [_xla_plane_ops(p) for p in space.planes if schema.HLO_OP in p.events]
+    parts = [_xla_plane_ops(p) for p in space.planes]
     parts = [p for p in parts if not p.empty]
     if not parts:
         return _empty()
@@ -202,25 +203,21 @@ def _xla_scope(op_name: str, hlo_op: str) -> tuple:
 def _xla_plane_ops(plane: Plane) -> pd.DataFrame:
     """Events of one plane that ran an XLA instruction and no framework op."""
     ev = plane.events
-    hlo = ev[schema.HLO_OP]
+    hlo = typed_column(plane, schema.HLO_OP)
     present = hlo.notna().to_numpy()
     if not present.any():
         return _NO_XLA_OPS
     keep = present & ~_derived(plane) & (hlo.fillna("") != "").to_numpy()
     if schema.TF_OP in ev:
         keep &= ev[schema.TF_OP].fillna("").eq("").to_numpy()
-    chosen = ev[keep]
-    program = (
-        chosen[schema.PROGRAM_ID].fillna(0).astype(np.int64)
-        if schema.PROGRAM_ID in chosen
-        else pd.Series(0, index=chosen.index)
-    )
+    rows = np.flatnonzero(keep)
+    program = typed_column(plane, schema.PROGRAM_ID).iloc[rows].fillna(0).astype(np.int64)
     return pd.DataFrame(
         {
             "side": DEVICE if schema.is_device_plane(plane.name) else HOST,
             "program_id": program.to_numpy(),
-            "hlo_op": chosen[schema.HLO_OP].astype(str).to_numpy(),
-            "duration": chosen["duration_ps"].to_numpy(dtype=np.int64),
+            "hlo_op": hlo.iloc[rows].astype(str).to_numpy(),
+            "duration": ev["duration_ps"].to_numpy(dtype=np.int64)[rows],
         }
     )
 

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
+from ..xspace.event_stats import typed_column
 from ..xspace.model import Plane, Space
 from . import per_name, step_events
 from .step_db import StepDb, build_step_db
@@ -77,8 +78,10 @@ def _step_events(host: Plane) -> pd.DataFrame:
     Candidates are found per name or from a stat's null mask, then kept on real lines:
     no pass over all events' rows."""
     events = host.events
-    numbered = per_name.present_rows(events["step_num"])
-    numbered = step_events.on_real_lines(host, numbered[~per_name.present(events["_r"], numbered)])
+    steps = typed_column(host, schema.STEP_NUM)
+    numbered = per_name.present_rows(steps)
+    roots = per_name.present(typed_column(host, schema.ROOT_LEVEL), numbered)
+    numbered = step_events.on_real_lines(host, numbered[~roots])
     if len(numbered):
         candidates = numbered
         names = _names_of(events, candidates)
@@ -97,9 +100,9 @@ def _step_events(host: Plane) -> pd.DataFrame:
         )
         total = total[total["n"] >= 2]
         if total.empty:
-            return _frame(events, calls[:0])
+            return _frame(events, steps, calls[:0])
         chosen = calls[(names == total["t"].idxmax()).to_numpy()]
-    frame = _frame(events, chosen).sort_values("begin_ps", kind="stable")
+    frame = _frame(events, steps, chosen).sort_values("begin_ps", kind="stable")
     end = (frame["begin_ps"] + frame["duration_ps"]).to_numpy()
     # Keep top-level occurrences: those starting after every earlier one ended.
     previous_end = np.concatenate([[np.iinfo(np.int64).min], np.maximum.accumulate(end)[:-1]])
@@ -114,13 +117,13 @@ def _names_of(events: pd.DataFrame, rows: np.ndarray) -> pd.Series:
     return pd.Series(per_name.lookup(names.to_numpy(), codes, "nan"), dtype=object)
 
 
-def _frame(events: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+def _frame(events: pd.DataFrame, steps: pd.Series, rows: np.ndarray) -> pd.DataFrame:
     """The few chosen events: times, step number and name, indexed by event row."""
     return pd.DataFrame(
         {
             "begin_ps": events["begin_ps"].to_numpy()[rows],
             "duration_ps": events["duration_ps"].to_numpy()[rows],
-            "step_num": events["step_num"].array[rows],
+            "step_num": steps.array[rows],
             "name": _names_of(events, rows).to_numpy(),
             "step": 0,
         },

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
+from ..xspace.event_stats import typed_column
 from ..xspace.model import Plane
 from . import op_names, per_name, step_keys
 
@@ -144,7 +145,7 @@ def host_step_events(plane: Optional[Plane], pure_python: Optional[bool] = None)
             marker_rows, spans = found
             if spans is None:
                 spans = span_frame(ev, np.zeros(0, dtype=np.int64), [])
-            return _marker_frame(ev, marker_rows), spans
+            return _marker_frame(plane, marker_rows), spans
     return _host_step_events_numpy(plane)
 
 
@@ -177,10 +178,10 @@ def _host_step_events_numpy(plane: Plane) -> tuple:
     codes, names = per_name.distinct(ev["name"])
     selected = _on_real_lines(plane) & per_name.present(ev[schema.GROUP_ID])
     marker = _per_name(_explicit_marker, names, False)[codes] | per_name.present(
-        ev[schema.STEP_NAME]
+        typed_column(plane, schema.STEP_NAME)
     )
     marker &= selected
-    markers = _marker_frame(ev, np.flatnonzero(marker))
+    markers = _marker_frame(plane, np.flatnonzero(marker))
     selected &= ~marker
     selected &= ~_per_name(_not_step_work, names, False)[codes]
     work = np.flatnonzero(selected)
@@ -188,9 +189,10 @@ def _host_step_events_numpy(plane: Plane) -> tuple:
     return markers, span_frame(ev, work, types)
 
 
-def _marker_frame(events: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
-    markers = span_frame(events, rows, np.zeros(len(rows), dtype=np.int64))
-    markers["step_name"] = events[schema.STEP_NAME].iloc[rows].to_numpy(dtype=object)
+def _marker_frame(plane: Plane, rows: np.ndarray) -> pd.DataFrame:
+    markers = span_frame(plane.events, rows, np.zeros(len(rows), dtype=np.int64))
+    names = typed_column(plane, schema.STEP_NAME)
+    markers["step_name"] = names.iloc[rows].to_numpy(dtype=object)
     return markers
 
 

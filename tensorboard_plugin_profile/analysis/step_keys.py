@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
+from ..xspace.event_stats import typed_column
 from ..xspace.model import Plane
 from . import passes, per_name
 
@@ -87,7 +88,7 @@ def host_step_keys(
     found = _step_keys.host_step_keys(
         *_plane_columns(plane, windows is None),
         name_codes,
-        _presence_codes(ev[schema.STEP_NAME]) if windows is None else None,
+        _presence_codes(typed_column(plane, schema.STEP_NAME)) if windows is None else None,
         ev["begin_ps"].to_numpy(dtype=np.int64),
         ev["duration_ps"].to_numpy(dtype=np.int64),
         *(np.ascontiguousarray(t, dtype=np.int8) for t in tables),

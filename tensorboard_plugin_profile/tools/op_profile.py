@@ -22,6 +22,8 @@ import pandas as pd
 from ..analysis import environment
 from ..analysis.hlo import op_events
 from ..errors import InvalidArgument, NotApplicable
+from ..xspace import schema
+from ..xspace.event_stats import typed_column
 from . import ToolAnswer
 from .hlo_stats import NO_XLA_OPS, hlo_stats_table
 
@@ -53,13 +55,13 @@ def _device_idle_ps(space) -> int:
     idle = 0
     for plane in environment.gpu_planes(space):
         ev = plane.events
-        if ev.empty or "hlo_op" not in ev:
+        if ev.empty:
             continue
-        ops = ev[ev["hlo_op"].notna()]
-        if ops.empty:
+        ops = np.flatnonzero(typed_column(plane, schema.HLO_OP).notna().to_numpy())
+        if not len(ops):
             continue
-        begin = ops["begin_ps"].to_numpy(dtype=np.int64)
-        end = begin + ops["duration_ps"].to_numpy(dtype=np.int64)
+        begin = ev["begin_ps"].to_numpy(dtype=np.int64)[ops]
+        end = begin + ev["duration_ps"].to_numpy(dtype=np.int64)[ops]
         idle += max(int(end.max() - begin.min()) - int((end - begin).sum()), 0)
     return idle
 

@@ -275,7 +275,7 @@ def _build_plane(index: int, raw: dict) -> Plane:
         else _columns((occurrences,), (np.int64,))[0],
     }
     columns.update(_name_columns(raw.pop("names")))  # unused raw codes freed here
-    columns.update(well_known_columns(len(metadata_ids), stats, schema.WELL_KNOWN_STATS))
+    columns.update(well_known_columns(len(metadata_ids), stats, schema.COLUMN_STATS))
     plane_stats = _long_table("owner", raw, "plane_stats", stat_names)
     metadata_stats = _long_table("metadata_id", raw, "metadata_stats", stat_names)
     return Plane(

@@ -10,6 +10,7 @@ Usage::
 
     table = stats_in_order(plane, event=12)   # long-form rows of event 12
     table = stats_in_order(plane)              # every event's, sorted by event
+    steps = typed_column(plane, "step_num")    # a stat kept only as rows, as a column
 """
 
 from __future__ import annotations
@@ -20,8 +21,62 @@ import numpy as np
 import pandas as pd
 
 from . import schema
-from .columns import code_categorical, object_index
+from .columns import (
+    code_categorical,
+    empty_int_column,
+    empty_str_column,
+    object_index,
+    stat_rows,
+    well_known_columns,
+)
 from .model import KIND_INT64, Plane
+
+
+def typed_column(plane: Plane, name: str) -> pd.Series:
+    """A well-known stat's typed column aligned with the events (missing where absent).
+
+    The events' own column if they have it; a stat kept only as stats rows
+    (``schema.ROW_STATS``) gets one made for this read, as the decoder would make it:
+    an integer stat's values take pages only near its rows, a string stat is coded.
+    Callers keep it only as long as they read it."""
+    if name in plane.events:
+        return plane.events[name]
+    n, stats = plane.num_events, plane.stats
+    if not len(stats) or not isinstance(stats["stat"].dtype, pd.CategoricalDtype):
+        column = empty_str_column(n) if name in schema.STR_STATS else empty_int_column(n)
+    else:
+        column = well_known_columns(n, stats, [name])[name]
+    return pd.Series(column, index=plane.events.index, name=name, copy=False)
+
+
+def int_stat(plane: Plane, name: str) -> tuple:
+    """(increasing event rows, int64 values) of an integer well-known stat where it is set,
+    uint64 values bit-cast; from the events' column or the stats rows (the last value of an
+    event wins, as in a column), without a column: only the rows that carry it are read."""
+    if name in plane.events:
+        array = plane.events[name].array
+        absent = np.asarray(array.isna(), dtype=bool)
+        if not len(absent) or absent.all():  # no search for the usual absent stat
+            return _NO_ROWS, _NO_ROWS
+        rows = np.flatnonzero(np.logical_not(absent, out=absent))
+        dtype = np.uint64 if str(array.dtype).startswith("UInt") else np.int64
+        return rows, np.asarray(array[rows].to_numpy(dtype=dtype)).view(np.int64)
+    stats = plane.stats
+    if not len(stats) or not isinstance(stats["stat"].dtype, pd.CategoricalDtype):
+        return _NO_ROWS, _NO_ROWS
+    found = stat_rows(stats, [name]).get(name)
+    if found is None:
+        return _NO_ROWS, _NO_ROWS
+    events = stats["event"].to_numpy()[found].astype(np.int64)
+    values = stats["int_value"].to_numpy()[found].astype(np.int64)
+    order = np.argsort(events, kind="stable")
+    events, values = events[order], values[order]
+    last = np.ones(len(events), dtype=bool)
+    last[:-1] = events[1:] != events[:-1]
+    return events[last], values[last]
+
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 def stats_in_order(plane: Plane, event: Optional[int] = None) -> pd.DataFrame:

@@ -115,6 +115,25 @@ STR_STATS = (
     "_ipl_stage_cat",
 )
 WELL_KNOWN_STATS = INT_STATS + UINT_STATS + STR_STATS
+# Well-known stats that sit on few events (step markers, producer/consumer ends, XLA
+# launches on host lines): kept only as rows of ``Plane.stats``. Readers get their typed
+# column, made for that read, from ``xspace.event_stats.typed_column``. As event columns
+# they cost 1-9 B per event of every plane (a missing mask, values, codes) for a few
+# thousand rows: a third of a preprocessed host plane.
+ROW_STATS = (
+    "step_num",
+    "_r",
+    "_pt",
+    "_p",
+    "_ct",
+    "_c",
+    "program_id",
+    "step_name",
+    "hlo_op",
+    "hlo_module",
+)
+# The well-known stats that are typed columns of every event table.
+COLUMN_STATS = tuple(n for n in WELL_KNOWN_STATS if n not in ROW_STATS)
 
 FLOW_STAT = "flow"
 GROUP_ID = "group_id"

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ...xspace import schema
+from ...xspace.event_stats import typed_column
 from .. import per_name
 from ..memo import memoized
 from ..nesting import nest
@@ -72,12 +73,15 @@ def _combined(spaces: list) -> pd.DataFrame:
 
 def has_xla_ops(space: Any) -> bool:
     """Whether any host or device plane has an event with ``hlo_op`` and ``program_id``."""
-    for plane in space.planes:
-        ev = plane.events
-        if _may_hold_ops(plane.name) and schema.HLO_OP in ev and schema.PROGRAM_ID in ev:
-            if (ev[schema.HLO_OP].notna() & ev[schema.PROGRAM_ID].notna()).any():
-                return True
-    return False
+    return any(_may_hold_ops(p.name) and len(_op_rows(p)) for p in space.planes)
+
+
+def _op_rows(plane: Any) -> np.ndarray:
+    """Rows of the events that carry both ``hlo_op`` and ``program_id``."""
+    if plane.events.empty:
+        return np.zeros(0, dtype=np.int64)
+    ops = typed_column(plane, schema.HLO_OP).notna().to_numpy()
+    return np.flatnonzero(ops & typed_column(plane, schema.PROGRAM_ID).notna().to_numpy())
 
 
 def _memoized_host_table(space: Any) -> pd.DataFrame:
@@ -105,28 +109,26 @@ def _may_hold_ops(name: str) -> bool:
 
 
 def _plane_ops(plane: Any) -> pd.DataFrame:
-    ev = plane.events
-    if ev.empty or schema.HLO_OP not in ev or schema.PROGRAM_ID not in ev:
-        return pd.DataFrame()
-    has_op = ev[schema.HLO_OP].notna().to_numpy() & ev[schema.PROGRAM_ID].notna().to_numpy()
-    rows = np.flatnonzero(has_op)
+    rows = _op_rows(plane)
     if not len(rows):
         return pd.DataFrame()
-    sel = ev.iloc[rows]
-    begin = sel["begin_ps"].to_numpy(dtype=np.int64)
-    duration = sel["duration_ps"].to_numpy(dtype=np.int64)
-    nesting = nest(sel["line"].to_numpy(), begin, begin + duration, np.arange(len(sel)))
+    ev = plane.events
+    begin = ev["begin_ps"].to_numpy(dtype=np.int64)[rows]
+    duration = ev["duration_ps"].to_numpy(dtype=np.int64)[rows]
+    line = ev["line"].to_numpy()[rows]
+    nesting = nest(line, begin, begin + duration, np.arange(len(rows)))
     self_ps = np.where(nesting.matched, nesting.self_ps, duration)
+    programs = typed_column(plane, schema.PROGRAM_ID).iloc[rows]
     return pd.DataFrame(
         {
-            "program_id": sel[schema.PROGRAM_ID].to_numpy(dtype=np.int64),
-            "hlo_op": _op_names(sel[schema.HLO_OP]),
-            "occurrences": np.ones(len(sel), dtype=np.int64),
+            "program_id": programs.to_numpy(dtype=np.int64),
+            "hlo_op": _op_names(typed_column(plane, schema.HLO_OP).iloc[rows]),
+            "occurrences": np.ones(len(rows), dtype=np.int64),
             "total_ps": duration,
             "self_ps": self_ps.astype(np.int64),
             "flops": _numbers(plane, rows, "flops"),
             "bytes_accessed": _numbers(plane, rows, "bytes_accessed"),
-            "on_device": np.full(len(sel), plane.name != schema.HOST_PLANE),
+            "on_device": np.full(len(rows), plane.name != schema.HOST_PLANE),
         }
     )
 

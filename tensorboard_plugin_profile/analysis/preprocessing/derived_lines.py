@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ...xspace import schema
+from ...xspace.event_stats import typed_column
 from ...xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR
 from .. import op_names, per_name
 from .plane_edit import PlaneEdit
@@ -110,7 +111,7 @@ def _add_stream_lines(edit: PlaneEdit, group: np.ndarray) -> None:
     derived = (ids >= schema.DERIVED_LINE_ID_MIN) & (ids <= schema.DERIVED_LINE_ID_MAX)
     ev = plane.events
     is_kernel = ev[schema.KERNEL_DETAILS].notna().to_numpy()
-    levels = _kernel_levels(ev)
+    levels = _kernel_levels(plane)
     display_ids = plane.lines["display_id"].to_numpy().copy()
     for k, stream in enumerate(_stream_order(plane, derived)):
         display_ids[stream] = 1 + _BLOCK * k
@@ -131,16 +132,19 @@ def _add_stream_lines(edit: PlaneEdit, group: np.ndarray) -> None:
     edit.set_line_display_ids(display_ids)
 
 
-def _kernel_levels(ev: pd.DataFrame) -> list:
+def _kernel_levels(plane) -> list:
     """Per derived line: per event, the list of (name, display name) levels."""
+    ev = plane.events
     n = len(ev)
 
-    def text(col):
-        return ev[col].to_numpy(dtype=object, na_value=None).tolist() if col in ev else [None] * n
+    def text(name):
+        if name not in ev and name not in schema.WELL_KNOWN_STATS:
+            return [None] * n
+        return typed_column(plane, name).to_numpy(dtype=object, na_value=None).tolist()
 
     tf_ops, modules, hlo_ops = text(schema.TF_OP), text(schema.HLO_MODULE), text(schema.HLO_OP)
-    sources = text(schema.SOURCE) if schema.SOURCE in ev else [None] * n
-    programs = ev[schema.PROGRAM_ID].astype(object).tolist()
+    sources = text(schema.SOURCE)
+    programs = typed_column(plane, schema.PROGRAM_ID).astype(object).tolist()
     parsed = op_names.parse_op_names([t or "" for t in tf_ops])
     scopes, ops = [], []
     for full, cat, name, op_type in zip(tf_ops, parsed["category"], parsed["name"], parsed["type"]):

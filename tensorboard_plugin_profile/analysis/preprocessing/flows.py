@@ -19,7 +19,7 @@ import zlib
 import numpy as np
 
 from ...xspace import schema
-from ...xspace.columns import int_values_at
+from ...xspace.event_stats import int_stat
 from ...xspace.model import KIND_UINT64
 from .plane_edit import PlaneEdit
 
@@ -77,17 +77,15 @@ def add_flows(edit: PlaneEdit, host_id: int, is_host_plane: bool) -> None:
         (schema.PRODUCER_TYPE, schema.PRODUCER_ID, FLOW_OUT),
         (schema.CONSUMER_TYPE, schema.CONSUMER_ID, FLOW_IN),
     )
-    events = plane.events
-    for type_col, id_col, direction in sides:
-        if type_col not in events or id_col not in events:
-            continue
-        both = events[type_col].notna().to_numpy() & events[id_col].notna().to_numpy()
-        rows = np.flatnonzero(both)
+    for type_stat, id_stat, direction in sides:
+        typed, contexts = int_stat(plane, type_stat)  # the rows that carry it, no column
+        with_id, id_values = int_stat(plane, id_stat)
+        rows = np.intersect1d(typed, with_id, assume_unique=True)
         if not len(rows):
             continue
-        context = int_values_at(events[type_col], rows)  # not every row of a sparse column
+        context = contexts[np.searchsorted(typed, rows)]
         # Unknown context types count as Generic (0).
         context = np.where((context < 0) | (context > schema.CONTEXT_TYPE_MAX), 0, context)
-        ids = int_values_at(events[id_col], rows).view(np.uint64)
+        ids = id_values[np.searchsorted(with_id, rows)].view(np.uint64)
         flows = encode(flow_ids(host_id, ids, context), direction, context)
         edit.add_stat(rows, schema.FLOW_STAT, flows, KIND_UINT64)

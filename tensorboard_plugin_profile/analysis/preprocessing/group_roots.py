@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ...xspace import schema
+from ...xspace.event_stats import int_stat
 from ...xspace.model import Space
 from .. import op_names
 from . import event_graph
@@ -210,17 +211,9 @@ def _stat(planes: list, offsets: np.ndarray, name: str) -> Stat:
     """A nullable int column of every plane's events, where present."""
     rows, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
     for plane, offset in zip(planes, offsets.tolist()):
-        if name not in plane.events.columns:
-            continue
-        col = plane.events[name].array
-        # One pass over the mask (inverted in place); only present values are copied.
-        absent = np.asarray(col.isna(), dtype=bool)
-        if np.count_nonzero(absent) == len(absent):  # no search for the usual absent stat
-            continue
-        present = np.flatnonzero(np.logical_not(absent, out=absent))
-        dtype = np.uint64 if str(col.dtype).startswith("UInt") else np.int64
+        present, found = int_stat(plane, name)  # only the rows that carry it are read
         rows.append(present + offset)
-        values.append(np.asarray(col[present].to_numpy(dtype=dtype)).view(np.int64))
+        values.append(found)
     return Stat(np.concatenate(rows), np.concatenate(values), int(offsets[-1]))
 
 

@@ -27,6 +27,7 @@ import pandas as pd
 
 from ...xspace import schema
 from ...xspace.columns import int_values_at
+from ...xspace.event_stats import typed_column
 from .plane_edit import PlaneEdit
 
 _RUN_ID_MASK = (1 << 27) - 1
@@ -141,7 +142,7 @@ def add_threadpool_regions(edit: PlaneEdit) -> None:
     if not {schema.THREADPOOL_START_REGION, schema.THREADPOOL_STOP_REGION} <= present:
         return
     ev = plane.events
-    consumer = ev[schema.CONSUMER_ID]
+    consumer = typed_column(plane, schema.CONSUMER_ID)  # made for this read (a row stat)
     starts = (ev["name"] == schema.THREADPOOL_START_REGION).to_numpy() & consumer.notna().to_numpy()
     stops = (ev["name"] == schema.THREADPOOL_STOP_REGION).to_numpy()
     rows = np.flatnonzero(starts | stops)

@@ -34,7 +34,7 @@ from .group_column import GroupSet, group_column, implicit_groups
 from .placement import Placement, name_column
 from .stat_table import StatRows, merged_stats
 
-_WELL_KNOWN = frozenset(schema.WELL_KNOWN_STATS)
+_COLUMNS = frozenset(schema.COLUMN_STATS)  # typed event columns (the rest stay rows)
 
 
 class PlaneEdit:
@@ -175,7 +175,7 @@ class PlaneEdit:
             columns = {name: plane.events[name] for name in plane.events.columns}
         implicit, group = self._groups_after(placed)  # before the old stats are freed
         stats, typed = self._stats_and_typed_columns(placed, self.num_events)
-        columns.update((name, typed[name]) for name in schema.WELL_KNOWN_STATS if name in typed)
+        columns.update((name, typed[name]) for name in schema.COLUMN_STATS if name in typed)
         if group is not None:
             columns[schema.GROUP_ID] = group
         order += [c for c in columns if c not in order]
@@ -207,15 +207,15 @@ class PlaneEdit:
         (integer ones straight from the merge, strings from the table) and, when events
         moved, every other one (carried to its events' new rows)."""
         plane, touched = self.plane, self._touched_names()
-        int_names = [n for n in touched if n in _WELL_KNOWN and n not in schema.STR_STATS]
+        int_names = [n for n in touched if n in _COLUMNS and n not in schema.STR_STATS]
         if self._groups:  # its column is made by group_column
             touched[schema.GROUP_ID] = None
             int_names = [n for n in int_names if n != schema.GROUP_ID]
-        refresh = [n for n in touched if n in _WELL_KNOWN and n in schema.STR_STATS]
+        refresh = [n for n in touched if n in _COLUMNS and n in schema.STR_STATS]
         carried: dict = {}
         masks: list = []  # the edit's read-only missing masks, each shared (columns.shared_mask)
         if placed is not None:  # carried first: their old columns are dropped before the merge
-            for name in [n for n in schema.WELL_KNOWN_STATS if n not in touched]:
+            for name in [n for n in schema.COLUMN_STATS if n not in touched]:
                 if name in plane.events:
                     carried[name] = placed.carried(plane.events[name], masks)
                     self._drop(name)

@@ -37,7 +37,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from ...xspace import schema
+from ...xspace.event_stats import typed_column
 from ...xspace.model import KIND_INT64, KIND_STR, Space
 from ..memo import memoized
 from . import derived_lines, flows, grouping, mutators
@@ -112,8 +115,10 @@ def _step_names(space: Space) -> dict:
     names: dict = {}
     for plane in space.planes:
         ev = plane.events
-        if schema.STEP_NAME not in ev or schema.GROUP_ID not in ev:
+        if schema.GROUP_ID not in ev:
             continue
-        named = ev[ev[schema.STEP_NAME].notna() & ev[schema.GROUP_ID].notna()]
-        names.update(zip(named[schema.GROUP_ID].astype(int), named[schema.STEP_NAME]))
+        step_names = typed_column(plane, schema.STEP_NAME)
+        rows = np.flatnonzero((step_names.notna() & ev[schema.GROUP_ID].notna()).to_numpy())
+        groups = ev[schema.GROUP_ID].iloc[rows].astype(int)
+        names.update(zip(groups, step_names.iloc[rows]))
     return names

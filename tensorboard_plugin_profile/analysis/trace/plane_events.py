@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ...xspace import schema
+from ...xspace.event_stats import typed_column
 from ...xspace.model import Plane
 
 
@@ -101,9 +102,7 @@ def _step_labels(events: PlaneEvents) -> None:
     for mid, step in plane.metadata_stat(schema.STEP_NAME).items():
         label[ids == mid] = str(step)
     events.labels = list(label) + [""]  # the last label: an id no metadata declares
-    if schema.STEP_NAME not in plane.events:
-        return
-    codes, uniques, named = _step_names(plane.events[schema.STEP_NAME], events.rows)
+    codes, uniques, named = _step_names(typed_column(plane, schema.STEP_NAME), events.rows)
     if len(named):
         events.step_events = named
         events.step_label = len(events.labels) + codes
