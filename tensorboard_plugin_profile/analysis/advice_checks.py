@@ -22,6 +22,7 @@ from .advice import (
     Context,
     Finding,
     busy_time_ps,
+    latest_end_ps,
     page_link,
     percent,
     trace_window,
@@ -102,8 +103,11 @@ def device_utilization(ctx: Context) -> list:
     """Per accelerator: time its streams were busy / the profiled span (< 50 % flagged)."""
     per_device: dict = {}
     for (host, _), space in zip(ctx.hosts, ctx.spaces):
+        devices = device_planes(space)
+        if not devices:  # the span reads every plane's events: only for a host with devices
+            continue
         begin, end = _profile_span(space)
-        for plane in device_planes(space):
+        for plane in devices:
             busy = _plane_busy_ps(plane)
             device = plane.name.replace("/device:", "")
             label = device if len(ctx.hosts) == 1 else f"{host} {device}"
@@ -158,7 +162,7 @@ def _profile_span(space) -> tuple:
         ev = plane.events
         if len(ev):
             begins.append(int(ev["begin_ps"].min()))
-            ends.append(int((ev["begin_ps"] + ev["duration_ps"]).max()))
+            ends.append(latest_end_ps(ev["begin_ps"].to_numpy(), ev["duration_ps"].to_numpy()))
     return (min(begins), max(ends)) if begins else (0, 0)
 
 
@@ -170,9 +174,12 @@ def _plane_busy_ps(plane) -> int:
     real = ~((line_ids >= schema.DERIVED_LINE_ID_MIN) & (line_ids <= schema.DERIVED_LINE_ID_MAX))
     # Older TF wrote its derived lines with ordinary ids: recognise them by name too.
     real &= ~plane.lines["name"].astype(str).isin(_SUMMARY_LINES).to_numpy()
-    keep = real[ev["line"].to_numpy()]
-    begin = ev["begin_ps"].to_numpy(dtype=np.int64)[keep]
-    return busy_time_ps(begin, begin + ev["duration_ps"].to_numpy(dtype=np.int64)[keep])
+    begin = ev["begin_ps"].to_numpy(dtype=np.int64)
+    duration = ev["duration_ps"].to_numpy(dtype=np.int64)
+    if not real.all():  # copies of the real lines' events only when the plane has derived lines
+        keep = real[ev["line"].to_numpy()]
+        begin, duration = begin[keep], duration[keep]
+    return busy_time_ps(begin, duration)
 
 
 def host_utilization(ctx: Context) -> list:
