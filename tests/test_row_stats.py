@@ -13,7 +13,7 @@ from xspace_builder import SpaceBuilder, Uint, set_stat_value
 
 from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess_decoded
 from tensorboard_plugin_profile.xspace import read_xspace, schema
-from tensorboard_plugin_profile.xspace.event_stats import int_stat, typed_column
+from tensorboard_plugin_profile.xspace.event_stats import int_stat, int_stat_at, typed_column
 
 _INT_ROW_STATS = [n for n in schema.ROW_STATS if n not in schema.STR_STATS]
 
@@ -89,6 +89,8 @@ def test_last_value_wins_and_unsigned_values_are_bit_cast():
     assert _objects(typed_column(plane, "hlo_op")) == ["fusion.1", None, None, None]
     assert _objects(typed_column(plane, "step_name")) == [None, None, "train 3", None]
     assert _objects(typed_column(plane, "program_id")) == [None, 7, None, None]
+    assert int_stat_at(plane, "_p", np.array([3, 1, 0, 2])).tolist() == [0, 8, 5, 0]
+    assert int_stat_at(plane, "_r", np.array([0, 1]), missing=-1).tolist() == [-1, -1]
     empty_rows, empty_values = int_stat(plane, "_r")
     assert not len(empty_rows) and not len(empty_values)
     assert typed_column(plane, "_r").isna().all()

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
-from ..xspace.event_stats import typed_column
+from ..xspace.event_stats import int_stat_at, typed_column
 from ..xspace.model import Plane, Space
 from . import ops, per_name
 from .hlo_metadata import instruction_metadata
@@ -212,11 +212,11 @@ def _xla_plane_ops(plane: Plane) -> pd.DataFrame:
     if schema.TF_OP in ev:
         keep &= ev[schema.TF_OP].iloc[rows].fillna("").eq("").to_numpy()
     rows, hlo = rows[keep], hlo[keep]
-    program = typed_column(plane, schema.PROGRAM_ID).iloc[rows].fillna(0).astype(np.int64)
+    program = int_stat_at(plane, schema.PROGRAM_ID, rows)  # 0 where absent, no column
     return pd.DataFrame(
         {
             "side": DEVICE if schema.is_device_plane(plane.name) else HOST,
-            "program_id": program.to_numpy(),
+            "program_id": program,
             "hlo_op": hlo.astype(str).to_numpy(),
             "duration": ev["duration_ps"].to_numpy(dtype=np.int64)[rows],
         }

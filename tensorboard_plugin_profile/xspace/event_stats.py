@@ -84,6 +84,17 @@ def int_stat(plane: Plane, name: str) -> tuple:
 _NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
+def int_stat_at(plane: Plane, name: str, at: np.ndarray, missing: int = 0) -> np.ndarray:
+    """int64 values of an integer well-known stat at the event rows ``at`` (``int_stat``'s,
+    ``missing`` where an event does not carry it)."""
+    rows, values = int_stat(plane, name)
+    at = np.asarray(at, dtype=np.int64)
+    if not len(rows):
+        return np.full(len(at), missing, dtype=np.int64)
+    k = np.minimum(np.searchsorted(rows, at), len(rows) - 1)
+    return np.where(rows[k] == at, values[k], np.int64(missing))
+
+
 def stats_in_order(plane: Plane, event: Optional[int] = None) -> pd.DataFrame:
     """The long stats rows of one event (``event``) or of all (None), in table order."""
     stats = plane.stats

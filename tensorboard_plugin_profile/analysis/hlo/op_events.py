@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ...xspace import schema
-from ...xspace.event_stats import typed_column
+from ...xspace.event_stats import int_stat, typed_column
 from .. import per_name
 from ..memo import memoized
 from ..nesting import nest
@@ -73,15 +73,17 @@ def _combined(spaces: list) -> pd.DataFrame:
 
 def has_xla_ops(space: Any) -> bool:
     """Whether any host or device plane has an event with ``hlo_op`` and ``program_id``."""
-    return any(_may_hold_ops(p.name) and len(_op_rows(p)) for p in space.planes)
+    return any(_may_hold_ops(p.name) and len(_op_rows(p)[0]) for p in space.planes)
 
 
-def _op_rows(plane: Any) -> np.ndarray:
-    """Rows of the events that carry both ``hlo_op`` and ``program_id``."""
-    if plane.events.empty:
-        return np.zeros(0, dtype=np.int64)
-    ops = typed_column(plane, schema.HLO_OP).notna().to_numpy()
-    return np.flatnonzero(ops & typed_column(plane, schema.PROGRAM_ID).notna().to_numpy())
+def _op_rows(plane: Any) -> tuple:
+    """(rows of the events that carry both ``hlo_op`` and ``program_id``, their programs);
+    the programs are read at their own rows, only the op names as a column."""
+    programmed, programs = int_stat(plane, schema.PROGRAM_ID)
+    if not len(programmed):
+        return programmed, programs
+    ops = typed_column(plane, schema.HLO_OP).notna().to_numpy()[programmed]
+    return programmed[ops], programs[ops]
 
 
 def _memoized_host_table(space: Any) -> pd.DataFrame:
@@ -109,7 +111,7 @@ def _may_hold_ops(name: str) -> bool:
 
 
 def _plane_ops(plane: Any) -> pd.DataFrame:
-    rows = _op_rows(plane)
+    rows, programs = _op_rows(plane)
     if not len(rows):
         return pd.DataFrame()
     ev = plane.events
@@ -118,10 +120,9 @@ def _plane_ops(plane: Any) -> pd.DataFrame:
     line = ev["line"].to_numpy()[rows]
     nesting = nest(line, begin, begin + duration, np.arange(len(rows)))
     self_ps = np.where(nesting.matched, nesting.self_ps, duration)
-    programs = typed_column(plane, schema.PROGRAM_ID).iloc[rows]
     return pd.DataFrame(
         {
-            "program_id": programs.to_numpy(dtype=np.int64),
+            "program_id": programs,
             "hlo_op": _op_names(typed_column(plane, schema.HLO_OP).iloc[rows]),
             "occurrences": np.ones(len(rows), dtype=np.int64),
             "total_ps": duration,
