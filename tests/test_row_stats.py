@@ -13,7 +13,14 @@ from xspace_builder import SpaceBuilder, Uint, set_stat_value
 
 from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess_decoded
 from tensorboard_plugin_profile.xspace import read_xspace, schema
-from tensorboard_plugin_profile.xspace.event_stats import int_stat, int_stat_at, typed_column
+from tensorboard_plugin_profile.xspace.event_stats import (
+    int_stat,
+    int_stat_at,
+    set_rows,
+    stat_events,
+    typed_column,
+    typed_column_at,
+)
 
 _INT_ROW_STATS = [n for n in schema.ROW_STATS if n not in schema.STR_STATS]
 
@@ -43,7 +50,13 @@ def _check_plane(plane) -> int:
             present = [i for i, v in enumerate(slow) if v is not None]
             assert rows.tolist() == present, name
             assert values.tolist() == [_as_int64(slow[i]) for i in present], name
-        seen += sum(v is not None for v in slow)
+        present = [i for i, v in enumerate(slow) if v is not None]
+        assert set_rows(plane, name).tolist() == present, name
+        assert set(present) <= set(stat_events(plane, name).tolist()), name
+        some = np.unique(np.r_[present[::3], np.arange(0, plane.num_events, 7)]).astype(np.int64)
+        at = typed_column_at(plane, name, some)
+        assert _objects(at) == _objects(column.iloc[some]), name
+        seen += len(present)
     return seen
 
 
@@ -90,6 +103,9 @@ def test_last_value_wins_and_unsigned_values_are_bit_cast():
     assert _objects(typed_column(plane, "step_name")) == [None, None, "train 3", None]
     assert _objects(typed_column(plane, "program_id")) == [None, 7, None, None]
     assert int_stat_at(plane, "_p", np.array([3, 1, 0, 2])).tolist() == [0, 8, 5, 0]
+    assert _objects(typed_column_at(plane, "step_name", np.array([2, 3]))) == ["train 3", None]
+    assert _objects(typed_column_at(plane, "_p", np.array([1, 3]))) == [8, None]
+    assert set_rows(plane, "hlo_op").tolist() == [0] and not len(set_rows(plane, "_r"))
     assert int_stat_at(plane, "_r", np.array([0, 1]), missing=-1).tolist() == [-1, -1]
     empty_rows, empty_values = int_stat(plane, "_r")
     assert not len(empty_rows) and not len(empty_values)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..xspace import schema
-from ..xspace.event_stats import typed_column
+from ..xspace.event_stats import set_rows
 from . import input_analysis as ia
 from .advice import (
     CRITICAL,
@@ -95,7 +95,7 @@ def _device_events(space) -> int:
 def _has_xla_ops(ctx: Context) -> bool:
     host_planes = (s.plane(schema.HOST_PLANE) for s in ctx.spaces)
     return any(
-        p is not None and bool(typed_column(p, schema.HLO_OP).notna().any()) for p in host_planes
+        p is not None and len(set_rows(p, schema.HLO_OP)) > 0 for p in host_planes
     )
 
 

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
-from ..xspace.event_stats import int_stat_at, typed_column
+from ..xspace.event_stats import int_stat_at, set_rows, typed_column_at
 from ..xspace.model import Plane, Space
 from . import ops, per_name
 from .hlo_metadata import instruction_metadata
@@ -203,11 +203,10 @@ def _xla_scope(op_name: str, hlo_op: str) -> tuple:
 def _xla_plane_ops(plane: Plane) -> pd.DataFrame:
     """Events of one plane that ran an XLA instruction and no framework op."""
     ev = plane.events
-    hlo = typed_column(plane, schema.HLO_OP)
-    rows = np.flatnonzero(hlo.notna().to_numpy())  # the tests below read these rows only
+    rows = set_rows(plane, schema.HLO_OP)  # the tests below read these rows only
+    hlo = typed_column_at(plane, schema.HLO_OP, rows)
     if not len(rows):
         return _NO_XLA_OPS
-    hlo = hlo.iloc[rows]
     keep = ~_derived(plane, rows) & (hlo.fillna("") != "").to_numpy()
     if schema.TF_OP in ev:
         keep &= ev[schema.TF_OP].iloc[rows].fillna("").eq("").to_numpy()

@@ -23,7 +23,7 @@ from ..analysis import environment
 from ..analysis.hlo import op_events
 from ..errors import InvalidArgument, NotApplicable
 from ..xspace import schema
-from ..xspace.event_stats import typed_column
+from ..xspace.event_stats import set_rows
 from . import ToolAnswer
 from .hlo_stats import NO_XLA_OPS, hlo_stats_table
 
@@ -57,7 +57,7 @@ def _device_idle_ps(space) -> int:
         ev = plane.events
         if ev.empty:
             continue
-        ops = np.flatnonzero(typed_column(plane, schema.HLO_OP).notna().to_numpy())
+        ops = set_rows(plane, schema.HLO_OP)
         if not len(ops):
             continue
         begin = ev["begin_ps"].to_numpy(dtype=np.int64)[ops]

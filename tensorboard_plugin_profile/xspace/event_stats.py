@@ -3,7 +3,8 @@ typed column of a well-known stat, wherever it is kept.
 
 Sparse well-known stats (``schema.ROW_STATS``: step markers, producer/consumer ends, XLA
 launches) stay rows of ``Plane.stats`` and are no event column: ``typed_column`` makes
-one for a read, ``int_stat`` gives the rows that carry an integer one.
+one for a read, ``typed_column_at`` one at given rows, ``set_rows`` the rows where a stat
+is set, ``int_stat`` the rows that carry an integer one and their values.
 
 Preprocessing keeps ``group_id`` only as the events' column (``Plane.implicit_group``):
 millions of grouped events would otherwise repeat it as rows of the long stats table.
@@ -48,10 +49,59 @@ def typed_column(plane: Plane, name: str) -> pd.Series:
         return plane.events[name]
     n, stats = plane.num_events, plane.stats
     if not len(stats) or not isinstance(stats["stat"].dtype, pd.CategoricalDtype):
-        column = empty_str_column(n) if name in schema.STR_STATS else empty_int_column(n)
+        column = _empty_column(name, n)
     else:
         column = well_known_columns(n, stats, [name])[name]
     return pd.Series(column, index=plane.events.index, name=name, copy=False)
+
+
+def _empty_column(name: str, n: int):
+    return empty_str_column(n) if name in schema.STR_STATS else empty_int_column(n)
+
+
+def typed_column_at(plane: Plane, name: str, rows: np.ndarray) -> pd.Series:
+    """``typed_column(plane, name)`` at the increasing event ``rows`` only (index 0..), made
+    from the stats rows of those events: no code or mask per event of the plane. A string
+    stat's categories are the values at those rows."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if name in plane.events:
+        return plane.events[name].iloc[rows].reset_index(drop=True)
+    found = _table_rows(plane, name)
+    if found is None:
+        return pd.Series(_empty_column(name, len(rows)), name=name)
+    events = plane.stats["event"].to_numpy()[found]
+    at = np.minimum(np.searchsorted(rows, events), max(len(rows) - 1, 0))
+    hit = (rows[at] == events) if len(rows) else np.zeros(len(events), dtype=bool)
+    subset = plane.stats.iloc[found[hit]].reset_index(drop=True)
+    subset["event"] = at[hit]
+    return pd.Series(well_known_columns(len(rows), subset, [name])[name], name=name)
+
+
+def stat_events(plane: Plane, name: str) -> np.ndarray:
+    """Increasing event rows with the stat: where its column is set, or (a stat kept as
+    rows) every event with a row of it (a value that is no string under a string stat's
+    name included; ``typed_column_at`` tells which are set)."""
+    if name in plane.events:
+        return np.flatnonzero(plane.events[name].notna().to_numpy())
+    found = _table_rows(plane, name)
+    if found is None:
+        return _NO_ROWS
+    return np.unique(plane.stats["event"].to_numpy()[found]).astype(np.int64)
+
+
+def set_rows(plane: Plane, name: str) -> np.ndarray:
+    """Increasing event rows where the stat is set (``typed_column``'s present rows), read
+    at the events that have a row of it only."""
+    rows = stat_events(plane, name)
+    return rows[typed_column_at(plane, name, rows).notna().to_numpy()]
+
+
+def _table_rows(plane: Plane, name: str) -> Optional[np.ndarray]:
+    """Rows of the plane's stats table that hold ``name`` (None if none)."""
+    stats = plane.stats
+    if not len(stats) or not isinstance(stats["stat"].dtype, pd.CategoricalDtype):
+        return None
+    return stat_rows(stats, [name]).get(name)
 
 
 def int_stat(plane: Plane, name: str) -> tuple:
@@ -66,12 +116,10 @@ def int_stat(plane: Plane, name: str) -> tuple:
         rows = np.flatnonzero(np.logical_not(absent, out=absent))
         dtype = np.uint64 if str(array.dtype).startswith("UInt") else np.int64
         return rows, np.asarray(array[rows].to_numpy(dtype=dtype)).view(np.int64)
-    stats = plane.stats
-    if not len(stats) or not isinstance(stats["stat"].dtype, pd.CategoricalDtype):
-        return _NO_ROWS, _NO_ROWS
-    found = stat_rows(stats, [name]).get(name)
+    found = _table_rows(plane, name)
     if found is None:
         return _NO_ROWS, _NO_ROWS
+    stats = plane.stats
     events = stats["event"].to_numpy()[found].astype(np.int64)
     values = stats["int_value"].to_numpy()[found].astype(np.int64)
     order = np.argsort(events, kind="stable")

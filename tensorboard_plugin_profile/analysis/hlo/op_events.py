@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ...xspace import schema
-from ...xspace.event_stats import int_stat, typed_column
+from ...xspace.event_stats import int_stat, typed_column_at
 from .. import per_name
 from ..memo import memoized
 from ..nesting import nest
@@ -77,13 +77,12 @@ def has_xla_ops(space: Any) -> bool:
 
 
 def _op_rows(plane: Any) -> tuple:
-    """(rows of the events that carry both ``hlo_op`` and ``program_id``, their programs);
-    the programs are read at their own rows, only the op names as a column."""
+    """(rows of the events that carry both ``hlo_op`` and ``program_id``, their programs,
+    their op names): read at those rows only, no column over the plane's events."""
     programmed, programs = int_stat(plane, schema.PROGRAM_ID)
-    if not len(programmed):
-        return programmed, programs
-    ops = typed_column(plane, schema.HLO_OP).notna().to_numpy()[programmed]
-    return programmed[ops], programs[ops]
+    names = typed_column_at(plane, schema.HLO_OP, programmed)
+    ops = names.notna().to_numpy()
+    return programmed[ops], programs[ops], names[ops]
 
 
 def _memoized_host_table(space: Any) -> pd.DataFrame:
@@ -111,7 +110,7 @@ def _may_hold_ops(name: str) -> bool:
 
 
 def _plane_ops(plane: Any) -> pd.DataFrame:
-    rows, programs = _op_rows(plane)
+    rows, programs, names = _op_rows(plane)
     if not len(rows):
         return pd.DataFrame()
     ev = plane.events
@@ -123,7 +122,7 @@ def _plane_ops(plane: Any) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "program_id": programs,
-            "hlo_op": _op_names(typed_column(plane, schema.HLO_OP).iloc[rows]),
+            "hlo_op": _op_names(names),
             "occurrences": np.ones(len(rows), dtype=np.int64),
             "total_ps": duration,
             "self_ps": self_ps.astype(np.int64),
