@@ -130,6 +130,9 @@ def test_racing_symlink_swaps_never_serve_outside_content_nor_500(swap_setup):
             restore = session / ".restore"
             restore.write_bytes(inside)
             os.replace(restore, session / "vm.xplane.pb")
+            # A moment as a file each turn: on a loaded machine the swapper could otherwise
+            # hold the link through every request (all 404, the last assertion's failure).
+            stop.wait(0.002)
 
     thread = threading.Thread(target=swapper, daemon=True)
     thread.start()
