@@ -48,10 +48,10 @@ def typed_column(plane: Plane, name: str) -> pd.Series:
     if name in plane.events:
         return plane.events[name]
     n, stats = plane.num_events, plane.stats
-    if not len(stats) or not isinstance(stats["stat"].dtype, pd.CategoricalDtype):
-        column = _empty_column(name, n)
-    else:
+    if _has_rows(stats):
         column = well_known_columns(n, stats, [name])[name]
+    else:
+        column = _empty_column(name, n)
     return pd.Series(column, index=plane.events.index, name=name, copy=False)
 
 
@@ -98,10 +98,12 @@ def set_rows(plane: Plane, name: str) -> np.ndarray:
 
 def _table_rows(plane: Plane, name: str) -> Optional[np.ndarray]:
     """Rows of the plane's stats table that hold ``name`` (None if none)."""
-    stats = plane.stats
-    if not len(stats) or not isinstance(stats["stat"].dtype, pd.CategoricalDtype):
-        return None
-    return stat_rows(stats, [name]).get(name)
+    return stat_rows(plane.stats, [name]).get(name) if _has_rows(plane.stats) else None
+
+
+def _has_rows(stats: pd.DataFrame) -> bool:
+    """Whether a stats table has rows to read (a table of categorical stat names)."""
+    return bool(len(stats)) and isinstance(stats["stat"].dtype, pd.CategoricalDtype)
 
 
 def int_stat(plane: Plane, name: str) -> tuple:
