@@ -94,9 +94,7 @@ def _device_events(space) -> int:
 
 def _has_xla_ops(ctx: Context) -> bool:
     host_planes = (s.plane(schema.HOST_PLANE) for s in ctx.spaces)
-    return any(
-        p is not None and len(set_rows(p, schema.HLO_OP)) > 0 for p in host_planes
-    )
+    return any(p is not None and len(set_rows(p, schema.HLO_OP)) > 0 for p in host_planes)
 
 
 def device_utilization(ctx: Context) -> list:

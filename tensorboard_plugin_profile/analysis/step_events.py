@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
-from ..xspace.event_stats import typed_column
+from ..xspace.event_stats import set_rows, typed_column_at
 from ..xspace.model import Plane
 from . import op_names, per_name, step_keys
 
@@ -177,9 +177,8 @@ def _host_step_events_numpy(plane: Plane) -> tuple:
     ev = plane.events
     codes, names = per_name.distinct(ev["name"])
     selected = _on_real_lines(plane) & per_name.present(ev[schema.GROUP_ID])
-    marker = _per_name(_explicit_marker, names, False)[codes] | per_name.present(
-        typed_column(plane, schema.STEP_NAME)
-    )
+    marker = _per_name(_explicit_marker, names, False)[codes]
+    marker[set_rows(plane, schema.STEP_NAME)] = True
     marker &= selected
     markers = _marker_frame(plane, np.flatnonzero(marker))
     selected &= ~marker
@@ -190,9 +189,10 @@ def _host_step_events_numpy(plane: Plane) -> tuple:
 
 
 def _marker_frame(plane: Plane, rows: np.ndarray) -> pd.DataFrame:
+    """``rows``: increasing (both paths give them in event order)."""
     markers = span_frame(plane.events, rows, np.zeros(len(rows), dtype=np.int64))
-    names = typed_column(plane, schema.STEP_NAME)
-    markers["step_name"] = names.iloc[rows].to_numpy(dtype=object)
+    names = typed_column_at(plane, schema.STEP_NAME, rows)  # read at those rows only
+    markers["step_name"] = names.to_numpy(dtype=object)
     return markers
 
 

@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
-from ..xspace.event_stats import typed_column
+from ..xspace.event_stats import set_rows
 from ..xspace.model import Plane
-from . import passes, per_name
+from . import passes
 
 _step_keys: Optional[ModuleType]
 try:
@@ -88,7 +88,7 @@ def host_step_keys(
     found = _step_keys.host_step_keys(
         *_plane_columns(plane, windows is None),
         name_codes,
-        _presence_codes(typed_column(plane, schema.STEP_NAME)) if windows is None else None,
+        _step_name_codes(plane) if windows is None else None,
         ev["begin_ps"].to_numpy(dtype=np.int64),
         ev["duration_ps"].to_numpy(dtype=np.int64),
         *(np.ascontiguousarray(t, dtype=np.int8) for t in tables),
@@ -119,11 +119,11 @@ def _plane_columns(plane: Plane, grouped: bool) -> tuple:
     return lines + _values_and_mask(plane.events[schema.GROUP_ID])
 
 
-def _presence_codes(values: pd.Series) -> np.ndarray:
-    """>= 0 where the value is set, < 0 where missing (a categorical's own codes)."""
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        return np.ascontiguousarray(per_name.category_codes(values))
-    return np.where(pd.isna(values.array), -1, 0).astype(np.int8)
+def _step_name_codes(plane: Plane) -> np.ndarray:
+    """int8 per event: 0 where a step name is set, -1 where not (the walk reads the sign)."""
+    codes = np.full(plane.num_events, -1, dtype=np.int8)
+    codes[set_rows(plane, schema.STEP_NAME)] = 0
+    return codes
 
 
 def _line_rows(values: pd.Series, lines: int) -> np.ndarray:

@@ -37,10 +37,8 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from ...xspace import schema
-from ...xspace.event_stats import typed_column
+from ...xspace.event_stats import set_rows, typed_column_at
 from ...xspace.model import KIND_INT64, KIND_STR, Space
 from ..memo import memoized
 from . import derived_lines, flows, grouping, mutators
@@ -117,8 +115,10 @@ def _step_names(space: Space) -> dict:
         ev = plane.events
         if schema.GROUP_ID not in ev:
             continue
-        step_names = typed_column(plane, schema.STEP_NAME)
-        rows = np.flatnonzero((step_names.notna() & ev[schema.GROUP_ID].notna()).to_numpy())
-        groups = ev[schema.GROUP_ID].iloc[rows].astype(int)
-        names.update(zip(groups, step_names.iloc[rows]))
+        named = set_rows(plane, schema.STEP_NAME)
+        groups = ev[schema.GROUP_ID].iloc[named]
+        rows = named[groups.notna().to_numpy()]
+        names.update(
+            zip(groups.dropna().astype(int), typed_column_at(plane, schema.STEP_NAME, rows))
+        )
     return names
