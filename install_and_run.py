@@ -44,7 +44,7 @@ OLDEST_VENV = os.path.join(ROOT, ".venv-oldest")
 OLDEST_PACKAGES = ["protobuf==4.21.12", "pytest>=7", "hypothesis>=6", "grpcio-tools<1.63"]
 # mypy is checked on the main interpreter only (mypy 2 cannot run on or target 3.9).
 OLDEST_SKIPPED_TESTS = [
-    "tests/test_frontend.py",
+    "tests/web/test_frontend.py",
     "tests/capture/test_capture_jax.py",
     "tests/test_typecheck.py",
 ]

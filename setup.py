@@ -64,9 +64,9 @@ class SdistWithFrontend(sdist):
 
 
 # Buffer helpers shared by the analysis extensions (each includes it).
-BUFFERS_H = "tensorboard_plugin_profile/analysis/_buffers.h"
+BUFFERS_H = "tensorboard_plugin_profile/kernels/_buffers.h"
 # The (key, lane) min-heap of _passes.c and the trace layout's row depths.
-LANE_HEAP_H = "tensorboard_plugin_profile/analysis/_lane_heap.h"
+LANE_HEAP_H = "tensorboard_plugin_profile/kernels/_lane_heap.h"
 
 setup(
     name="tensorboard_plugin_profile",
@@ -105,9 +105,9 @@ setup(
     },
     entry_points={
         "tensorboard_plugins": [
-            "profile = tensorboard_plugin_profile.profile_plugin_loader:ProfilePluginLoader",
+            "profile = tensorboard_plugin_profile.web.profile_plugin_loader:ProfilePluginLoader",
         ],
-        "console_scripts": ["tbprof = tensorboard_plugin_profile.cli:main"],
+        "console_scripts": ["tbprof = tensorboard_plugin_profile.web.cli:main"],
     },
     # The compiled extensions are optional: without a C compiler the package installs
     # and uses the pure-Python reader and numpy passes (same results, slower).
@@ -124,39 +124,39 @@ setup(
         ),
         # Sequential analysis passes (stacks, sweeps); numpy fallbacks otherwise.
         Extension(
-            "tensorboard_plugin_profile.analysis._passes",
-            ["tensorboard_plugin_profile/analysis/_passes.c"],
+            "tensorboard_plugin_profile.kernels._passes",
+            ["tensorboard_plugin_profile/kernels/_passes.c"],
             depends=[BUFFERS_H, LANE_HEAP_H],
             optional=True,
         ),
         # The host step database's walk over events (markers, packed span keys).
         Extension(
-            "tensorboard_plugin_profile.analysis._step_keys",
-            ["tensorboard_plugin_profile/analysis/_step_keys.c"],
-            depends=[BUFFERS_H, "tensorboard_plugin_profile/analysis/_step_walk.h"],
+            "tensorboard_plugin_profile.analysis.steps._step_keys",
+            ["tensorboard_plugin_profile/analysis/steps/_step_keys.c"],
+            depends=[BUFFERS_H, "tensorboard_plugin_profile/analysis/steps/_step_walk.h"],
             optional=True,
         ),
         # Step grouping over the event forest (nesting stack, floods); numpy otherwise.
         Extension(
-            "tensorboard_plugin_profile.analysis._grouping",
-            ["tensorboard_plugin_profile/analysis/_grouping.c"],
+            "tensorboard_plugin_profile.kernels._grouping",
+            ["tensorboard_plugin_profile/kernels/_grouping.c"],
             depends=[BUFFERS_H],
             optional=True,
         ),
         # PlaneEdit: new events put among sorted old ones by runs; numpy otherwise.
         Extension(
-            "tensorboard_plugin_profile.analysis.preprocessing._edit",
-            ["tensorboard_plugin_profile/analysis/preprocessing/_edit.c"],
+            "tensorboard_plugin_profile.preprocessing._edit",
+            ["tensorboard_plugin_profile/preprocessing/_edit.c"],
             depends=[BUFFERS_H],
             optional=True,
         ),
         # PlaneEdit's stats table: rows written once into the merged columns; numpy otherwise.
         Extension(
-            "tensorboard_plugin_profile.analysis.preprocessing._stat_merge",
-            ["tensorboard_plugin_profile/analysis/preprocessing/_stat_merge.c"],
+            "tensorboard_plugin_profile.preprocessing._stat_merge",
+            ["tensorboard_plugin_profile/preprocessing/_stat_merge.c"],
             depends=[
                 BUFFERS_H,
-                "tensorboard_plugin_profile/analysis/preprocessing/_stat_merge_sorted.h",
+                "tensorboard_plugin_profile/preprocessing/_stat_merge_sorted.h",
             ],
             optional=True,
         ),
@@ -180,8 +180,8 @@ setup(
         ),
         # Large numpy buffers reused within a cold conversion (Linux); numpy's own otherwise.
         Extension(
-            "tensorboard_plugin_profile._blockpool",
-            ["tensorboard_plugin_profile/_blockpool.c"],
+            "tensorboard_plugin_profile.kernels._blockpool",
+            ["tensorboard_plugin_profile/kernels/_blockpool.c"],
             optional=True,
         ),
     ],

@@ -203,7 +203,7 @@ def _count(path: str, text: str) -> int:
 
 
 def _size(text: str) -> int:
-    from tensorboard_plugin_profile.cache_config import parse_size
+    from tensorboard_plugin_profile.store.cache_config import parse_size
 
     return parse_size(text)
 

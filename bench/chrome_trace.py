@@ -113,7 +113,7 @@ def measure_decode(path: pathlib.Path) -> float:
     may decode in a worker process, whose time ``measure`` does not see."""
     code = f"""
 import resource
-from tensorboard_plugin_profile.profile_reader import read_profile
+from tensorboard_plugin_profile.store.profile_reader import read_profile
 read_profile({str(path)!r})
 r = resource.getrusage(resource.RUSAGE_SELF)
 print(r.ru_utime + r.ru_stime)

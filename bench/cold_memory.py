@@ -113,9 +113,9 @@ def main() -> None:
     args = parser.parse_args()
     for module, attr, label in _STAGES:
         _wrap(f"{_PKG}.{module}", attr, label)
-    from tensorboard_plugin_profile.analysis.op_stats import host_op_stats
-    from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess_decoded
-    from tensorboard_plugin_profile.memsize import deep_size, limit_heap_fragmentation
+    from tensorboard_plugin_profile.analysis.ops.op_stats import host_op_stats
+    from tensorboard_plugin_profile.common.memsize import deep_size, limit_heap_fragmentation
+    from tensorboard_plugin_profile.preprocessing.preprocess import preprocess_decoded
     from tensorboard_plugin_profile.tools import trace_viewer_at
     from tensorboard_plugin_profile.xspace import read_xspace
 

@@ -43,7 +43,7 @@ import json, resource, sys, time
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
-from tensorboard_plugin_profile.errors import ProfileError
+from tensorboard_plugin_profile.common.errors import ProfileError
 from tensorboard_plugin_profile.service import ProfileService
 path, requests = sys.argv[1], json.loads(sys.argv[2])
 service = ProfileService(path)

@@ -39,7 +39,7 @@ def main() -> None:
     import jax
     import jax.numpy as jnp
 
-    from tensorboard_plugin_profile import live
+    from tensorboard_plugin_profile.web import live
 
     @jax.jit
     def step(x):

@@ -28,7 +28,7 @@ WINDOWS = (
 
 def main() -> None:
     os.environ["TBPROF_NO_CACHE"] = "1"
-    from tensorboard_plugin_profile.errors import ProfileError
+    from tensorboard_plugin_profile.common.errors import ProfileError
     from tensorboard_plugin_profile.service import ProfileService
 
     service = ProfileService(sys.argv[1])

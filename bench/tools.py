@@ -13,7 +13,7 @@ import pathlib
 import statistics
 import time
 
-from tensorboard_plugin_profile.errors import ProfileError
+from tensorboard_plugin_profile.common.errors import ProfileError
 from tensorboard_plugin_profile.service import ProfileService
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data"

@@ -33,7 +33,7 @@ def cpu_seconds() -> float:
 
 def timed(service, run: str, tool: str, params: dict, profile_to: str) -> tuple:
     """(wall s, CPU s, bytes or the error's class name) of one request."""
-    from tensorboard_plugin_profile.errors import ProfileError
+    from tensorboard_plugin_profile.common.errors import ProfileError
 
     profiler = cProfile.Profile(time.process_time) if profile_to else None
     wall, used = time.perf_counter(), cpu_seconds()

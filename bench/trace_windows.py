@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
+from tensorboard_plugin_profile.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.tools import trace_viewer_at as at
 from tensorboard_plugin_profile.xspace import read_xspace
 

@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 
-from tensorboard_plugin_profile.errors import ProfileError
+from tensorboard_plugin_profile.common.errors import ProfileError
 from tensorboard_plugin_profile.service import ProfileService
 
 HERE = pathlib.Path(__file__).resolve().parent

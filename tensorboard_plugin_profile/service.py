@@ -26,17 +26,18 @@ import re
 import time
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from . import blockpool, json_out
 from . import tools as tool_registry
-from .cache import ByteBudgetCache
-from .cache_config import DEFAULT_MEMORY_BYTES, CacheConfig
-from .disk_cache import DiskCache, code_fingerprint
-from .errors import InvalidArgument, NotApplicable, NotFound
-from .host_pool import HostPool
-from .logdir import LogDir, Session
-from .params import int_param
-from .progress import ProgressTracker
-from .space_store import SpaceStore
+from .common import json_out
+from .common.errors import InvalidArgument, NotApplicable, NotFound
+from .common.params import int_param
+from .common.progress import ProgressTracker
+from .kernels import blockpool
+from .store.cache import ByteBudgetCache
+from .store.cache_config import DEFAULT_MEMORY_BYTES, CacheConfig
+from .store.disk_cache import DiskCache, code_fingerprint
+from .store.host_pool import HostPool
+from .store.logdir import LogDir, Session
+from .store.space_store import SpaceStore
 from .tools import ALL_HOSTS, ToolOutput
 from .tools.datatable import to_csv
 

@@ -57,7 +57,7 @@ def main() -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     logdir = os.path.dirname(demo.__file__)
-    command = [sys.executable, "-m", "tensorboard_plugin_profile.server", "--logdir", logdir]
+    command = [sys.executable, "-m", "tensorboard_plugin_profile.web.server", "--logdir", logdir]
     server = subprocess.Popen(
         command + ["--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )

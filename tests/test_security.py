@@ -16,10 +16,10 @@ from werkzeug.test import Client
 from xspace_builder import HostPlane, SpaceBuilder
 
 from tensorboard_plugin_profile.analysis.trace import safe_regex
-from tensorboard_plugin_profile.errors import NotFound
-from tensorboard_plugin_profile.logdir import LogDir, read_host_file
-from tensorboard_plugin_profile.server import StandaloneApp
+from tensorboard_plugin_profile.common.errors import NotFound
 from tensorboard_plugin_profile.service import ProfileService
+from tensorboard_plugin_profile.store.logdir import LogDir, read_host_file
+from tensorboard_plugin_profile.web.server import StandaloneApp
 
 PREFIX = "/data/plugin/profile"
 KERAS_RUN = "tf_keras2_fit/session_1"
@@ -166,7 +166,7 @@ def _get_as_unprivileged(logs, urls: list) -> list:
     code = (
         "import json, sys\n"
         "from werkzeug.test import Client\n"
-        "from tensorboard_plugin_profile.server import StandaloneApp\n"
+        "from tensorboard_plugin_profile.web.server import StandaloneApp\n"
         "client = Client(StandaloneApp(sys.argv[1]))\n"
         "for url in sys.argv[2:]:\n"
         "    r = client.get(url)\n"
@@ -246,7 +246,7 @@ def test_non_finite_statistics_become_null_in_every_answer(tmp_path):
 
 
 def test_json_out_replaces_only_non_finite_numbers():
-    from tensorboard_plugin_profile import json_out
+    from tensorboard_plugin_profile.common import json_out
 
     value = {"a": [1.5, float("nan"), (float("-inf"), 2)], "b": "NaN", "c": 0}
     assert json_out.dumps(value, sort_keys=True) == (

@@ -12,13 +12,13 @@ from conftest import FIXTURES
 from werkzeug.test import Client
 
 from tensorboard_plugin_profile import tools as tool_registry
-from tensorboard_plugin_profile.analysis import memo
-from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
-from tensorboard_plugin_profile.cache_config import CacheConfig
-from tensorboard_plugin_profile.errors import Overloaded
-from tensorboard_plugin_profile.memsize import deep_size
-from tensorboard_plugin_profile.server import StandaloneApp
+from tensorboard_plugin_profile.common import memo
+from tensorboard_plugin_profile.common.errors import Overloaded
+from tensorboard_plugin_profile.common.memsize import deep_size
+from tensorboard_plugin_profile.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.service import ProfileService
+from tensorboard_plugin_profile.store.cache_config import CacheConfig
+from tensorboard_plugin_profile.web.server import StandaloneApp
 from tensorboard_plugin_profile.xspace import read_xspace
 
 
@@ -229,7 +229,7 @@ def test_hosts_decoded_in_worker_processes_give_the_same_answers(fixture, tmp_pa
 
 
 def test_when_the_worker_pool_cannot_start_hosts_are_decoded_in_process(tmp_path, monkeypatch):
-    from tensorboard_plugin_profile import host_pool
+    from tensorboard_plugin_profile.store import host_pool
 
     def no_processes():
         raise OSError("no process may be started here")

@@ -15,7 +15,7 @@ from typing import Iterable, Optional
 
 from google.protobuf.message import DecodeError
 
-from .. import protowire
+from ..common import protowire
 from ..protobuf import hlo_pb2
 from ..xspace import schema
 from ..xspace.model import Plane, Space

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 
-from tensorboard_plugin_profile.errors import InvalidArgument
+from tensorboard_plugin_profile.common.errors import InvalidArgument
 
 _GRPC_PREFIX = "grpc://"
 _LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")

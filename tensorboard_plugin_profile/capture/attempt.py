@@ -29,7 +29,7 @@ from tensorboard_plugin_profile.capture.outcomes import (
     rpc_failure,
 )
 from tensorboard_plugin_profile.capture.wire import scan_profile_response
-from tensorboard_plugin_profile.errors import CorruptProfile, Unavailable
+from tensorboard_plugin_profile.common.errors import CorruptProfile, Unavailable
 from tensorboard_plugin_profile.protobuf import (
     profiler_analysis_pb2_grpc,
     profiler_service_pb2,

@@ -20,7 +20,7 @@ import time
 from typing import Any, TextIO
 
 from tensorboard_plugin_profile.capture.options import DEFAULT_CONNECT_TIMEOUT_S, ProfilerOptions
-from tensorboard_plugin_profile.errors import ProfileError
+from tensorboard_plugin_profile.common.errors import ProfileError
 
 
 def add_capture_arguments(subparsers: Any) -> None:

@@ -45,7 +45,7 @@ from tensorboard_plugin_profile.capture.writer import (
     release_session_id,
     repository_root,
 )
-from tensorboard_plugin_profile.errors import InvalidArgument
+from tensorboard_plugin_profile.common.errors import InvalidArgument
 from tensorboard_plugin_profile.protobuf import profiler_service_pb2, profiler_service_pb2_grpc
 
 logger = logging.getLogger("tensorboard_plugin_profile.capture")

@@ -24,7 +24,7 @@ from typing import Any
 from tensorboard_plugin_profile.capture.client import DEFAULT_CONNECT_TIMEOUT_S, trace
 from tensorboard_plugin_profile.capture.options import ProfilerOptions
 from tensorboard_plugin_profile.capture.outcomes import CaptureResult
-from tensorboard_plugin_profile.errors import NotFound, ProfileError, Unavailable
+from tensorboard_plugin_profile.common.errors import NotFound, ProfileError, Unavailable
 
 logger = logging.getLogger("tensorboard_plugin_profile.capture")
 

@@ -16,7 +16,7 @@ import dataclasses
 import time
 from typing import Any
 
-from tensorboard_plugin_profile.errors import InvalidArgument
+from tensorboard_plugin_profile.common.errors import InvalidArgument
 from tensorboard_plugin_profile.protobuf import (
     profiler_analysis_pb2,
     profiler_options_pb2,

@@ -11,7 +11,7 @@ import dataclasses
 
 import grpc
 
-from tensorboard_plugin_profile.errors import DeadlineExceeded, ProfileError, Unavailable
+from tensorboard_plugin_profile.common.errors import DeadlineExceeded, ProfileError, Unavailable
 
 START_SERVER_HINT = (
     "start the profiler server in the program (tf.profiler.experimental.server.start(port) "

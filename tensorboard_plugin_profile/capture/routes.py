@@ -25,7 +25,7 @@ from tensorboard_plugin_profile.capture.jobs import (
     success_text,
 )
 from tensorboard_plugin_profile.capture.options import ProfilerOptions
-from tensorboard_plugin_profile.errors import InvalidArgument, ProfileError
+from tensorboard_plugin_profile.common.errors import InvalidArgument, ProfileError
 
 logger = logging.getLogger("tensorboard_plugin_profile.capture")
 

@@ -12,7 +12,7 @@ import dataclasses
 
 from google.protobuf import message
 
-from tensorboard_plugin_profile import protowire
+from tensorboard_plugin_profile.common import protowire
 from tensorboard_plugin_profile.protobuf import profiler_service_pb2
 
 _TOOL_DATA, _EMPTY_TRACE, _XSPACE = 6, 7, 8

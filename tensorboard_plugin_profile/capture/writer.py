@@ -23,7 +23,7 @@ import shutil
 import threading
 import time
 
-from tensorboard_plugin_profile.errors import ProfileError
+from tensorboard_plugin_profile.common.errors import ProfileError
 
 TEMP_PREFIX = ".capture-"
 _reserved_lock = threading.Lock()

@@ -6,7 +6,7 @@ vectorised: a point belongs to the latest event of its line that begins at or be
 unless that event has ended and the point is a flow's step or end (``t``/``f``), which
 then binds to the next event of the line (Chrome's rule for "next slice"). Each bound
 point becomes a ``flow`` stat (direction, id, category as
-``analysis/preprocessing/flows.py`` encodes). PyTorch traces without flow events get
+``xspace/flow_codes.py`` encodes). PyTorch traces without flow events get
 launch → kernel flows from their ``correlation`` ids, so the arrows are there for old
 Kineto files too.
 """
@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..analysis.preprocessing import flows
-from ..xspace import schema
+from ..xspace import flow_codes, schema
 from ..xspace.model import KIND_STR, KIND_UINT64
 from .collect import Collector
 
@@ -26,7 +25,9 @@ CORRELATION = "correlation"
 LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g", "async_cpu_to_gpu"})
 RUNTIME_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver", "runtime"})
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
-_DIRECTION_OF_PHASE = np.array([flows.FLOW_OUT, flows.FLOW_IN | flows.FLOW_OUT, flows.FLOW_IN])
+_DIRECTION_OF_PHASE = np.array(
+    [flow_codes.FLOW_OUT, flow_codes.FLOW_IN | flow_codes.FLOW_OUT, flow_codes.FLOW_IN]
+)
 _GENERATED_TID_BASE = 1 << 30
 
 
@@ -228,7 +229,8 @@ def _flow_stats(
         flow_id = keys + 1
     else:
         rows, flow_id, direction, category = _correlation_flows(c, order)
-    values = flows.encode(flow_id.astype(np.uint64), 0, category) | direction.astype(np.uint64)
+    values = flow_codes.encode(flow_id.astype(np.uint64), 0, category)
+    values |= direction.astype(np.uint64)
     n = len(rows)
     return (
         rows.astype(np.int64),
@@ -279,6 +281,6 @@ def _correlation_flows(c: Collector, order: np.ndarray) -> tuple:
     keep = (is_rt | is_dev) & np.isin(corr, both) & (corr != 0)
     row_of = np.empty(len(order), dtype=np.int64)
     row_of[order] = np.arange(len(order))
-    direction = np.where(is_rt[keep], flows.FLOW_OUT, flows.FLOW_IN)
+    direction = np.where(is_rt[keep], flow_codes.FLOW_OUT, flow_codes.FLOW_IN)
     category = np.full(int(keep.sum()), schema.CONTEXT_TYPE_GPU_LAUNCH)
     return row_of[events[keep]], corr[keep].astype(np.int64), direction, category

@@ -7,7 +7,7 @@ import os
 from types import ModuleType
 from typing import IO, Callable, Optional
 
-from ..errors import CorruptProfile, NotFound, ProfileTooLarge
+from ..common.errors import CorruptProfile, NotFound, ProfileTooLarge
 from ..xspace.limits import DECOMPRESS_RATIO, Limits
 from ..xspace.model import Space
 from .collect import Collector

@@ -122,19 +122,19 @@ def _has_gpu(space: Any) -> bool:
 
 
 def _has_allocator_events(space: Any) -> bool:
-    from ..analysis.memory import has_allocator_events
+    from ..analysis.memory.allocator import has_allocator_events
 
     return _is_xspace(space) and has_allocator_events(space)
 
 
 def _has_tf_data(space: Any) -> bool:
-    from ..analysis.tf_data import has_tf_data
+    from ..analysis.input_pipeline.tf_data import has_tf_data
 
     return _is_xspace(space) and has_tf_data(space)
 
 
 def _has_tensor_memory(space: Any) -> bool:
-    from ..analysis.timeline_memory import has_tensor_memory
+    from ..analysis.memory.timeline import has_tensor_memory
 
     return _is_profiler_hook(space) and has_tensor_memory(space)
 
@@ -160,12 +160,12 @@ def _has_roofline(space: Any) -> bool:
 
 
 def _has_op_records(space: Any) -> bool:
-    """Inputs the op-type and scope views read (analysis/attribution.py)."""
+    """Inputs the op-type and scope views read (analysis/ops/attribution.py)."""
     return _format(space) in ("xspace", "profiler_hook", "pytorch")
 
 
 def _has_python_sources(space: Any) -> bool:
-    from ..analysis.attribution import has_python_sources
+    from ..analysis.ops.attribution import has_python_sources
 
     return has_python_sources(space)
 

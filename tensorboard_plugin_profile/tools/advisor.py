@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Mapping, Sequence
 
-from ..analysis.advice import JAX, PYTORCH, TENSORFLOW, Report, advise
+from ..analysis.advice.findings import JAX, PYTORCH, TENSORFLOW, Report, advise
 from .datatable import Column, data_table
 
 COLUMNS = (

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from ..analysis.attribution import op_records
-from ..analysis.op_tree import build_tree
-from ..errors import NotApplicable
+from ..analysis.ops.attribution import op_records
+from ..analysis.ops.op_tree import build_tree
+from ..common.errors import NotApplicable
 from .tree_table import tree_table
 
 NO_SOURCE = "(no Python source)"

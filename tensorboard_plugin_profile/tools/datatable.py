@@ -28,7 +28,7 @@ import math
 import numbers
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
-from .. import json_out
+from ..common import json_out
 
 EMPTY_TABLE: dict[str, list] = {"cols": [], "rows": []}
 

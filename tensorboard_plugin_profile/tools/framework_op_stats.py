@@ -15,11 +15,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..analysis import op_names, ops
 from ..analysis.environment import PerfEnv
-from ..analysis.op_stats import OpStats, op_stats_of_hosts
-from ..analysis.timeline_ops import timeline_op_stats
+from ..analysis.ops import metrics as ops
+from ..analysis.ops.op_stats import OpStats, op_stats_of_hosts
+from ..analysis.ops.timeline import timeline_op_stats
 from ..chrome_trace import is_chrome_space
+from ..xspace import op_names
 from .datatable import Column, data_table, rows_from_columns
 
 MAX_ROWS = 500

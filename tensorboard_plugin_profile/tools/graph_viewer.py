@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ..analysis.hlo import graph, modules, printer
-from ..errors import InvalidArgument
-from ..params import int_param
+from ..common.errors import InvalidArgument
+from ..common.params import int_param
 from . import ToolAnswer, ToolOutput
 
 MAX_DEPTH = 10

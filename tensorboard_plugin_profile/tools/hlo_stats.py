@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.hlo import op_events
-from ..errors import NotApplicable
+from ..common.errors import NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 
 NO_XLA_OPS = (

@@ -18,11 +18,11 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .. import errors
-from ..analysis import input_analysis as ia
-from ..analysis import input_ops
 from ..analysis.environment import hardware_type_of
-from ..analysis.op_stats import OpStats, op_stats_of_hosts
+from ..analysis.input_pipeline import breakdown as ia
+from ..analysis.input_pipeline import host_ops as input_ops
+from ..analysis.ops.op_stats import OpStats, op_stats_of_hosts
+from ..common import errors
 from .datatable import EMPTY_TABLE, Column, data_table, rows_from_columns, three_digits
 from .overview_page import overview_diagnostics
 from .overview_tables import diagnostics_table, step_time_table

@@ -15,8 +15,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..analysis.op_stats import op_stats_of_hosts
-from ..errors import NotApplicable
+from ..analysis.ops.op_stats import op_stats_of_hosts
+from ..common.errors import NotApplicable
 from ..xspace import schema
 from .datatable import Column, data_table, rows_from_columns
 

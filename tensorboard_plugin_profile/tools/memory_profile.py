@@ -24,8 +24,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..analysis import memory
-from ..errors import InvalidArgument, NotApplicable
+from ..analysis.memory import allocator as memory
+from ..common.errors import InvalidArgument, NotApplicable
 from ..xspace import schema
 from ..xspace.model import Space
 from .datatable import Column, data_table, rows_from_columns

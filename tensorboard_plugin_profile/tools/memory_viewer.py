@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ..analysis.hlo import buffers, modules
-from ..params import int_param
+from ..common.params import int_param
 from . import ToolAnswer
 from .datatable import Column, data_table
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..analysis import environment
 from ..analysis.hlo import op_events
-from ..errors import InvalidArgument, NotApplicable
+from ..common.errors import InvalidArgument, NotApplicable
 from ..xspace import schema
 from ..xspace.event_stats import set_rows
 from . import ToolAnswer

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from ..analysis.attribution import op_records
-from ..analysis.op_tree import build_tree
+from ..analysis.ops.attribution import op_records
+from ..analysis.ops.op_tree import build_tree
 from .tree_table import tree_table
 
 

@@ -17,11 +17,11 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..analysis import input_analysis as ia
-from ..analysis import ops
 from ..analysis.environment import hardware_type_of
-from ..analysis.guess import ANNOTATION_HINT
-from ..analysis.op_stats import OpStats, op_stats_of_hosts
+from ..analysis.input_pipeline import breakdown as ia
+from ..analysis.ops import metrics as ops
+from ..analysis.ops.op_stats import OpStats, op_stats_of_hosts
+from ..analysis.steps.guess import ANNOTATION_HINT
 from . import ToolOutput
 from .datatable import Column, data_table, dumps, percent
 from .overview_tables import (

@@ -10,8 +10,8 @@ import math
 
 import pandas as pd
 
-from ..analysis import input_analysis as ia
 from ..analysis.environment import RunEnvironment, hardware_type_of
+from ..analysis.input_pipeline import breakdown as ia
 from .datatable import Column, column_table, data_table, link, one_digit, two_digits
 
 STEP_COLUMNS = (

@@ -23,9 +23,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import errors, json_out
-from ..analysis import steps as steps_module
-from ..analysis.op_stats import host_op_stats, op_stats_of_hosts
+from ..analysis.ops.op_stats import host_op_stats, op_stats_of_hosts
+from ..analysis.steps import build as steps_module
+from ..common import errors, json_out
 from . import ToolOutput
 from .overview_page import overview_diagnostics
 

@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 from ..analysis.pytorch.distributed import communication_ops, overlap_by_step
 from ..analysis.pytorch.environment import distributed_info
 from ..analysis.pytorch.wait_time import wait_time
-from ..errors import NotApplicable
+from ..common.errors import NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 
 _US = 1e6

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ..analysis.pytorch.kernels import kernel_stats, tensor_core_share
-from ..errors import NotApplicable
+from ..common.errors import NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ..analysis.pytorch.operators import call_stacks, operator_stats
-from ..errors import InvalidArgument, NotApplicable
+from ..common.errors import InvalidArgument, NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 
 GROUPINGS = ("operation", "input_shape")

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..analysis import environment
 from ..analysis.hlo import op_events
-from ..errors import NotApplicable
+from ..common.errors import NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 from .hlo_stats import NO_XLA_OPS, rates
 

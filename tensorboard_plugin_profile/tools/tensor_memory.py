@@ -15,9 +15,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..analysis.timeline_memory import tensor_memory
+from ..analysis.memory.timeline import tensor_memory
 from ..chrome_trace.objects import DTYPE, REQUESTED_BYTES, SHAPE
-from ..errors import NotApplicable
+from ..common.errors import NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 
 _MS = 1e9

@@ -29,8 +29,8 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..analysis import tf_data
-from ..errors import NotApplicable
+from ..analysis.input_pipeline import tf_data
+from ..common.errors import NotApplicable
 from .datatable import link
 
 NO_TF_DATA = (

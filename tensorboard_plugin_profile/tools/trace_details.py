@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from ..analysis.trace.trace_flows import CATEGORY_NAMES, DIRECTIONS
 from ..analysis.trace.trace_index import TraceIndex
-from ..errors import InvalidArgument
+from ..common.errors import InvalidArgument
 from ..xspace import schema
 from ..xspace.event_stats import stats_in_order
 from .trace_viewer import stat_strings

@@ -19,9 +19,9 @@ from typing import Iterator
 
 import numpy as np
 
-from .. import json_out
 from ..analysis.trace.trace_flows import CATEGORY_NAMES
 from ..analysis.trace.trace_index import TraceIndex
+from ..common import json_out
 
 CHUNK_EVENTS = 8192
 

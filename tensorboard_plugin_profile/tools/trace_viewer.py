@@ -31,8 +31,8 @@ from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from .. import json_out
-from ..analysis.preprocessing.preprocess import preprocess
+from ..common import json_out
+from ..preprocessing.preprocess import preprocess
 from ..xspace import schema
 from ..xspace.event_stats import stats_in_order
 from ..xspace.model import KIND_BYTES, KIND_DOUBLE, KIND_INT64, KIND_UINT64, Plane, Space

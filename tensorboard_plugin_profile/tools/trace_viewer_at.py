@@ -18,12 +18,12 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from .. import json_out
-from ..analysis.memo import memoized
-from ..analysis.preprocessing.preprocess import preprocess
 from ..analysis.trace import counters, trace_search, trace_window
 from ..analysis.trace.trace_index import TraceIndex, TracePlane, build_index
-from ..params import float_param, int_list_param, int_param
+from ..common import json_out
+from ..common.memo import memoized
+from ..common.params import float_param, int_list_param, int_param
+from ..preprocessing.preprocess import preprocess
 from . import ToolOutput, trace_details, trace_envelope
 from .trace_viewer import trace_planes
 

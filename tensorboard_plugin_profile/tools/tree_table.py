@@ -17,7 +17,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ..errors import NotApplicable
+from ..common.errors import NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 
 COLUMNS = (

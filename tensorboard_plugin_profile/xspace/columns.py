@@ -23,7 +23,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from ..memsize import sparse_values
+from ..common.memsize import sparse_values
 from . import schema
 from .model import KIND_BYTES, KIND_REF, KIND_STR, stat_values
 

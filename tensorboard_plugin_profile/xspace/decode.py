@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 from google.protobuf.message import DecodeError
 
-from ..errors import CorruptProfile, NotFound
-from ..memsize import sparse_values
+from ..common.errors import CorruptProfile, NotFound
+from ..common.memsize import sparse_values
 from . import rawform, schema, wire
 from .columns import (
     code_categorical,

@@ -20,7 +20,7 @@ import dataclasses
 import os
 import zlib
 
-from ..errors import CorruptProfile, ProfileTooLarge
+from ..common.errors import CorruptProfile, ProfileTooLarge
 
 _GIB = 1 << 30
 DECOMPRESS_RATIO = 32

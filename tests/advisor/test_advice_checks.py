@@ -12,9 +12,14 @@ import numpy as np
 import pandas as pd
 from tools.compare_tables import fixture_hosts
 
-from tensorboard_plugin_profile.analysis import advice_checks, advice_ops
-from tensorboard_plugin_profile.analysis.advice import context_of
-from tensorboard_plugin_profile.analysis.kernels import COLUMNS
+from tensorboard_plugin_profile.analysis.advice import (
+    checks as advice_checks,
+)
+from tensorboard_plugin_profile.analysis.advice import (
+    op_checks as advice_ops,
+)
+from tensorboard_plugin_profile.analysis.advice.findings import context_of
+from tensorboard_plugin_profile.analysis.ops.kernels import COLUMNS
 
 MS = 10**9  # ps
 

@@ -9,10 +9,10 @@ import json
 import pytest
 from conftest import FIXTURES, load_reference
 
-from tensorboard_plugin_profile.analysis.attribution import op_records
+from tensorboard_plugin_profile.analysis.ops.attribution import op_records
 from tensorboard_plugin_profile.analysis.pytorch.operators import operator_stats
 from tensorboard_plugin_profile.chrome_trace import read_chrome_trace
-from tensorboard_plugin_profile.errors import NotApplicable
+from tensorboard_plugin_profile.common.errors import NotApplicable
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.tools import code_view, framework_op_stats, op_types, scope_view
 

@@ -17,7 +17,7 @@ import urllib.request
 import pytest
 from werkzeug.test import Client
 
-from tensorboard_plugin_profile.server import StandaloneApp
+from tensorboard_plugin_profile.web.server import StandaloneApp
 
 pytestmark = pytest.mark.slow
 
@@ -139,7 +139,7 @@ def test_capture_a_training_loop_through_the_live_page_and_reopen_it(tmp_path, f
 
 
 def test_tbprof_serve_takes_the_path_as_its_argument():
-    from tensorboard_plugin_profile.cli import build_parser
+    from tensorboard_plugin_profile.web.cli import build_parser
 
     args = build_parser().parse_args(["serve", "some/dir", "--port", "0", "--host", "::1"])
     assert (args.path, args.logdir, args.port, args.host) == ("some/dir", None, 0, "::1")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES, load_reference
 
-from tensorboard_plugin_profile.analysis.advice import CRITICAL, INFO, PYTORCH, WARNING, advise
+from tensorboard_plugin_profile.analysis.advice.findings import (
+    CRITICAL,
+    INFO,
+    PYTORCH,
+    WARNING,
+    advise,
+)
 from tensorboard_plugin_profile.analysis.pytorch.kernels import kernel_stats
 from tensorboard_plugin_profile.analysis.pytorch.overview import step_overview
 from tensorboard_plugin_profile.tools import advisor

@@ -8,8 +8,8 @@ import pytest
 from conftest import fixture_names
 from tools.compare_tables import fixture_hosts
 
-from tensorboard_plugin_profile.analysis.attribution import op_records
-from tensorboard_plugin_profile.errors import NotApplicable
+from tensorboard_plugin_profile.analysis.ops.attribution import op_records
+from tensorboard_plugin_profile.common.errors import NotApplicable
 from tensorboard_plugin_profile.tools import code_view, framework_op_stats, op_types, scope_view
 from tensorboard_plugin_profile.tools.datatable import to_csv
 

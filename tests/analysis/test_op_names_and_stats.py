@@ -6,8 +6,10 @@ import math
 
 import pandas as pd
 
-from tensorboard_plugin_profile.analysis import input_analysis, op_names, step_db
-from tensorboard_plugin_profile.analysis.op_names import parse_op_names
+from tensorboard_plugin_profile.analysis.input_pipeline import breakdown as input_analysis
+from tensorboard_plugin_profile.analysis.steps import step_db
+from tensorboard_plugin_profile.xspace import op_names
+from tensorboard_plugin_profile.xspace.op_names import parse_op_names
 
 
 def test_parse_op_names():

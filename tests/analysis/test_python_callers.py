@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from xspace_builder import HostPlane
 
-from tensorboard_plugin_profile.analysis.attribution import python_callers
-from tensorboard_plugin_profile.analysis.preprocessing.preprocess import preprocess
+from tensorboard_plugin_profile.analysis.ops.attribution import python_callers
+from tensorboard_plugin_profile.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.xspace import schema
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tensorboard_plugin_profile.analysis.trace import safe_regex
-from tensorboard_plugin_profile.errors import InvalidArgument
+from tensorboard_plugin_profile.common.errors import InvalidArgument
 
 
 @pytest.mark.parametrize(

@@ -8,16 +8,21 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_profile.analysis import (
-    guess,
-    op_names,
-    per_name,
-    step_db,
-    step_events,
-    step_keys,
-    step_sweep,
+from tensorboard_plugin_profile.analysis.steps import (
+    events as step_events,
 )
-from tensorboard_plugin_profile.xspace import schema
+from tensorboard_plugin_profile.analysis.steps import (
+    guess,
+    step_db,
+)
+from tensorboard_plugin_profile.analysis.steps import (
+    keys as step_keys,
+)
+from tensorboard_plugin_profile.analysis.steps import (
+    sweep as step_sweep,
+)
+from tensorboard_plugin_profile.kernels import per_name
+from tensorboard_plugin_profile.xspace import op_names, schema
 from tensorboard_plugin_profile.xspace.model import Plane, Space
 
 TYPE = step_db.TYPE

@@ -6,8 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tensorboard_plugin_profile.analysis import step_db, step_sweep, steps
-from tensorboard_plugin_profile.analysis.step_db import TYPE
+from tensorboard_plugin_profile.analysis.steps import build as steps
+from tensorboard_plugin_profile.analysis.steps import step_db
+from tensorboard_plugin_profile.analysis.steps import sweep as step_sweep
+from tensorboard_plugin_profile.analysis.steps.step_db import TYPE
 
 HC, WAIT = TYPE["HOST_COMPUTE"], TYPE["HOST_WAIT_INPUT"]
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_profile.analysis import passes
 from tensorboard_plugin_profile.analysis.trace import layout
+from tensorboard_plugin_profile.kernels import passes
 
 needs_compiled = pytest.mark.skipif(layout._compiled is None, reason="built without a C compiler")
 

@@ -9,7 +9,7 @@ import pytest
 
 from tensorboard_plugin_profile.capture import ProfilerOptions, monitor, trace
 from tensorboard_plugin_profile.capture import attempt as attempt_lib
-from tensorboard_plugin_profile.errors import DeadlineExceeded, InvalidArgument, Unavailable
+from tensorboard_plugin_profile.common.errors import DeadlineExceeded, InvalidArgument, Unavailable
 from tensorboard_plugin_profile.protobuf import (
     profiler_analysis_pb2,
     profiler_service_pb2,

@@ -10,7 +10,7 @@ import grpc
 import pytest
 
 from tensorboard_plugin_profile.capture import trace
-from tensorboard_plugin_profile.errors import Unavailable
+from tensorboard_plugin_profile.common.errors import Unavailable
 from tensorboard_plugin_profile.protobuf import profiler_service_pb2, xplane_pb2
 
 from .capture_fakes import FakeProfiler, files_under, small_xspace

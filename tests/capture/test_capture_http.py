@@ -11,7 +11,7 @@ import pytest
 from .capture_fakes import FakeProfiler, unused_port
 
 werkzeug_test = pytest.importorskip("werkzeug.test")
-server_module = pytest.importorskip("tensorboard_plugin_profile.server")
+server_module = pytest.importorskip("tensorboard_plugin_profile.web.server")
 
 PREFIX = "/data/plugin/profile"
 

@@ -14,7 +14,7 @@ import pytest
 
 from tensorboard_plugin_profile.capture import cli, monitor, routes, trace
 from tensorboard_plugin_profile.capture.jobs import CaptureManager
-from tensorboard_plugin_profile.errors import Unavailable
+from tensorboard_plugin_profile.common.errors import Unavailable
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 
 pytestmark = pytest.mark.slow

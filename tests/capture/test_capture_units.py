@@ -14,7 +14,7 @@ from tensorboard_plugin_profile.capture import addresses as addr_lib
 from tensorboard_plugin_profile.capture import options as opt_lib
 from tensorboard_plugin_profile.capture import writer as writer_lib
 from tensorboard_plugin_profile.capture.wire import scan_profile_response
-from tensorboard_plugin_profile.errors import InvalidArgument
+from tensorboard_plugin_profile.common.errors import InvalidArgument
 from tensorboard_plugin_profile.protobuf import profiler_service_pb2
 
 from .capture_fakes import files_under, small_xspace

@@ -10,9 +10,9 @@ import sys
 import pytest
 from conftest import FIXTURES
 
-from tensorboard_plugin_profile.errors import NotApplicable
-from tensorboard_plugin_profile.logdir import LogDir
+from tensorboard_plugin_profile.common.errors import NotApplicable
 from tensorboard_plugin_profile.service import ProfileService
+from tensorboard_plugin_profile.store.logdir import LogDir
 
 HOOK = FIXTURES / "profiler_hook"
 TWO_RANKS = FIXTURES / "pytorch_two_ranks"

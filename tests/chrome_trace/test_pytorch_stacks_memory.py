@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tensorboard_plugin_profile.analysis.chrome_events import events_of
-from tensorboard_plugin_profile.errors import NotApplicable
+from tensorboard_plugin_profile.common.errors import NotApplicable
 from tensorboard_plugin_profile.service import ProfileService
 
 PID, TID = 100, 100

@@ -10,10 +10,10 @@ import pytest
 from conftest import FIXTURES
 
 from tensorboard_plugin_profile.analysis.chrome_events import events_of
-from tensorboard_plugin_profile.analysis.preprocessing import flows
 from tensorboard_plugin_profile.chrome_trace import read_chrome_trace
 from tensorboard_plugin_profile.chrome_trace.stream import TraceStream
-from tensorboard_plugin_profile.errors import CorruptProfile
+from tensorboard_plugin_profile.common.errors import CorruptProfile
+from tensorboard_plugin_profile.preprocessing import flows
 from tensorboard_plugin_profile.xspace import schema
 
 TIMELINE = FIXTURES / "profiler_hook" / "train" / "timeline-4.json"
@@ -167,7 +167,7 @@ def test_bare_arrays_begin_end_pairs_and_instants(tmp_path):
 
 
 def test_the_disk_cache_codec_keeps_what_makes_a_space_a_chrome_trace():
-    from tensorboard_plugin_profile.frames_codec import decode, encode
+    from tensorboard_plugin_profile.store.frames_codec import decode, encode
 
     space = read_chrome_trace(str(PYTORCH_FILES[0]))
     tree, arrays = encode(space)
@@ -179,7 +179,7 @@ def test_the_disk_cache_codec_keeps_what_makes_a_space_a_chrome_trace():
 
 
 def test_the_decoder_limits_apply(tmp_path, monkeypatch):
-    from tensorboard_plugin_profile.errors import ProfileTooLarge
+    from tensorboard_plugin_profile.common.errors import ProfileTooLarge
 
     monkeypatch.setenv("TBPROF_MAX_EVENTS", "10")
     with pytest.raises(ProfileTooLarge, match="TBPROF_MAX_EVENTS"):

@@ -7,9 +7,9 @@ import json
 import pytest
 from conftest import fixture_names, load_reference
 
-from tensorboard_plugin_profile import errors
-from tensorboard_plugin_profile.analysis import input_ops
-from tensorboard_plugin_profile.analysis.ops import OpMetricsDb, _ops_frame
+from tensorboard_plugin_profile.analysis.input_pipeline import host_ops as input_ops
+from tensorboard_plugin_profile.analysis.ops.metrics import OpMetricsDb, _ops_frame
+from tensorboard_plugin_profile.common import errors
 from tensorboard_plugin_profile.tools import TOOLS, canonical_name, input_pipeline_analyzer
 from tensorboard_plugin_profile.tools.datatable import dumps
 from tensorboard_plugin_profile.xspace.model import Space
@@ -114,7 +114,7 @@ def test_every_table_exports_as_csv_through_the_service():
     from conftest import FIXTURES, host_files
     from werkzeug.test import Client
 
-    from tensorboard_plugin_profile.server import StandaloneApp
+    from tensorboard_plugin_profile.web.server import StandaloneApp
 
     client = Client(StandaloneApp(str(FIXTURES)))
     run = "tf_keras2_fit/" + host_files("tf_keras2_fit")[0].parent.name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import fixture_names, load_reference
 
-from tensorboard_plugin_profile.errors import NotApplicable
+from tensorboard_plugin_profile.common.errors import NotApplicable
 from tensorboard_plugin_profile.tools import kernel_stats
 
 from .compare_tables import fixture_hosts, table_differences

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from conftest import FIXTURES, fixture_names, load_reference
 
-from tensorboard_plugin_profile.analysis import memory
-from tensorboard_plugin_profile.errors import InvalidArgument, NotApplicable
+from tensorboard_plugin_profile.analysis.memory import allocator as memory
+from tensorboard_plugin_profile.common.errors import InvalidArgument, NotApplicable
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.tools import memory_profile
 

@@ -36,7 +36,7 @@ def test_matches_reference(name):
 @pytest.mark.parametrize("name", ["jax_cpu_train", "jax_remote_capture", "jax_two_hosts"])
 def test_jax_host_breakdown_matches_reference(name):
     # Upstream's step sweep keeps host compute "on" after an instant marker when the
-    # python thread then waits for XLA work (analysis/step_sweep.py): e.g. train 2 of
+    # python thread then waits for XLA work (analysis/steps/sweep.py): e.g. train 2 of
     # jax_cpu_train is 37.00 ms host compute, not 1.81 ms.
     assert not _problems(name)
     ours = overview_page.convert(list(fixture_hosts("jax_cpu_train")), {}).json_obj

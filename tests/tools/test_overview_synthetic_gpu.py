@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tensorboard_plugin_profile.analysis import op_stats, ops
+from tensorboard_plugin_profile.analysis.ops import metrics as ops
+from tensorboard_plugin_profile.analysis.ops import op_stats
 from tensorboard_plugin_profile.tools import framework_op_stats, overview_page
 
 from .synthetic import US, gpu_space

@@ -8,7 +8,7 @@ import pytest
 from conftest import fixture_names, load_reference
 from xspace_builder import SpaceBuilder
 
-from tensorboard_plugin_profile import errors
+from tensorboard_plugin_profile.common import errors
 from tensorboard_plugin_profile.tools import TOOLS, pod_viewer
 from tensorboard_plugin_profile.xspace.model import Space
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES, fixture_names, load_reference
 
-from tensorboard_plugin_profile.errors import NotApplicable
+from tensorboard_plugin_profile.common.errors import NotApplicable
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.tools import tf_data_bottleneck_analysis as tool
 

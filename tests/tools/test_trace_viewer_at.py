@@ -12,7 +12,7 @@ from conftest import FIXTURES, fixture_names, host_files, load_reference
 from tensorboard_plugin_profile.analysis.trace import plane_events
 from tensorboard_plugin_profile.analysis.trace import trace_window as tw
 from tensorboard_plugin_profile.analysis.trace.trace_index import build_index
-from tensorboard_plugin_profile.errors import InvalidArgument
+from tensorboard_plugin_profile.common.errors import InvalidArgument
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.tools import TOOLS, trace_details
 from tensorboard_plugin_profile.tools import trace_viewer_at as at

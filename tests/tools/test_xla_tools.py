@@ -17,7 +17,7 @@ import pytest
 from conftest import REFERENCE, host_files
 
 from tensorboard_plugin_profile.analysis.hlo import buffers, cxx_sort, modules, printer
-from tensorboard_plugin_profile.errors import InvalidArgument, NotApplicable, NotFound
+from tensorboard_plugin_profile.common.errors import InvalidArgument, NotApplicable, NotFound
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.tools import (
     TOOLS,
@@ -248,7 +248,7 @@ def test_routes_serve_module_list_and_hlo_text():
     from conftest import FIXTURES
     from werkzeug.test import Client
 
-    from tensorboard_plugin_profile.server import StandaloneApp
+    from tensorboard_plugin_profile.web.server import StandaloneApp
 
     client = Client(StandaloneApp(str(FIXTURES)))
     run = "jax_two_hosts/multi_jax2__xprof_client"
@@ -266,7 +266,7 @@ def test_routes_serve_module_list_and_hlo_text():
 def test_a_corrupt_hlo_proto_is_a_clear_error():
     from xspace_builder import SpaceBuilder, set_stat_value
 
-    from tensorboard_plugin_profile.errors import CorruptProfile
+    from tensorboard_plugin_profile.common.errors import CorruptProfile
 
     space = SpaceBuilder("broken")
     meta = space.plane(1, "/host:metadata")

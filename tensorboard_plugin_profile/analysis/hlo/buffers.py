@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
-from ...errors import CorruptProfile
+from ...common.errors import CorruptProfile
 from ...protobuf import hlo_pb2
 from . import colors, shapes
 from .attribution import source_info

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Optional
 
-from ...errors import NotFound
+from ...common.errors import NotFound
 from . import shapes
 from .op_events import category
 from .printer import ModuleIndex

@@ -18,11 +18,11 @@ from typing import Optional, Sequence
 
 from google.protobuf.message import DecodeError
 
-from ...errors import CorruptProfile, InvalidArgument, NotFound
+from ...common.errors import CorruptProfile, InvalidArgument, NotFound
+from ...common.memo import memoized
 from ...protobuf import hlo_pb2
 from ...xspace import schema
 from ...xspace.model import Space
-from ..memo import memoized
 
 
 def _serialized_modules(space: Space) -> dict:

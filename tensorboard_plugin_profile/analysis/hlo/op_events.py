@@ -20,11 +20,11 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ...common.memo import memoized
+from ...kernels import per_name
+from ...kernels.nesting import nest
 from ...xspace import schema
 from ...xspace.event_stats import int_stat, typed_column_at
-from .. import per_name
-from ..memo import memoized
-from ..nesting import nest
 from . import modules
 from .attribution import source_info
 from .printer import ModuleIndex, instruction_text

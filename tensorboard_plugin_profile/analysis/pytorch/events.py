@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...common.memo import memoized
 from ...xspace.model import Space
 from ..chrome_events import events_of
-from ..memo import memoized
 
 KERNEL, MEMCPY, MEMSET, RUNTIME = "Kernel", "Memcpy", "Memset", "Runtime"
 OPERATOR, PYTHON, USER_ANNOTATION = "Operator", "Python", "UserAnnotation"

@@ -33,10 +33,10 @@ import numpy as np
 import pandas as pd
 
 from ...chrome_trace.memory import MEMORY_EVENT
+from ...common.memo import memoized
+from ...kernels.nesting import nest
 from ...xspace.model import Space
 from ..chrome_events import events_of
-from ..memo import memoized
-from ..nesting import nest
 from . import events as E
 from .operators import EXCLUDED_OPS, operator_nodes
 
@@ -96,7 +96,7 @@ def _context_events(space: Space) -> pd.DataFrame:
 
 
 def _records(space: Space) -> pd.DataFrame:
-    from ..attribution import DEVICE, HOST, RECORD_COLUMNS
+    from ..ops.attribution import DEVICE, HOST, RECORD_COLUMNS
 
     calls = operator_nodes(space)
     if calls.empty:
@@ -172,7 +172,7 @@ def _chains(acts: pd.DataFrame, parent: np.ndarray, members: tuple) -> tuple:
 
     Chains are built once per distinct chain (``stack_keys``), never per call.
     """
-    from ..attribution import nearest_ancestor, stack_keys
+    from ..ops.attribution import nearest_ancestor, stack_keys
 
     is_member = np.isin(acts["kind"].to_numpy(), members)
     caller = nearest_ancestor(parent, is_member)
@@ -183,7 +183,7 @@ def _chains(acts: pd.DataFrame, parent: np.ndarray, members: tuple) -> tuple:
 
 def _allocated(acts: pd.DataFrame, parent: np.ndarray, at: np.ndarray) -> np.ndarray:
     """Per call (``at``: its activity): bytes allocated while it was the innermost call."""
-    from ..attribution import nearest_ancestor
+    from ..ops.attribution import nearest_ancestor
 
     kind = acts["kind"].to_numpy()
     owner = nearest_ancestor(parent, kind == _CALL)

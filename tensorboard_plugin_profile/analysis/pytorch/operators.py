@@ -1,7 +1,7 @@
 """Operator statistics of one PyTorch worker (torch-tb-profiler's Operator view).
 
 Host activities (operators, ``python`` events, steps, collectives) nest per thread by time
-(``analysis/nesting.py``). An operator whose only child is an operator of the same name is
+(``kernels/nesting.py``). An operator whose only child is an operator of the same name is
 merged with it, as the autograd profiler prints them: one call, the child's children
 become its own. Host self time is an op's time minus its children's. Device time comes
 from the kernels, memcpys and memsets whose ``External id`` is the op's (the op launched
@@ -30,9 +30,9 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from ...common.memo import memoized
+from ...kernels.nesting import nest
 from ...xspace.model import Space
-from ..memo import memoized
-from ..nesting import nest
 from . import events as E
 from .kernels import uses_tensor_cores
 

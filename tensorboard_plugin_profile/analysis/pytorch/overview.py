@@ -28,8 +28,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from ...common.memo import memoized
 from ...xspace.model import Space
-from ..memo import memoized
 from . import events as E
 from .ranges import Segments
 

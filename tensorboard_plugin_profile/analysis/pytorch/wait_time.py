@@ -29,8 +29,8 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from ...common.memo import memoized
 from ...xspace.model import Space
-from ..memo import memoized
 from . import events as E
 from .overview import step_overview
 

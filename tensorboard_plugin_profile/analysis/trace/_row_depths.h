@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#include "../_lane_heap.h"
+#include "../../kernels/_lane_heap.h"
 
 /* One row's events: row positions i = 0 .. n - 1 are events order[i]. */
 typedef struct {

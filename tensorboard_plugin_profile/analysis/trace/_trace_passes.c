@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../_buffers.h"
+#include "../../kernels/_buffers.h"
 #include "_row_depths.h"
 
 #define BUF(k, type) ((type *)a[k].view.buf)

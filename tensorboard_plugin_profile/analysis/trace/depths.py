@@ -26,7 +26,7 @@ from typing import Optional
 
 import numpy as np
 
-from .. import passes
+from ...kernels import passes
 
 
 def row_depths(row, begin, end, num_rows: int, pure_python: Optional[bool] = None) -> tuple:

@@ -35,7 +35,7 @@ from typing import Literal, Optional, cast
 
 import numpy as np
 
-from .. import graph_passes, passes
+from ...kernels import graph_passes, passes
 from . import depths
 
 _compiled: Optional[ModuleType]

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...errors import InvalidArgument
+from ...common.errors import InvalidArgument
 
 try:  # Python 3.11+ keeps the parser private; 3.9/3.10 expose it (deprecated later).
     from re import _parser as _sre_parse  # type: ignore[attr-defined]

@@ -41,9 +41,9 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from ...kernels import passes
 from ...xspace import schema
 from ...xspace.model import Plane
-from .. import passes
 from . import counters, layout, trace_flows
 from .levels import LEVEL_FACTOR, pixel_sizes
 from .plane_events import PlaneEvents, name_tables, plane_events

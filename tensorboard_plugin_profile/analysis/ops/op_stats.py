@@ -1,0 +1,94 @@
+"""Per-host OpStats (docs/conversion.md §4) and their combination across hosts (§4.7).
+
+Each host is analysed on its own into a small ``OpStats`` (op databases, kernel
+reports, steps, environment); combining is cheap. This is the map step a
+process pool or a distributed engine can run per host.
+
+Usage::
+
+    stats = op_stats_of_hosts([("host_a", space_a), ("host_b", space_b)])
+    stats.host_ops.ops, stats.device_ops.total_time_ps, stats.kernels, stats.steps
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import pandas as pd
+
+from ...common.memo import memoized
+from ...preprocessing.preprocess import preprocess
+from ...xspace import schema
+from ...xspace.model import Space
+from .. import environment
+from ..steps import build as steps
+from ..steps import step_db
+from . import kernels
+from . import metrics as ops
+
+
+@dataclasses.dataclass
+class OpStats:
+    host_ops: ops.OpMetricsDb
+    device_ops: ops.OpMetricsDb
+    kernels: pd.DataFrame
+    steps: step_db.StepDb
+    run_environment: environment.RunEnvironment
+    perf_env: environment.PerfEnv
+    errors: list
+    warnings: list
+
+
+def analyse_host(space: Space) -> OpStats:
+    """Every OpStats piece of one (preprocessed) host."""
+    errors, warnings = environment.diagnostics(space)
+    env = environment.run_environment(space)
+    return OpStats(
+        host_ops=ops.host_op_metrics(space.plane(schema.HOST_PLANE)),
+        device_ops=ops.device_op_metrics(environment.gpu_planes(space)),
+        kernels=kernels.kernel_reports(space),
+        steps=steps.step_database(space),
+        run_environment=env,
+        perf_env=environment.perf_env(space),
+        errors=errors,
+        warnings=warnings,
+    )
+
+
+def combine(per_host: Sequence[OpStats]) -> OpStats:
+    if len(per_host) == 1:
+        return per_host[0]
+    run_environment = environment.combine_environments(s.run_environment for s in per_host)
+    if run_environment is None:  # no hosts: fail as before, with a clearer message
+        raise ValueError("combine() needs at least one host's OpStats.")
+    perf = next((s.perf_env for s in per_host if s.perf_env.peak_tera_flops_per_second), None)
+    return OpStats(
+        host_ops=ops.combine(s.host_ops for s in per_host),
+        device_ops=ops.combine(s.device_ops for s in per_host),
+        kernels=kernels.combine_kernel_reports(s.kernels for s in per_host),
+        steps=steps.combine_step_dbs([s.steps for s in per_host]),
+        run_environment=run_environment,
+        perf_env=perf or per_host[0].perf_env,
+        errors=list(dict.fromkeys(e for s in per_host for e in s.errors)),
+        warnings=list(dict.fromkeys(w for s in per_host for w in s.warnings)),
+    )
+
+
+# Per-host results live as long as their decoded Space: every tool of a session
+# reuses them, and the service's cache decides how long Spaces live.
+def host_op_stats(space: Space) -> OpStats:
+    """The op statistics of one host, computed once per decoded Space."""
+    return memoized([space], "host_op_stats", lambda: analyse_host(preprocess(space)))
+
+
+def op_stats_of_hosts(hosts: Sequence[tuple]) -> OpStats:
+    """Analyses each (name, Space) host independently, then combines them.
+
+    The combination is cached too (for as long as every Space lives): several
+    tools of a multi-host session ask for the same one.
+    """
+    per_host = [host_op_stats(space) for _, space in hosts]
+    if len(per_host) == 1:
+        return per_host[0]
+    return memoized([space for _, space in hosts], "combined_op_stats", lambda: combine(per_host))

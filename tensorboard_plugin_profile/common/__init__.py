@@ -1,0 +1,5 @@
+"""Small helpers every stage may use: typed errors, memory sizes, JSON output, request
+parameters, progress, per-Space memos and the protobuf wire format.
+
+Owns nothing of the pipeline; imports nothing of this package but ``protobuf``.
+"""

@@ -1,0 +1,6 @@
+"""Shared primitives on event columns: sequential passes compiled in C with numpy or
+Python twins that give identical results (``passes``, ``graph_passes``), interval nesting,
+per-distinct-name tests and the cold conversion's buffer pool.
+
+May import ``common`` only; every later stage may import it.
+"""

@@ -1,0 +1,356 @@
+/*
+ * Compiled passes of step grouping over the event forest (see kernels/graph_passes.py).
+ *
+ * Why a forest: upstream nests the events of a line with a stack, so each event's
+ * descendants on its line are the events pushed while it stays on the stack, a
+ * contiguous range of rows. Storing where that range stops (int32 per row) replaces a
+ * child adjacency list (two int64 arrays per row) and lets a flood walk rows in order,
+ * jumping over subtrees that are already labelled. The few other edges (inter-thread,
+ * producer/consumer, loop) are a small CSR by parent. Node ids are int32 (the caller
+ * uses the numpy fallback past 2^31 - 1 rows). The GIL is released while looping.
+ *
+ * line_forest(line, begin, duration, skip, parent, stop)
+ *     line int32, begin / duration int64, skip uint8 (empty: none), parent / stop int32
+ *     out. parent[i] = upstream's stack parent on its line (-1 for none); stop[i] = the
+ *     row where i left the stack (or its line ended): i's descendants are the rows of
+ *     (i, stop[i]) not skipped. A skipped row takes no part: stop[i] = i, parent -1.
+ * flood(stop, xnodes, xptr, xidx, xbits, order, values, proper, unreached, label,
+ *       flooded, crossings) -> bytes of (outer, inner) int64 pairs
+ *     label[x] (int64, or int32 when the values and unreached fit) = values[r] of the
+ *     first seed order[r] with a path to x (at least one edge when proper), else unreached. Extra edges: xnodes (sorted, int32) are the
+ *     nodes with extra children, xidx[xptr[k]:xptr[k+1]] those of xnodes[k]; xbits
+ *     marks xnodes (bit x % 8 of byte x / 8). values empty: dense, a seed's value is
+ *     the number of seeds that flooded before it. flooded[r] = 1 when seed r was not
+ *     reached by an earlier seed. crossings: record every edge from a node labelled
+ *     v into one labelled earlier with h != v, as the pair (v, h) (a pair equal to
+ *     the previous one is not repeated).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_buffers.h"
+
+/* --- line_forest --------------------------------------------------------------------- */
+typedef struct {
+    int64_t begin, end;
+    int32_t row;
+} Open;
+
+/* The stack pass itself; -1 when the stack cannot grow. Called without the GIL. */
+static int nest_rows(const int32_t *restrict line, const int64_t *restrict begin,
+                     const int64_t *restrict duration, const uint8_t *restrict skip,
+                     Py_ssize_t n, int32_t *restrict parent, int32_t *restrict stop) {
+    size_t cap = 1024, top = 0;
+    Open *stack = malloc(cap * sizeof(Open));
+    if (!stack) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i > 0 && line[i] != line[i - 1]) {
+            while (top > 0) stop[stack[--top].row] = (int32_t)i;
+        }
+        if (skip && skip[i]) {
+            parent[i] = -1;
+            stop[i] = (int32_t)i;
+            continue;
+        }
+        /* end = begin + duration with numpy's wrap-around, not C's undefined overflow */
+        int64_t b = begin[i], e = (int64_t)((uint64_t)b + (uint64_t)duration[i]);
+        int32_t up = -1;
+        while (top > 0) {
+            const Open *t = &stack[top - 1];
+            if (t->begin <= b && e <= t->end) {
+                up = t->row;
+                break;
+            }
+            stop[t->row] = (int32_t)i;
+            top--;
+        }
+        parent[i] = up;
+        if (top == cap) {
+            Open *grown = realloc(stack, 2 * cap * sizeof(Open));
+            if (!grown) {
+                free(stack);
+                return -1;
+            }
+            stack = grown;
+            cap *= 2;
+        }
+        stack[top].begin = b;
+        stack[top].end = e;
+        stack[top].row = (int32_t)i;
+        top++;
+    }
+    while (top > 0) stop[stack[--top].row] = (int32_t)n;
+    free(stack);
+    return 0;
+}
+
+static PyObject *line_forest(PyObject *self, PyObject *py_args) {
+    PyObject *o[6];
+    if (!PyArg_ParseTuple(py_args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]))
+        return NULL;
+    Arg a[6];
+    memset(a, 0, sizeof(a));
+    if (get_buffer(o[0], &a[0], 0, 4, -1, "line") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 4;
+    if (n >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "line_forest: too many rows for int32 ids");
+        goto fail;
+    }
+    if (get_buffer(o[1], &a[1], 0, 8, n, "begin") < 0 ||
+        get_buffer(o[2], &a[2], 0, 8, n, "duration") < 0 ||
+        get_buffer(o[3], &a[3], 0, 1, -1, "skip") < 0 ||
+        get_buffer(o[4], &a[4], 1, 4, n, "parent") < 0 ||
+        get_buffer(o[5], &a[5], 1, 4, n, "stop") < 0)
+        goto fail;
+    if (a[3].view.len != 0 && a[3].view.len != n) {
+        PyErr_SetString(PyExc_ValueError, "line_forest: skip has the wrong length");
+        goto fail;
+    }
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = nest_rows(a[0].view.buf, a[1].view.buf, a[2].view.buf,
+                       a[3].view.len ? a[3].view.buf : NULL, n, a[4].view.buf, a[5].view.buf);
+    Py_END_ALLOW_THREADS
+    release(a, 6);
+    if (status < 0) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+fail:
+    release(a, 6);
+    return NULL;
+}
+
+/* --- flood --------------------------------------------------------------------------- */
+typedef struct {
+    const int32_t *stop, *xnodes, *xidx;
+    const int64_t *xptr;
+    const uint8_t *xbits;
+    Py_ssize_t n, num_xnodes;
+    int64_t *label, unreached; /* label: int64 per node, or NULL when label32 is used */
+    int32_t *label32;          /* int32 labels (values and unreached fit in int32) */
+    int32_t *work; /* rows labelled whose range and extra children wait to be walked */
+    size_t top, cap;
+    int64_t *pairs; /* crossings, two int64 each; NULL when not recorded */
+    size_t num_pairs, pairs_cap;
+    int record, oom;
+} Flood;
+
+static inline int64_t get_label(const Flood *f, Py_ssize_t i) {
+    return f->label32 ? (int64_t)f->label32[i] : f->label[i];
+}
+
+static inline void set_label(Flood *f, Py_ssize_t i, int64_t v) {
+    if (f->label32) f->label32[i] = (int32_t)v;
+    else f->label[i] = v;
+}
+
+static void push(Flood *f, int32_t x) {
+    if (f->top == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 1024;
+        int32_t *grown = realloc(f->work, cap * sizeof(int32_t));
+        if (!grown) {
+            f->oom = 1;
+            return;
+        }
+        f->work = grown;
+        f->cap = cap;
+    }
+    f->work[f->top++] = x;
+}
+
+static void cross(Flood *f, int64_t outer, int64_t inner) {
+    if (!f->record || inner == outer) return;
+    size_t k = f->num_pairs;
+    if (k > 0 && f->pairs[2 * k - 2] == outer && f->pairs[2 * k - 1] == inner) return;
+    if (k == f->pairs_cap) {
+        size_t cap = f->pairs_cap ? 2 * f->pairs_cap : 256;
+        int64_t *grown = realloc(f->pairs, 2 * cap * sizeof(int64_t));
+        if (!grown) {
+            f->oom = 1;
+            return;
+        }
+        f->pairs = grown;
+        f->pairs_cap = cap;
+    }
+    f->pairs[2 * k] = outer;
+    f->pairs[2 * k + 1] = inner;
+    f->num_pairs = k + 1;
+}
+
+/* The extra children of u: labelled ones are crossings, the others are labelled v. */
+static void extras(Flood *f, int32_t u, int64_t v) {
+    if (!(f->xbits[u >> 3] >> (u & 7) & 1)) return;
+    Py_ssize_t lo = 0, hi = f->num_xnodes;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (f->xnodes[mid] < u) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == f->num_xnodes || f->xnodes[lo] != u) return;
+    for (int64_t e = f->xptr[lo]; e < f->xptr[lo + 1]; e++) {
+        int32_t c = f->xidx[e];
+        int64_t l = get_label(f, c);
+        if (l != f->unreached) {
+            cross(f, v, l);
+        } else {
+            set_label(f, c, v);
+            push(f, c);
+        }
+    }
+}
+
+/* y's descendants in row order (y itself is labelled by the caller, or is a proper
+ * seed): a labelled row's whole subtree is labelled already, so it is jumped over. */
+static void walk(Flood *f, int32_t y, int64_t v) {
+    const int32_t *stop = f->stop;
+    int32_t i = y + 1, end = stop[y];
+    while (i < end) {
+        int32_t s = stop[i];
+        int64_t l;
+        if (s == i) { /* skipped: not in the forest */
+            i++;
+        } else if ((l = get_label(f, i)) != f->unreached) {
+            cross(f, v, l);
+            i = s;
+        } else {
+            set_label(f, i, v);
+            extras(f, i, v);
+            i++;
+        }
+    }
+    extras(f, y, v);
+}
+
+static void flood_seeds(Flood *f, const int64_t *order, Py_ssize_t num_seeds,
+                        const int64_t *values, int proper, uint8_t *flooded) {
+    for (Py_ssize_t k = 0; k < f->n; k++) set_label(f, k, f->unreached);
+    int64_t dense = 0;
+    for (Py_ssize_t r = 0; r < num_seeds && !f->oom; r++) {
+        int32_t x = (int32_t)order[r];
+        flooded[r] = get_label(f, x) == f->unreached;
+        if (!flooded[r]) continue; /* an earlier seed reached x and all it reaches */
+        int64_t v = values ? values[r] : dense++;
+        if (!proper) set_label(f, x, v);
+        walk(f, x, v);
+        while (f->top > 0 && !f->oom) {
+            int32_t y = f->work[--f->top];
+            walk(f, y, v);
+        }
+    }
+}
+
+static int check_flood_args(Arg *a, Py_ssize_t n, Py_ssize_t num_xnodes, Py_ssize_t num_extra) {
+    const int32_t *stop = a[0].view.buf, *xnodes = a[1].view.buf, *xidx = a[3].view.buf;
+    const int64_t *xptr = a[2].view.buf, *order = a[5].view.buf;
+    Py_ssize_t num_seeds = a[5].view.len / 8;
+    int bad = a[4].view.len != (n + 7) / 8 || xptr[0] != 0 || xptr[num_xnodes] != num_extra;
+    for (Py_ssize_t i = 0; i < n && !bad; i++) bad = stop[i] < i || stop[i] > n;
+    for (Py_ssize_t k = 0; k < num_xnodes && !bad; k++)
+        bad = xnodes[k] < 0 || xnodes[k] >= n || (k > 0 && xnodes[k] <= xnodes[k - 1]) ||
+              xptr[k + 1] < xptr[k];
+    for (Py_ssize_t e = 0; e < num_extra && !bad; e++) bad = xidx[e] < 0 || xidx[e] >= n;
+    for (Py_ssize_t r = 0; r < num_seeds && !bad; r++) bad = order[r] < 0 || order[r] >= n;
+    if (bad) PyErr_SetString(PyExc_ValueError, "flood: malformed forest or seeds");
+    return bad ? -1 : 0;
+}
+
+/* Buffers of flood(): a[0..8] = stop, xnodes, xptr, xidx, xbits, order, values, label,
+ * flooded; f is filled in. label is int64, or int32 when every value and unreached fit. */
+static int flood_parse(PyObject **o, Arg *a, Flood *f, int64_t unreached) {
+    if (get_buffer(o[0], &a[0], 0, 4, -1, "stop") < 0) return -1;
+    Py_ssize_t n = a[0].view.len / 4;
+    if (get_buffer(o[1], &a[1], 0, 4, -1, "xnodes") < 0) return -1;
+    Py_ssize_t num_xnodes = a[1].view.len / 4;
+    if (get_buffer(o[2], &a[2], 0, 8, num_xnodes + 1, "xptr") < 0 ||
+        get_buffer(o[3], &a[3], 0, 4, -1, "xidx") < 0 ||
+        get_buffer(o[4], &a[4], 0, 1, -1, "xbits") < 0 ||
+        get_buffer(o[5], &a[5], 0, 8, -1, "order") < 0)
+        return -1;
+    Py_ssize_t num_seeds = a[5].view.len / 8;
+    if (get_buffer(o[6], &a[6], 0, 8, -1, "values") < 0 ||
+        get_buffer(o[7], &a[7], 1, 0, -1, "label") < 0 ||
+        get_buffer(o[8], &a[8], 1, 1, num_seeds, "flooded") < 0)
+        return -1;
+    Py_ssize_t width = a[7].view.itemsize;
+    if ((width != 4 && width != 8) || a[7].view.len != n * width) {
+        PyErr_SetString(PyExc_ValueError, "label: expected one int32 or int64 per node");
+        return -1;
+    }
+    const int64_t *values = a[6].view.buf;
+    if (a[6].view.len && a[6].view.len != num_seeds * 8) {
+        PyErr_SetString(PyExc_ValueError, "flood: one value per seed");
+        return -1;
+    }
+    for (Py_ssize_t r = 0; r < a[6].view.len / 8; r++) {
+        if (values[r] == unreached) {
+            PyErr_SetString(PyExc_ValueError, "flood: a value equals unreached");
+            return -1;
+        }
+        if (width == 4 && (values[r] < INT32_MIN || values[r] > INT32_MAX)) {
+            PyErr_SetString(PyExc_ValueError, "flood: a value does not fit int32 labels");
+            return -1;
+        }
+    }
+    /* Dense values count seeds: they fit when there are fewer than 2**31. */
+    if (width == 4 && (unreached < INT32_MIN || unreached > INT32_MAX || num_seeds > INT32_MAX)) {
+        PyErr_SetString(PyExc_ValueError, "flood: unreached does not fit int32 labels");
+        return -1;
+    }
+    if (check_flood_args(a, n, num_xnodes, a[3].view.len / 4) < 0) return -1;
+    f->stop = a[0].view.buf;
+    f->xnodes = a[1].view.buf;
+    f->xptr = a[2].view.buf;
+    f->xidx = a[3].view.buf;
+    f->xbits = a[4].view.buf;
+    f->n = n;
+    f->num_xnodes = num_xnodes;
+    f->label = width == 8 ? a[7].view.buf : NULL;
+    f->label32 = width == 4 ? a[7].view.buf : NULL;
+    f->unreached = unreached;
+    return 0;
+}
+
+static PyObject *flood(PyObject *self, PyObject *py_args) {
+    PyObject *o[9];
+    int proper, record;
+    long long unreached;
+    if (!PyArg_ParseTuple(py_args, "OOOOOOOpLOOp", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &o[6], &proper, &unreached, &o[7], &o[8], &record))
+        return NULL;
+    Arg a[9];
+    memset(a, 0, sizeof(a));
+    Flood f;
+    memset(&f, 0, sizeof(f));
+    PyObject *result = NULL;
+    if (flood_parse(o, a, &f, unreached) < 0) goto done;
+    f.record = record;
+    const int64_t *values = a[6].view.len ? a[6].view.buf : NULL;
+    Py_BEGIN_ALLOW_THREADS
+    flood_seeds(&f, a[5].view.buf, a[5].view.len / 8, values, proper, a[8].view.buf);
+    Py_END_ALLOW_THREADS
+    if (f.oom) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize((const char *)f.pairs,
+                                       (Py_ssize_t)(f.num_pairs * 2 * sizeof(int64_t)));
+done:
+    free(f.work);
+    free(f.pairs);
+    release(a, 9);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"line_forest", line_forest, METH_VARARGS, "Stack parents and subtree stops per row."},
+    {"flood", flood, METH_VARARGS, "First seed reaching each node over the forest."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_grouping",
+                                    "Compiled step grouping passes over the event forest.", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__grouping(void) { return PyModule_Create(&module); }

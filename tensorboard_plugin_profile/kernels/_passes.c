@@ -1,0 +1,700 @@
+/*
+ * Optional compiled sequential passes of the analysis (see kernels/passes.py).
+ *
+ * Why: a few passes carry state from one event to the next (a stack, a running
+ * count per type, a heap of free lanes). numpy can only express them with extra
+ * rounds or per-type copies of the whole input; a single loop here is O(n) (or
+ * O(n log n) for the heap) with no temporary arrays. passes.py holds a numpy /
+ * pure-Python fallback giving identical results, and a test checks both agree.
+ *
+ * All arrays are C-contiguous int64 buffers (numpy arrays); results are written
+ * into an output buffer the caller allocated. The GIL is released while looping.
+ *
+ * sweep_top(group, kind, start, num_types, out)
+ *     boundaries sorted per group; kind in [0, num_types); start 1 = a span starts,
+ *     0 = it ends. out[i] = the highest type with a positive running count after
+ *     boundary i (counts run over the whole array: each group is balanced), else 0.
+ * tracker_top(group, kind, start, num_types, out)
+ *     the same input; out[i] = upstream's tracked type after boundary i, which keeps
+ *     an instant's type on until a later start (see step_sweep.py). The fallback
+ *     gets the same pieces by stretching such instants and running sweep_top.
+ * previous_enclosing(run, end, out)
+ *     out[i] = the latest j < i with run[j] == run[i] and end[j] >= end[i], else -1.
+ * first_free_levels(begin, end, out)
+ *     events sorted by begin; out[i] = the smallest lane whose previous event
+ *     ended at or before begin[i] (a new lane when none is free).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "_buffers.h"
+#include "_lane_heap.h"
+
+static int as_int64(PyObject *obj, Arg *arg, int writable, Py_ssize_t n, const char *what) {
+    return get_buffer(obj, arg, writable, 8, n, what);
+}
+
+/* --- sweep_top, tracker_top -------------------------------------------------------- */
+/* Both take (group, kind, start, num_types, out); parsed and range-checked here. */
+typedef struct {
+    Arg a[4];
+    const int64_t *group, *kind, *start;
+    int64_t *out, *count; /* count: one running count per type */
+    Py_ssize_t n, num_types;
+} Sweep;
+
+static void sweep_release(Sweep *s) {
+    release(s->a, 4);
+    PyMem_Free(s->count);
+    s->count = NULL;
+}
+
+static int sweep_parse(PyObject *py_args, Sweep *s, const char *name) {
+    PyObject *o_group, *o_kind, *o_start, *o_out;
+    memset(s, 0, sizeof(*s));
+    if (!PyArg_ParseTuple(py_args, "OOOnO", &o_group, &o_kind, &o_start, &s->num_types, &o_out))
+        return -1;
+    if (s->num_types <= 0 || s->num_types > 1024) {
+        PyErr_Format(PyExc_ValueError, "%s: num_types out of range", name);
+        return -1;
+    }
+    if (as_int64(o_kind, &s->a[1], 0, -1, "kind") < 0) return -1;
+    s->n = s->a[1].view.len / 8;
+    if (as_int64(o_group, &s->a[0], 0, s->n, "group") < 0 ||
+        as_int64(o_start, &s->a[2], 0, s->n, "start") < 0 ||
+        as_int64(o_out, &s->a[3], 1, s->n, "out") < 0)
+        return -1;
+    s->group = s->a[0].view.buf;
+    s->kind = s->a[1].view.buf;
+    s->start = s->a[2].view.buf;
+    s->out = s->a[3].view.buf;
+    for (Py_ssize_t i = 0; i < s->n; i++) {
+        if (s->kind[i] < 0 || s->kind[i] >= s->num_types) {
+            PyErr_Format(PyExc_ValueError, "%s: kind out of range", name);
+            return -1;
+        }
+    }
+    s->count = PyMem_Calloc((size_t)s->num_types, sizeof(int64_t));
+    if (!s->count) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *sweep_top(PyObject *self, PyObject *py_args) {
+    Sweep s;
+    if (sweep_parse(py_args, &s, "sweep_top") < 0) {
+        sweep_release(&s);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < s.n; i++) {
+        s.count[s.kind[i]] += s.start[i] ? 1 : -1;
+        int64_t top = 0;
+        for (int64_t t = s.num_types - 1; t > 0; t--) {
+            if (s.count[t] > 0) {
+                top = t;
+                break;
+            }
+        }
+        s.out[i] = top;
+    }
+    Py_END_ALLOW_THREADS
+    sweep_release(&s);
+    Py_RETURN_NONE;
+}
+
+/* Upstream's priority tracker, literally: the current type rises with every start
+ * and, at the end that empties the current type, falls to the highest type still
+ * open. Counts and the current type start afresh in each group. */
+static PyObject *tracker_top(PyObject *self, PyObject *py_args) {
+    Sweep s;
+    if (sweep_parse(py_args, &s, "tracker_top") < 0) {
+        sweep_release(&s);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    int64_t current = 0;
+    for (Py_ssize_t i = 0; i < s.n; i++) {
+        int64_t k = s.kind[i];
+        if (i > 0 && s.group[i] != s.group[i - 1]) {
+            memset(s.count, 0, (size_t)s.num_types * sizeof(int64_t));
+            current = 0;
+        }
+        if (s.start[i]) {
+            s.count[k]++;
+            if (k > current) current = k;
+        } else if (--s.count[k] == 0 && k == current) {
+            current = 0;
+            for (int64_t t = k - 1; t >= 0; t--) {
+                if (s.count[t] > 0) {
+                    current = t;
+                    break;
+                }
+            }
+        }
+        s.out[i] = current;
+    }
+    Py_END_ALLOW_THREADS
+    sweep_release(&s);
+    Py_RETURN_NONE;
+}
+
+/* --- previous_enclosing ----------------------------------------------------------- */
+static PyObject *previous_enclosing(PyObject *self, PyObject *py_args) {
+    PyObject *o_run, *o_end, *o_out;
+    if (!PyArg_ParseTuple(py_args, "OOO", &o_run, &o_end, &o_out)) return NULL;
+    Arg a[3];
+    memset(a, 0, sizeof(a));
+    if (as_int64(o_run, &a[0], 0, -1, "run") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (as_int64(o_end, &a[1], 0, n, "end") < 0 || as_int64(o_out, &a[2], 1, n, "out") < 0)
+        goto fail;
+    const int64_t *run = a[0].view.buf, *end = a[1].view.buf;
+    int64_t *out = a[2].view.buf;
+    int64_t *stack = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!stack) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t top = 0; /* stack size; entries of the current run, ends non-increasing */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i > 0 && run[i] != run[i - 1]) top = 0;
+        while (top > 0 && end[stack[top - 1]] < end[i]) top--;
+        out[i] = top > 0 ? stack[top - 1] : -1;
+        stack[top++] = i;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(stack);
+    release(a, 3);
+    Py_RETURN_NONE;
+fail:
+    release(a, 3);
+    return NULL;
+}
+
+/* --- first_free_levels ------------------------------------------------------------ */
+
+static PyObject *first_free_levels(PyObject *self, PyObject *py_args) {
+    PyObject *o_begin, *o_end, *o_out;
+    if (!PyArg_ParseTuple(py_args, "OOO", &o_begin, &o_end, &o_out)) return NULL;
+    Arg a[3];
+    memset(a, 0, sizeof(a));
+    if (as_int64(o_begin, &a[0], 0, -1, "begin") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (as_int64(o_end, &a[1], 0, n, "end") < 0 || as_int64(o_out, &a[2], 1, n, "out") < 0)
+        goto fail;
+    const int64_t *begin = a[0].view.buf, *end = a[1].view.buf;
+    int64_t *out = a[2].view.buf;
+    size_t cells = (size_t)(n ? n : 1);
+    int64_t *mem = PyMem_Malloc(cells * 4 * sizeof(int64_t));
+    if (!mem) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    /* busy: (end, level) of occupied lanes; free: (level, level) of free lanes. */
+    LaneHeap busy = {mem, mem + cells, 0}, free_lanes = {mem + 2 * cells, mem + 3 * cells, 0};
+    Py_BEGIN_ALLOW_THREADS
+    int64_t lanes = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        while (busy.size > 0 && busy.key[0] <= begin[i]) {
+            lane_heap_push(&free_lanes, busy.lane[0], busy.lane[0]);
+            lane_heap_pop(&busy);
+        }
+        int64_t lane;
+        if (free_lanes.size > 0) {
+            lane = free_lanes.key[0];
+            lane_heap_pop(&free_lanes);
+        } else {
+            lane = lanes++;
+        }
+        out[i] = lane;
+        lane_heap_push(&busy, end[i], lane);
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(mem);
+    release(a, 3);
+    Py_RETURN_NONE;
+fail:
+    release(a, 3);
+    return NULL;
+}
+
+/* === Stream A: step breakdown from packed boundary keys ============================
+ * pack_boundaries(group, begin, end, kind, num_types, key, layout) -> bool
+ *     n spans in, 2n keys out: key[2i] = span i's start, key[2i+1] its end, each
+ *     (group - group_min) << (time_bits + tail_bits) | (time - time_min[group])
+ *     << tail_bits | tail, tail = is_start * num_types + (num_types - 1 - kind): so
+ *     ascending keys are per group, by time, ends before starts, higher types first.
+ *     Times count from their group's earliest boundary, so the bits needed grow with
+ *     the longest step, not with the profile. layout (5 + groups int64) = [num_types,
+ *     time_bits, tail_bits, group_min, groups, time_min of each group...]; the caller
+ *     sets layout[3] and layout[4] (group_min, groups = group_max - group_min + 1)
+ *     and sizes it. False (keys unset) when the fields need more than 62 bits;
+ *     ValueError when a kind is not in [0, num_types) or a group is out of range.
+ * step_breakdown(key, layout, win_group, win_begin, win_end, per_type, present, total)
+ *     key: packed keys sorted ascending; win_*: one window per step group, win_group
+ *     sorted and unique. Runs upstream's tracker (as tracker_top) and, for every gap
+ *     between two boundaries of one group that has a window, adds to cell (window,
+ *     tracked type): per_type += the gap's overlap with the window, total += its
+ *     length, present = 1 when it is not empty. Outputs: (windows x num_types) int64,
+ *     zeroed by the caller. These are the sums of the pieces non_overlapping cuts,
+ *     without a piece table (about one piece per boundary on real profiles).
+ * num_types <= 62 (the keys need 2 * num_types tail values; 62 leaves room). */
+static int bit_length(uint64_t v) {
+    int bits = 0;
+    while (v) {
+        bits++;
+        v >>= 1;
+    }
+    return bits;
+}
+
+static PyObject *pack_boundaries(PyObject *self, PyObject *py_args) {
+    PyObject *o[6];
+    Py_ssize_t num_types;
+    if (!PyArg_ParseTuple(py_args, "OOOOnOO", &o[0], &o[1], &o[2], &o[3], &num_types, &o[4],
+                          &o[5]))
+        return NULL;
+    Arg a[6];
+    memset(a, 0, sizeof(a));
+    int64_t *tmax = NULL;
+    if (num_types <= 0 || num_types > 62) {
+        PyErr_SetString(PyExc_ValueError, "pack_boundaries: num_types out of range");
+        return NULL;
+    }
+    if (as_int64(o[0], &a[0], 0, -1, "group") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (as_int64(o[1], &a[1], 0, n, "begin") < 0 || as_int64(o[2], &a[2], 0, n, "end") < 0 ||
+        as_int64(o[3], &a[3], 0, n, "kind") < 0 || as_int64(o[4], &a[4], 1, 2 * n, "key") < 0 ||
+        as_int64(o[5], &a[5], 1, -1, "layout") < 0)
+        goto fail;
+    const int64_t *group = a[0].view.buf, *begin = a[1].view.buf, *end = a[2].view.buf;
+    const int64_t *kind = a[3].view.buf;
+    int64_t *key = a[4].view.buf, *layout = a[5].view.buf;
+    Py_ssize_t size = a[5].view.len / 8;
+    if (size < 5 || layout[4] < 1 || layout[4] != size - 5) {
+        PyErr_SetString(PyExc_ValueError, "pack_boundaries: layout size != 5 + groups");
+        goto fail;
+    }
+    const int64_t gmin = layout[3], groups = layout[4];
+    int64_t *tmin = layout + 5;
+    tmax = PyMem_Malloc((size_t)groups * sizeof(int64_t));
+    if (!tmax) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (int64_t g = 0; g < groups; g++) {
+        tmin[g] = INT64_MAX;
+        tmax[g] = INT64_MIN;
+    }
+    int bad = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t g = (uint64_t)group[i] - (uint64_t)gmin;
+        if (g >= (uint64_t)groups || kind[i] < 0 || kind[i] >= num_types) {
+            bad = 1;
+            break;
+        }
+        int64_t lo = begin[i] < end[i] ? begin[i] : end[i];
+        int64_t hi = begin[i] < end[i] ? end[i] : begin[i];
+        tmin[g] = lo < tmin[g] ? lo : tmin[g];
+        tmax[g] = hi > tmax[g] ? hi : tmax[g];
+    }
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "step breakdown: type or group out of range");
+        goto fail;
+    }
+    uint64_t widest = 0;
+    for (int64_t g = 0; g < groups; g++) {
+        if (tmin[g] > tmax[g]) { /* no span in this group */
+            tmin[g] = 0;
+            continue;
+        }
+        uint64_t width = (uint64_t)tmax[g] - (uint64_t)tmin[g];
+        widest = width > widest ? width : widest;
+    }
+    int time_bits = bit_length(widest), tail_bits = bit_length((uint64_t)(2 * num_types - 1));
+    PyMem_Free(tmax);
+    tmax = NULL;
+    if (bit_length((uint64_t)(groups - 1)) + time_bits + tail_bits > 62) {
+        release(a, 6);
+        Py_RETURN_FALSE;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t g = (uint64_t)group[i] - (uint64_t)gmin, base = (uint64_t)tmin[g];
+        uint64_t high = g << (time_bits + tail_bits);
+        uint64_t tail = (uint64_t)(num_types - 1 - kind[i]);
+        key[2 * i] = (int64_t)(high | ((uint64_t)begin[i] - base) << tail_bits |
+                               (tail + (uint64_t)num_types));
+        key[2 * i + 1] = (int64_t)(high | ((uint64_t)end[i] - base) << tail_bits | tail);
+    }
+    Py_END_ALLOW_THREADS
+    layout[0] = num_types;
+    layout[1] = time_bits;
+    layout[2] = tail_bits;
+    release(a, 6);
+    Py_RETURN_TRUE;
+fail:
+    PyMem_Free(tmax);
+    release(a, 6);
+    return NULL;
+}
+
+static Py_ssize_t window_slot(const int64_t *wg, Py_ssize_t nw, int64_t group) {
+    Py_ssize_t lo = 0, hi = nw;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (wg[mid] < group) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < nw && wg[lo] == group ? lo : -1;
+}
+
+typedef struct {
+    const int64_t *key, *wg, *wb, *we;
+    int64_t *per_type, *present, *total;
+    Py_ssize_t n, nw;
+    const int64_t *time_min; /* per group, from group_min on */
+    int64_t num_types, tail_bits, group_min, groups, shift, time_mask, tail_mask;
+} Breakdown;
+
+/* The tracker and the sums; returns nonzero when the keys are unsorted or malformed.
+ * The sums of the current cell stay in registers until the cell changes (rarely:
+ * a new type or group), so consecutive pieces do not wait on memory. */
+static int breakdown_run(const Breakdown *b, int64_t *count) {
+    const int64_t nt = b->num_types;
+    int64_t current = 0, group = -1, previous = 0, bad = 0;
+    int64_t inside = 0, length = 0, some = 0, base = 0;
+    Py_ssize_t slot = -1, cell = -1;
+    for (Py_ssize_t i = 0; i < b->n; i++) {
+        int64_t k = b->key[i], tail = k & b->tail_mask, g = k >> b->shift;
+        bad |= (k < previous) | (tail >= 2 * nt) | (g >= b->groups);
+        previous = k;
+        if (bad) break;
+        if (g != group) { /* a new group: everything starts afresh */
+            memset(count, 0, (size_t)nt * sizeof(int64_t));
+            current = 0;
+            group = g;
+            slot = window_slot(b->wg, b->nw, g + b->group_min);
+            base = b->time_min[g];
+        }
+        if (tail >= nt) { /* a start */
+            int64_t kind = 2 * nt - 1 - tail;
+            count[kind]++;
+            if (kind > current) current = kind;
+        } else {
+            int64_t kind = nt - 1 - tail;
+            if (--count[kind] == 0 && kind == current) {
+                current = 0;
+                for (int64_t t = kind - 1; t > 0; t--) {
+                    if (count[t] > 0) {
+                        current = t;
+                        break;
+                    }
+                }
+            }
+        }
+        if (slot < 0 || i + 1 == b->n || (b->key[i + 1] >> b->shift) != g) continue;
+        int64_t t0 = (int64_t)((uint64_t)((k >> b->tail_bits) & b->time_mask) + (uint64_t)base);
+        int64_t t1 = (int64_t)((uint64_t)((b->key[i + 1] >> b->tail_bits) & b->time_mask) +
+                               (uint64_t)base);
+        Py_ssize_t here = slot * (Py_ssize_t)nt + current;
+        if (here != cell) {
+            if (cell >= 0) {
+                b->per_type[cell] += inside;
+                b->total[cell] += length;
+                b->present[cell] |= some;
+            }
+            cell = here;
+            inside = length = some = 0;
+        }
+        int64_t lo = t0 > b->wb[slot] ? t0 : b->wb[slot];
+        int64_t hi = t1 < b->we[slot] ? t1 : b->we[slot];
+        inside += hi > lo ? hi - lo : 0;
+        length += t1 - t0;
+        some |= t1 > t0;
+    }
+    if (cell >= 0) {
+        b->per_type[cell] += inside;
+        b->total[cell] += length;
+        b->present[cell] |= some;
+    }
+    return bad != 0;
+}
+
+static PyObject *step_breakdown(PyObject *self, PyObject *py_args) {
+    PyObject *o[8];
+    if (!PyArg_ParseTuple(py_args, "OOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7]))
+        return NULL;
+    Arg a[8];
+    memset(a, 0, sizeof(a));
+    int64_t *count = NULL;
+    if (as_int64(o[0], &a[0], 0, -1, "key") < 0 || as_int64(o[1], &a[1], 0, -1, "layout") < 0 ||
+        as_int64(o[2], &a[2], 0, -1, "win_group") < 0)
+        goto fail;
+    Breakdown b;
+    b.n = a[0].view.len / 8;
+    b.nw = a[2].view.len / 8;
+    const int64_t *layout = a[1].view.buf;
+    if (a[1].view.len < 5 * 8 || layout[4] < 1 || layout[4] != a[1].view.len / 8 - 5) {
+        PyErr_SetString(PyExc_ValueError, "step_breakdown: layout size != 5 + groups");
+        goto fail;
+    }
+    b.num_types = layout[0];
+    int64_t time_bits = layout[1];
+    b.tail_bits = layout[2];
+    if (b.num_types <= 0 || b.num_types > 62 || time_bits < 0 || b.tail_bits < 1 ||
+        time_bits + b.tail_bits > 62 || (2 * b.num_types - 1) >> b.tail_bits) {
+        PyErr_SetString(PyExc_ValueError, "step_breakdown: bad key layout");
+        goto fail;
+    }
+    Py_ssize_t cells = b.nw * (Py_ssize_t)b.num_types;
+    if (as_int64(o[3], &a[3], 0, b.nw, "win_begin") < 0 ||
+        as_int64(o[4], &a[4], 0, b.nw, "win_end") < 0 ||
+        as_int64(o[5], &a[5], 1, cells, "per_type") < 0 ||
+        as_int64(o[6], &a[6], 1, cells, "present") < 0 ||
+        as_int64(o[7], &a[7], 1, cells, "total") < 0)
+        goto fail;
+    b.key = a[0].view.buf;
+    b.wg = a[2].view.buf;
+    b.wb = a[3].view.buf;
+    b.we = a[4].view.buf;
+    b.per_type = a[5].view.buf;
+    b.present = a[6].view.buf;
+    b.total = a[7].view.buf;
+    b.group_min = layout[3];
+    b.groups = layout[4];
+    b.time_min = layout + 5;
+    b.shift = time_bits + b.tail_bits;
+    b.tail_mask = ((int64_t)1 << b.tail_bits) - 1;
+    b.time_mask = ((int64_t)1 << time_bits) - 1;
+    count = PyMem_Calloc((size_t)b.num_types, sizeof(int64_t));
+    if (!count) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    int bad;
+    Py_BEGIN_ALLOW_THREADS
+    bad = breakdown_run(&b, count);
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "step_breakdown: keys not sorted or out of range");
+        goto fail;
+    }
+    PyMem_Free(count);
+    release(a, 8);
+    Py_RETURN_NONE;
+fail:
+    PyMem_Free(count);
+    release(a, 8);
+    return NULL;
+}
+/* === end of stream A section ======================================================= */
+
+/* === csr (kernels/graph_passes.py; step grouping's fallback and the trace layout) ====
+ *
+ * csr(keys, values, n, ptr, out)
+ *     a stable counting sort by key in [0, n): ptr[k] .. ptr[k + 1] are the positions
+ *     of key k in out, which holds ``values`` in key order (input order within a key).
+ *     (Step grouping's own passes over the event forest are in _grouping.c.)
+ */
+/* Stable counting sort of keys[e] -> values[e] into n buckets. ptr[k] doubles as the
+ * next free slot of bucket k while filling, then is shifted back. */
+static void counting_sort(Py_ssize_t n, const int64_t *keys, const int64_t *values,
+                          Py_ssize_t m, int64_t *ptr, int64_t *out) {
+    memset(ptr, 0, (size_t)(n + 1) * sizeof(int64_t));
+    for (Py_ssize_t e = 0; e < m; e++) ptr[keys[e] + 1]++;
+    for (Py_ssize_t k = 0; k < n; k++) ptr[k + 1] += ptr[k];
+    for (Py_ssize_t e = 0; e < m; e++) out[ptr[keys[e]]++] = values[e];
+    for (Py_ssize_t k = n; k > 0; k--) ptr[k] = ptr[k - 1];
+    ptr[0] = 0;
+}
+
+static PyObject *csr(PyObject *self, PyObject *py_args) {
+    PyObject *o_keys, *o_values, *o_ptr, *o_out;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(py_args, "OOnOO", &o_keys, &o_values, &n, &o_ptr, &o_out)) return NULL;
+    Arg a[4];
+    memset(a, 0, sizeof(a));
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "csr: negative n");
+        return NULL;
+    }
+    if (as_int64(o_keys, &a[0], 0, -1, "keys") < 0) goto fail;
+    Py_ssize_t m = a[0].view.len / 8;
+    if (as_int64(o_values, &a[1], 0, m, "values") < 0 || as_int64(o_ptr, &a[2], 1, n + 1, "ptr") < 0 ||
+        as_int64(o_out, &a[3], 1, m, "out") < 0)
+        goto fail;
+    const int64_t *keys = a[0].view.buf, *values = a[1].view.buf;
+    int64_t *ptr = a[2].view.buf, *out = a[3].view.buf;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (keys[i] < 0 || keys[i] >= n) {
+            PyErr_SetString(PyExc_ValueError, "csr: key out of range");
+            goto fail;
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    counting_sort(n, keys, values, m, ptr, out);
+    Py_END_ALLOW_THREADS
+    release(a, 4);
+    Py_RETURN_NONE;
+fail:
+    release(a, 4);
+    return NULL;
+}
+/* === end of csr ===================================================================== */
+
+/* === Trace index depths (analysis/trace/trace_index.py) =================================
+ *
+ * row_depths(bounds, begin, end, depth)
+ *     rows are [bounds[r], bounds[r + 1]), events sorted by begin inside a row (and
+ *     end >= begin). depth[i] = how many earlier events of its row are still open at
+ *     begin[i] (end > begin[i]), counted with a stack of nested open ends plus a heap of
+ *     the others. When two events of one depth
+ *     overlap (the row is not well nested), the row is re-laid by greedy first-free
+ *     lanes, as first_free_levels. Returns the number of re-laid rows.
+ */
+/* Depths of one row; returns 1 when every depth holds disjoint events. Open ends live on
+ * a stack while they nest (ends never increase from bottom to top, so the top is the
+ * smallest) and in a min-heap when an event outlives the one it opened inside; the
+ * open count is the sum of both. last_end: one slot per depth. */
+static int64_t depth_row(const int64_t *begin, const int64_t *end, Py_ssize_t n, int64_t *depth,
+                         int64_t *stack, LaneHeap *outliving, int64_t *last_end) {
+    int disjoint = 1;
+    int64_t seen = 0, top = 0; /* depths 0 .. seen - 1 have a last end (a depth grows by one) */
+    outliving->size = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        while (top > 0 && stack[top - 1] <= begin[i]) top--;
+        while (outliving->size > 0 && outliving->key[0] <= begin[i]) lane_heap_pop(outliving);
+        int64_t d = top + (int64_t)outliving->size;
+        depth[i] = d;
+        if (d < seen) {
+            if (begin[i] < last_end[d]) disjoint = 0;
+        } else {
+            seen = d + 1;
+        }
+        last_end[d] = end[i];
+        if (top == 0 || end[i] <= stack[top - 1])
+            stack[top++] = end[i];
+        else
+            lane_heap_push(outliving, end[i], 0);
+    }
+    return disjoint;
+}
+
+/* Greedy first-free lanes of one row, as first_free_levels. A lane is free at a begin
+ * iff its last event ended by then, so with few lanes a scan of their ends finds the
+ * smallest free one; past MAX_SCANNED_LANES the two heaps take over (same lanes). */
+#define MAX_SCANNED_LANES 64
+static void lanes_row(const int64_t *begin, const int64_t *end, Py_ssize_t n, int64_t *out,
+                      LaneHeap *busy, LaneHeap *free_lanes) {
+    int64_t lane_end[MAX_SCANNED_LANES], lanes = 0;
+    Py_ssize_t i = 0;
+    for (; i < n; i++) {
+        int64_t lane = 0;
+        while (lane < lanes && lane_end[lane] > begin[i]) lane++;
+        if (lane == lanes) {
+            if (lanes == MAX_SCANNED_LANES) break;
+            lanes++;
+        }
+        lane_end[lane] = end[i];
+        out[i] = lane;
+    }
+    if (i == n) return;
+    /* Hand the lanes over to the heaps: busy ones by end, the others free. */
+    busy->size = free_lanes->size = 0;
+    for (int64_t k = 0; k < lanes; k++) lane_heap_push(busy, lane_end[k], k);
+    for (; i < n; i++) {
+        while (busy->size > 0 && busy->key[0] <= begin[i]) {
+            lane_heap_push(free_lanes, busy->lane[0], busy->lane[0]);
+            lane_heap_pop(busy);
+        }
+        int64_t lane;
+        if (free_lanes->size > 0) {
+            lane = free_lanes->key[0];
+            lane_heap_pop(free_lanes);
+        } else {
+            lane = lanes++;
+        }
+        out[i] = lane;
+        lane_heap_push(busy, end[i], lane);
+    }
+}
+
+static PyObject *row_depths(PyObject *self, PyObject *py_args) {
+    PyObject *o_bounds, *o_begin, *o_end, *o_depth;
+    if (!PyArg_ParseTuple(py_args, "OOOO", &o_bounds, &o_begin, &o_end, &o_depth)) return NULL;
+    Arg a[4];
+    memset(a, 0, sizeof(a));
+    int64_t *mem = NULL;
+    if (as_int64(o_begin, &a[1], 0, -1, "begin") < 0) goto fail;
+    Py_ssize_t n = a[1].view.len / 8;
+    if (as_int64(o_bounds, &a[0], 0, -1, "bounds") < 0 || as_int64(o_end, &a[2], 0, n, "end") < 0 ||
+        as_int64(o_depth, &a[3], 1, n, "depth") < 0)
+        goto fail;
+    const int64_t *bounds = a[0].view.buf, *begin = a[1].view.buf, *end = a[2].view.buf;
+    int64_t *depth = a[3].view.buf;
+    Py_ssize_t num_bounds = a[0].view.len / 8;
+    int bad = num_bounds < 1 || bounds[0] != 0 || bounds[num_bounds - 1] != n;
+    for (Py_ssize_t r = 0; r + 1 < num_bounds && !bad; r++) bad = bounds[r + 1] < bounds[r];
+    for (Py_ssize_t r = 0; r + 1 < num_bounds && !bad; r++)
+        for (int64_t i = bounds[r]; i < bounds[r + 1] && !bad; i++)
+            bad = end[i] < begin[i] || (i > bounds[r] && begin[i] < begin[i - 1]);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "row_depths: rows not sorted by begin");
+        goto fail;
+    }
+    size_t cells = (size_t)(n ? n : 1);
+    mem = PyMem_Malloc(cells * 5 * sizeof(int64_t));
+    if (!mem) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    LaneHeap busy = {mem, mem + cells, 0}, free_lanes = {mem + 2 * cells, mem + 3 * cells, 0};
+    int64_t *last_end = mem + 4 * cells, relaid = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r + 1 < num_bounds; r++) {
+        int64_t lo = bounds[r], hi = bounds[r + 1];
+        if (hi - lo < 1) continue;
+        if (!depth_row(begin + lo, end + lo, hi - lo, depth + lo, free_lanes.key, &busy, last_end)) {
+            lanes_row(begin + lo, end + lo, hi - lo, depth + lo, &busy, &free_lanes);
+            relaid++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(mem);
+    release(a, 4);
+    return PyLong_FromLongLong(relaid);
+fail:
+    PyMem_Free(mem);
+    release(a, 4);
+    return NULL;
+}
+/* === end of trace index depths ======================================================= */
+
+static PyMethodDef methods[] = {
+    {"sweep_top", sweep_top, METH_VARARGS, "Highest open type after each sorted boundary."},
+    {"tracker_top", tracker_top, METH_VARARGS, "Upstream's priority tracker per boundary."},
+    {"previous_enclosing", previous_enclosing, METH_VARARGS,
+     "Latest earlier event of the run ending at or after each event."},
+    {"first_free_levels", first_free_levels, METH_VARARGS, "Greedy lanes of sorted events."},
+    /* stream A: step breakdown */
+    {"pack_boundaries", pack_boundaries, METH_VARARGS, "Packed sort keys of span boundaries."},
+    {"step_breakdown", step_breakdown, METH_VARARGS,
+     "Per step window and type: tracked time inside the window, in all, and presence."},
+    {"csr", csr, METH_VARARGS, "Stable counting sort of values by key."},
+    /* trace index depths */
+    {"row_depths", row_depths, METH_VARARGS, "Nesting depth per event of begin-sorted rows."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_passes",
+                                    "Compiled sequential analysis passes.", -1, methods};
+
+PyMODINIT_FUNC PyInit__passes(void) { return PyModule_Create(&module); }

@@ -1,0 +1,45 @@
+# Interface of the optional compiled passes (_passes.c), which mypy cannot read.
+def sweep_top(group: object, kind: object, start: object, num_types: int, out: object, /) -> None:
+    """Highest open type after each sorted boundary, written into ``out``."""
+
+def tracker_top(group: object, kind: object, start: object, num_types: int, out: object, /) -> None:
+    """Upstream's priority tracker after each sorted boundary, written into ``out``."""
+
+def previous_enclosing(run: object, end: object, out: object, /) -> None:
+    """Latest earlier event of the run ending at or after each event, written into ``out``."""
+
+def first_free_levels(begin: object, end: object, out: object, /) -> None:
+    """Greedy lanes of events sorted by begin, written into ``out``."""
+
+def step_breakdown(
+    key: object,
+    layout: object,
+    win_group: object,
+    win_begin: object,
+    win_end: object,
+    per_type: object,
+    present: object,
+    total: object,
+    /,
+) -> None:
+    """Per step window and type: tracked time inside it, in all, and presence (see step_sweep)."""
+
+def pack_boundaries(
+    group: object,
+    begin: object,
+    end: object,
+    kind: object,
+    num_types: int,
+    key: object,
+    layout: object,
+    /,
+) -> bool:
+    """Sortable int64 keys of span boundaries into ``key``; False when they do not fit."""
+
+# Counting sort (kernels/graph_passes.py: grouping's fallback, the trace layout).
+def csr(keys: object, values: object, n: int, ptr: object, out: object, /) -> None:
+    """Stable counting sort of ``values`` by key into ``ptr`` / ``out``."""
+
+# Trace index depths (analysis/trace/depths.py).
+def row_depths(bounds: object, begin: object, end: object, depth: object, /) -> int:
+    """Nesting depth per event of begin-sorted rows into ``depth``; returns re-laid rows."""

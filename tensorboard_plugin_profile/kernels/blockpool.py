@@ -1,0 +1,60 @@
+"""Large numpy buffers handed from one pass to the next during a cold conversion.
+
+A cold conversion allocates several times its peak memory in short-lived event-sized
+arrays; each is a fresh mapping that the kernel faults in and zeroes, which at ~10 M
+events was about half of the conversion's CPU time. Inside ``reusing()``, a freed buffer
+of 1 MiB or more is kept, and the next uninitialised allocation is made of kept blocks
+(see ``kernels/_blockpool.c``): the process grows only when nothing is kept, so the peak does
+not rise. Kept blocks are unmapped when the outermost ``reusing()`` ends.
+
+Without the compiled module, off Linux, or with ``TBPROF_NO_BLOCKPOOL=1``, ``reusing()``
+does nothing: numpy allocates as usual, and every result is the same either way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any, Iterator
+
+try:
+    from . import _blockpool as _compiled
+except ImportError:  # no compiler at install time
+    _compiled = None  # type: ignore[assignment]
+
+# At most this many freed bytes wait for reuse (the oldest are unmapped first).
+KEEP_LIMIT_BYTES = 1 << 30
+# Smaller buffers come from malloc as usual.
+MIN_BLOCK_BYTES = 1 << 20
+
+
+def available() -> bool:
+    return (
+        _compiled is not None
+        and _compiled.available()
+        and os.environ.get("TBPROF_NO_BLOCKPOOL", "") in ("", "0")
+    )
+
+
+def configure(keep_limit: int = KEEP_LIMIT_BYTES, min_block: int = MIN_BLOCK_BYTES) -> None:
+    """Sets the pool's limits (tests use a small ``min_block`` to pool fixture-sized arrays)."""
+    if _compiled is not None:
+        _compiled.configure(keep_limit, min_block)
+
+
+@contextlib.contextmanager
+def reusing() -> Iterator[None]:
+    """Within this block (this thread's context only), large numpy buffers are reused."""
+    if not available():
+        yield
+        return
+    previous = _compiled.enter()
+    try:
+        yield
+    finally:
+        _compiled.leave(previous)
+
+
+def stats() -> dict[str, Any]:
+    """Counters: reused and fresh allocations, their bytes, zeroed bytes, kept bytes now."""
+    return dict(_compiled.stats()) if _compiled is not None else {}

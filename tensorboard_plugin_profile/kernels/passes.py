@@ -1,0 +1,244 @@
+"""Sequential passes over events: compiled (``_passes.c``) when built, else numpy/Python.
+
+These passes carry state from one event to the next, which numpy cannot express
+in one vectorised step:
+
+- ``sweep_top``: the highest step-time type still open after each sorted span
+  boundary (``step_sweep``); the fallback runs one cumulative sum per type that
+  occurs (a handful), not one over a (boundaries × types) matrix;
+- ``previous_enclosing``: per event, the latest earlier event of its line run that
+  ends at or after it (the intra-thread parent of step grouping, ``event_graph``);
+  the fallback is pointer jumping (O(log n) rounds of gathers);
+- ``pack_boundaries``: one sortable int64 key per span boundary (numpy fallback);
+- ``step_breakdown``: the tracker of ``tracker_top`` over packed, sorted boundary keys,
+  adding each piece to its step window as it goes (no piece table); compiled only,
+  ``step_sweep`` sums its pieces with numpy otherwise;
+- ``first_free_levels``: greedy lanes for trace rows whose events overlap without
+  nesting (``trace_index``); the fallback is the same heap loop in Python.
+
+Both implementations give identical results (``tests/kernels/test_passes.py``,
+with hypothesis). ``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallbacks.
+
+Usage::
+
+    top = sweep_top(group, kind, start, num_types)   # int64 arrays in, int64 out
+    parent = previous_enclosing(run, end)
+    lanes = first_free_levels(begin, end)
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from types import ModuleType
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+_passes: Optional[ModuleType]
+try:
+    from . import _passes
+except ImportError:  # built without a C compiler: the fallbacks below are used
+    _passes = None
+
+
+def compiled_available() -> bool:
+    return _passes is not None
+
+
+def use_compiled(pure_python: Optional[bool] = None) -> bool:
+    """Whether the compiled passes run (built, and not switched off)."""
+    return _use_compiled(pure_python)
+
+
+def _use_compiled(pure_python: Optional[bool]) -> bool:
+    return _passes is not None and not pure_python_requested(pure_python)
+
+
+def pure_python_requested(pure_python: Optional[bool] = None) -> bool:
+    """Whether fallbacks are asked for: the argument, else ``TBPROF_PURE_PYTHON_PASSES=1``
+    (shared by every compiled module's dispatch)."""
+    if pure_python is None:
+        return os.environ.get("TBPROF_PURE_PYTHON_PASSES") == "1"
+    return pure_python
+
+
+def _int64(values) -> np.ndarray:
+    return np.ascontiguousarray(values, dtype=np.int64)
+
+
+# --- sweep_top -------------------------------------------------------------------------
+def sweep_top(group, kind, start, num_types: int, pure_python: Optional[bool] = None):
+    """Per sorted boundary: the highest type with a positive open count after it, else 0.
+
+    ``start`` is 1 where a span starts and 0 where one ends; counts run over the
+    whole array (each group's spans start and end inside it, so they are balanced).
+    """
+    kind, start = _int64(kind), _int64(start)
+    out = np.zeros(len(kind), dtype=np.int64)
+    if not len(kind):
+        return out
+    if _use_compiled(pure_python):
+        assert _passes is not None
+        _passes.sweep_top(_int64(group), kind, start, int(num_types), out)
+        return out
+    if kind.min() < 0 or kind.max() >= num_types:
+        raise ValueError("sweep_top: kind out of range")
+    step = np.where(start != 0, 1, -1).astype(np.int32)
+    for t in np.unique(kind).tolist():  # ascending: higher types overwrite lower ones
+        if t == 0:
+            continue
+        open_count = np.cumsum(np.where(kind == t, step, 0), dtype=np.int64)
+        out[open_count > 0] = t
+    return out
+
+
+def tracker_top(
+    group, kind, start, num_types: int, pure_python: Optional[bool] = None
+) -> Optional[np.ndarray]:
+    """Upstream's priority tracker after each sorted boundary, compiled only.
+
+    None when the extension is not built (or is switched off): ``step_sweep`` then
+    reaches the same pieces with numpy (stretched instants + ``sweep_top``).
+    """
+    if not _use_compiled(pure_python):
+        return None
+    assert _passes is not None
+    kind = _int64(kind)
+    out = np.zeros(len(kind), dtype=np.int64)
+    if len(kind):
+        _passes.tracker_top(_int64(group), kind, _int64(start), int(num_types), out)
+    return out
+
+
+MAX_TRACKED_TYPES = 62  # pack_boundaries / step_breakdown: 2 * num_types tail values
+
+
+def pack_boundaries(group, begin, end, kind, num_types: int, pure_python: Optional[bool] = None):
+    """(one int64 sort key per span boundary, layout), or None when they need > 62 bits.
+
+    Key = group | time | tail, tail = is_start * num_types + (num_types - 1 - type), so
+    ascending keys are ``step_sweep``'s boundary order; span i's start at 2i, end at
+    2i + 1. Times count from their group's earliest boundary (the bits grow with the
+    longest step, not the profile). layout = [num_types, time_bits, tail_bits,
+    group_min, groups, earliest time of each group...].
+    """
+    group, begin, end, kind = (_int64(c) for c in (group, begin, end, kind))
+    if not len(group) or not 0 < num_types <= MAX_TRACKED_TYPES:
+        return None
+    group_min = int(group.min())
+    groups = int(group.max()) - group_min + 1
+    if groups > 4 * len(group) + 1024:  # sparse group ids: not worth a table
+        return None
+    layout = np.zeros(5 + groups, dtype=np.int64)
+    layout[3:5] = group_min, groups
+    key = np.empty(2 * len(group), dtype=np.int64)
+    if _use_compiled(pure_python):
+        assert _passes is not None
+        packed = _passes.pack_boundaries(group, begin, end, kind, num_types, key, layout)
+        return (key, layout) if packed else None
+    if kind.min() < 0 or kind.max() >= num_types:
+        raise ValueError("step breakdown: type or group out of range")
+    slot = group - group_min
+    earliest = np.full(groups, np.iinfo(np.int64).max)
+    latest = np.full(groups, np.iinfo(np.int64).min)
+    np.minimum.at(earliest, slot, np.minimum(begin, end))
+    np.maximum.at(latest, slot, np.maximum(begin, end))
+    used = earliest <= latest
+    width = latest[used].view(np.uint64) - earliest[used].view(np.uint64)  # exact, unsigned
+    time_bits = int(width.max()).bit_length()
+    tail_bits = (2 * num_types - 1).bit_length()
+    if (groups - 1).bit_length() + time_bits + tail_bits > 62:
+        return None
+    layout[:3] = num_types, time_bits, tail_bits
+    layout[5:] = np.where(used, earliest, 0)
+    base = layout[5:][slot]
+    high = slot << (time_bits + tail_bits)  # in place from here: few temporaries
+    high |= num_types - 1 - kind
+    part = np.subtract(begin, base)
+    part <<= tail_bits
+    part |= high
+    part += num_types  # starts: tail in [num_types, 2 * num_types)
+    key[0::2] = part
+    np.subtract(end, base, out=part)
+    part <<= tail_bits
+    part |= high
+    key[1::2] = part
+    return key, layout
+
+
+def step_breakdown(key, layout, windows, out, pure_python: Optional[bool] = None) -> bool:
+    """The tracker over sorted packed boundary keys, summed per step window × type
+    into the zeroed int64 outputs ``out`` = (per_type, present, total); ``windows`` =
+    (group, begin, end). Compiled only: False when not run, and ``step_sweep`` then
+    gets the same sums from its piece table with numpy.
+    """
+    if not _use_compiled(pure_python):
+        return False
+    assert _passes is not None
+    group, begin, end = (_int64(w) for w in windows)
+    _passes.step_breakdown(_int64(key), _int64(layout), group, begin, end, *out)
+    return True
+
+
+# --- previous_enclosing ----------------------------------------------------------------
+def previous_enclosing(run, end, pure_python: Optional[bool] = None) -> np.ndarray:
+    """Per position: the latest earlier position of its run with end >= its end, else -1."""
+    run, end = _int64(run), _int64(end)
+    if _use_compiled(pure_python):
+        assert _passes is not None
+        out = np.empty(len(run), dtype=np.int64)
+        _passes.previous_enclosing(run, end, out)
+        return out
+    return _previous_enclosing_jumps(run, end)
+
+
+def _previous_enclosing_jumps(run: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Pointer jumping. Invariant: every position strictly between ``cand[i]`` and
+    ``i`` ends before ``i``; a candidate that also ends before ``i`` can be skipped
+    to its own candidate. Jumps double like list ranking, so rounds stay logarithmic.
+    """
+    m = len(run)
+    if not m:
+        return np.zeros(0, dtype=np.int64)
+    positions = np.arange(m, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
+    run_start = np.repeat(starts, np.diff(np.r_[starts, m]))
+    cand = positions - 1
+    # Nothing earlier in the run ends at or after us: a top-level event, no search.
+    latest_end = pd.Series(end).groupby(run, sort=False).cummax().to_numpy()
+    top = np.r_[True, latest_end[:-1] < end[1:]] | (cand < run_start)
+    cand[top] = run_start[top] - 1
+    active = positions[~top]
+    while len(active):
+        c = cand[active]
+        jump = end[c] < end[active]
+        active, c = active[jump], c[jump]
+        cand[active] = cand[c]
+        active = active[cand[active] >= run_start[active]]
+    return np.where(cand >= run_start, cand, -1)
+
+
+# --- first_free_levels -----------------------------------------------------------------
+def first_free_levels(begin, end, pure_python: Optional[bool] = None) -> np.ndarray:
+    """Greedy lanes of events sorted by begin: the smallest lane free at each begin."""
+    begin, end = _int64(begin), _int64(end)
+    out = np.empty(len(begin), dtype=np.int64)
+    if _use_compiled(pure_python):
+        assert _passes is not None
+        _passes.first_free_levels(begin, end, out)
+        return out
+    free: list = []  # heap of free level numbers
+    busy: list = []  # heap of (end, level)
+    levels = 0
+    for i, (b, e) in enumerate(zip(begin.tolist(), end.tolist())):
+        while busy and busy[0][0] <= b:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            level = heapq.heappop(free)
+        else:
+            level, levels = levels, levels + 1
+        out[i] = level
+        heapq.heappush(busy, (e, level))
+    return out

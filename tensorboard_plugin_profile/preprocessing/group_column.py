@@ -1,0 +1,188 @@
+"""The ``group_id`` of an edited plane: the events' column, never rows of the stats table.
+
+Nearly every event of a grouped profile has a group: as a stats row each would cost an
+event, stat, kind and value (16 B), and building those rows was the largest transient
+of preprocessing. The column is the only place; ``Plane.implicit_group`` records where
+``group_id`` sits among an event's stats, for the readers that list them as arguments
+(``xspace.event_stats``): after the rows the event had before the edit that set its
+group, before the rows that edit added after setting it. Only events with rows after
+it are listed (grouped events that got ``step_name``, ``is_eager`` or ``flow``).
+
+Usage (by ``PlaneEdit``)::
+
+    sets = [GroupSet(None, group_ids, parts_before=0)]
+    column = group_column(old_column, sets, num_old, num_events, placed)
+    implicit = implicit_groups(plane, sets, stat_rows, replaced, placed)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from ..xspace import schema
+from ..xspace.columns import empty_int_column
+from ..xspace.model import ImplicitGroups, Plane
+from .placement import Placement
+from .stat_table import kept_old_rows
+
+
+@dataclasses.dataclass
+class GroupSet:
+    """One ``PlaneEdit.set_groups`` call."""
+
+    rows: Optional[np.ndarray]  # int64 event rows (new events too); None = every old event
+    values: np.ndarray  # int64 (or grouping's int32) group per row, -1 = left as it was
+    parts_before: int  # stat additions the edit had collected before this call
+
+
+def group_column(
+    old: Optional[pd.Series], sets: list, num_old: int, num_events: int, placed
+) -> pd.api.extensions.ExtensionArray:
+    """The edited ``group_id`` column: nullable int32 (int64 if an id needs it)."""
+    first = sets[0]
+    if _all_missing(old) and not any((s.values >= 0).any() for s in sets):
+        return empty_int_column(num_events)  # nothing grouped: all missing, and free
+    if first.rows is None and len(first.values) == num_old and _all_missing(old):
+        on_old, rest = first.values, sets[1:]  # grouping's own array, read not written
+    elif old is not None:
+        on_old, rest = old.to_numpy(dtype=np.int64, na_value=-1), sets
+    else:
+        on_old, rest = np.full(num_old, -1, dtype=np.int64), sets
+    on_new = np.full(num_events - num_old, -1, dtype=np.int64)
+    if rest and on_old is first.values:
+        on_old = on_old.astype(np.int64)  # a copy other sets may write any id into
+    for s in rest:
+        rows = np.arange(len(s.values)) if s.rows is None else s.rows
+        keep = s.values >= 0
+        inside = rows < num_old
+        on_old[rows[keep & inside]] = s.values[keep & inside]
+        on_new[rows[keep & ~inside] - num_old] = s.values[keep & ~inside]
+    # The narrowest width first, so the placed copy is made in it.
+    width = np.int32 if max(_max(on_old), _max(on_new)) < 2**31 else np.int64
+    on_old, on_new = on_old.astype(width, copy=False), on_new.astype(width)
+    data = on_old if placed is None else placed.place(on_old, on_new)
+    return pd.arrays.IntegerArray(data, data < 0)
+
+
+def _max(values: np.ndarray) -> int:
+    return int(values.max()) if len(values) else -1
+
+
+def _all_missing(column: Optional[pd.Series]) -> bool:
+    if column is None:
+        return True
+    mask = getattr(column.array, "_mask", None)
+    if isinstance(mask, np.ndarray) and len(mask) > 1 and not mask.strides[0]:
+        return bool(mask[0])  # the decoder's all-missing view
+    return not column.notna().any()
+
+
+def implicit_groups(
+    plane: Plane, sets: list, stat_rows: list, replaced: dict, placed: Optional[Placement]
+) -> Optional[ImplicitGroups]:
+    """Where each event's ``group_id`` sits after the edit (None: the plane keeps it as
+    stats rows, no group was set). Reads the old stats table: call before it is freed."""
+    old = plane.implicit_group
+    if old is None and not sets:
+        return None
+    if old is None:
+        old = ImplicitGroups.none()
+    elif not stat_rows and not replaced and not sets:
+        return _moved(old.events, old.ranks, placed)
+    owners = plane.stats["event"].to_numpy()
+    keep = kept_old_rows(plane.stats, replaced)
+    kept = None if keep.all() else np.concatenate([[0], np.cumsum(keep)])
+    added = _Added.of(stat_rows)
+    set_at = _set_calls(sets, added.events)
+    rows_before, rows_after = added.split(set_at)
+    # Events with rows added in this edit: those whose group was set here go after their
+    # kept old rows and this edit's rows made before the call; those grouped by an earlier
+    # edit keep their place among their old rows (the added ones come after).
+    now = (set_at >= 0) & (rows_after > 0)
+    earlier = (set_at < 0) & _present(plane.events, added.events)
+    ranks = [
+        _kept_before(owners, kept, added.events[now], None) + rows_before[now],
+        _kept_before(owners, kept, added.events[earlier], old),
+    ]
+    # Earlier places of events this edit leaves alone, less the old rows dropped before.
+    alone = ~np.isin(old.events, added.events) & (_set_calls(sets, old.events) < 0)
+    ranks.append(_kept_before(owners, kept, old.events[alone], old))
+    events = np.concatenate([added.events[now], added.events[earlier], old.events[alone]])
+    return _moved(events, np.concatenate(ranks), placed)
+
+
+@dataclasses.dataclass
+class _Added:
+    """Distinct events with stat rows added in the edit, and per row, its event and part."""
+
+    events: np.ndarray
+    row_event: np.ndarray  # index into ``events`` of each added row
+    row_part: np.ndarray
+
+    @classmethod
+    def of(cls, stat_rows: list) -> _Added:
+        if not stat_rows:
+            empty = np.zeros(0, dtype=np.int64)
+            return cls(empty, empty, empty)
+        rows = np.concatenate([r.events for r in stat_rows])
+        parts = np.repeat(np.arange(len(stat_rows)), [len(r.events) for r in stat_rows])
+        events, row_event = np.unique(rows, return_inverse=True)
+        return cls(events, row_event.reshape(-1), parts)
+
+    def split(self, set_at: np.ndarray) -> tuple:
+        """Per event: its added rows made before its group was set, and after (all after
+        when it was not set in this edit)."""
+        n = len(self.events)
+        before = self.row_part < set_at[self.row_event]
+        count_before = np.bincount(self.row_event[before], minlength=n)
+        return count_before, np.bincount(self.row_event, minlength=n) - count_before
+
+
+def _set_calls(sets: list, events: np.ndarray) -> np.ndarray:
+    """Per event: additions made before the last call that set its group (-1: not set)."""
+    out = np.full(len(events), -1, dtype=np.int64)
+    for s in sets:
+        if s.rows is None:
+            inside = events < len(s.values)
+            hit = np.zeros(len(events), dtype=bool)
+            hit[inside] = s.values[events[inside]] >= 0
+        else:
+            rows = s.rows[s.values >= 0]
+            hit = np.isin(events, rows)
+        out[hit] = s.parts_before
+    return out
+
+
+def _present(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Whether these rows (new events too) had a group before the edit."""
+    out = np.zeros(len(rows), dtype=bool)
+    if schema.GROUP_ID in events:
+        old = rows < len(events)
+        out[old] = ~np.asarray(pd.isna(events[schema.GROUP_ID].array[rows[old]]), dtype=bool)
+    return out
+
+
+def _kept_before(owners, kept, events, old: Optional[ImplicitGroups]) -> np.ndarray:
+    """Per event, its old rows kept by the edit that come before its ``group_id``: all of
+    them, or (``old``) the first ones where an earlier edit placed it among them.
+    ``kept``: kept old rows before each row (None: every row is kept)."""
+    first = np.searchsorted(owners, events, side="left")
+    count = np.searchsorted(owners, events, side="right") - first
+    if old is not None and len(old.events) and len(events):
+        found = np.minimum(np.searchsorted(old.events, events), len(old.events) - 1)
+        hit = old.events[found] == events
+        count[hit] = np.minimum(count[hit], old.ranks[found[hit]])
+    return count if kept is None else kept[first + count] - kept[first]
+
+
+def _moved(events: np.ndarray, ranks: np.ndarray, placed: Optional[Placement]) -> ImplicitGroups:
+    """In the edited plane's rows, sorted."""
+    events = np.asarray(events, dtype=np.int64)
+    if placed is not None:
+        events = placed.new_row[events].astype(np.int64)
+    order = np.argsort(events, kind="stable")
+    return ImplicitGroups(events[order], np.asarray(ranks, dtype=np.int32)[order])

@@ -1,0 +1,375 @@
+"""A cache directory that survives restarts: tool results and decoded profiles.
+
+Each entry is one file, ``<root>/v<FORMAT>/<kind>-<sha256 of key>.bin``::
+
+    b"TBPROFC1" | header length (uint64 LE) | header JSON | payload (64-byte aligned arrays)
+
+The header repeats the full key (a reader checks it, so a hash collision or an
+entry of another version is a miss), the payload's length and CRC-32, and the
+layout of its arrays. Keys name the file by (path, size, mtime) and the code
+that produced the value (``code_fingerprint``), so a changed profile or an
+upgraded plugin never reads an old entry. Writes go to a temporary file that is
+renamed into place, so readers see a whole entry or none, and two servers can
+share one directory without locks. Anything that does not verify is ignored
+(and later overwritten); nothing is unpickled (see ``frames_codec``).
+
+Large payloads are memory-mapped copy-on-write: pages come from the OS page
+cache when touched and columns stay writable without touching the file.
+
+The directory is kept under ``max_bytes`` by deleting the least recently used
+entries (by mtime, refreshed on every hit).
+
+Usage::
+
+    disk = DiskCache(default_cache_dir())
+    disk.store_value(("space", ...), space)
+    space = disk.load_value(("space", ...))        # None when absent or invalid
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import functools
+import hashlib
+import json
+import logging
+import mmap
+import os
+import struct
+import tempfile
+import threading
+import time
+import zlib
+from typing import Any, Optional
+
+import numpy as np
+
+from . import frames_codec
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+MAGIC = b"TBPROFC1"
+DEFAULT_MAX_BYTES = 10 << 30
+_ALIGN = 64
+_MMAP_MIN_BYTES = 16 << 20  # smaller payloads are read into memory
+_STALE_TEMP_S = 3600.0
+# A background store waits until no request has been computing for this long (the next
+# request of a page usually follows its previous answer within milliseconds), but never
+# longer than the second figure in all.
+_QUIET_S = 0.5
+_MAX_DELAY_S = 10.0
+
+
+def default_cache_dir() -> str:
+    """``$TBPROF_CACHE_DIR``, else tensorboard-plugin-profile in ``$XDG_CACHE_HOME`` or ~/.cache."""
+    explicit = os.environ.get("TBPROF_CACHE_DIR")
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(os.path.abspath(base), "tensorboard-plugin-profile")
+
+
+@functools.cache
+def code_fingerprint(parts: tuple = ()) -> str:
+    """A hash of this package's code (or some of its files and folders) and pandas/numpy versions.
+
+    Part of every key, so an upgrade (or a local edit) never reads entries of other code.
+    """
+    import pandas as pd
+
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    digest = hashlib.sha256(f"{FORMAT_VERSION} {pd.__version__} {np.__version__}".encode())
+    for part in parts or ("",):
+        for path in _code_files(os.path.join(package_dir, part)):
+            with open(path, "rb") as f:
+                digest.update(os.path.relpath(path, package_dir).encode() + b"\0" + f.read())
+    return digest.hexdigest()[:16]
+
+
+def _code_files(root: str) -> list:
+    if os.path.isfile(root):
+        return [root]
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in ("static", "__pycache__")]
+        found += [os.path.join(dirpath, n) for n in filenames if n.endswith((".py", ".so", ".pyd"))]
+    return sorted(found)
+
+
+class DiskCache:
+    def __init__(self, root: str, max_bytes: int = DEFAULT_MAX_BYTES):
+        self.root = os.path.abspath(root)
+        self.dir = os.path.join(self.root, f"v{FORMAT_VERSION}")
+        self.max_bytes = max_bytes
+        self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="disk-cache")
+        self._warned = False
+        self._quiet = threading.Condition()
+        self._busy = 0  # requests computing now (``busy``)
+        self._last_busy = 0.0  # when the last of them ended (time.monotonic)
+        self._hurry = False  # ``flush``, or the interpreter exiting: store now
+        _hurry_at_exit(self)
+
+    # --- entries -----------------------------------------------------------
+    def path_of(self, kind: str, key: Any) -> str:
+        digest = hashlib.sha256(_key_json(key).encode()).hexdigest()[:40]
+        return os.path.join(self.dir, f"{kind}-{digest}.bin")
+
+    def store_bytes(self, kind: str, key: Any, data: bytes, meta: Optional[dict] = None) -> bool:
+        array = np.frombuffer(data, dtype=np.uint8)
+        return self._write(kind, key, {"meta": meta or {}, "tree": {"$a": 0}}, [array])
+
+    def load_bytes(self, kind: str, key: Any) -> Optional[tuple]:
+        """(meta, bytes) of a stored entry, or None."""
+        entry = self._read(kind, key)
+        if entry is None:
+            return None
+        header, arrays = entry
+        return header["meta"], arrays[0].tobytes()
+
+    def store_value(self, kind: str, key: Any, value: Any) -> bool:
+        try:
+            tree, arrays = frames_codec.encode(value)
+        except frames_codec.Unsupported as e:
+            logger.info("not caching %s on disk: %s", kind, e)
+            return False
+        return self._write(kind, key, {"meta": {}, "tree": tree}, arrays)
+
+    def store_value_later(self, kind: str, key: Any, value: Any) -> None:
+        """Stores in a background thread, once requests have stopped computing for a moment:
+        a user waits for those answers, not for this entry (which serves the next start)."""
+        self._writer.submit(self._store_when_quiet, kind, key, value)
+
+    @contextlib.contextmanager
+    def busy(self) -> Any:
+        """Marks a request computing (background stores wait until none has been for a while)."""
+        with self._quiet:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._quiet:
+                self._busy -= 1
+                self._last_busy = time.monotonic()
+                self._quiet.notify_all()
+
+    def _store_when_quiet(self, kind: str, key: Any, value: Any) -> bool:
+        give_up = time.monotonic() + _MAX_DELAY_S
+        with self._quiet:
+            while not self._hurry:
+                now = time.monotonic()
+                quiet_at = give_up if self._busy else self._last_busy + _QUIET_S
+                if now >= min(quiet_at, give_up):
+                    break
+                self._quiet.wait(min(quiet_at, give_up) - now)  # or until ``busy`` ends
+        return self.store_value(kind, key, value)
+
+    def load_value(self, kind: str, key: Any) -> Any:
+        entry = self._read(kind, key)
+        if entry is None:
+            return None
+        header, arrays = entry
+        try:
+            return frames_codec.decode(header["tree"], arrays)
+        except (frames_codec.Stale, KeyError, TypeError, ValueError, IndexError) as e:
+            logger.info("ignoring cache entry %s: %s", self.path_of(kind, key), e)
+            return None
+
+    def flush(self) -> None:
+        """Writes background stores now and waits for them (the CLI calls this before exiting)."""
+        self._set_hurry(True)
+        try:
+            self._writer.submit(lambda: None).result()
+        finally:
+            self._set_hurry(False)
+
+    def _set_hurry(self, hurry: bool) -> None:
+        with self._quiet:
+            self._hurry = hurry
+            self._quiet.notify_all()
+
+    # --- maintenance -------------------------------------------------------
+    def usage(self) -> tuple:
+        """(entries, bytes) in the cache directory."""
+        entries = self._entries()
+        return len(entries), sum(size for _, size, _ in entries)
+
+    def clear(self) -> int:
+        """Deletes every entry (of every format version); returns how many."""
+        removed = 0
+        for dirpath, _, filenames in os.walk(self.root):
+            for name in filenames:
+                if name.endswith(".bin") or name.startswith(".tmp-"):
+                    removed += _remove(os.path.join(dirpath, name))
+        return removed
+
+    def prune(self) -> None:
+        """Deletes least recently used entries until under ``max_bytes`` (keeps the newest)."""
+        entries = sorted(self._entries(), key=lambda e: e[2])
+        total = sum(size for _, size, _ in entries)
+        for path, size, _ in entries[:-1]:
+            if total <= self.max_bytes:
+                break
+            total -= size if _remove(path) else 0
+
+    def _entries(self) -> list:
+        try:
+            scan = list(os.scandir(self.dir))
+        except OSError:
+            return []
+        entries = []
+        now = time.time()
+        for entry in scan:
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            if entry.name.startswith(".tmp-"):
+                if now - st.st_mtime > _STALE_TEMP_S:  # left by a killed writer
+                    _remove(entry.path)
+            elif entry.name.endswith(".bin"):
+                entries.append((entry.path, st.st_size, st.st_mtime))
+        return entries
+
+    # --- the file format ---------------------------------------------------
+    def _write(self, kind: str, key: Any, header: dict, arrays: list) -> bool:
+        layout, offset = [], 0
+        for array in arrays:
+            offset = _aligned(offset)
+            layout.append([offset, array.dtype.str, list(array.shape)])
+            offset += array.nbytes
+        header = dict(header, format=FORMAT_VERSION, key=_key_json(key), arrays=layout)
+        header["payload_bytes"] = offset
+        header["crc32"] = _crc32_of(arrays, layout)
+        path = self.path_of(kind, key)
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.dir)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    _write_file(f, header, arrays, layout)
+                os.replace(tmp, path)
+            except BaseException:
+                _remove(tmp)
+                raise
+        except OSError as e:
+            if not self._warned:
+                logger.warning("cannot write the disk cache in %s: %s", self.dir, e)
+                self._warned = True
+            return False
+        self.prune()
+        return True
+
+    def _read(self, kind: str, key: Any) -> Optional[tuple]:
+        path = self.path_of(kind, key)
+        try:
+            with open(path, "rb") as f:
+                header, payload = _read_file(f)
+            if header.get("key") != _key_json(key):
+                return None  # another key with the same hash, or another version
+            arrays = [
+                np.frombuffer(
+                    payload, dtype=np.dtype(dtype), count=_count(shape), offset=offset
+                ).reshape(shape)
+                for offset, dtype, shape in header["arrays"]
+            ]
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            logger.info("ignoring cache entry %s: %s", path, e)
+            return None
+        try:
+            os.utime(path)  # the LRU clock
+        except OSError:
+            pass
+        return header, arrays
+
+
+# Caches whose held-back stores are written at once when the interpreter exits (Ctrl-C on a
+# server): before the executors' exit hook joins their writer threads, not 10 s later.
+_OPEN_CACHES: Any = None
+
+
+def _hurry_at_exit(disk: DiskCache) -> None:
+    global _OPEN_CACHES
+    register = getattr(threading, "_register_atexit", None)  # runs before threads are joined
+    if _OPEN_CACHES is None and register is not None:
+        import weakref
+
+        _OPEN_CACHES = weakref.WeakSet()
+        register(_hurry_all)  # after the executor's own hook is registered: runs before it
+    if _OPEN_CACHES is not None:
+        _OPEN_CACHES.add(disk)
+
+
+def _hurry_all() -> None:
+    for disk in list(_OPEN_CACHES or ()):
+        disk._set_hurry(True)
+
+
+def _key_json(key: Any) -> str:
+    return json.dumps(key, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def _aligned(offset: int) -> int:
+    return -(-offset // _ALIGN) * _ALIGN
+
+
+def _count(shape: list) -> int:
+    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+
+
+def _crc32_of(arrays: list, layout: list) -> int:
+    crc, position = 0, 0
+    for array, (offset, _, _) in zip(arrays, layout):
+        crc = zlib.crc32(bytes(offset - position), crc)
+        crc = zlib.crc32(memoryview(array).cast("B"), crc)
+        position = offset + array.nbytes
+    return crc
+
+
+def _write_file(f: Any, header: dict, arrays: list, layout: list) -> None:
+    head = json.dumps(header, separators=(",", ":")).encode()
+    prefix = MAGIC + struct.pack("<Q", len(head)) + head
+    f.write(prefix + bytes(_aligned(len(prefix)) - len(prefix)))
+    position = 0
+    for array, (offset, _, _) in zip(arrays, layout):
+        f.write(bytes(offset - position))
+        f.write(memoryview(array).cast("B"))
+        position = offset + array.nbytes
+
+
+def _read_file(f: Any) -> tuple:
+    """(header, payload buffer) of an entry; ValueError when it does not verify."""
+    start = f.read(len(MAGIC) + 8)
+    if len(start) != len(MAGIC) + 8 or start[: len(MAGIC)] != MAGIC:
+        raise ValueError("not a cache entry")
+    (head_len,) = struct.unpack("<Q", start[len(MAGIC) :])
+    if head_len > 1 << 30:
+        raise ValueError("implausible header length")
+    header = json.loads(f.read(head_len))
+    if header.get("format") != FORMAT_VERSION:
+        raise ValueError(f"format {header.get('format')}")
+    base = _aligned(len(MAGIC) + 8 + head_len)
+    size = os.fstat(f.fileno()).st_size
+    if size != base + header["payload_bytes"]:
+        raise ValueError("truncated or padded")
+    payload: Any
+    if header["payload_bytes"] >= _MMAP_MIN_BYTES:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+        payload = memoryview(mapped)[base:]
+    else:
+        f.seek(base)
+        payload = bytearray(f.read())
+    if zlib.crc32(payload) != header["crc32"]:
+        raise ValueError("checksum mismatch")
+    return header, payload
+
+
+def _remove(path: str) -> int:
+    try:
+        os.remove(path)
+        return 1
+    except OSError:
+        return 0

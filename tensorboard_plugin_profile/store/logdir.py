@@ -1,0 +1,443 @@
+"""Finds runs, sessions and hosts under a log directory, safely.
+
+Layout (docs/http_api.md): ``<logdir>[/<tb_run>]/plugins/profile/<session>/<host>.xplane.pb``.
+A run's name is ``<session>`` for the logdir itself, else ``<tb_run>/<session>``.
+
+Requests name runs and hosts; they are looked up in maps built by discovery
+and never joined onto a path, so ``..``, absolute paths and encoded separators
+can only miss. Files are also checked by real path, so a symlink pointing out
+of the logdir is skipped. That check happens when listing; ``read_host_file``
+checks again what it actually opened (the file may have been swapped for a link
+since), so a race can neither read outside the logdir nor fail with a 500.
+
+``LogDir`` also opens a single session folder or a single ``.xplane.pb`` file
+(``tbprof serve --logdir some/session`` or ``--logdir vm.xplane.pb``): the run
+is then named after the session folder.
+
+Chrome-trace profiles (``chrome_trace/discovery.py``) need no ``plugins/profile``: a
+folder holding ``timeline-<step>.json`` or ``<worker>.<span>.pt.trace.json[.gz]`` files is
+a run, ``<folder>/<session>`` (a timeline, or a PyTorch span whose workers are hosts).
+A single such file can be given as the logdir too.
+
+Usage::
+
+    logdir = LogDir("/tmp/logs")
+    for run in logdir.runs():
+        session = logdir.session(run)
+        print(run, session.hosts())
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import stat
+import threading
+import time
+from typing import IO, Any, Callable, Optional
+
+from ..chrome_trace import discovery as chrome_discovery
+from ..common.errors import InvalidArgument, NotFound, PermissionDenied
+
+logger = logging.getLogger(__name__)
+
+XPLANE_SUFFIX = ".xplane.pb"
+_HOST_FILE = re.compile(r"(?:(.*)\.)?(xplane\.pb)")
+# How long a discovery result is reused before the tree is walked again.
+DISCOVERY_TTL_S = 5.0
+# An unknown run name walks the tree again (it may be new), but at most this often:
+# a stream of made-up names must not turn into a stream of full walks.
+UNKNOWN_RUN_REWALK_S = 1.0
+# How long TensorBoard's first is_active() may look for a session before discovery has finished.
+QUICK_PROBE_BUDGET_S = 0.5
+
+
+@dataclasses.dataclass(frozen=True)
+class HostFile:
+    host: str
+    path: str
+    size: int
+    mtime_ns: int
+    logdir_real: str = ""  # the logdir's real path: what reading it must stay inside
+
+    @property
+    def key(self) -> tuple:
+        """Identity of the file's content for caches."""
+        return (self.path, self.size, self.mtime_ns)
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+
+@dataclasses.dataclass(frozen=True)
+class Session:
+    run: str
+    path: str
+    host_files: tuple  # of HostFile, sorted by host
+
+    def hosts(self) -> list:
+        return [f.host for f in self.host_files]
+
+    def host_file(self, host: str) -> HostFile:
+        for f in self.host_files:
+            if f.host == host:
+                return f
+        raise NotFound(f"No profile for host {host!r} in run {self.run!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class _ChromeSession:
+    """Where a Chrome-trace session's files are: their folder and names."""
+
+    folder: str
+    session: str
+
+
+@dataclasses.dataclass
+class Diagnosis:
+    """What discovery found and skipped, for an empty-logdir explanation."""
+
+    logdir: str  # the folder's name only: the page need not learn the server's layout
+    exists: bool = True
+    sessions: int = 0
+    skipped: list = dataclasses.field(default_factory=list)
+    other_files: list = dataclasses.field(default_factory=list)
+    unreadable: list = dataclasses.field(default_factory=list)  # relative folder paths
+
+
+def _is_profile_dir(path: str) -> bool:
+    """``<run>/plugins/profile``: the folder whose subfolders are sessions."""
+    return (
+        os.path.basename(path) == "profile" and os.path.basename(os.path.dirname(path)) == "plugins"
+    )
+
+
+def _inside(root_real: str, path: str) -> bool:
+    try:
+        real = os.path.realpath(path)
+    except OSError:  # the path changed while it was resolved (a link swapped for a file)
+        return False
+    return _within(root_real, real)
+
+
+def _within(root_real: str, real: str) -> bool:
+    return real == root_real or real.startswith(root_real + os.sep)
+
+
+def open_inside(root_real: str, path: str) -> IO[bytes]:
+    """The regular file at ``path``, opened, if what was opened is inside ``root_real``.
+
+    The file is opened first, then checked: the real path of ``path`` *now* must be
+    inside the root and be the very file that was opened (same device and inode). A
+    link swapped in before the open fails the first test, one swapped back after it
+    the second. Non-blocking open: a FIFO or device cannot stall the request. The
+    caller closes the file.
+    """
+    name = os.path.basename(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise _read_error(name, e) from None
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode) or not _is_listed_file(root_real, path, opened):
+            raise NotFound(f"Profile file {name} changed while it was opened; reload the page.")
+        return os.fdopen(fd, "rb")
+    except OSError as e:
+        os.close(fd)
+        raise _read_error(name, e) from None
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_inside(root_real: str, path: str) -> bytes:
+    """The bytes of the regular file at ``path`` (checked as ``open_inside`` does)."""
+    with open_inside(root_real, path) as f:
+        try:
+            return f.read()
+        except OSError as e:
+            raise _read_error(os.path.basename(path), e) from None
+
+
+def _read_bytes(f: IO[bytes]) -> bytes:
+    return f.read()
+
+
+def open_host_file(host_file: HostFile) -> IO[bytes]:
+    """A listed host file, opened; never anything outside its logdir."""
+    if not host_file.logdir_real:
+        raise NotFound(f"Profile file {host_file.name} was not listed from a log directory.")
+    return open_inside(host_file.logdir_real, host_file.path)
+
+
+def read_host_file(host_file: HostFile, read: Callable[[IO[bytes]], Any] = _read_bytes) -> Any:
+    """The bytes of a listed host file, never anything outside its logdir; ``read`` takes
+    them from the open file (``xspace.FileBytes`` reads them into memory the decoder frees)."""
+    with open_host_file(host_file) as f:
+        try:
+            return read(f)
+        except OSError as e:
+            raise _read_error(host_file.name, e) from None
+
+
+def _is_listed_file(root_real: str, path: str, opened: os.stat_result) -> bool:
+    try:
+        real = os.path.realpath(path)
+        now = os.stat(real)
+    except OSError:  # changed again while being resolved: not provably the same file
+        return False
+    same = (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+    return same and _within(root_real, real)
+
+
+def _read_error(name: str, error: OSError) -> Exception:
+    if isinstance(error, FileNotFoundError):
+        return NotFound(f"Profile file {name} does not exist (any more); reload the page.")
+    if isinstance(error, PermissionError):
+        return PermissionDenied(f"Profile file {name} cannot be read: permission denied.")
+    return NotFound(f"Profile file {name} cannot be read: {error.strerror or 'I/O error'}.")
+
+
+class LogDir:
+    """Discovery over one log directory (or one session folder or file)."""
+
+    def __init__(self, path: str):
+        self.path = os.path.abspath(os.path.expanduser(path)) if path else ""
+        self._lock = threading.Lock()
+        self._walk_lock = threading.Lock()  # one walk at a time; the others reuse it
+        self._runs: Optional[dict] = None  # run name -> session dir
+        self._discovered_at = 0.0
+        self._walk_started = 0.0
+        self._has_runs = False
+        self._single_file: Optional[str] = None
+        self._skipped: list = []  # (relative path, reason) of trace files that cannot be read
+        if self.path and os.path.isfile(self.path):
+            self._single_file = self.path
+        self.root = os.path.dirname(self.path) if self._single_file else self.path
+        self._root_real = os.path.realpath(self.root) if self.root else ""
+
+    # --- discovery ---------------------------------------------------------
+    def runs(self) -> list:
+        """Run names, newest session first (reverse lexicographic)."""
+        return sorted(self._run_map(), reverse=True)
+
+    def has_runs_cached(self) -> Optional[bool]:
+        """Last known answer to "are there runs?", without touching disk."""
+        if self._has_runs:
+            return True
+        return None if self._runs is None else False
+
+    def refresh(self) -> None:
+        self._run_map(max_age_s=0.0)
+
+    def probe_has_runs(self, budget_s: float = QUICK_PROBE_BUDGET_S) -> Optional[bool]:
+        """A bounded look for any session: True at the first one, False when the whole tree
+        was seen without one, None when the time budget ran out first.
+
+        TensorBoard asks ``is_active()`` on its first page load, usually before the full
+        discovery (which lists every session) has finished; this answers that first question.
+        """
+        known = self.has_runs_cached()
+        if known is not None:
+            return known
+        if not self.path or not os.path.isdir(self.root):
+            return False
+        if self._single_file or self._is_session_dir(self.path):
+            return True
+        deadline = time.monotonic() + budget_s
+        for dirpath, dirnames, _ in os.walk(self.path, followlinks=False):
+            if _is_profile_dir(dirpath) and any(not name.startswith(".") for name in dirnames):
+                return True
+            if time.monotonic() > deadline:
+                return None
+        return False
+
+    def _run_map(self, max_age_s: float = DISCOVERY_TTL_S) -> dict:
+        """The run map, walking the tree again if the last walk is older than ``max_age_s``."""
+        asked_at = time.monotonic()
+        with self._walk_lock:
+            with self._lock:
+                age = time.monotonic() - self._discovered_at
+                # A walk that started after we asked is as fresh as one of our own.
+                if self._runs is not None and (age < max_age_s or self._walk_started > asked_at):
+                    return self._runs
+                self._walk_started = time.monotonic()
+            runs = self._discover()
+            with self._lock:
+                self._runs = runs
+                self._discovered_at = time.monotonic()
+                self._has_runs = self._has_runs or bool(runs)
+        return runs
+
+    def _discover(self) -> dict:
+        if not self.path or not os.path.isdir(self.root):
+            return {}
+        if self._single_file:
+            single = chrome_discovery.single_file_name(self._single_file)
+            if single is not None and not self._single_file.endswith(XPLANE_SUFFIX):
+                return {single.session: _ChromeSession(self.root, single.session)}
+            return {os.path.basename(self.root) or "session": self.root}
+        if self._is_session_dir(self.path):
+            return {os.path.basename(self.path) or "session": self.path}
+        runs: dict = {}
+        self._skipped = []
+        for dirpath, dirnames, filenames in os.walk(self.path, followlinks=False):
+            dirnames.sort()
+            self._add_chrome_sessions(runs, dirpath, filenames)
+            if _is_profile_dir(dirpath):
+                tb_run = os.path.relpath(os.path.dirname(os.path.dirname(dirpath)), self.path)
+                self._add_sessions(runs, tb_run, dirpath)
+        return runs
+
+    def _add_sessions(self, runs: dict, tb_run: str, profile_dir: str) -> None:
+        try:
+            entries = sorted(os.scandir(profile_dir), key=lambda e: e.name)
+        except OSError as e:
+            logger.warning("cannot list %s: %s", profile_dir, e.strerror)
+            return
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            if not _inside(self._root_real, entry.path):
+                logger.warning("skipping %s: it links outside the log directory", entry.path)
+                continue
+            prefix = "" if tb_run == "." else tb_run.replace(os.sep, "/") + "/"
+            runs.setdefault(prefix + entry.name, entry.path)
+
+    def _add_chrome_sessions(self, runs: dict, dirpath: str, filenames: list) -> None:
+        rel = os.path.relpath(dirpath, self.path)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        for session in chrome_discovery.sessions_in(filenames):
+            runs.setdefault(prefix + session, _ChromeSession(dirpath, session))
+
+    @staticmethod
+    def _is_session_dir(path: str) -> bool:
+        try:
+            return any(n.endswith(XPLANE_SUFFIX) for n in os.listdir(path))
+        except OSError:
+            return False
+
+    # --- lookups -----------------------------------------------------------
+    def session(self, run: str) -> Session:
+        """The session of a run name that discovery produced."""
+        if not run:
+            raise InvalidArgument("The 'run' parameter is required.")
+        runs = self._run_map()
+        if run not in runs:
+            runs = self._run_map(max_age_s=UNKNOWN_RUN_REWALK_S)
+        if run not in runs:
+            raise NotFound(f"Run {run!r} was not found in the log directory.")
+        path = runs[run]
+        if isinstance(path, _ChromeSession):
+            files = self._chrome_host_files(path)
+            return Session(run=run, path=path.folder, host_files=tuple(files))
+        return Session(run=run, path=path, host_files=tuple(self._host_files(path)))
+
+    def _chrome_host_files(self, where: _ChromeSession) -> list:
+        if self._single_file:
+            names = [(chrome_discovery.single_file_name(self._single_file), self._single_file)]
+            pairs = [(parsed.host, path) for parsed, path in names if parsed is not None]
+        else:
+            try:
+                listing = os.listdir(where.folder)
+            except OSError:
+                return []
+            found = chrome_discovery.sessions_in(listing).get(where.session, [])
+            pairs = [(host, os.path.join(where.folder, name)) for host, name in found]
+        files = []
+        for host, path in pairs:
+            reason = self._unreadable(path)
+            if reason is not None:
+                rel = os.path.relpath(path, self.root)
+                if (rel, reason) not in self._skipped:
+                    self._skipped.append((rel, reason))
+                logger.warning("skipping %s: %s", path, reason)
+                continue
+            st = os.stat(path)
+            files.append(HostFile(host, path, st.st_size, st.st_mtime_ns, self._root_real))
+        return sorted(files, key=lambda f: f.host)
+
+    def _unreadable(self, path: str) -> Optional[str]:
+        if not _inside(self._root_real, path):
+            return "it links outside the log directory"
+        if not os.path.isfile(path):
+            return "not a regular file"
+        return chrome_discovery.unreadable_reason(path)
+
+    def _host_files(self, session_dir: str) -> list:
+        files = []
+        try:
+            entries = list(os.scandir(session_dir))
+        except PermissionError:
+            name = os.path.basename(session_dir)
+            message = f"Session folder {name} cannot be read: permission denied."
+            raise PermissionDenied(message) from None
+        except OSError:
+            return []
+        for entry in entries:
+            match = _HOST_FILE.fullmatch(entry.name)
+            if not match or not match.group(1):
+                continue
+            if self._single_file and entry.path != self._single_file:
+                continue
+            if not _inside(self._root_real, entry.path):
+                logger.warning("skipping %s: it links outside the log directory", entry.path)
+                continue
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            if not entry.is_file():
+                continue
+            files.append(
+                HostFile(match.group(1), entry.path, st.st_size, st.st_mtime_ns, self._root_real)
+            )
+        return sorted(files, key=lambda f: f.host)
+
+    def diagnose(self) -> Diagnosis:
+        """Explains an empty result: what is under the logdir and why it was skipped."""
+        diag = Diagnosis(
+            logdir=os.path.basename(self.path),
+            exists=bool(self.path) and os.path.exists(self.path),
+        )
+        if not diag.exists:
+            return diag
+        runs = self._run_map(max_age_s=0.0)
+        diag.sessions = len(runs)
+        for run in sorted(runs):
+            if isinstance(runs[run], _ChromeSession):
+                self.session(run)  # sniffs its files: unreadable ones land in _skipped
+        diag.skipped += [f"{rel}: {reason}" for rel, reason in self._skipped]
+        if diag.sessions or not os.path.isdir(self.path):
+            return diag
+
+        def note_unreadable(error: OSError) -> None:
+            if isinstance(error, PermissionError) and error.filename:
+                rel = os.path.relpath(error.filename, self.path)
+                diag.unreadable.append(f"{rel}: permission denied")
+
+        for dirpath, dirnames, filenames in os.walk(
+            self.path, onerror=note_unreadable, followlinks=False
+        ):
+            dirnames.sort()
+            for name in sorted(filenames):
+                rel = os.path.relpath(os.path.join(dirpath, name), self.path)
+                if name.endswith(XPLANE_SUFFIX):
+                    diag.skipped.append(
+                        f"{rel}: not inside <run>/plugins/profile/<session>/, "
+                        "so it is not part of a session"
+                    )
+                elif name.endswith((".trace.json.gz", ".xplane.riegeli")) and not (
+                    chrome_discovery.parse_trace_file_name(name)
+                ):
+                    diag.skipped.append(f"{rel}: this format is not read; an .xplane.pb is needed")
+                elif len(diag.other_files) < 20:
+                    diag.other_files.append(rel)
+            if len(diag.skipped) > 50:
+                break
+        return diag

@@ -1,0 +1,183 @@
+"""Decoded Spaces for the service: memory cache, then disk cache, then a decode.
+
+A Space is looked up in the in-memory byte-budget cache, then in the disk
+cache (memory-mapped load), and only then decoded: in-process for one host,
+in worker processes (``host_pool``) when several hosts of a request need
+decoding and a disk cache exists for the workers to hand their results over.
+Every freshly decoded Space is written to the disk cache (in the background).
+
+A Space's charge against the memory budget is its real size (``memsize``)
+plus what analyses memoised on it (the preprocessed copy, op statistics, the
+trace index), re-measured after each tool ran on it (``recharge``). The same
+measurements teach ``estimate`` how much memory a profile needs per byte of
+file, which admission control reserves before a decode starts.
+
+Usage::
+
+    store = SpaceStore(cache, disk, pool)
+    with cache.reservation(store.estimate(files)):
+        spaces = store.get_many(files)
+        ... run a tool ...
+        store.recharge(spaces)
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from typing import Any, Callable, Optional
+
+from ..common import memo
+from ..common.memsize import deep_size, limit_heap_fragmentation
+from .cache import ByteBudgetCache
+from .disk_cache import DiskCache, code_fingerprint
+from .host_pool import HostPool
+from .profile_reader import read_host_profile
+
+logger = logging.getLogger(__name__)
+
+# Memory per byte of .xplane.pb before any profile was measured. A cold overview and trace
+# window peak at ~10x the file above the idle server (docs/cold_path.md, "Where it stands"),
+# of which the preprocessed tables and memoised analyses kept afterwards are ~7x; 2.5 times
+# that peak leaves room for other profiles' shapes until one is measured.
+INITIAL_BYTES_PER_FILE_BYTE = 25
+# What is learned is what stays (tables + memoised analyses); a cold overview and trace
+# window peak at ~1.4x what they keep on an .xplane.pb (2.8x the file kept, 3.7-4.0x peak;
+# docs/cold_path.md), so a reservation scales the learned ratio up to the working set, with
+# a wide margin: the first files of other kinds and other tools' memos are learned later.
+PEAK_OVER_KEPT = 2.5
+# What a stored Space depends on: the decoders, and the preprocessing applied to an XSpace
+# before it is kept (``profile_reader.read_host_profile``), with the helpers both call.
+_DECODER_CODE = (
+    "common",
+    "kernels",
+    "xspace",
+    "chrome_trace",
+    "preprocessing",
+    "store/profile_reader.py",
+    "store/frames_codec.py",
+)
+
+
+class SpaceStore:
+    def __init__(self, cache: ByteBudgetCache, disk: Optional[DiskCache], pool: Optional[HostPool]):
+        self.cache = cache
+        self.disk = disk
+        self.pool = pool
+        self.decodes = 0  # in this process (tests and benchmarks read it)
+        self._lock = threading.Lock()
+        self._ratio: Optional[float] = None  # measured bytes in memory per file byte
+        self._ratios: dict = {}  # the same, per input kind (_input_kind)
+        self._measured: dict = {}  # cache key -> (memo entries, their growth) when last measured
+        limit_heap_fragmentation()  # freed event columns go back to the OS, not to holes
+
+    @staticmethod
+    def key(host_file: Any) -> tuple:
+        return ("space", code_fingerprint(_DECODER_CODE)) + host_file.key
+
+    def get(self, host_file: Any, reserve: bool = True, in_worker: bool = False) -> Any:
+        """The Space of one host file (``reserve``: admission for a decode of its own)."""
+        return self.cache.get_or_compute(
+            self.key(host_file),
+            lambda: self._load_or_decode(host_file, in_worker),
+            size_of=deep_size,
+            reserve=self.estimate([host_file]) if reserve else 0,
+        )
+
+    def get_many(self, host_files: list, stage: Callable[[str], None]) -> list:
+        """[(host, Space)] in order; hosts missing from memory are decoded in parallel."""
+        missing = [f for f in host_files if self.cache.get(self.key(f)) is None]
+        if len(missing) > 1 and self.disk is not None and self.pool is not None:
+            stage(f"decoding {len(missing)} hosts in parallel")
+            with concurrent.futures.ThreadPoolExecutor(len(missing)) as threads:
+                list(threads.map(lambda f: self.get(f, reserve=False, in_worker=True), missing))
+        spaces = []
+        for i, f in enumerate(host_files, 1):
+            if f in missing:
+                stage(f"decoding {f.host} ({i}/{len(host_files)})")
+            spaces.append((f.host, self.get(f, reserve=False)))
+        return spaces
+
+    def estimate(self, host_files: list) -> int:
+        """Bytes to reserve before opening these files (0 for those already in memory)."""
+        cold = [f for f in host_files if self.cache.get(self.key(f)) is None]
+        return int(sum(self._ratio_of(f.path) * max(f.size, 1) for f in cold))
+
+    def _ratio_of(self, path: str) -> float:
+        # Learned per input kind: a gzip-compressed JSON trace holds far more per file byte
+        # than an .xplane.pb, and must not inflate the estimate for the others.
+        learned = self._ratios.get(_input_kind(path)) or self._ratio
+        return learned * PEAK_OVER_KEPT if learned else INITIAL_BYTES_PER_FILE_BYTE
+
+    def recharge(self, host_files: list, spaces: list) -> None:
+        """Re-measures Spaces that analyses added to since they were last measured."""
+        for f, (_, space) in zip(host_files, spaces):
+            key = self.key(f)
+            derived = memo.derived_from(space)
+            # What analyses memoised, and what those made on first use since (a trace
+            # index's lazily built columns): unchanged means nothing to re-measure.
+            version = (len(derived), sum(getattr(d, "memory_version", 0) for d in derived))
+            if self._measured.get(key) == version:
+                continue
+            size = deep_size([space] + derived)
+            self._measured[key] = version
+            self._learn(size, f.size, f.path)
+            self.cache.recharge(key, size)
+
+    # --- internals ---------------------------------------------------------
+    def _load_or_decode(self, host_file: Any, in_worker: bool) -> Any:
+        key = self.key(host_file)
+        if self.disk is not None:
+            started = time.perf_counter()
+            space = self.disk.load_value("space", key)
+            if space is not None:
+                logger.info(
+                    "loaded %s from the disk cache in %.0f ms",
+                    host_file.host,
+                    (time.perf_counter() - started) * 1e3,
+                )
+                return space
+            if in_worker and self.pool is not None:
+                args = (host_file, self.disk.root, self.disk.max_bytes, key)
+                if self.pool.decode_to_disk(*args):
+                    self._count_decode()
+                    space = self.disk.load_value("space", key)
+                    if space is not None:
+                        return space
+        space = self._decode(host_file)
+        if self.disk is not None:
+            self.disk.store_value_later("space", key, space)
+        return space
+
+    def _decode(self, host_file: Any) -> Any:
+        started = time.perf_counter()
+        logger.info("decoding %s (%.1f MB)", host_file.path, host_file.size / 1e6)
+        space = read_host_profile(host_file)  # checked open
+        self._count_decode()
+        logger.info(
+            "decoded %s: %d events in %.0f ms",
+            host_file.host,
+            space.num_events,
+            (time.perf_counter() - started) * 1e3,
+        )
+        return space
+
+    def _count_decode(self) -> None:
+        with self._lock:
+            self.decodes += 1
+
+    def _learn(self, size: int, file_size: int, path: str = "") -> None:
+        if file_size > 0:
+            with self._lock:
+                kind = _input_kind(path)
+                self._ratios[kind] = max(self._ratios.get(kind, 0.0), size / file_size)
+                if kind == "xplane":
+                    self._ratio = max(self._ratio or 0.0, size / file_size)
+
+
+def _input_kind(path: str) -> str:
+    if ".xplane.pb" in path or not path:
+        return "xplane"
+    return "json.gz" if path.endswith(".gz") else "json"

@@ -1,0 +1,141 @@
+"""The ``tbprof`` command (also ``python -m tensorboard_plugin_profile``).
+
+    tbprof serve DIR [--port 8791] [--host 127.0.0.1] [cache flags]   (or --logdir DIR)
+    tbprof advise PATH [--format text|json] [--fail-on critical|warning]
+    tbprof convert PATH --tool TOOL [--host H] [--format json|csv] [-o FILE] [cache flags]
+    tbprof cache info|clear [--cache_dir DIR]
+
+Cache flags (docs/cache.md): --cache_dir DIR, --no_cache, --cache_bytes SIZE,
+--disk_cache_bytes SIZE.
+
+DIR may be a log directory, one session folder or one profile file; PATH a
+session folder or one profile file: an ``.xplane.pb``, a ProfilerHook
+``timeline-N.json`` or a PyTorch ``*.pt.trace.json[.gz]`` (any Chrome-trace JSON). Capture commands
+(``capture``, ``monitor``) come from ``capture/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Optional
+
+from ..common.errors import ProfileError
+from ..service import ProfileService
+from ..store.cache_config import CacheConfig, add_flags
+from ..store.disk_cache import DiskCache
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .server import serve
+
+    logdir = args.logdir or args.path
+    if not logdir:
+        raise ProfileError("Give the profiles to serve: tbprof serve DIR_OR_FILE (or --logdir).")
+    serve(logdir, args.port, args.host, config=CacheConfig.from_flags(args))
+    return 0
+
+
+def _cache(args: argparse.Namespace) -> int:
+    config = CacheConfig.from_flags(argparse.Namespace(cache_dir=args.cache_dir))
+    assert config.disk_dir is not None
+    disk = DiskCache(config.disk_dir, config.disk_bytes)
+    if args.action == "clear":
+        print(f"removed {disk.clear()} cache entries from {disk.root}")
+    else:
+        entries, size = disk.usage()
+        print(f"{disk.root}: {entries} entries, {size / 1e6:.1f} MB")
+    return 0
+
+
+def _convert(args: argparse.Namespace) -> int:
+    service = ProfileService(args.path, config=CacheConfig.from_flags(args))
+    try:
+        return _write_converted(service, args)
+    finally:
+        service.close()  # the disk cache entry of the decode is written before exiting
+
+
+def _write_converted(service: ProfileService, args: argparse.Namespace) -> int:
+    runs = service.runs()
+    if not runs:
+        raise ProfileError(f"No profile (.xplane.pb or Chrome trace) found at {args.path}.")
+    run = runs[0]
+    params = dict(_params(args), run=run)  # tools that link to pages (advisor) name the run
+    out = open(args.output, "wb") if args.output else sys.stdout.buffer
+    try:
+        if args.format == "csv":
+            _, text = service.tool_csv(run, args.tool, host=args.host, params=params)
+            out.write(text.encode())
+        else:
+            result = service.tool_data(run, args.tool, host=args.host, params=params)
+            for chunk in result.chunks():
+                out.write(chunk)
+            out.write(b"\n")
+    finally:
+        if args.output:
+            out.close()
+    return 0
+
+
+def _params(args: argparse.Namespace) -> dict:
+    params = dict(p.split("=", 1) for p in args.param if "=" in p)
+    if args.table is not None:
+        params["table"] = str(args.table)
+    return params
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tbprof", description="TensorBoard profile tools.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="start the standalone Profile server")
+    serve.add_argument("path", nargs="?", help="log dir, session folder or profile file")
+    serve.add_argument("--logdir", default=None, help="the same as PATH")
+    serve.add_argument("--port", type=int, default=8791)
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
+    add_flags(serve)
+    serve.set_defaults(func=_serve)
+
+    convert = commands.add_parser("convert", help="print one tool's data for a profile")
+    convert.add_argument("path", help="a session folder or one profile file")
+    convert.add_argument("--tool", required=True)
+    convert.add_argument("--host", default=None)
+    convert.add_argument("--format", choices=("json", "csv"), default="json")
+    convert.add_argument("--table", type=int, default=None, help="table index for CSV")
+    convert.add_argument("--param", action="append", default=[], help="extra KEY=VALUE")
+    convert.add_argument("-o", "--output", default=None, help="write here instead of stdout")
+    add_flags(convert)
+    convert.set_defaults(func=_convert)
+
+    from .advise_cli import add_advise_arguments
+
+    add_advise_arguments(commands)
+
+    cache = commands.add_parser("cache", help="show or clear the disk cache")
+    cache.add_argument("action", choices=("info", "clear"))
+    cache.add_argument("--cache_dir", default=None, help="default: TBPROF_CACHE_DIR or ~/.cache/…")
+    cache.set_defaults(func=_cache)
+
+    try:
+        from ..capture.cli import add_capture_arguments
+    except ImportError:
+        pass
+    else:
+        add_capture_arguments(commands)
+    return parser
+
+
+def main(argv: Optional[list] = None) -> int:
+    args = build_parser().parse_args(argv)
+    level = logging.INFO if args.verbose or args.command == "serve" else logging.WARNING
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        return int(args.func(args) or 0)
+    except ProfileError as e:
+        print(f"tbprof: {e.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,98 @@
+"""The standalone server: the Profile tab without TensorBoard, on the same routes.
+
+URL space (docs/http_api.md, "Standalone server"): every route under ``/data/plugin/profile/`` and
+also at the root; the page at ``/``; a client-side path under the prefix
+(no ``.`` in its last segment) also gets the page, so reloads work.
+
+Usage::
+
+    python -m tensorboard_plugin_profile.web.server --logdir /tmp/logs --port 8791
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any, Optional
+
+from werkzeug import Request, Response
+from werkzeug.serving import run_simple
+
+from ..service import ProfileService
+from ..store.cache_config import CacheConfig, add_flags
+from . import http_api
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PORT = 8791
+DEFAULT_HOST = "127.0.0.1"
+
+
+class StandaloneApp:
+    """A WSGI app serving one log directory."""
+
+    def __init__(
+        self,
+        logdir: str,
+        hide_capture: bool = False,
+        service: Optional[Any] = None,
+        live: Optional[dict] = None,
+        config: Optional[CacheConfig] = None,
+    ):
+        self.service = service or ProfileService(logdir, config=config)
+        routes = http_api.Routes(self.service, hide_capture=hide_capture, live=live)
+        self.routes = routes.table()
+
+    def __call__(self, environ: dict, start_response: Any) -> Any:
+        request = Request(environ)
+        return self.dispatch(request)(environ, start_response)
+
+    def dispatch(self, request: Request) -> Response:
+        path = request.path
+        under_prefix = path == http_api.PLUGIN_PREFIX or path.startswith(
+            http_api.PLUGIN_PREFIX + "/"
+        )
+        if under_prefix:
+            path = path[len(http_api.PLUGIN_PREFIX) :]
+        if len(path) > 1 and path.endswith("/"):
+            path = path[:-1]
+        handler = self.routes.get(path)
+        if handler is not None:
+            return handler(request)
+        last = path.rsplit("/", 1)[-1]
+        if path in ("", "/") or (under_prefix and "." not in last):
+            return http_api.static_handler("index.html")(request)
+        if "." in last:
+            return http_api.static_handler(path.lstrip("/"))(request)
+        return Response("Not Found", status=404, content_type="text/plain")
+
+
+def serve(
+    logdir: str,
+    port: int = DEFAULT_PORT,
+    host: str = DEFAULT_HOST,
+    config: Optional[CacheConfig] = None,
+) -> None:
+    app = StandaloneApp(logdir, config=config)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"Profile: serving {app.service.logdir.path} at http://{shown}:{port}/", flush=True)
+    disk = app.service.disk
+    print(f"Profile: disk cache {disk.root if disk else 'off'}", flush=True)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        logger.warning("listening on %s: anyone who can reach it can read the profiles", host)
+    run_simple(host, port, app, threaded=True, use_reloader=False)
+
+
+def main(argv: Optional[list] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--logdir", required=True)
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--host", default=DEFAULT_HOST)
+    add_flags(parser)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    serve(args.logdir, args.port, args.host, config=CacheConfig.from_flags(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Sparse columns (``memsize.sparse_values``) and how ``deep_size`` charges them."""
+
+from __future__ import annotations
+
+import mmap
+
+import numpy as np
+import pandas as pd
+from conftest import FIXTURES
+
+from tensorboard_plugin_profile.common.memsize import LAZY_MIN_BYTES, deep_size, sparse_values
+from tensorboard_plugin_profile.xspace import read_xspace
+from tensorboard_plugin_profile.xspace.columns import int_values, int_values_at
+
+
+def _dense(n: int, dtype, rows, values) -> np.ndarray:
+    out = np.zeros(n, dtype=dtype)
+    out[rows] = values
+    return out
+
+
+def test_sparse_values_equal_the_dense_array_and_are_charged_by_written_pages():
+    n = 3_000_000
+    rows = np.arange(0, n, 10 * mmap.PAGESIZE)  # one row in every tenth page of int64
+    values = np.arange(len(rows), dtype=np.int64) - 5
+    sparse = sparse_values(n, np.int64, rows, values)
+    np.testing.assert_array_equal(sparse, _dense(n, np.int64, rows, values))
+    assert sparse.flags.writeable and sparse.dtype == np.int64
+    written = len(np.unique(rows * 8 // mmap.PAGESIZE)) * mmap.PAGESIZE
+    # Charged by resident pages: those written here (comparing above read every page,
+    # which some kernels make resident too, so re-make it for the charge).
+    fresh = sparse_values(n, np.int64, rows, values)
+    assert written <= deep_size(fresh) <= written + 64 * mmap.PAGESIZE
+    assert deep_size(fresh) < fresh.nbytes / 5
+
+
+def test_small_sparse_values_are_plain_arrays():
+    small = sparse_values(LAZY_MIN_BYTES // 16, np.float64, [1, 3], [2.5, -1.0])
+    np.testing.assert_array_equal(small[:5], [0, 2.5, 0, -1.0, 0])
+    assert deep_size(small) == small.nbytes
+
+
+def test_deep_size_counts_a_multi_index():
+    frame = pd.DataFrame({"a": np.arange(1000) % 7, "b": np.arange(1000), "v": 1.0})
+    indexed = frame.set_index(["a", "b"])
+    assert deep_size(indexed) > 1000 * 8  # the values, plus levels and codes, no error
+    assert deep_size(indexed) >= deep_size(indexed["v"].to_numpy()) + 1000 * 2
+
+
+def test_int_values_read_only_present_rows_and_match_the_dense_conversion():
+    space = read_xspace(str(next(FIXTURES.glob("tf_keras2_fit/**/*.xplane.pb"))))
+    checked = 0
+    for plane in space.planes:
+        for name in plane.events.columns:
+            column = plane.events[name]
+            if not str(column.dtype).startswith(("Int", "UInt")):
+                continue
+            unsigned = str(column.dtype).startswith("UInt")
+            dense = column.to_numpy(dtype=np.uint64 if unsigned else np.int64, na_value=0)
+            values, present = int_values(column)
+            np.testing.assert_array_equal(values, dense.view(np.int64))
+            np.testing.assert_array_equal(present, column.notna().to_numpy())
+            rows = np.flatnonzero(present)[::3]
+            np.testing.assert_array_equal(int_values_at(column, rows), dense.view(np.int64)[rows])
+            checked += int(present.any())
+    assert checked >= 3

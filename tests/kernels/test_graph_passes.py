@@ -1,0 +1,293 @@
+"""The graph passes of step grouping: the compiled forest passes give exactly what the
+numpy fallbacks give, and both what brute force gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tensorboard_plugin_profile.kernels import graph_passes, passes
+from tensorboard_plugin_profile.kernels.graph_passes import NO_LABEL
+from tensorboard_plugin_profile.preprocessing.event_graph import Graph
+
+needs_compiled = pytest.mark.skipif(
+    not passes.compiled_available(), reason="built without a C compiler"
+)
+needs_forest = pytest.mark.skipif(
+    not graph_passes.forest_compiled(0), reason="built without a C compiler"
+)
+BOTH = (False, True)
+
+
+def _upstream_stack(line, begin, end, skip) -> list:
+    """Upstream's per-line stack, literally (the oracle of ``stack_parents``)."""
+    out, stack = [], []
+    for i in range(len(line)):
+        if i and line[i] != line[i - 1]:
+            stack = []
+        out.append(-1)
+        if skip[i]:
+            continue
+        while stack and not (begin[stack[-1]] <= begin[i] and end[i] <= end[stack[-1]]):
+            stack.pop()
+        if stack:
+            out[-1] = stack[-1]
+        stack.append(i)
+    return out
+
+
+LINE_ROWS = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(-5, 40), st.integers(0, 15), st.booleans()),
+)
+
+
+def _line_columns(rows, in_order) -> tuple:
+    """(line, begin, duration, skip): lines in runs (interleaved lines too), begins
+    sorted per run or not at all."""
+    if in_order:
+        rows = sorted(rows, key=lambda r: (r[0], r[1]))
+    line = np.array([r[0] for r in rows], dtype=np.int32)
+    begin = np.array([r[1] for r in rows], dtype=np.int64)
+    duration = np.array([r[2] for r in rows], dtype=np.int64)
+    skip = np.array([r[3] and r[2] % 3 == 0 for r in rows], dtype=bool)
+    return line, begin, duration, skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(LINE_ROWS, st.booleans())
+def test_stack_parents_match_upstream(rows, in_order):
+    line, begin, duration, skip = _line_columns(rows, in_order)
+    expected = _upstream_stack(line, begin, begin + duration, skip)
+    assert graph_passes.stack_parents(line, begin, begin + duration, skip).tolist() == expected
+
+
+@needs_forest
+@settings(max_examples=400, deadline=None)
+@given(LINE_ROWS, st.booleans())
+def test_line_forest_matches_upstream(rows, in_order):
+    line, begin, duration, skip = _line_columns(rows, in_order)
+    parent, stop = graph_passes.line_forest(line, begin, duration, skip)
+    assert parent.tolist() == _upstream_stack(line, begin, begin + duration, skip)
+    for i in range(len(line)):  # stop: the descendants are the rows up to it not skipped
+        if skip[i]:
+            assert stop[i] == i
+            continue
+        descendants, frontier = set(), {i}
+        while frontier:
+            frontier = set(np.flatnonzero(np.isin(parent, list(frontier))).tolist())
+            descendants |= frontier
+        inside = [k for k in range(i + 1, stop[i]) if not skip[k]]
+        assert inside == sorted(descendants)
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.integers(0, n - 1)))))
+def test_csr_agree(case):
+    n, keys = case
+    keys = np.array(keys, dtype=np.int64)
+    values = np.arange(len(keys), dtype=np.int64) * 7 - 3
+    (ptr_c, out_c), (ptr_f, out_f) = (graph_passes.csr(keys, values, n, pure) for pure in BOTH)
+    assert ptr_c.tolist() == ptr_f.tolist() and out_c.tolist() == out_f.tolist()
+    for k in range(n):  # key k's values, in input order
+        assert out_c[ptr_c[k] : ptr_c[k + 1]].tolist() == values[keys == k].tolist()
+
+
+def test_csr_rejects_a_key_out_of_range():
+    for pure in BOTH:
+        with pytest.raises(ValueError):
+            graph_passes.csr(np.array([0, 3]), np.array([1, 2]), 3, pure)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 12).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(-1, n - 1), min_size=n, max_size=n),
+            st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=20),
+        )
+    )
+)
+def test_child_lists_agree(case):
+    parent_of, extra = case
+    parent_of = np.array(parent_of, dtype=np.int64)
+    extra_parent = np.array([p for p, _ in extra], dtype=np.int64)
+    extra_child = np.array([c for _, c in extra], dtype=np.int64)
+    ptr, out = graph_passes.child_lists(parent_of, extra_parent, extra_child)
+    for k in range(len(parent_of)):  # nodes naming k as parent, then k's extra children
+        expected = np.flatnonzero(parent_of == k).tolist() + extra_child[extra_parent == k].tolist()
+        assert out[ptr[k] : ptr[k + 1]].tolist() == expected
+
+
+def test_child_lists_reject_a_parent_out_of_range():
+    with pytest.raises(ValueError):
+        graph_passes.child_lists(np.array([-1, 2]), np.zeros(0), np.zeros(0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 12).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=30),
+            st.lists(st.integers(-1, 3), min_size=n, max_size=n),
+        )
+    )
+)
+def test_group_crossings_agree(case):
+    edges, group = case
+    n = len(group)
+    parent = np.array([p for p, _ in edges], dtype=np.int64)
+    ptr, child = graph_passes.csr(parent, np.array([c for _, c in edges], dtype=np.int64), n)
+    expected = {
+        (group[p], group[c])
+        for p, c in edges
+        if min(group[p], group[c]) >= 0 and group[p] != group[c]
+    }
+    outer, inner = graph_passes.group_crossings(ptr, child, np.array(group))
+    assert set(zip(outer.tolist(), inner.tolist())) == expected
+
+
+def _closure_min(n, edges, label) -> list:
+    """min over every node with a path to x (x included) of its label, by brute force."""
+    reach = [{x} for x in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for parent, child in edges:
+            if not reach[parent] <= reach[child]:
+                reach[child] |= reach[parent]
+                changed = True
+    return [min(label[y] for y in reach[x]) for x in range(n)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.integers(1, 14).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=30),
+            st.lists(st.one_of(st.just(NO_LABEL), st.integers(0, 6)), min_size=n, max_size=n),
+        )
+    )
+)
+def test_flood_min_agree(case):
+    # Random graphs: cycles, self loops, repeated edges, tied labels.
+    n, edges, label = case
+    parent = np.array([p for p, _ in edges], dtype=np.int64)
+    child = np.array([c for _, c in edges], dtype=np.int64)
+    ptr, idx = graph_passes.csr(parent, child, n)
+    label = np.array(label, dtype=np.int64)
+    before = label.copy()
+    result = graph_passes.flood_min(ptr, idx, label).tolist()
+    assert result == _closure_min(n, edges, label.tolist())
+    assert label.tolist() == before.tolist()  # the input is not modified
+
+
+def _reach(n, edges, seed, proper) -> set:
+    """The nodes with a path from ``seed`` (of at least one edge when ``proper``)."""
+    found = set() if proper else {seed}
+    frontier = [seed]
+    while frontier:
+        step = [c for p, c in edges if p in frontier and c not in found]
+        found |= set(step)
+        frontier = list(set(step))
+    return found
+
+
+def _flood_oracle(n, edges, order, values, proper) -> tuple:
+    label, flooded, taken = [None] * n, [], 0
+    for r, seed in enumerate(order):
+        flooded.append(label[seed] is None)  # not reached by an earlier seed
+        if not flooded[-1]:
+            continue
+        value = values[r] if values is not None else taken
+        taken += 1
+        for x in _reach(n, edges, seed, proper):
+            if label[x] is None:
+                label[x] = value
+    return label, flooded
+
+
+@needs_forest
+@settings(max_examples=400, deadline=None)
+@given(
+    LINE_ROWS,
+    st.booleans(),
+    st.data(),
+)
+def test_forest_flood_agrees_with_fallback_and_brute_force(rows, in_order, data):
+    line, begin, duration, skip = _line_columns(rows, in_order)
+    n = len(line)
+    if not n:
+        return
+    extra = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=8))
+    order = data.draw(st.permutations(range(n)))
+    order = order[: data.draw(st.integers(0, n))]
+    proper = data.draw(st.booleans())
+    dense = not proper and data.draw(st.booleans())
+    values = None if dense else [3 * v + 1 for v in data.draw(st.permutations(range(len(order))))]
+    parent = graph_passes.stack_parents(line, begin, begin + duration, skip)
+    edges = [(int(p), c) for c, p in enumerate(parent.tolist()) if p >= 0] + extra
+    expected, expected_flooded = _flood_oracle(n, edges, order, values, proper)
+    extra_edges = (
+        np.array([p for p, _ in extra], np.int64),
+        np.array([c for _, c in extra], np.int64),
+    )
+    results = []
+    for intra in (graph_passes.line_forest(line, begin, duration, skip), (parent, None)):
+        graph = Graph.build(intra, [extra_edges])
+        for width in (np.int64, np.int32):  # int32 labels: grouping's group ids
+            label, flooded, (outer, inner) = graph.flood(
+                np.array(order, np.int64),
+                values,
+                proper,
+                unreached=-1,
+                out=np.full(n, 7, dtype=width),  # written whole, whatever it held
+                crossings=not proper,
+            )
+            assert label.dtype == width
+            assert label.tolist() == [-1 if v is None else v for v in expected]
+            assert flooded.tolist() == expected_flooded
+            results.append(set(zip(outer.tolist(), inner.tolist())))
+    if not proper:
+        crossing = {(label[p], label[c]) for p, c in edges if min(label[p], label[c]) >= 0}
+        assert all(r == {(a, b) for a, b in crossing if a != b} for r in results)
+
+
+@needs_forest
+def test_line_forest_rejects_columns_of_other_lengths():
+    line, begin = np.zeros(3, np.int32), np.zeros(3, np.int64)
+    with pytest.raises(ValueError):
+        graph_passes.line_forest(line, begin, np.zeros(2, np.int64), None)
+    with pytest.raises(ValueError):
+        graph_passes.line_forest(line, begin, np.zeros(3, np.int64), np.zeros(2, bool))
+
+
+@needs_forest
+def test_flood_rejects_malformed_forests():
+    graph = Graph.build(
+        graph_passes.line_forest(
+            np.zeros(2, np.int32), np.zeros(2, np.int64), np.ones(2, np.int64), None
+        ),
+        [],
+    )
+    graph.stop[0] = 5  # past the end
+    with pytest.raises(ValueError):
+        graph.flood(np.array([0]))
+    graph.stop[0] = 1
+    with pytest.raises(ValueError):
+        graph.flood(np.array([2]))  # a seed out of range
+    narrow = np.empty(2, dtype=np.int32)
+    with pytest.raises(ValueError):
+        graph.flood(np.array([0]), np.array([2**31]), out=narrow)  # a value past int32
+    with pytest.raises(ValueError):
+        graph.flood(np.array([0]), out=narrow)  # unreached (NO_LABEL) past int32
+    with pytest.raises(ValueError):
+        graph.flood(np.array([0]), out=np.empty(2, dtype=np.int16))
+
+
+def test_graphs_past_int32_ids_take_the_fallbacks():
+    assert not graph_passes.forest_compiled(graph_passes.MAX_FOREST_ROWS + 1)
+    assert not graph_passes.forest_compiled(10, pure_python=True)

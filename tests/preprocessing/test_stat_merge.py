@@ -1,0 +1,200 @@
+"""PlaneEdit's merged stats table: the compiled pass (_stat_merge.c) and the numpy path
+give the same table and typed columns, and that table is the stable sort by event of
+the old rows kept and the new ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tensorboard_plugin_profile.preprocessing import stat_merge
+from tensorboard_plugin_profile.preprocessing.stat_table import StatRows, merged_stats
+from tensorboard_plugin_profile.xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64
+
+needs_compiled = pytest.mark.skipif(
+    not stat_merge.compiled_available(), reason="built without a C compiler"
+)
+NAMES = ["group_id", "step_name", "flow", "avg_us", "_c"]
+INT_NAMES = ["group_id", "_c", "flow"]
+STRINGS = ["", "x", "y:Z", "\x00"]
+FLOATS = [0.0, -0.0, 0.5, float("nan")]
+
+
+def test_the_extension_is_built_here():
+    assert stat_merge.compiled_available()
+
+
+def _old_table(rows: list, event_dtype=np.int64) -> pd.DataFrame:
+    """rows: (event, name index, int, float index, string index or -1); events int64 as the
+    decoder writes them, int32 as an edited table holds them."""
+    rows = sorted(rows, key=lambda r: r[0])  # the decoder's tables are sorted by event
+    event, name, ints, floats, strs = (list(c) for c in zip(*rows)) if rows else ([],) * 5
+    kinds = [KIND_STR if s >= 0 else KIND_DOUBLE if f else KIND_INT64 for f, s in zip(floats, strs)]
+    return pd.DataFrame(
+        {
+            "event": np.array(event, dtype=event_dtype),
+            "stat": pd.Categorical.from_codes(np.array(name, dtype=np.int8), categories=NAMES),
+            "kind": np.array(kinds, dtype=np.int8),
+            "int_value": np.array(ints, dtype=np.int64),
+            "float_value": np.array([FLOATS[f] for f in floats], dtype=np.float64),
+            "str_value": pd.Categorical.from_codes(
+                np.array(strs, dtype=np.int8), categories=pd.Index(STRINGS, dtype=object)
+            ),
+        }
+    )
+
+
+def _addition(n: int, draw, ascending: bool) -> tuple:
+    """(StatRows, replaces old values) of one set_stat/add_stat on events below n."""
+    events = draw(st.lists(st.integers(0, n - 1), max_size=12))
+    if ascending:
+        events = sorted(events)
+    name = draw(st.sampled_from(NAMES + ["new_int", "new_str"]))
+    kind = draw(st.sampled_from([KIND_INT64, KIND_UINT64, KIND_DOUBLE, KIND_STR]))
+    rows = StatRows(np.array(events, dtype=np.int64), name, kind)
+    if kind == KIND_DOUBLE:
+        rows.floats = np.array([draw(st.sampled_from(FLOATS)) for _ in events])
+    elif kind == KIND_STR:
+        strs = np.full(len(events), None, dtype=object)
+        strs[:] = [draw(st.sampled_from([None, "x", "new", "\x00"])) for _ in events]
+        rows.strs = strs
+    elif draw(st.booleans()):  # one value broadcast to every event
+        rows.ints = np.broadcast_to(np.int64(draw(st.integers(-3, 3))), (len(events),))
+    else:
+        rows.ints = np.array([draw(st.integers(-(2**63), 2**63 - 1)) for _ in events])
+    return rows, draw(st.booleans())
+
+
+@st.composite
+def edits(draw):
+    num_old = draw(st.integers(1, 12))
+    added = draw(st.integers(0, 4))  # new events, rows after the old ones
+    n = num_old + added
+    old = draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, num_old - 1),
+                st.integers(0, len(NAMES) - 1),
+                st.integers(-5, 5),
+                st.integers(0, len(FLOATS) - 1),
+                st.integers(-1, len(STRINGS) - 1),
+            ),
+            max_size=25,
+        )
+    )
+    # Ascending: stats on old events only, in order, and old rows keep their order (as
+    # PlaneEdit's parts: the compiled merge); else anywhere (the counting sort).
+    ascending = draw(st.booleans())
+    limit = num_old if ascending else n
+    additions = [_addition(limit, draw, ascending) for _ in range(draw(st.integers(0, 5)))]
+    new_row = None
+    if added or draw(st.booleans()):
+        dtype = draw(st.sampled_from([np.int64, np.int32]))  # int32 where the rows fit
+        new_row = np.array(draw(st.permutations(range(n))), dtype=dtype)
+        if ascending:
+            new_row[:num_old] = np.sort(new_row[:num_old])
+    event_dtype = draw(st.sampled_from([np.int64, np.int32]))
+    return _old_table(old, event_dtype), additions, new_row, n
+
+
+def _merged(old, additions, new_row, n, pure: bool):
+    replaced: dict = {}
+    for rows, replaces in additions:
+        if replaces and len(rows.events):
+            found = replaced.get(rows.name)
+            replaced[rows.name] = rows.events if found is None else np.r_[found, rows.events]
+    parts = [rows for rows, _ in additions if len(rows.events)]
+    names = dict.fromkeys(r.name for r in parts)
+    int_names = [name for name in names if name in INT_NAMES]
+    return merged_stats(old, parts, replaced, new_row, int_names, n, pure_python=pure)
+
+
+def _values(column) -> list:
+    return [None if pd.isna(v) else v for v in pd.Series(column).astype(object).tolist()]
+
+
+def _frame(frame: pd.DataFrame) -> dict:
+    out = {c: (str(frame[c].dtype), _values(frame[c])) for c in frame.columns}
+    out["float_bits"] = frame["float_value"].to_numpy().view(np.int64).tolist()
+    for column in ("stat", "str_value"):
+        out[column + " categories"] = frame[column].cat.categories.tolist()
+    return out
+
+
+@needs_compiled
+@settings(max_examples=400, deadline=None)
+@given(edits())
+def test_the_compiled_merge_and_numpy_agree(edit):
+    (table, typed), (numpy_table, numpy_typed) = (_merged(*edit, pure) for pure in (False, True))
+    assert _frame(table) == _frame(numpy_table)
+    assert table["event"].is_monotonic_increasing
+    unchanged = not len(edit[0]) and not any(len(rows.events) for rows, _ in edit[1])
+    assert table["event"].dtype == np.int32 or unchanged  # half of int64's bytes
+    assert typed.keys() == numpy_typed.keys()
+    for name, column in typed.items():
+        assert column.dtype == numpy_typed[name].dtype, name
+        assert _values(column) == _values(numpy_typed[name]), name
+
+
+def test_a_stable_sort_of_kept_then_new_rows():
+    old = _old_table([(0, 0, 1, 0, -1), (1, 4, 2, 0, -1), (1, 0, 3, 0, -1)])
+    group = StatRows(np.array([1, 2], dtype=np.int64), "group_id", KIND_INT64)
+    group.ints = np.array([7, 8])
+    flow = StatRows(np.array([0, 1], dtype=np.int64), "correlation_id", KIND_UINT64)
+    flow.ints = np.array([2**63, 1], dtype=np.uint64).view(np.int64)
+    for pure in [True] + ([False] if stat_merge.compiled_available() else []):
+        new_row = np.array([1, 0, 2], dtype=np.int64)  # events 0 and 1 swap places
+        table, typed = merged_stats(
+            old,
+            [group, flow],
+            {"group_id": group.events},
+            new_row,
+            ["group_id", "correlation_id"],
+            3,
+            pure,
+        )
+        rows = list(zip(table["event"], table["stat"].astype(str), table["int_value"]))
+        # Old event 1 (now row 0) has its group_id replaced and its _c kept; old event 0
+        # (now row 1) keeps its group_id. An event's rows: old ones, then each addition's.
+        assert rows == [(0, "_c", 2), (0, "group_id", 7), (0, "correlation_id", 1)] + [
+            (1, "group_id", 1),
+            (1, "correlation_id", -(2**63)),
+            (2, "group_id", 8),
+        ], pure
+        assert _values(typed["group_id"]) == [7, 1, 8]
+        assert _values(typed["correlation_id"]) == [1, 2**63, None]
+
+
+@needs_compiled
+def test_parts_in_order_are_merged_and_others_counted():
+    old = _old_table([(0, 0, 1, 0, -1), (2, 4, 2, 0, -1)])
+    group = StatRows(np.array([0, 1, 2], dtype=np.int64), "group_id", KIND_INT64)
+    group.ints = np.array([7, 8, 9])
+    expected = [(0, "group_id", 1), (0, "group_id", 7), (1, "group_id", 8)]
+    expected += [(2, "_c", 2), (2, "group_id", 9)]
+    for order in ([0, 1, 2], [2, 1, 0]):  # ascending: merged; else counted
+        rows = StatRows(group.events[order], "group_id", KIND_INT64, ints=group.ints[order])
+        table, typed = merged_stats(old, [rows], {}, None, ["group_id"], 3, pure_python=False)
+        rows = list(zip(table["event"], table["stat"].astype(str), table["int_value"]))
+        assert rows == expected
+        assert _values(typed["group_id"]) == [7, 8, 9]
+    parts = tuple(
+        (np.array(e, dtype=np.int64), None, None, 0, 1, 0, np.zeros(0, np.int64), np.zeros(0), -1)
+        for e in ([0, 2], [1, 0])
+    )
+    out = (None, np.zeros(1, np.int8), *(np.zeros(4, t) for t in (np.int64, np.int8, np.int8)))
+    out += (np.zeros(4, np.int64), np.zeros(4), np.zeros(4, np.int8))
+    assert not stat_merge._merge.merge_rows(parts, out, (), 3)
+    assert stat_merge._merge.merge_rows(parts[:1] + parts[:1], out, (), 3)
+    assert out[2].tolist() == [0, 0, 2, 2]
+
+
+@needs_compiled
+def test_events_out_of_range_are_rejected():
+    old = _old_table([(0, 0, 1, 0, -1)])
+    rows = StatRows(np.array([5], dtype=np.int64), "group_id", KIND_INT64, ints=np.array([1]))
+    with pytest.raises(ValueError):
+        merged_stats(old, [rows], {}, None, ["group_id"], 3, pure_python=False)
