@@ -1,7 +1,7 @@
 """Typed errors with a message that is safe to show to a user.
 
 Every layer raises these; the HTTP layer maps them to a status code in one
-place (``http_util.error_response``). Anything else that escapes is a bug: it
+place (``web/http_api._error_response``). Anything else that escapes is a bug: it
 becomes an opaque 500 and a log line, never its ``str()`` in a page.
 """
 
@@ -38,6 +38,13 @@ class PermissionDenied(ProfileError):
 
     http_status = 403
     code = "PERMISSION_DENIED"
+
+
+class HostNotAllowed(ProfileError):
+    """The request names a host this server does not answer for (DNS rebinding)."""
+
+    http_status = 403
+    code = "HOST_NOT_ALLOWED"
 
 
 class NotApplicable(ProfileError):
