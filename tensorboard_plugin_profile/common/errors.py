@@ -40,10 +40,16 @@ class PermissionDenied(ProfileError):
     code = "PERMISSION_DENIED"
 
 
-class HostNotAllowed(ProfileError):
-    """The request names a host this server does not answer for (DNS rebinding)."""
+class Forbidden(ProfileError):
+    """A request that could come from another site's page is refused (no token, cross-site)."""
 
     http_status = 403
+    code = "FORBIDDEN"
+
+
+class HostNotAllowed(Forbidden):
+    """The request names a host this server does not answer for (DNS rebinding)."""
+
     code = "HOST_NOT_ALLOWED"
 
 

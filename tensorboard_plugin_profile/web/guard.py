@@ -1,37 +1,52 @@
-"""Who may use the server: the host names it answers for.
+"""Who may use the server: the host names it answers for, and the token that starts a capture.
 
 A browser sends requests on behalf of any page it shows, so a server bound to loopback is still
-reachable from the web:
+reachable from the web in two ways, and each has its own defence here:
 
 - **DNS rebinding.** A page at ``http://rebind.attacker.example:PORT/`` re-points its own name at
   127.0.0.1; the browser then takes our answers for the attacker's (same origin) and lets the
   page read them. Such requests carry the attacker's name in ``Host``, so every route answers
   only requests that name one of the server's own hosts (``Guard.check_host``). The port is not
   compared: it adds nothing against rebinding and would break ``ssh -L`` port forwarding.
+- **Cross-site request forgery.** Any page can make the browser *send* a request (an
+  ``<img>``, a form, a no-cors fetch) though it cannot read the answer. That is harmless for
+  routes that only read, not for a capture, which makes the server connect somewhere and write
+  into the logdir. So ``capture_profile`` takes only POST, refuses requests the browser marks as
+  coming from another origin (``Sec-Fetch-Site``, else ``Origin``), and requires a random token
+  of this server process in a header (``Guard.check_write``). Only a page of our own origin can
+  read the token (``GET capture_token``): the server never sends CORS headers, and a header
+  cannot be added by a form or a no-cors fetch.
 
 Usage::
 
     guard = Guard.for_bind("127.0.0.1")            # localhost, 127.0.0.1, [::1]
     guard = Guard.for_bind("0.0.0.0", ["box.lan"])  # plus this machine's name and box.lan
     guard.check_host(request)                       # raises HostNotAllowed
+    guard.check_write(request)                      # raises Forbidden
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hmac
 import ipaddress
 import os
+import secrets
 import socket
 from typing import Any, Iterable, Optional
+from urllib.parse import urlsplit
 
 from werkzeug import Request
 
-from ..common.errors import HostNotAllowed
+from ..common.errors import Forbidden, HostNotAllowed
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+TOKEN_HEADER = "X-TBProf-Token"
 ENV_ALLOWED_HOSTS = "TBPROF_ALLOWED_HOSTS"
 ANY_HOST = "*"  # in --allowed_hosts: answer every Host (behind a proxy that checks it)
 _WILDCARD_BINDS = ("", "0.0.0.0", "::", "[::]")
+# "none" is a navigation the user started (address bar, bookmark): no page made it.
+_SAME_ORIGIN_SITES = ("same-origin", "none")
 _SHOWN_HOST_CHARS = 100
 
 
@@ -79,11 +94,16 @@ def add_flags(parser: Any) -> None:
     )
 
 
+def _new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
 @dataclasses.dataclass(frozen=True)
 class Guard:
-    """The host names one server answers for."""
+    """The host names one server answers for and its capture token (random per process)."""
 
     hosts: frozenset
+    token: str = dataclasses.field(default_factory=_new_token, repr=False)
 
     @classmethod
     def for_bind(cls, bind_host: str, allowed_hosts: Iterable[str] = ()) -> Guard:
@@ -120,3 +140,36 @@ class Guard:
             "DNS rebinding). If that is how you reach it, add the name with --allowed_hosts "
             f"or {ENV_ALLOWED_HOSTS} (docs/security.md)."
         )
+
+    def check_same_origin(self, request: Request) -> None:
+        """Refuses a request the browser says another origin's page made."""
+        site = request.headers.get("Sec-Fetch-Site")
+        if site is not None:
+            if site.strip().lower() in _SAME_ORIGIN_SITES:
+                return
+        else:
+            origin = request.headers.get("Origin")
+            if origin is None or _authority(origin) == request.environ.get("HTTP_HOST", "").lower():
+                return
+        raise Forbidden(
+            f"{request.path.rsplit('/', 1)[-1]} answers only the Profile page itself; this "
+            "request came from a page of another origin."
+        )
+
+    def check_write(self, request: Request) -> None:
+        """A request that changes something: same origin, and this process's token."""
+        self.check_same_origin(request)
+        given = request.headers.get(TOKEN_HEADER, "")
+        if not hmac.compare_digest(given.encode(), self.token.encode()):
+            raise Forbidden(
+                f"A capture needs this server's token in the {TOKEN_HEADER} header (the page "
+                "reads it from capture_token). If the server was restarted, reload the page."
+            )
+
+
+def _authority(origin: str) -> str:
+    """``http://Host:8791`` → ``host:8791``; ``null`` and garbage → ``""``."""
+    try:
+        return urlsplit(origin.strip()).netloc.lower()
+    except ValueError:
+        return ""

@@ -4,8 +4,9 @@ Each handler parses the request, calls the service, and shapes the response;
 it computes nothing (STYLE.md lesson 1). Typed errors become JSON
 ``{"error": {"code", "message"}}`` with their status in one place
 (``_error_response``); anything else is logged and answered with an opaque 500.
-Before any handler runs, ``handles_errors`` checks the request's ``Host`` (``guard.py``
-says why) and method.
+Before any handler runs, ``handles_errors`` checks the request's ``Host`` and method
+(``guard.py`` says why); ``capture_profile``, the one route that changes something,
+also checks that the request comes from the page itself.
 
 Routes are relative to ``/data/plugin/profile``; see docs/http_api.md.
 """
@@ -49,9 +50,10 @@ CONTENT_SECURITY_POLICY = "; ".join(
     ]
 )
 _GZIP_MIN_BYTES = 1024
-# Every route only reads (a capture is started by GET, as upstream's page does); werkzeug
-# answers HEAD with GET's headers and no body.
+# Routes that only read; werkzeug answers HEAD with GET's headers and no body. Starting a
+# capture is a POST (a page of another site can make a browser send any GET).
 READ_METHODS = ("GET", "HEAD")
+WRITE_METHODS = ("POST",)
 
 Handler = Callable[[Request], Response]
 
@@ -181,10 +183,14 @@ class Routes:
             "/progress": self.progress,
             "/index.js": self.static,
             "/index.html": self.static,
-            "/capture_profile": self.capture_profile,
+            "/capture_token": self.capture_token,
             "/capture_status": self.capture_status,
         }
-        return {name: handles_errors(handler, self.guard) for name, handler in routes.items()}
+        table = {name: handles_errors(handler, self.guard) for name, handler in routes.items()}
+        table["/capture_profile"] = handles_errors(
+            self.capture_profile, self.guard, methods=WRITE_METHODS
+        )
+        return table
 
     def runs(self, request: Request) -> Response:
         return _json_response(request, self.service.runs())
@@ -243,14 +249,21 @@ class Routes:
     def progress(self, request: Request) -> Response:
         return _json_response(request, {"tasks": self.service.progress.snapshot()})
 
-    # Capture answers JSON with status 200, errors included: the page shows only the
-    # message of 200 replies (docs/capture.md). gRPC is imported on first use.
+    def capture_token(self, request: Request) -> Response:
+        """The token ``capture_profile`` requires; only a page of our own origin can read it."""
+        self.guard.check_same_origin(request)
+        return _json_response(request, {"token": self.guard.token})
+
+    # A capture that got past the guard answers JSON with status 200, errors included: the
+    # page shows only the message of 200 replies (docs/capture.md). Parameters come from the
+    # form body or the query string. gRPC is imported on first use.
     def capture_profile(self, request: Request) -> Response:
         from ..capture.routes import capture_profile_route
 
+        self.guard.check_write(request)
         logdir = self.service.logdir.root or ""
         reply = capture_profile_route(
-            logdir, request.args, self.capture_manager, self.service.logdir.refresh
+            logdir, request.values, self.capture_manager, self.service.logdir.refresh
         )
         return _json_response(request, reply)
 

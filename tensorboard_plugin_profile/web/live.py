@@ -12,7 +12,8 @@ sleeps in ``select`` and the profiler server only works while a capture runs
 (``bench/live_overhead.py`` measures it). Both stop when the process exits.
 
 The page is guarded as ``tbprof serve`` is (``guard.py``): it answers only its own host names
-(loopback, plus ``allowed_hosts`` or ``TBPROF_ALLOWED_HOSTS``).
+(loopback, plus ``allowed_hosts`` or ``TBPROF_ALLOWED_HOSTS``), and a capture must come from the
+page itself, with this process's token.
 
 Usage::
 

@@ -1,4 +1,8 @@
-"""The Host allowlist (DNS rebinding), through real WSGI and sockets."""
+"""The Host allowlist (DNS rebinding) and the capture guard (CSRF), through real WSGI and sockets.
+
+The browser side of the same promises (an attack page in Chromium, a rebound name) is
+``tests/web/test_frontend.py::test_pages_of_other_origins_cannot_capture_nor_read``.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from werkzeug.test import Client
 from tensorboard_plugin_profile.web.guard import (
     ENV_ALLOWED_HOSTS,
     LOOPBACK_NAMES,
+    TOKEN_HEADER,
     Guard,
     allowed_hosts_setting,
     parse_host_list,
@@ -34,6 +39,7 @@ URLS = [
     f"{PREFIX}/runs",
     f"{PREFIX}/data?run={JAX_RUN}&tag=overview_page&host=vm",
     f"{PREFIX}/capture_profile?service_addr=127.0.0.1:1&async=1",
+    f"{PREFIX}/capture_token",
     f"{PREFIX}/index.js",
     "/",
     "/runs",
@@ -46,16 +52,28 @@ def client():
     return Client(StandaloneApp(str(FIXTURES)))
 
 
+@pytest.fixture
+def empty_client(tmp_path):
+    return Client(StandaloneApp(str(tmp_path)))
+
+
 def _error(response) -> dict:
     assert response.headers["Content-Type"].startswith("application/json")
     return json.loads(response.get_data())["error"]
+
+
+def _token(client) -> str:
+    response = client.get(f"{PREFIX}/capture_token")
+    assert response.status_code == 200
+    return json.loads(response.get_data())["token"]
 
 
 # --- Host ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("url", URLS)
 @pytest.mark.parametrize("host", [REBOUND, f"{REBOUND}:8791", "127.0.0.1.nip.io:8791", ""])
 def test_a_foreign_host_is_refused_on_every_route(client, url, host):
-    response = client.get(url, headers={"Host": host})
+    method = "POST" if "capture_profile" in url else "GET"
+    response = client.open(url, method=method, headers={"Host": host})
     assert response.status_code == 403
     error = _error(response)
     assert error["code"] == "HOST_NOT_ALLOWED"
@@ -165,6 +183,88 @@ def _wait_for_port(port: int) -> None:
                 return
         time.sleep(0.1)
     raise AssertionError(f"nothing listens on {port}")
+
+
+# --- capture: POST, same origin, token ---------------------------------------------------------
+BAD_ARGS = {"service_addr": "127.0.0.1:1", "duration": "x"}  # refused before any connection
+GOT_THROUGH = {"error": "duration must be an integer, got 'x'."}
+
+
+def test_a_capture_by_get_is_refused_as_the_img_attack_sent_it(empty_client):
+    url = f"{PREFIX}/capture_profile?service_addr=127.0.0.1:19001&duration=100&async=1"
+    response = empty_client.get(url)
+    assert response.status_code == 405 and response.headers["Allow"] == "POST"
+    assert _error(response)["code"] == "METHOD_NOT_ALLOWED"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},  # a form of another site, or curl without the token
+        {TOKEN_HEADER: ""},
+        {TOKEN_HEADER: "guess"},
+        {TOKEN_HEADER: "é"},  # not ASCII: still a clean 403
+    ],
+)
+def test_a_capture_without_the_token_is_refused(empty_client, headers):
+    response = empty_client.post(f"{PREFIX}/capture_profile", data=BAD_ARGS, headers=headers)
+    assert response.status_code == 403
+    error = _error(response)
+    assert error["code"] == "FORBIDDEN" and TOKEN_HEADER in error["message"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site"},  # another port of localhost is the same site
+        {"Origin": "http://evil.example"},
+        {"Origin": "http://localhost:9999"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "cross-site", "Origin": "http://localhost"},
+    ],
+)
+def test_a_capture_from_another_origin_is_refused_even_with_the_token(empty_client, headers):
+    headers = {**headers, TOKEN_HEADER: _token(empty_client)}
+    response = empty_client.post(f"{PREFIX}/capture_profile", data=BAD_ARGS, headers=headers)
+    assert response.status_code == 403
+    assert "another origin" in _error(response)["message"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},  # curl, scripts
+        {"Sec-Fetch-Site": "same-origin", "Origin": "http://localhost"},
+        {"Origin": "http://localhost"},  # a browser without Sec-Fetch-*
+        # Behind a proxy that rewrites Host, the browser's Sec-Fetch-Site still says same-origin.
+        {"Sec-Fetch-Site": "same-origin", "Origin": "https://hub.example.com"},
+    ],
+)
+def test_the_page_s_own_capture_gets_through(empty_client, headers):
+    headers = {**headers, TOKEN_HEADER: _token(empty_client)}
+    response = empty_client.post(f"{PREFIX}/capture_profile", data=BAD_ARGS, headers=headers)
+    assert response.status_code == 200 and json.loads(response.get_data()) == GOT_THROUGH
+    query = "service_addr=127.0.0.1:1&duration=x"  # parameters in the query string also work
+    response = empty_client.post(f"{PREFIX}/capture_profile?{query}", headers=headers)
+    assert json.loads(response.get_data()) == GOT_THROUGH
+
+
+def test_the_token_is_random_per_server_and_not_given_to_other_origins(tmp_path, empty_client):
+    token = _token(empty_client)
+    assert len(token) >= 40 and token != _token(Client(StandaloneApp(str(tmp_path))))
+    for site in ("cross-site", "same-site"):
+        response = empty_client.get(f"{PREFIX}/capture_token", headers={"Sec-Fetch-Site": site})
+        assert response.status_code == 403 and token not in response.get_data(as_text=True)
+    # No CORS header ever lets another origin read an answer.
+    response = empty_client.get(f"{PREFIX}/capture_token", headers={"Origin": "http://evil.x"})
+    assert not any(h.lower().startswith("access-control-") for h in response.headers.keys())
+
+
+def test_capture_status_only_reads_and_stays_a_get(empty_client):
+    assert empty_client.get(f"{PREFIX}/capture_status?job=nope").status_code == 200
+    response = empty_client.post(f"{PREFIX}/capture_status?job=nope")
+    assert response.status_code == 405 and response.headers["Allow"] == "GET, HEAD"
 
 
 def test_inside_tensorboard_the_names_follow_tensorboard_s_flags(monkeypatch):

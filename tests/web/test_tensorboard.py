@@ -155,9 +155,26 @@ def test_a_foreign_host_is_refused_through_tensorboard(tensorboard_url):
     for route in ("runs", f"data?run={RUN}&tag=overview_page&host=vm", "index.js"):
         status, error = _refusal(f"{base}/{route}", Host="rebind.attacker.example")
         assert (status, error["code"]) == (403, "HOST_NOT_ALLOWED")
-    query = "capture_profile?service_addr=127.0.0.1:19001&duration=100&async=1"
-    status, error = _refusal(f"{base}/{query}", Host="rebind.attacker.example")
+    status, error = _refusal(f"{base}/capture_profile", b"", Host="rebind.attacker.example")
     assert (status, error["code"]) == (403, "HOST_NOT_ALLOWED")
     # The name given with --allowed_hosts on TensorBoard's command line is answered.
     status, _, body = _fetch(f"{base}/runs", Host="tb.lan:6006")
     assert status == 200 and RUN in json.loads(body)
+
+
+def test_a_capture_needs_post_and_the_token_through_tensorboard(tensorboard_url):
+    base = f"{tensorboard_url}/data/plugin/profile"
+    query = "service_addr=127.0.0.1:19001&duration=100&async=1"
+    status, error = _refusal(f"{base}/capture_profile?{query}")  # the <img> of the report
+    assert (status, error["code"]) == (405, "METHOD_NOT_ALLOWED")
+    status, error = _refusal(f"{base}/capture_profile", query.encode())  # a form of another site
+    assert (status, error["code"]) == (403, "FORBIDDEN")
+    _, _, body = _fetch(f"{base}/capture_token")
+    token = json.loads(body)["token"]
+    headers = {"X-TBProf-Token": token, "Sec-Fetch-Site": "cross-site"}
+    status, error = _refusal(f"{base}/capture_profile", query.encode(), **headers)
+    assert (status, error["code"]) == (403, "FORBIDDEN")
+    headers["Sec-Fetch-Site"] = "same-origin"
+    bad = b"service_addr=127.0.0.1:1&duration=x"  # gets through the guard, fails before connecting
+    _, _, body = _fetch(f"{base}/capture_profile", data=bad, **headers)
+    assert json.loads(body) == {"error": "duration must be an integer, got 'x'."}
