@@ -11,6 +11,10 @@ Idle, it costs the training loop nothing measurable: the web server's thread
 sleeps in ``select`` and the profiler server only works while a capture runs
 (``bench/live_overhead.py`` measures it). Both stop when the process exits.
 
+The page is guarded as ``tbprof serve`` is (``guard.py``): it answers only its own host names
+(loopback, plus ``allowed_hosts`` or ``TBPROF_ALLOWED_HOSTS``), and a capture must come from the
+page itself, with this process's token.
+
 Usage::
 
     from tensorboard_plugin_profile import live
@@ -34,11 +38,12 @@ import os
 import socket
 import sys
 import threading
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from ..common.errors import ProfileError
+from .guard import Guard, allowed_hosts_setting, parse_host_list
 from .server import DEFAULT_HOST, DEFAULT_PORT, StandaloneApp
 
 logger = logging.getLogger(__name__)
@@ -85,11 +90,13 @@ def serve(
     host: str = DEFAULT_HOST,
     profiler_port: int = 0,
     quiet: bool = False,
+    allowed_hosts: Optional[Sequence[str]] = None,
 ) -> LiveServer:
     """Starts the profiler server and the page in background threads; returns at once.
 
     ``port`` 0 picks a free port (see ``LiveServer.url``), as does ``profiler_port``
-    0 for the profiler. ``logdir`` defaults to ``./profile_logs``.
+    0 for the profiler. ``logdir`` defaults to ``./profile_logs``. ``allowed_hosts``:
+    names the page answers besides loopback (default: ``TBPROF_ALLOWED_HOSTS``).
     """
     logdir = os.path.abspath(logdir or "profile_logs")
     os.makedirs(os.path.join(logdir, "plugins", "profile"), exist_ok=True)
@@ -98,8 +105,13 @@ def serve(
     profiler = _start_profiler(framework, profiler_port)
     address = f"localhost:{profiler_port}"
     live_info = {"service_addr": address, "framework": framework, "pid": os.getpid()}
+    extra = (
+        allowed_hosts_setting(None)
+        if allowed_hosts is None
+        else parse_host_list(",".join(allowed_hosts))
+    )
     try:
-        app = StandaloneApp(logdir, live=live_info)
+        app = StandaloneApp(logdir, live=live_info, guard=Guard.for_bind(host, extra))
         http = make_server(host, port, app, threaded=True, request_handler=_QuietHandler)
     except BaseException:
         _stop_profiler(framework, profiler)
@@ -119,6 +131,8 @@ def serve(
     atexit.register(server.stop)
     if not quiet:
         print(f"Profile: live page at {server.url} (profiling {framework}, logdir {logdir})")
+        if not app.guard.loopback_only:
+            print(f"Profile: the live page answers {app.guard.describe()}")
     return server
 
 

@@ -2,7 +2,9 @@
 
 URL space (docs/http_api.md, "Standalone server"): every route under ``/data/plugin/profile/`` and
 also at the root; the page at ``/``; a client-side path under the prefix
-(no ``.`` in its last segment) also gets the page, so reloads work.
+(no ``.`` in its last segment) also gets the page, so reloads work. Only requests addressed to
+the names in its ``Guard`` are answered: loopback names, plus ``--allowed_hosts``
+(docs/security.md).
 
 Usage::
 
@@ -21,6 +23,8 @@ from werkzeug.serving import run_simple
 from ..service import ProfileService
 from ..store.cache_config import CacheConfig, add_flags
 from . import http_api
+from .guard import Guard, allowed_hosts_setting, is_loopback
+from .guard import add_flags as add_host_flags
 
 logger = logging.getLogger(__name__)
 
@@ -38,9 +42,13 @@ class StandaloneApp:
         service: Optional[Any] = None,
         live: Optional[dict] = None,
         config: Optional[CacheConfig] = None,
+        guard: Optional[Guard] = None,
     ):
         self.service = service or ProfileService(logdir, config=config)
-        routes = http_api.Routes(self.service, hide_capture=hide_capture, live=live)
+        self.guard = guard or Guard.for_bind(DEFAULT_HOST)
+        routes = http_api.Routes(
+            self.service, hide_capture=hide_capture, live=live, guard=self.guard
+        )
         self.routes = routes.table()
 
     def __call__(self, environ: dict, start_response: Any) -> Any:
@@ -61,9 +69,9 @@ class StandaloneApp:
             return handler(request)
         last = path.rsplit("/", 1)[-1]
         if path in ("", "/") or (under_prefix and "." not in last):
-            return http_api.static_handler("index.html")(request)
+            return http_api.static_handler("index.html", self.guard)(request)
         if "." in last:
-            return http_api.static_handler(path.lstrip("/"))(request)
+            return http_api.static_handler(path.lstrip("/"), self.guard)(request)
         return Response("Not Found", status=404, content_type="text/plain")
 
 
@@ -72,13 +80,17 @@ def serve(
     port: int = DEFAULT_PORT,
     host: str = DEFAULT_HOST,
     config: Optional[CacheConfig] = None,
+    allowed_hosts: tuple = (),
 ) -> None:
-    app = StandaloneApp(logdir, config=config)
+    """Serves until interrupted; ``allowed_hosts`` are names answered besides loopback."""
+    guard = Guard.for_bind(host, allowed_hosts)
+    app = StandaloneApp(logdir, config=config, guard=guard)
     shown = f"[{host}]" if ":" in host else host
     print(f"Profile: serving {app.service.logdir.path} at http://{shown}:{port}/", flush=True)
     disk = app.service.disk
     print(f"Profile: disk cache {disk.root if disk else 'off'}", flush=True)
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    print(f"Profile: answering {guard.describe()}", flush=True)
+    if not is_loopback(host):
         logger.warning("listening on %s: anyone who can reach it can read the profiles", host)
     run_simple(host, port, app, threaded=True, use_reloader=False)
 
@@ -89,9 +101,11 @@ def main(argv: Optional[list] = None) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--host", default=DEFAULT_HOST)
     add_flags(parser)
+    add_host_flags(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    serve(args.logdir, args.port, args.host, config=CacheConfig.from_flags(args))
+    allowed = allowed_hosts_setting(args.allowed_hosts)
+    serve(args.logdir, args.port, args.host, CacheConfig.from_flags(args), allowed)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 
 import pytest
@@ -84,6 +85,24 @@ def _get(url: str, timeout: float = 60) -> bytes:
         return response.read()
 
 
+def _post_capture(url: str, query: str, timeout: float = 60) -> bytes:
+    """POSTs a capture as the page does: with the token the page reads from capture_token."""
+    token = json.loads(_get(url + "capture_token"))["token"]
+    request = urllib.request.Request(
+        url + "capture_profile", data=query.encode(), headers={"X-TBProf-Token": token}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return response.read()
+
+
+def _status(url: str, **headers: str) -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=60):
+            return 200
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
 def _port_is_closed(url: str) -> bool:
     host, port = url.split("//", 1)[1].rstrip("/").rsplit(":", 1)
     with socket.socket() as sock:
@@ -114,9 +133,12 @@ def test_capture_a_training_loop_through_the_live_page_and_reopen_it(tmp_path, f
         assert config["live"]["service_addr"] == profiler
         assert config["live"]["framework"] == framework
         assert config["live"]["pid"] == child.pid
+        # The live page is guarded as tbprof serve is: its own host names, POST with the token.
+        assert _status(url + "runs", Host="rebind.attacker.example") == 403
+        assert _status(url + f"capture_profile?service_addr={profiler}") == 405
         # Capture through the page's route while the loop keeps running.
-        query = f"capture_profile?service_addr={profiler}&duration=800&num_retry=2"
-        reply = json.loads(_get(url + query))
+        query = f"service_addr={profiler}&duration=800&num_retry=2"
+        reply = json.loads(_post_capture(url, query))
         assert reply.get("result", "").startswith("Capture profile successfully"), reply
         (session,) = json.loads(_get(url + "runs"))  # shown as soon as it is written
         tools = json.loads(_get(url + f"run_tools?run={session}"))
