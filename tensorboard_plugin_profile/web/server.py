@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
+import sys
+import threading
 from typing import Any, Optional
 
 from werkzeug import Request, Response
@@ -80,7 +83,17 @@ def serve(
     print(f"Profile: disk cache {disk.root if disk else 'off'}", flush=True)
     if host not in ("127.0.0.1", "localhost", "::1"):
         logger.warning("listening on %s: anyone who can reach it can read the profiles", host)
-    run_simple(host, port, app, threaded=True, use_reloader=False)
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM unwinds like Ctrl-C, so the worker processes stop with the server.
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        run_simple(host, port, app, threaded=True, use_reloader=False)
+    finally:
+        app.service.close()
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    sys.exit(128 + signum)
 
 
 def main(argv: Optional[list] = None) -> None:
