@@ -15,8 +15,8 @@ import logging
 import shutil
 
 import pytest
-
 from conftest import FIXTURES
+
 from tensorboard_plugin_profile import tools
 from tensorboard_plugin_profile.common.errors import CorruptProfile, NotApplicable
 from tensorboard_plugin_profile.service import ProfileService

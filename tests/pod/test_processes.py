@@ -13,8 +13,8 @@ import time
 import urllib.request
 
 import pytest
-
 from conftest import FIXTURES
+
 from tensorboard_plugin_profile import tools
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
