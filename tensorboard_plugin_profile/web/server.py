@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
+import sys
+import threading
 from typing import Any, Optional
 
 from werkzeug import Request, Response
@@ -92,7 +95,17 @@ def serve(
     print(f"Profile: answering {guard.describe()}", flush=True)
     if not is_loopback(host):
         logger.warning("listening on %s: anyone who can reach it can read the profiles", host)
-    run_simple(host, port, app, threaded=True, use_reloader=False)
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM unwinds like Ctrl-C, so the worker processes stop with the server.
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        run_simple(host, port, app, threaded=True, use_reloader=False)
+    finally:
+        app.service.close()
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    sys.exit(128 + signum)
 
 
 def main(argv: Optional[list] = None) -> None:
