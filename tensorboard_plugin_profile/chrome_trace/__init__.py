@@ -15,20 +15,7 @@ Usage::
     space.source_format        # "pytorch"
 """
 
-from .names import (
-    PROFILER_HOOK,
-    PYTORCH,
-    TraceFileName,
-    is_chrome_space,
-    parse_trace_file_name,
-)
+from .names import TraceFileName, parse_trace_file_name
 from .read import read_chrome_trace
 
-__all__ = [
-    "PROFILER_HOOK",
-    "PYTORCH",
-    "TraceFileName",
-    "is_chrome_space",
-    "parse_trace_file_name",
-    "read_chrome_trace",
-]
+__all__ = ["TraceFileName", "parse_trace_file_name", "read_chrome_trace"]

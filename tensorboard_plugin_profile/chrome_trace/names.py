@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Optional
+from typing import Optional
 
-PROFILER_HOOK = "profiler_hook"
-PYTORCH = "pytorch"
-XSPACE = "xspace"
+from ..common.formats import PROFILER_HOOK, PYTORCH
 
 # tf.train.ProfilerHook: timeline-<global step>.json
 _TIMELINE = re.compile(r"(timeline-(\d+))\.json(?:\.gz)?")
@@ -36,7 +34,3 @@ def parse_trace_file_name(name: str) -> Optional[TraceFileName]:
         worker = match.group(1) or "worker"
         return TraceFileName(PYTORCH, match.group(2), worker)
     return None
-
-
-def is_chrome_space(space: Any) -> bool:
-    return getattr(space, "source_format", XSPACE) in (PROFILER_HOOK, PYTORCH)

@@ -30,6 +30,7 @@ from typing import (
     cast,
 )
 
+from ..common.formats import PROFILER_HOOK, PYTORCH, XSPACE, format_of
 from ..xspace import schema
 from ..xspace.model import Space
 
@@ -83,12 +84,8 @@ class Tool:
         return module.convert(hosts, params)
 
 
-def _format(space: Any) -> str:
-    return getattr(space, "source_format", "xspace")
-
-
 def _is_xspace(space: Any) -> bool:
-    return _format(space) == "xspace"
+    return format_of(space) == XSPACE
 
 
 def _any_format(space: Any) -> bool:
@@ -96,15 +93,15 @@ def _any_format(space: Any) -> bool:
 
 
 def _is_profiler_hook(space: Any) -> bool:
-    return _format(space) == "profiler_hook"
+    return format_of(space) == PROFILER_HOOK
 
 
 def _tf_stats_input(space: Any) -> bool:
-    return _format(space) in ("xspace", "profiler_hook")
+    return format_of(space) in (XSPACE, PROFILER_HOOK)
 
 
 def _is_pytorch(space: Any) -> bool:
-    return _format(space) == "pytorch"
+    return format_of(space) == PYTORCH
 
 
 def _has_pytorch_kernels(space: Any) -> bool:
@@ -161,7 +158,7 @@ def _has_roofline(space: Any) -> bool:
 
 def _has_op_records(space: Any) -> bool:
     """Inputs the op-type and scope views read (analysis/ops/attribution.py)."""
-    return _format(space) in ("xspace", "profiler_hook", "pytorch")
+    return format_of(space) in (XSPACE, PROFILER_HOOK, PYTORCH)
 
 
 def _has_python_sources(space: Any) -> bool:

@@ -19,7 +19,7 @@ from ..analysis.environment import PerfEnv
 from ..analysis.ops import metrics as ops
 from ..analysis.ops.op_stats import OpStats, op_stats_of_hosts
 from ..analysis.ops.timeline import timeline_op_stats
-from ..chrome_trace import is_chrome_space
+from ..common.formats import is_chrome_trace
 from ..xspace import op_names
 from .datatable import Column, data_table, rows_from_columns
 
@@ -57,7 +57,7 @@ _TAIL = (Column("bound_by", "Bound by", "string"), Column("eager", "Execution mo
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
-    if any(is_chrome_space(space) for _, space in hosts):
+    if any(is_chrome_trace(space) for _, space in hosts):
         return framework_op_tables(timeline_op_stats(hosts))  # ProfilerHook timelines
     return framework_op_tables(op_stats_of_hosts(hosts))
 
