@@ -103,7 +103,7 @@ def _check_limits(
 def _format_of(name: str, metadata: dict) -> str:
     parsed = parse_trace_file_name(name)
     if parsed is not None:
-        return parsed.kind
+        return parsed.format
     return PYTORCH if any(k in metadata for k in _PYTORCH_MARKERS) else PROFILER_HOOK
 
 
