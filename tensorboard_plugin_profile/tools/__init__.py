@@ -183,7 +183,9 @@ TRACE_QUERY_PARAMS = (
     "details",
 )
 
+# In display order (upstream's, docs/http_api.md "Tool list"): ``TOOL_ORDER`` is this order.
 _REGISTERED = (
+    Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL),
     Tool("trace_viewer", "trace_viewer", HOSTS_TRACE, listed_for=_any_format),
     Tool(
         "trace_viewer@",
@@ -191,42 +193,6 @@ _REGISTERED = (
         HOSTS_TRACE,
         listed_for=_any_format,
         params=TRACE_QUERY_PARAMS,
-    ),
-    Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL),
-    Tool(
-        "framework_op_stats",
-        "framework_op_stats",
-        HOSTS_EACH_OR_ALL,
-        listed_for=_tf_stats_input,
-        aliases=("tensorflow_stats",),
-    ),
-    Tool("kernel_stats", "kernel_stats", HOSTS_EACH_OR_ALL, listed_for=_has_gpu),
-    Tool(
-        "memory_profile",
-        "memory_profile",
-        HOSTS_SINGLE,
-        listed_for=_has_allocator_events,
-        params=("view", "memory_id"),
-    ),
-    Tool(
-        "tf_data_bottleneck_analysis",
-        "tf_data_bottleneck_analysis",
-        HOSTS_COMBINED,
-        listed_for=_has_tf_data,
-    ),
-    Tool(
-        "input_pipeline_analyzer",
-        "input_pipeline_analyzer",
-        HOSTS_EACH_OR_ALL,
-        aliases=("input_pipeline",),
-    ),
-    Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED),
-    Tool(
-        "memory_viewer",
-        "memory_viewer",
-        HOSTS_COMBINED,
-        listed_for=_has_hlo_modules,
-        params=("module_name", "memory_space", "view"),
     ),
     Tool(
         "graph_viewer",
@@ -244,20 +210,54 @@ _REGISTERED = (
         params=("group_by", "view"),
     ),
     Tool(
+        "input_pipeline_analyzer",
+        "input_pipeline_analyzer",
+        HOSTS_EACH_OR_ALL,
+        aliases=("input_pipeline",),
+    ),
+    Tool("kernel_stats", "kernel_stats", HOSTS_EACH_OR_ALL, listed_for=_has_gpu),
+    Tool(
+        "memory_profile",
+        "memory_profile",
+        HOSTS_SINGLE,
+        listed_for=_has_allocator_events,
+        params=("view", "memory_id"),
+    ),
+    Tool(
+        "memory_viewer",
+        "memory_viewer",
+        HOSTS_COMBINED,
+        listed_for=_has_hlo_modules,
+        params=("module_name", "memory_space", "view"),
+    ),
+    Tool("roofline_model", "roofline_model", HOSTS_EACH_OR_ALL, listed_for=_has_roofline),
+    Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED),
+    Tool(
+        "framework_op_stats",
+        "framework_op_stats",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_tf_stats_input,
+        aliases=("tensorflow_stats",),
+    ),
+    Tool(
         "hlo_stats",
         "hlo_stats",
         HOSTS_EACH_OR_ALL,
         listed_for=_has_xla_ops,
         aliases=("hlo_op_stats",),
     ),
-    Tool("roofline_model", "roofline_model", HOSTS_EACH_OR_ALL, listed_for=_has_roofline),
+    Tool(
+        "tf_data_bottleneck_analysis",
+        "tf_data_bottleneck_analysis",
+        HOSTS_COMBINED,
+        listed_for=_has_tf_data,
+    ),
+    # The advisor's links name the run.
+    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL, listed_for=_any_format, params=("run",)),
     Tool("op_types", "op_types", HOSTS_EACH_OR_ALL, listed_for=_has_op_records),
     Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL, listed_for=_has_op_records),
     Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources),
-    # The advisor's links name the run.
-    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL, listed_for=_any_format, params=("run",)),
-    # Chrome-trace profiles (chrome_trace/): ProfilerHook tensor memory, PyTorch analyses.
-    Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
+    # Chrome-trace profiles (chrome_trace/): PyTorch analyses, ProfilerHook tensor memory.
     Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
     Tool(
         "pytorch_operators",
@@ -273,37 +273,14 @@ _REGISTERED = (
         HOSTS_COMBINED,
         listed_for=_is_distributed_pytorch,
     ),
+    Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
 )
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}
 ALIASES = {alias: tool.name for tool in _REGISTERED for alias in tool.aliases}
 
-# Upstream's display order (docs/http_api.md, "Tool list"); unknown names sort after, by name.
-TOOL_ORDER = (
-    "overview_page",
-    "trace_viewer",
-    "trace_viewer@",
-    "graph_viewer",
-    "op_profile",
-    "input_pipeline_analyzer",
-    "kernel_stats",
-    "memory_profile",
-    "memory_viewer",
-    "roofline_model",
-    "pod_viewer",
-    "framework_op_stats",
-    "hlo_stats",
-    "tf_data_bottleneck_analysis",
-    "advisor",
-    "op_types",
-    "scope_view",
-    "code_view",
-    "pytorch_overview",
-    "pytorch_operators",
-    "pytorch_kernels",
-    "pytorch_distributed",
-    "tensor_memory",
-)
+# The registry's order; unknown names sort after, by name.
+TOOL_ORDER = tuple(tool.name for tool in _REGISTERED)
 
 
 def canonical_name(tag: str) -> Optional[str]:
