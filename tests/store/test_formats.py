@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, REPO
 
 from tensorboard_plugin_profile.common.formats import (
     NAMED_FILES,
@@ -98,3 +98,9 @@ def test_files_no_entry_claims_go_to_the_chrome_trace_reader():
     assert formats.reader_for("vm.xplane.pb.gz").name == XSPACE
     assert formats.reader_for("my trace.json") is formats.OTHER_FILES
     assert formats.reader_for("notes.txt").read_path is formats.OTHER_FILES.read_path
+
+
+def test_the_architecture_doc_lists_every_format():
+    doc = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for entry in formats.FORMATS:
+        assert f"`{entry.name}` | `{entry.file_pattern}` |" in doc, entry.name
