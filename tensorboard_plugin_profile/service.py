@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 from . import tools as tool_registry
 from .common import json_out
 from .common.errors import InvalidArgument, NotApplicable, NotFound
+from .common.formats import XSPACE
 from .common.params import int_param
 from .common.progress import ProgressTracker
 from .kernels import blockpool
@@ -36,9 +37,9 @@ from .pod.host_map import HostMap
 from .store.cache import ByteBudgetCache
 from .store.cache_config import DEFAULT_MEMORY_BYTES, CacheConfig
 from .store.disk_cache import DiskCache, code_fingerprint
+from .store.formats import reader_for
 from .store.host_pool import HostPool
 from .store.logdir import LogDir, Session
-from .store.profile_reader import XPLANE_SUFFIXES
 from .store.space_store import SpaceStore
 from .tools import ALL_HOSTS, ToolOutput
 from .tools.datatable import to_csv
@@ -276,7 +277,7 @@ class ProfileService:
 
 
 def _all_xspace(host_files: list) -> bool:
-    return all(f.path.endswith(XPLANE_SUFFIXES) for f in host_files)
+    return all(reader_for(f.name).name == XSPACE for f in host_files)
 
 
 def _cluster(config: CacheConfig) -> Any:

@@ -3,6 +3,8 @@
  * The source's static imports form no cycle. A 13-module cycle through the view registry was
  * broken once (views now import only `views/contract.ts`); this keeps any cycle from coming back.
  * Dynamic `import()` (lazy view chunks) is not an edge: it loads after the importer has run.
+ * Also the folder rule of src/README.md for `models/`: its modules and their tests import only
+ * `models/`, `table/`, `format.ts` and `tools.ts` (never `charts/`, `views/` or the DOM side).
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -12,12 +14,29 @@ import { describe, expect, it } from 'vitest';
 const SRC = dirname(fileURLToPath(import.meta.url));
 const STATIC_IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]/gm;
 
-function sourceFiles(dir: string): string[] {
+function sourceFiles(dir: string, withTests = false): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
+    if (statSync(path).isDirectory()) return sourceFiles(path, withTests);
+    return name.endsWith('.ts') && (withTests || !name.endsWith('.test.ts')) ? [path] : [];
   });
+}
+
+/** What `models/` may import, relative to `src/`: folders end with `/`. */
+const MODELS_MAY_IMPORT = ['models/', 'table/', 'format.ts', 'tools.ts'];
+
+/** Each import of a file under `models/` that leaves what the folder may import, as `file -> target`. */
+export function modelRuleBreaks(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const allowed = (target: string) => MODELS_MAY_IMPORT.some((p) => (p.endsWith('/') ? target.startsWith(p) : target === p));
+  const breaks: string[] = [];
+  for (const [file, targets] of graph) {
+    const from = relative(SRC, file);
+    if (!from.startsWith('models/')) continue;
+    for (const target of targets.map((t) => relative(SRC, t))) {
+      if (!allowed(target)) breaks.push(`${from} -> ${target}`);
+    }
+  }
+  return breaks;
 }
 
 /** File → the source files it imports statically (relative imports only). */
@@ -82,5 +101,21 @@ describe('import cycles', () => {
     expect(graph.size).toBeGreaterThan(50);
     const cycle = findCycle(graph);
     expect(cycle?.map((file) => relative(SRC, file)) ?? null).toBeNull();
+  });
+});
+
+describe('models/ imports', () => {
+  it('sees a model importing a chart', () => {
+    const graph = new Map([
+      [join(SRC, 'models/a.ts'), [join(SRC, 'charts/options.ts'), join(SRC, 'models/b.ts'), join(SRC, 'format.ts')]],
+      [join(SRC, 'views/v.ts'), [join(SRC, 'charts/options.ts')]],
+    ]);
+    expect(modelRuleBreaks(graph)).toEqual(['models/a.ts -> charts/options.ts']);
+  });
+
+  it('stay inside models/, table/, format.ts and tools.ts, tests included', () => {
+    const graph = importGraph(sourceFiles(SRC, true));
+    expect([...graph.keys()].filter((f) => relative(SRC, f).startsWith('models/')).length).toBeGreaterThan(30);
+    expect(modelRuleBreaks(graph)).toEqual([]);
   });
 });

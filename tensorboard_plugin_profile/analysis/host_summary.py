@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..common.formats import format_of
 from ..common.memo import memoized
 from ..xspace import schema
 from ..xspace.event_stats import set_rows
@@ -62,7 +63,7 @@ class SpaceSummary:
 
     @property
     def source_format(self) -> str:
-        return getattr(self.space, "source_format", "xspace")
+        return format_of(self.space)
 
     @property
     def hostnames(self) -> list:

@@ -6,8 +6,10 @@ raw form (``raw.py``) and built into the same ``Space`` tables as an ``.xplane.p
 (``tables.py``). ``Space.source_format`` says which kind it was; ``Space.extras`` holds the
 file's top-level keys (PyTorch's ``deviceProperties``, ``distributedInfo``, ...).
 
-File names (``names.py``) decide what discovery picks up: ``timeline-<step>.json`` and
-``<worker>.<span>.pt.trace.json``, each optionally gzip-compressed.
+File names (``names.py``: one matcher per format, which the format registry in
+``store/formats.py`` hands to discovery) decide what is picked up: ``timeline-<step>.json``
+and ``<worker>.<span>.pt.trace.json``, each optionally gzip-compressed; ``sniff.py`` skips a
+listed file whose first bytes are no JSON trace.
 
 Usage::
 
@@ -15,20 +17,7 @@ Usage::
     space.source_format        # "pytorch"
 """
 
-from .names import (
-    PROFILER_HOOK,
-    PYTORCH,
-    TraceFileName,
-    is_chrome_space,
-    parse_trace_file_name,
-)
+from .names import parse_trace_file_name
 from .read import read_chrome_trace
 
-__all__ = [
-    "PROFILER_HOOK",
-    "PYTORCH",
-    "TraceFileName",
-    "is_chrome_space",
-    "parse_trace_file_name",
-    "read_chrome_trace",
-]
+__all__ = ["parse_trace_file_name", "read_chrome_trace"]

@@ -8,10 +8,11 @@ from types import ModuleType
 from typing import IO, Callable, Optional
 
 from ..common.errors import CorruptProfile, NotFound, ProfileTooLarge
+from ..common.formats import PROFILER_HOOK, PYTORCH
 from ..xspace.limits import DECOMPRESS_RATIO, Limits
 from ..xspace.model import Space
 from .collect import Collector
-from .names import PROFILER_HOOK, PYTORCH, parse_trace_file_name
+from .names import parse_trace_file_name
 from .raw import raw_space
 from .stream import TraceFormatError, TraceStream
 from .tables import space_from_raw
@@ -102,7 +103,7 @@ def _check_limits(
 def _format_of(name: str, metadata: dict) -> str:
     parsed = parse_trace_file_name(name)
     if parsed is not None:
-        return parsed.kind
+        return parsed.format
     return PYTORCH if any(k in metadata for k in _PYTORCH_MARKERS) else PROFILER_HOOK
 
 

@@ -158,14 +158,17 @@ class HostPool:
             if self._executor is None and self._failures < MAX_RESTARTS:
                 try:
                     self._executor = concurrent.futures.ProcessPoolExecutor(
-                        self.workers,
-                        mp_context=multiprocessing.get_context("spawn"),
-                        initializer=die_with_parent,
+                        self.workers, mp_context=_context(), initializer=die_with_parent
                     )
                 except (OSError, ValueError, NotImplementedError, ImportError) as e:
                     logger.warning("cannot start the host worker processes (%s)", e)
                     self._failures = MAX_RESTARTS
             return self._executor
+
+    @property
+    def usable(self) -> bool:
+        """False once the workers could not start, or died too often: work in-process."""
+        return self._failures < MAX_RESTARTS
 
     def _mark_broken(self) -> None:
         """Drops the broken workers; the next call starts new ones (a few times at most)."""
@@ -180,6 +183,10 @@ class HostPool:
             if self._executor is not None:
                 self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
+
+
+def _context() -> Any:
+    return multiprocessing.get_context("spawn")
 
 
 def _decode_args(args: tuple) -> bool:

@@ -14,10 +14,12 @@ since), so a race can neither read outside the logdir nor fail with a 500.
 (``tbprof serve --logdir some/session`` or ``--logdir vm.xplane.pb``): the run
 is then named after the session folder.
 
-Chrome-trace profiles (``chrome_trace/discovery.py``) need no ``plugins/profile``: a
-folder holding ``timeline-<step>.json`` or ``<worker>.<span>.pt.trace.json[.gz]`` files is
-a run, ``<folder>/<session>`` (a timeline, or a PyTorch span whose workers are hosts).
-A single such file can be given as the logdir too.
+Which files are profiles, and how they group, comes from the format registry
+(``store/formats.py``), one entry per format; this module tests no format itself. The
+``.xplane.pb`` layout above is ``SESSION_FOLDERS``. Chrome-trace profiles are ``NAMED_FILES``
+and need no ``plugins/profile``: a folder holding ``timeline-<step>.json`` or
+``<worker>.<span>.pt.trace.json[.gz]`` files is a run, ``<folder>/<session>`` (a timeline,
+or a PyTorch span whose workers are hosts). A single such file can be given as the logdir too.
 
 Usage::
 
@@ -32,19 +34,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import re
 import stat
 import threading
 import time
 from typing import IO, Any, Callable, Optional
 
-from ..chrome_trace import discovery as chrome_discovery
 from ..common.errors import InvalidArgument, NotFound, PermissionDenied
+from ..common.formats import NAMED_FILES, SESSION_FOLDERS, InputFormat
+from . import formats
 
 logger = logging.getLogger(__name__)
 
-XPLANE_SUFFIX = ".xplane.pb"
-_HOST_FILE = re.compile(r"(?:(.*)\.)?(xplane\.pb)")
 # How long a discovery result is reused before the tree is walked again.
 DISCOVERY_TTL_S = 5.0
 # An unknown run name walks the tree again (it may be new), but at most this often:
@@ -71,6 +71,14 @@ class HostFile:
     def name(self) -> str:
         return os.path.basename(self.path)
 
+    def open(self) -> IO[bytes]:
+        """The file, opened through ``open_host_file`` (never outside its logdir)."""
+        return open_host_file(self)
+
+    def read(self, read: Callable[[IO[bytes]], Any]) -> Any:
+        """What ``read`` takes from the open file (``read_host_file``)."""
+        return read_host_file(self, read)
+
 
 @dataclasses.dataclass(frozen=True)
 class Session:
@@ -89,8 +97,8 @@ class Session:
 
 
 @dataclasses.dataclass(frozen=True)
-class _ChromeSession:
-    """Where a Chrome-trace session's files are: their folder and names."""
+class _NamedFileSession:
+    """Where a ``NAMED_FILES`` session's files are: their folder and the session's name."""
 
     folder: str
     session: str
@@ -278,9 +286,9 @@ class LogDir:
         if not self.path or not os.path.isdir(self.root):
             return {}
         if self._single_file:
-            single = chrome_discovery.single_file_name(self._single_file)
-            if single is not None and not self._single_file.endswith(XPLANE_SUFFIX):
-                return {single.session: _ChromeSession(self.root, single.session)}
+            single = formats.single_file_name(os.path.basename(self._single_file))
+            if single is not None and formats.layout_of(single) == NAMED_FILES:
+                return {single.session: _NamedFileSession(self.root, single.session)}
             return {os.path.basename(self.root) or "session": self.root}
         if self._is_session_dir(self.path):
             return {os.path.basename(self.path) or "session": self.path}
@@ -288,7 +296,7 @@ class LogDir:
         self._skipped = []
         for dirpath, dirnames, filenames in os.walk(self.path, followlinks=False):
             dirnames.sort()
-            self._add_chrome_sessions(runs, dirpath, filenames)
+            self._add_named_file_sessions(runs, dirpath, filenames)
             if _is_profile_dir(dirpath):
                 tb_run = os.path.relpath(os.path.dirname(os.path.dirname(dirpath)), self.path)
                 self._add_sessions(runs, tb_run, dirpath)
@@ -309,16 +317,17 @@ class LogDir:
             prefix = "" if tb_run == "." else tb_run.replace(os.sep, "/") + "/"
             runs.setdefault(prefix + entry.name, entry.path)
 
-    def _add_chrome_sessions(self, runs: dict, dirpath: str, filenames: list) -> None:
+    def _add_named_file_sessions(self, runs: dict, dirpath: str, filenames: list) -> None:
         rel = os.path.relpath(dirpath, self.path)
         prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-        for session in chrome_discovery.sessions_in(filenames):
-            runs.setdefault(prefix + session, _ChromeSession(dirpath, session))
+        for session in formats.sessions_in(filenames):
+            runs.setdefault(prefix + session, _NamedFileSession(dirpath, session))
 
     @staticmethod
     def _is_session_dir(path: str) -> bool:
+        """A folder holding a file of a ``SESSION_FOLDERS`` format (given as the logdir)."""
         try:
-            return any(n.endswith(XPLANE_SUFFIX) for n in os.listdir(path))
+            return any(formats.match(n, SESSION_FOLDERS) for n in os.listdir(path))
         except OSError:
             return False
 
@@ -333,25 +342,25 @@ class LogDir:
         if run not in runs:
             raise NotFound(f"Run {run!r} was not found in the log directory.")
         path = runs[run]
-        if isinstance(path, _ChromeSession):
-            files = self._chrome_host_files(path)
+        if isinstance(path, _NamedFileSession):
+            files = self._named_host_files(path)
             return Session(run=run, path=path.folder, host_files=tuple(files))
         return Session(run=run, path=path, host_files=tuple(self._host_files(path)))
 
-    def _chrome_host_files(self, where: _ChromeSession) -> list:
+    def _named_host_files(self, where: _NamedFileSession) -> list:
         if self._single_file:
-            names = [(chrome_discovery.single_file_name(self._single_file), self._single_file)]
-            pairs = [(parsed.host, path) for parsed, path in names if parsed is not None]
+            single = formats.single_file_name(os.path.basename(self._single_file))
+            pairs = [(single, self._single_file)] if single is not None else []
         else:
             try:
                 listing = os.listdir(where.folder)
             except OSError:
                 return []
-            found = chrome_discovery.sessions_in(listing).get(where.session, [])
-            pairs = [(host, os.path.join(where.folder, name)) for host, name in found]
+            found = formats.sessions_in(listing).get(where.session, [])
+            pairs = [(parsed, os.path.join(where.folder, name)) for parsed, name in found]
         files = []
-        for host, path in pairs:
-            reason = self._unreadable(path)
+        for parsed, path in pairs:
+            reason = self._unreadable(path, formats.BY_NAME[parsed.format])
             if reason is not None:
                 rel = os.path.relpath(path, self.root)
                 if (rel, reason) not in self._skipped:
@@ -359,15 +368,15 @@ class LogDir:
                 logger.warning("skipping %s: %s", path, reason)
                 continue
             st = os.stat(path)
-            files.append(HostFile(host, path, st.st_size, st.st_mtime_ns, self._root_real))
+            files.append(HostFile(parsed.host, path, st.st_size, st.st_mtime_ns, self._root_real))
         return sorted(files, key=lambda f: f.host)
 
-    def _unreadable(self, path: str) -> Optional[str]:
+    def _unreadable(self, path: str, input_format: InputFormat) -> Optional[str]:
         if not _inside(self._root_real, path):
             return "it links outside the log directory"
         if not os.path.isfile(path):
             return "not a regular file"
-        return chrome_discovery.unreadable_reason(path)
+        return input_format.unreadable_reason(path)
 
     def _host_files(self, session_dir: str) -> list:
         files = []
@@ -380,8 +389,8 @@ class LogDir:
         except OSError:
             return []
         for entry in entries:
-            match = _HOST_FILE.fullmatch(entry.name)
-            if not match or not match.group(1):
+            parsed = formats.match(entry.name, SESSION_FOLDERS)
+            if parsed is None or not parsed.host:
                 continue
             if self._single_file and entry.path != self._single_file:
                 continue
@@ -395,7 +404,7 @@ class LogDir:
             if not entry.is_file():
                 continue
             files.append(
-                HostFile(match.group(1), entry.path, st.st_size, st.st_mtime_ns, self._root_real)
+                HostFile(parsed.host, entry.path, st.st_size, st.st_mtime_ns, self._root_real)
             )
         return sorted(files, key=lambda f: f.host)
 
@@ -410,7 +419,7 @@ class LogDir:
         runs = self._run_map(max_age_s=0.0)
         diag.sessions = len(runs)
         for run in sorted(runs):
-            if isinstance(runs[run], _ChromeSession):
+            if isinstance(runs[run], _NamedFileSession):
                 self.session(run)  # sniffs its files: unreadable ones land in _skipped
         diag.skipped += [f"{rel}: {reason}" for rel, reason in self._skipped]
         if diag.sessions or not os.path.isdir(self.path):
@@ -427,14 +436,12 @@ class LogDir:
             dirnames.sort()
             for name in sorted(filenames):
                 rel = os.path.relpath(os.path.join(dirpath, name), self.path)
-                if name.endswith(XPLANE_SUFFIX):
+                if formats.match(name, SESSION_FOLDERS):
                     diag.skipped.append(
                         f"{rel}: not inside <run>/plugins/profile/<session>/, "
                         "so it is not part of a session"
                     )
-                elif name.endswith((".trace.json.gz", ".xplane.riegeli")) and not (
-                    chrome_discovery.parse_trace_file_name(name)
-                ):
+                elif name.endswith(formats.NOT_READ_SUFFIXES) and not formats.match(name):
                     diag.skipped.append(f"{rel}: this format is not read; an .xplane.pb is needed")
                 elif len(diag.other_files) < 20:
                     diag.other_files.append(rel)

@@ -49,13 +49,15 @@ INITIAL_BYTES_PER_FILE_BYTE = 25
 # a wide margin: the first files of other kinds and other tools' memos are learned later.
 PEAK_OVER_KEPT = 2.5
 # What a stored Space depends on: the decoders, and the preprocessing applied to an XSpace
-# before it is kept (``profile_reader.read_host_profile``), with the helpers both call.
+# before it is kept (``formats.py``'s readers, through ``profile_reader.read_host_profile``),
+# with the helpers both call.
 _DECODER_CODE = (
     "common",
     "kernels",
     "xspace",
     "chrome_trace",
     "preprocessing",
+    "store/formats.py",
     "store/profile_reader.py",
     "store/frames_codec.py",
 )

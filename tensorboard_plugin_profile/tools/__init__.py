@@ -30,6 +30,7 @@ from typing import (
     cast,
 )
 
+from ..common.formats import PROFILER_HOOK, PYTORCH, XSPACE, format_of
 from ..xspace import schema
 from ..xspace.model import Space
 
@@ -98,12 +99,8 @@ class Tool:
         return cast(MergingToolModule, module).reduce(summaries, params)
 
 
-def _format(space: Any) -> str:
-    return getattr(space, "source_format", "xspace")
-
-
 def _is_xspace(space: Any) -> bool:
-    return _format(space) == "xspace"
+    return format_of(space) == XSPACE
 
 
 def _any_format(space: Any) -> bool:
@@ -111,15 +108,15 @@ def _any_format(space: Any) -> bool:
 
 
 def _is_profiler_hook(space: Any) -> bool:
-    return _format(space) == "profiler_hook"
+    return format_of(space) == PROFILER_HOOK
 
 
 def _tf_stats_input(space: Any) -> bool:
-    return _format(space) in ("xspace", "profiler_hook")
+    return format_of(space) in (XSPACE, PROFILER_HOOK)
 
 
 def _is_pytorch(space: Any) -> bool:
-    return _format(space) == "pytorch"
+    return format_of(space) == PYTORCH
 
 
 def _has_pytorch_kernels(space: Any) -> bool:
@@ -176,7 +173,7 @@ def _has_roofline(space: Any) -> bool:
 
 def _has_op_records(space: Any) -> bool:
     """Inputs the op-type and scope views read (analysis/ops/attribution.py)."""
-    return _format(space) in ("xspace", "profiler_hook", "pytorch")
+    return format_of(space) in (XSPACE, PROFILER_HOOK, PYTORCH)
 
 
 def _has_python_sources(space: Any) -> bool:
@@ -201,7 +198,9 @@ TRACE_QUERY_PARAMS = (
     "details",
 )
 
+# In display order (upstream's, docs/http_api.md "Tool list"): ``TOOL_ORDER`` is this order.
 _REGISTERED = (
+    Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL, from_summaries=True),
     Tool("trace_viewer", "trace_viewer", HOSTS_TRACE, listed_for=_any_format),
     Tool(
         "trace_viewer@",
@@ -209,50 +208,6 @@ _REGISTERED = (
         HOSTS_TRACE,
         listed_for=_any_format,
         params=TRACE_QUERY_PARAMS,
-    ),
-    Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL, from_summaries=True),
-    Tool(
-        "framework_op_stats",
-        "framework_op_stats",
-        HOSTS_EACH_OR_ALL,
-        listed_for=_tf_stats_input,
-        aliases=("tensorflow_stats",),
-        from_summaries=True,
-    ),
-    Tool(
-        "kernel_stats",
-        "kernel_stats",
-        HOSTS_EACH_OR_ALL,
-        listed_for=_has_gpu,
-        from_summaries=True,
-    ),
-    Tool(
-        "memory_profile",
-        "memory_profile",
-        HOSTS_SINGLE,
-        listed_for=_has_allocator_events,
-        params=("view", "memory_id"),
-    ),
-    Tool(
-        "tf_data_bottleneck_analysis",
-        "tf_data_bottleneck_analysis",
-        HOSTS_COMBINED,
-        listed_for=_has_tf_data,
-    ),
-    Tool(
-        "input_pipeline_analyzer",
-        "input_pipeline_analyzer",
-        HOSTS_EACH_OR_ALL,
-        aliases=("input_pipeline",),
-        from_summaries=True,
-    ),
-    Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED, from_summaries=True),
-    Tool(
-        "memory_viewer",
-        "memory_viewer",
-        HOSTS_COMBINED,
-        listed_for=_has_hlo_modules,
-        params=("module_name", "memory_space", "view"),
     ),
     Tool(
         "graph_viewer",
@@ -271,12 +226,32 @@ _REGISTERED = (
         from_summaries=True,
     ),
     Tool(
-        "hlo_stats",
-        "hlo_stats",
+        "input_pipeline_analyzer",
+        "input_pipeline_analyzer",
         HOSTS_EACH_OR_ALL,
-        listed_for=_has_xla_ops,
-        aliases=("hlo_op_stats",),
+        aliases=("input_pipeline",),
         from_summaries=True,
+    ),
+    Tool(
+        "kernel_stats",
+        "kernel_stats",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_has_gpu,
+        from_summaries=True,
+    ),
+    Tool(
+        "memory_profile",
+        "memory_profile",
+        HOSTS_SINGLE,
+        listed_for=_has_allocator_events,
+        params=("view", "memory_id"),
+    ),
+    Tool(
+        "memory_viewer",
+        "memory_viewer",
+        HOSTS_COMBINED,
+        listed_for=_has_hlo_modules,
+        params=("module_name", "memory_space", "view"),
     ),
     Tool(
         "roofline_model",
@@ -285,13 +260,35 @@ _REGISTERED = (
         listed_for=_has_roofline,
         from_summaries=True,
     ),
+    Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED, from_summaries=True),
+    Tool(
+        "framework_op_stats",
+        "framework_op_stats",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_tf_stats_input,
+        aliases=("tensorflow_stats",),
+        from_summaries=True,
+    ),
+    Tool(
+        "hlo_stats",
+        "hlo_stats",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_has_xla_ops,
+        aliases=("hlo_op_stats",),
+        from_summaries=True,
+    ),
+    Tool(
+        "tf_data_bottleneck_analysis",
+        "tf_data_bottleneck_analysis",
+        HOSTS_COMBINED,
+        listed_for=_has_tf_data,
+    ),
+    # The advisor's links name the run.
+    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL, listed_for=_any_format, params=("run",)),
     Tool("op_types", "op_types", HOSTS_EACH_OR_ALL, listed_for=_has_op_records),
     Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL, listed_for=_has_op_records),
     Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources),
-    # The advisor's links name the run.
-    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL, listed_for=_any_format, params=("run",)),
-    # Chrome-trace profiles (chrome_trace/): ProfilerHook tensor memory, PyTorch analyses.
-    Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
+    # Chrome-trace profiles (chrome_trace/): PyTorch analyses, ProfilerHook tensor memory.
     Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
     Tool(
         "pytorch_operators",
@@ -307,37 +304,14 @@ _REGISTERED = (
         HOSTS_COMBINED,
         listed_for=_is_distributed_pytorch,
     ),
+    Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
 )
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}
 ALIASES = {alias: tool.name for tool in _REGISTERED for alias in tool.aliases}
 
-# Upstream's display order (docs/http_api.md, "Tool list"); unknown names sort after, by name.
-TOOL_ORDER = (
-    "overview_page",
-    "trace_viewer",
-    "trace_viewer@",
-    "graph_viewer",
-    "op_profile",
-    "input_pipeline_analyzer",
-    "kernel_stats",
-    "memory_profile",
-    "memory_viewer",
-    "roofline_model",
-    "pod_viewer",
-    "framework_op_stats",
-    "hlo_stats",
-    "tf_data_bottleneck_analysis",
-    "advisor",
-    "op_types",
-    "scope_view",
-    "code_view",
-    "pytorch_overview",
-    "pytorch_operators",
-    "pytorch_kernels",
-    "pytorch_distributed",
-    "tensor_memory",
-)
+# The registry's order; unknown names sort after, by name.
+TOOL_ORDER = tuple(tool.name for tool in _REGISTERED)
 
 
 def canonical_name(tag: str) -> Optional[str]:

@@ -20,7 +20,7 @@ from ..analysis.host_summary import combined_op_stats, summaries_of
 from ..analysis.ops import metrics as ops
 from ..analysis.ops.op_stats import OpStats
 from ..analysis.ops.timeline import timeline_op_stats
-from ..chrome_trace import is_chrome_space
+from ..common.formats import is_chrome_trace
 from ..xspace import op_names
 from .datatable import Column, data_table, rows_from_columns
 
@@ -58,7 +58,7 @@ _TAIL = (Column("bound_by", "Bound by", "string"), Column("eager", "Execution mo
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
-    if any(is_chrome_space(space) for _, space in hosts):
+    if any(is_chrome_trace(space) for _, space in hosts):
         return framework_op_tables(timeline_op_stats(hosts))  # ProfilerHook timelines
     return reduce(summaries_of(hosts), params)
 

@@ -32,6 +32,7 @@ from typing import Iterable, Iterator, Mapping
 import numpy as np
 
 from ..common import json_out
+from ..common.formats import XSPACE, format_of
 from ..preprocessing.preprocess import preprocess
 from ..xspace import schema
 from ..xspace.event_stats import stats_in_order
@@ -71,7 +72,7 @@ def trace_events_multi_host(spaces: list, max_events: int = MAX_EVENTS) -> Itera
 
 def trace_planes(space: Space) -> list:
     """(pid, plane) pairs shown in the trace: the host plane, then device planes."""
-    if getattr(space, "source_format", "xspace") != "xspace":
+    if format_of(space) != XSPACE:
         return [(1 + p.index, p) for p in space.planes]  # Chrome traces: every process
     shown = []
     host = space.plane(schema.HOST_PLANE)

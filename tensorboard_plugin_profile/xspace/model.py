@@ -36,6 +36,7 @@ from typing import Iterator, Optional
 import numpy as np
 import pandas as pd
 
+from ..common.formats import XSPACE
 from . import schema
 
 # Value kinds in the long stats tables.
@@ -133,9 +134,10 @@ class Space:
     group_names: dict = dataclasses.field(default_factory=dict)
     group_children: dict = dataclasses.field(default_factory=dict)
     preprocessed: bool = False
-    # "xspace", or the Chrome-trace kind ("profiler_hook", "pytorch") read by chrome_trace/;
-    # extras holds what that format carries beside the events (top-level trace keys).
-    source_format: str = "xspace"
+    # The input format it was read from (common/formats.py: XSPACE, or PROFILER_HOOK and
+    # PYTORCH read by chrome_trace/); extras holds what that format carries beside the events
+    # (top-level trace keys).
+    source_format: str = XSPACE
     extras: dict = dataclasses.field(default_factory=dict)
 
     def plane(self, name: str) -> Optional[Plane]:

@@ -4,39 +4,12 @@
  * 'richText'`): a formatter returns a string, never markup, and profile strings stay text.
  */
 import type { EChartsOption } from 'echarts';
+import { PALETTE, type PieModel, type PieSlice, type StackedBarModel, type TimelineChartModel } from '../models/chart-models';
 import { distinctShortNames } from '../models/names';
 import { formatNumber } from '../format';
-import { PALETTE, type ChartTheme } from './theme';
+import type { ChartTheme } from './theme';
 
 export type ChartOption = EChartsOption;
-
-export interface SeriesModel {
-  name: string;
-  color: string;
-  values: number[];
-}
-
-/** Bars stacked per category (a step, a core): one series per component. */
-export interface StackedBarModel {
-  categories: string[];
-  series: SeriesModel[];
-  /** Unit of the values, e.g. `ms`. */
-  unit: string;
-  axisLabel: string;
-  /** Optional full tooltip text per category (replaces the generated one). */
-  tooltips?: string[];
-}
-
-export interface PieSlice {
-  name: string;
-  value: number;
-}
-
-export interface PieModel {
-  title: string;
-  slices: PieSlice[];
-  unit: string;
-}
 
 /** Most label text ECharts draws before truncating with an ellipsis. */
 const LABEL_CHARS = 40;
@@ -120,15 +93,6 @@ export function stackedBarOption(model: StackedBarModel, theme: ChartTheme): Cha
   };
 }
 
-/** Slices sorted by value, the tail beyond `max - 1` merged into "Other". Zero slices dropped. */
-export function topSlices(slices: readonly PieSlice[], max = 10): PieSlice[] {
-  const sorted = slices.filter((s) => s.value > 0).sort((a, b) => b.value - a.value);
-  if (sorted.length <= max) return sorted;
-  const head = sorted.slice(0, max - 1);
-  const rest = sorted.slice(max - 1).reduce((sum, s) => sum + s.value, 0);
-  return [...head, { name: 'Other', value: rest }];
-}
-
 export function pieTooltip(slice: PieSlice, total: number, unit: string): string {
   const share = total > 0 ? (100 * slice.value) / total : 0;
   return `${slice.name}\n${formatNumber(slice.value)} ${unit} (${formatNumber(Math.round(share * 10) / 10)}%)`;
@@ -169,25 +133,6 @@ export function pieOption(model: PieModel, theme: ChartTheme): ChartOption {
       },
     ],
   };
-}
-
-export interface TimelineSeriesModel {
-  name: string;
-  color: string;
-  /** [x, y] points. */
-  data: [number, number][];
-  /** Stacked areas share one stack; lines on the right axis do not. */
-  area: boolean;
-  rightAxis?: boolean;
-  hidden?: boolean;
-}
-
-export interface TimelineChartModel {
-  xLabel: string;
-  leftLabel: string;
-  rightLabel: string;
-  series: TimelineSeriesModel[];
-  tooltip: (index: number) => string;
 }
 
 /** Stacked areas over time with an optional line on a second axis (memory timeline). */

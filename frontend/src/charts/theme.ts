@@ -1,7 +1,7 @@
 /**
  * Colours for charts, read from the page theme (CSS custom properties in app.css), so charts
- * follow light and dark mode. Series colours are fixed hues that read on both backgrounds;
- * step-time categories keep one colour everywhere (input time is always red).
+ * follow light and dark mode. Series colours are fixed hues that read on both backgrounds; the
+ * models pick them (`PALETTE`, `INPUT_RED` in models/chart-models.ts).
  */
 
 export interface ChartTheme {
@@ -32,19 +32,3 @@ export function readTheme(element: Element): ChartTheme {
     surface: read('--pf-surface', LIGHT_THEME.surface),
   };
 }
-
-/** Ten distinct hues, medium lightness: readable on white and on near-black. */
-export const PALETTE = [
-  '#3b82f6',
-  '#f59e0b',
-  '#10b981',
-  '#a855f7',
-  '#ec4899',
-  '#14b8a6',
-  '#eab308',
-  '#6366f1',
-  '#f97316',
-  '#94a3b8',
-];
-
-export const INPUT_RED = '#e03131';

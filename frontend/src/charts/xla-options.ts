@@ -2,10 +2,11 @@
  * Chart options of the XLA tools: the memory viewer's heap over program order (peak marked) and
  * its peak buffers, and the roofline. Pure, like `options.ts`; tooltips are rich text.
  */
+import { PALETTE } from '../models/chart-models';
 import type { HeapChartModel, PeakBar } from '../models/xla';
 import { formatNumber } from '../format';
 import { clipLabel, tooltipBase, type ChartOption } from './options';
-import { PALETTE, type ChartTheme } from './theme';
+import type { ChartTheme } from './theme';
 
 function valueAxis(name: string, theme: ChartTheme) {
   return {

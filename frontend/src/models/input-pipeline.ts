@@ -3,7 +3,7 @@
  * device-side step-time graph and statistics, the host-side input-time breakdown (from the
  * input-op table's `p` *_us keys), the input-op table and the recommendations.
  */
-import type { PieModel } from '../charts/options';
+import type { PieModel } from './chart-models';
 import type { DataTable } from '../table/datatable';
 import { findTable, fractionsAsPercent, propertyNumber, rowObjects, tableIndex } from './gviz';
 import { diagnosticsOf, type Diagnostic } from './overview';

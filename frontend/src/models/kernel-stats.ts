@@ -2,7 +2,7 @@
  * kernel_stats (one DataTable, a row per kernel × op): the pie of the kernels with most total
  * time, summary numbers, and the table filters (kernel name, op name, Tensor Core use).
  */
-import { topSlices, type PieModel } from '../charts/options';
+import { topSlices, type PieModel } from './chart-models';
 import { isDataTable, tableRows, type DataTable } from '../table/datatable';
 import { cellValue, columnIndex, numberAt, stringAt } from './gviz';
 

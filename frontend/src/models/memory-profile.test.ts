@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { timelineOption } from '../charts/options';
-import { LIGHT_THEME } from '../charts/theme';
 import { memoryChartModel, memoryIds, memoryModel, timelineTooltip, type MemoryProfilePayload } from './memory-profile';
 import { haveReference, reference } from './reference-fixtures';
 
@@ -21,15 +19,12 @@ describe.skipIf(!haveReference)('memory profile on reference payloads', () => {
     expect(points.every((p, i) => i === 0 || points[i - 1].timeMs <= p.timeMs)).toBe(true);
   });
 
-  it('builds a two-axis chart whose tooltip names the event', () => {
+  it('builds a chart model whose tooltip names the event', () => {
     const payload = reference('gpu_multi_worker', 'memory_profile.34.83.195.179_6003.json') as MemoryProfilePayload;
     expect(memoryIds(payload)).toEqual(['GPU_1_bfc', 'GPU_4_bfc', 'GPU_6_bfc', 'gpu_host_bfc']);
     const model = memoryModel(payload, 'GPU_4_bfc')!;
     const chart = memoryChartModel(model.timeline);
-    const option = timelineOption(chart, LIGHT_THEME) as { yAxis: unknown[]; series: { yAxisIndex: number }[]; tooltip: { renderMode: string } };
-    expect(option.yAxis).toHaveLength(2);
-    expect(option.series.map((s) => s.yAxisIndex)).toEqual([0, 0, 0, 1]);
-    expect(option.tooltip.renderMode).toBe('richText');
+    expect(chart.series.map((s) => Boolean(s.rightAxis))).toEqual([false, false, false, true]);
     expect(chart.tooltip(0)).toMatch(/ALLOCATION|DEALLOCATION/);
   });
 

@@ -4,7 +4,7 @@
  * allocation event it follows) and the breakdown of the allocations live at the peak.
  * int64 fields arrive as strings in proto-JSON; they are read with `toNumber`.
  */
-import type { TimelineChartModel } from '../charts/options';
+import type { TimelineChartModel } from './chart-models';
 import { formatBytes, formatMiB, MIB } from '../format';
 import type { DataTable } from '../table/datatable';
 import type { Metric } from './overview';

@@ -3,7 +3,7 @@
  * by operation and by operation type), the host/device/type/name filters of the op table, and
  * the top operations the Overview shows.
  */
-import { topSlices, type PieModel, type PieSlice } from '../charts/options';
+import { topSlices, type PieModel, type PieSlice } from './chart-models';
 import { tableRows, type DataRow, type DataTable } from '../table/datatable';
 import { columnIndex, fractionsAsPercent, numberAt, stringAt } from './gviz';
 

@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { stackedBarOption, stackedTooltip } from '../charts/options';
-import { LIGHT_THEME } from '../charts/theme';
+import { INPUT_RED } from './chart-models';
 import { opStatsPies, opStatsTables, topOps, topOpsTable, filterOps } from './op-stats';
 import { groupTips, overviewModel, toolOfTip } from './overview';
 import { haveReference, reference } from './reference-fixtures';
-import { INPUT_RED } from '../charts/theme';
-
-const XSS = '<img src=x onerror=alert(1)>';
 
 describe.skipIf(!haveReference)('overview model on reference payloads', () => {
   it('reads the summary, step graph and recommendation of tf_keras2_fit', () => {
@@ -57,14 +53,6 @@ describe.skipIf(!haveReference)('overview model on reference payloads', () => {
     expect(model.stepTime!.steps).toBe(0);
   });
 
-  it('turns the step-time table into a stacked bar option with text tooltips', () => {
-    const model = overviewModel(reference('jax_cpu_train', 'overview_page.json'));
-    const option = stackedBarOption(model.stepTime!.chart, LIGHT_THEME) as { tooltip: { renderMode: string }; series: unknown[] };
-    expect(option.tooltip.renderMode).toBe('richText');
-    expect(option.series.length).toBe(model.stepTime!.chart.series.length);
-    expect(stackedTooltip(model.stepTime!.chart, 0)).toMatch(/^Step /);
-  });
-
   it('finds the top host ops of framework_op_stats without IDLE', () => {
     const tables = opStatsTables(reference('tf_keras2_fit', 'framework_op_stats.json'));
     const ops = topOps(tables.withoutIdle, 10);
@@ -99,13 +87,6 @@ describe('overview model edge cases', () => {
     expect(toolOfTip('trace_viewer (look at …)', ['trace_viewer@'])).toBe('trace_viewer@');
     expect(toolOfTip('pod_viewer', ['overview_page'])).toBeUndefined();
     expect(toolOfTip('Refer to the FAQ', ['faq'])).toBeUndefined();
-  });
-
-  it('keeps profile strings as text in tooltips', () => {
-    const model = overviewModel([
-      { cols: [{ id: 'stepnum', type: 'string' }, { id: 'hostComputeTimeMs', label: XSS, type: 'number' }], rows: [{ c: [{ v: XSS }, { v: 2 }] }] },
-    ]);
-    expect(stackedTooltip(model.stepTime!.chart, 0)).toContain(XSS);
   });
 
   it('survives an empty payload', () => {

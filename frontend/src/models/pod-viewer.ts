@@ -3,8 +3,7 @@
  * step-time breakdown (`stepBreakdownUs`, keyed by `stepBreakdownEvents` ids), and the details
  * of a core for the hover card.
  */
-import type { StackedBarModel } from '../charts/options';
-import { INPUT_RED, PALETTE } from '../charts/theme';
+import { INPUT_RED, PALETTE, type StackedBarModel } from './chart-models';
 import type { Diagnostic } from './overview';
 import { STEP_COLORS } from './step-time';
 

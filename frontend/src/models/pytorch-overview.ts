@@ -5,8 +5,7 @@
  *   const model = pytorchOverviewModel(payload);   // null when the payload is not that tool's
  *   stackedBarOption(model.chart, theme);
  */
-import type { StackedBarModel } from '../charts/options';
-import { PALETTE } from '../charts/theme';
+import { PALETTE, type StackedBarModel } from './chart-models';
 import { cellAt, isDataTable, tableRows, tableTitle, type DataRow, type DataTable } from '../table/datatable';
 
 /** Fixed colours per part, same order as the breakdown (Kernel first, Other last). */

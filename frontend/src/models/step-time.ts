@@ -5,8 +5,7 @@
  *   const model = stepTimeModel(findTable(payload, ['stepnum'])!);
  *   stackedBarOption(model.chart, theme);
  */
-import type { StackedBarModel } from '../charts/options';
-import { INPUT_RED, PALETTE } from '../charts/theme';
+import { INPUT_RED, PALETTE, type StackedBarModel } from './chart-models';
 import { tableRows, type DataTable } from '../table/datatable';
 import { columnIndex, numberAt, property, propertyNumber, stringAt } from './gviz';
 

@@ -2,9 +2,9 @@
 // Dashboards render profile strings as text: a table cell and a chart model with markup in an op name.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ProfileApi } from '../api';
-import type { PieModel } from '../charts/options';
 import { pieOption } from '../charts/options';
 import { LIGHT_THEME } from '../charts/theme';
+import type { PieModel } from '../models/chart-models';
 import './op-stats-view';
 import './tf-data-view';
 

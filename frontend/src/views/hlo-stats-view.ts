@@ -5,11 +5,12 @@
 import { LitElement, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import '../charts/echart';
-import { pieOption, topSlices, type PieModel } from '../charts/options';
+import { pieOption } from '../charts/options';
 import type { ChartTheme } from '../charts/theme';
 import '../components/data-table';
 import { dashboardStyles, metricList } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
+import { topSlices, type PieModel } from '../models/chart-models';
 import { isDataTable, tableRows, type DataColumn, type DataRow, type DataTable } from '../table/datatable';
 import { formatNumber } from '../format';
 import type { ToolContext, ToolViewElement } from './contract';

@@ -6,11 +6,12 @@
 import { LitElement, html } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import '../charts/echart';
-import { pieOption, type PieModel } from '../charts/options';
+import { pieOption } from '../charts/options';
 import type { ChartTheme } from '../charts/theme';
 import '../components/data-table';
 import { dashboardStyles, metricList } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
+import type { PieModel } from '../models/chart-models';
 import {
   filterKernels,
   kernelPie,

@@ -25,11 +25,12 @@ from urllib.parse import urlencode
 import numpy as np
 import pandas as pd
 
+from ...common import formats
 from ...preprocessing.preprocess import preprocess
 from ...xspace import schema
 from ...xspace.model import Space
 from ..input_pipeline import breakdown as ia
-from ..ops.attribution import PYTORCH_TRACE, XSPACE, source_format
+from ..ops.attribution import source_format
 from ..ops.op_stats import OpStats, op_stats_of_hosts
 from ..ops.timeline import timeline_op_stats
 
@@ -80,7 +81,7 @@ def advise(hosts: Sequence[tuple], run: str = "", host: str = "") -> Report:
 
     ctx = context_of(hosts, run, host)
     findings: list = []
-    if source_format(hosts) == PYTORCH_TRACE:  # its checks read the PyTorch analyses
+    if source_format(hosts) == formats.PYTORCH:  # its checks read the PyTorch analyses
         from .pytorch import pytorch_checks
 
         findings = pytorch_checks(ctx)
@@ -94,7 +95,7 @@ def advise(hosts: Sequence[tuple], run: str = "", host: str = "") -> Report:
 def context_of(hosts: Sequence[tuple], run: str = "", host: str = "") -> Context:
     """What the checks read, computed once from the (name, Space) hosts."""
     source = source_format(hosts)
-    if source == XSPACE:
+    if source == formats.XSPACE:
         spaces = [preprocess(space) for _, space in hosts]
         stats = op_stats_of_hosts(hosts)
     else:  # Chrome traces: a ProfilerHook's executor ops (PyTorch has none of those)
@@ -105,7 +106,7 @@ def context_of(hosts: Sequence[tuple], run: str = "", host: str = "") -> Context
         spaces=spaces,
         stats=stats,
         details=ia.step_details(stats.steps),
-        framework=PYTORCH if source == PYTORCH_TRACE else framework_of(spaces, stats),
+        framework=PYTORCH if source == formats.PYTORCH else framework_of(spaces, stats),
         run=run,
         host=host,
     )

@@ -31,6 +31,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ...common.formats import PROFILER_HOOK, PYTORCH, XSPACE, format_of
 from ...common.memo import memoized
 from ...kernels import per_name
 from ...kernels.nesting import nest
@@ -54,8 +55,6 @@ RECORD_COLUMNS = (
     "bytes",
 )
 HOST, DEVICE = "Host", "Device"
-# ``Space.source_format`` of the inputs (chrome_trace/ reads the last two).
-XSPACE, PYTORCH_TRACE, PROFILER_HOOK = "xspace", "pytorch", "profiler_hook"
 # XLA's Python tracer names frames "$file.py:12 function" (C functions "$module function");
 # PyTorch's python_function events "file.py(12): function".
 _PYTHON_FRAME = re.compile(r"^\$|^\S+\.py\(\d+\): ")
@@ -72,7 +71,7 @@ def op_records(hosts: Sequence[tuple]) -> pd.DataFrame:
 
 def _op_records(hosts: Sequence[tuple]) -> pd.DataFrame:
     source = source_format(hosts)
-    if source == PYTORCH_TRACE:  # operator calls nested in their scopes (analysis/pytorch)
+    if source == PYTORCH:  # operator calls nested in their scopes (analysis/pytorch)
         from ..pytorch.op_records import pytorch_records
 
         parts = [pytorch_records(space) for _, space in hosts]
@@ -95,7 +94,7 @@ def _op_records(hosts: Sequence[tuple]) -> pd.DataFrame:
 
 def source_format(hosts: Sequence[tuple]) -> str:
     """What the session was read from (a session's hosts share one format)."""
-    return getattr(hosts[0][1], "source_format", XSPACE) if hosts else XSPACE
+    return format_of(hosts[0][1]) if hosts else XSPACE
 
 
 def _xspace_records(hosts: Sequence[tuple]) -> pd.DataFrame:
@@ -118,7 +117,7 @@ def _empty() -> pd.DataFrame:
 
 def has_python_sources(space: Space) -> bool:
     """Cheap test for the code view: HLO protos or Python-tracer events present."""
-    if space.source_format == PYTORCH_TRACE:
+    if space.source_format == PYTORCH:
         from ..pytorch.op_records import has_python_functions
 
         return has_python_functions(space)
