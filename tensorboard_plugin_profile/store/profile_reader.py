@@ -8,7 +8,7 @@ profile file discovery hands out (ProfilerHook timelines, PyTorch traces, a sing
 ``*.json[.gz]``) is a Chrome trace (``chrome_trace/``). Both return a ``Space``.
 
 For the service, ``read_host_profile`` returns an XSpace already preprocessed
-(``analysis.preprocessing``): every tool reads the preprocessed tables, so keeping the decoded
+(``preprocessing``): every tool reads the preprocessed tables, so keeping the decoded
 ones beside them would hold each event twice (docs/cold_path.md, "Memory").
 """
 
