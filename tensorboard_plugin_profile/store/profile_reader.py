@@ -9,7 +9,7 @@ profile file discovery hands out (ProfilerHook timelines, PyTorch traces, a sing
 
 For the service, ``read_host_profile`` returns an XSpace already preprocessed
 (``preprocessing``): every tool reads the preprocessed tables, so keeping the decoded
-ones beside them would hold each event twice (docs/cold_path.md, "Memory").
+ones beside them would hold each event twice (docs/cold_path.md, "Stage by stage").
 """
 
 from __future__ import annotations
