@@ -83,13 +83,13 @@ _PKG = "tensorboard_plugin_profile"
 _STAGES = [
     ("xspace.decode", "_read", "raw walk"),
     ("xspace.decode", "space_from_raw", "tables from raw form"),
-    ("analysis.preprocessing.preprocess", "_mutated", "mutators (per plane)"),
-    ("analysis.preprocessing.grouping", "group_events", "grouping"),
-    ("analysis.preprocessing.preprocess", "_grouped", "group ids, flows, regions (per plane)"),
-    ("analysis.preprocessing.plane_edit", "PlaneEdit.build", "PlaneEdit.build"),
-    ("analysis.preprocessing.derived_lines", "derive", "derived lines"),
-    ("analysis.steps", "step_database", "step database"),
-    ("analysis.op_stats", "analyse_host", "op statistics"),
+    ("preprocessing.preprocess", "_mutated", "mutators (per plane)"),
+    ("preprocessing.grouping", "group_events", "grouping"),
+    ("preprocessing.preprocess", "_grouped", "group ids, flows, regions (per plane)"),
+    ("preprocessing.plane_edit", "PlaneEdit.build", "PlaneEdit.build"),
+    ("preprocessing.derived_lines", "derive", "derived lines"),
+    ("analysis.steps.build", "step_database", "step database"),
+    ("analysis.ops.op_stats", "analyse_host", "op statistics"),
     ("analysis.trace.trace_index", "build_index", "trace index"),
 ]
 

@@ -14,8 +14,8 @@ session). Ratios against the peer are computed row by row from the same run.
 
 Peers run from their own virtualenvs (``bash bench/setup_peers.sh``); ours from the
 interpreter running this script. Record PROFILE with
-``python ../shared/tools/make_large_profile.py OUT --steps 1200`` (a real 74 MB JAX
-profile). Run on a quiet machine: the time of one server doubles beside another job.
+``python bench/make_large_profile.py OUT --steps 1200`` (a real JAX profile,
+~75 MB). Run on a quiet machine: the time of one server doubles beside another job.
 """
 
 from __future__ import annotations

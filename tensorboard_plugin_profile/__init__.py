@@ -2,7 +2,8 @@
 
 The packages follow the pipeline (docs/architecture.md): ``store`` finds and keeps profiles,
 ``xspace`` and ``chrome_trace`` decode them into columns, ``preprocessing`` prepares the
-copy every tool reads, ``analysis`` and ``tools`` compute each tool's data, ``service``
+copy every tool reads, ``analysis`` and ``tools`` compute each tool's data, ``pod``
+merges the hosts of a multi-host session from small per-host summaries, ``service``
 caches and serves it, ``web`` speaks HTTP and the command line, ``capture`` asks running
 profiler servers for new profiles. ``common`` and ``kernels`` serve every stage.
 """

@@ -1,5 +1,5 @@
 // Pages of other origins attack a real server, in real headless Chromium (docs/security.md).
-// Run by tests/web/test_cross_origin.py, which starts the server on an empty logdir and a
+// Run by tests/web/test_frontend.py::test_pages_of_other_origins_cannot_capture_nor_read, which starts the server on an empty logdir and a
 // profiler server that answers every capture (so any capture that gets through writes a
 // session), and afterwards checks the logdir and the profiler's requests:
 //

@@ -73,7 +73,8 @@ def limit_heap_fragmentation() -> None:
     By default glibc raises that threshold (up to 32 MiB) each time such a block is freed, so
     after the first few event columns die, every later column of a few million events comes
     from the heap, whose freed holes stay resident: on a 2.8 M-event profile that kept
-    ~260 MB more resident after preprocessing and the trace index (docs/cold_path.md).
+    ~260 MB more resident after preprocessing and the trace index
+    (bench/history/cold_path_rounds.md, "Memory").
     A fixed threshold also makes ``np.zeros`` of such sizes lazy (fresh zero pages). Linux
     with glibc only; elsewhere a no-op.
     """

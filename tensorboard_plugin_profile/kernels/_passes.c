@@ -16,7 +16,7 @@
  *     boundary i (counts run over the whole array: each group is balanced), else 0.
  * tracker_top(group, kind, start, num_types, out)
  *     the same input; out[i] = upstream's tracked type after boundary i, which keeps
- *     an instant's type on until a later start (see step_sweep.py). The fallback
+ *     an instant's type on until a later start (see analysis/steps/sweep.py). The fallback
  *     gets the same pieces by stretching such instants and running sweep_top.
  * previous_enclosing(run, end, out)
  *     out[i] = the latest j < i with run[j] == run[i] and end[j] >= end[i], else -1.

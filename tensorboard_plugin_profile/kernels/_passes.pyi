@@ -22,7 +22,8 @@ def step_breakdown(
     total: object,
     /,
 ) -> None:
-    """Per step window and type: tracked time inside it, in all, and presence (see step_sweep)."""
+    """Per step window and type: tracked time inside it, in all, and presence
+    (see analysis/steps/sweep.py)."""
 
 def pack_boundaries(
     group: object,

@@ -4,7 +4,7 @@ These passes carry state from one event to the next, which numpy cannot express
 in one vectorised step:
 
 - ``sweep_top``: the highest step-time type still open after each sorted span
-  boundary (``step_sweep``); the fallback runs one cumulative sum per type that
+  boundary (``analysis.steps.sweep``); the fallback runs one cumulative sum per type that
   occurs (a handful), not one over a (boundaries × types) matrix;
 - ``previous_enclosing``: per event, the latest earlier event of its line run that
   ends at or after it (the intra-thread parent of step grouping, ``event_graph``);
@@ -12,7 +12,7 @@ in one vectorised step:
 - ``pack_boundaries``: one sortable int64 key per span boundary (numpy fallback);
 - ``step_breakdown``: the tracker of ``tracker_top`` over packed, sorted boundary keys,
   adding each piece to its step window as it goes (no piece table); compiled only,
-  ``step_sweep`` sums its pieces with numpy otherwise;
+  ``analysis.steps.sweep`` sums its pieces with numpy otherwise;
 - ``first_free_levels``: greedy lanes for trace rows whose events overlap without
   nesting (``trace_index``); the fallback is the same heap loop in Python.
 
@@ -99,7 +99,7 @@ def tracker_top(
 ) -> Optional[np.ndarray]:
     """Upstream's priority tracker after each sorted boundary, compiled only.
 
-    None when the extension is not built (or is switched off): ``step_sweep`` then
+    None when the extension is not built (or is switched off): ``analysis.steps.sweep`` then
     reaches the same pieces with numpy (stretched instants + ``sweep_top``).
     """
     if not _use_compiled(pure_python):
@@ -119,7 +119,7 @@ def pack_boundaries(group, begin, end, kind, num_types: int, pure_python: Option
     """(one int64 sort key per span boundary, layout), or None when they need > 62 bits.
 
     Key = group | time | tail, tail = is_start * num_types + (num_types - 1 - type), so
-    ascending keys are ``step_sweep``'s boundary order; span i's start at 2i, end at
+    ascending keys are ``analysis.steps.sweep``'s boundary order; span i's start at 2i, end at
     2i + 1. Times count from their group's earliest boundary (the bits grow with the
     longest step, not the profile). layout = [num_types, time_bits, tail_bits,
     group_min, groups, earliest time of each group...].
@@ -171,7 +171,7 @@ def pack_boundaries(group, begin, end, kind, num_types: int, pure_python: Option
 def step_breakdown(key, layout, windows, out, pure_python: Optional[bool] = None) -> bool:
     """The tracker over sorted packed boundary keys, summed per step window × type
     into the zeroed int64 outputs ``out`` = (per_type, present, total); ``windows`` =
-    (group, begin, end). Compiled only: False when not run, and ``step_sweep`` then
+    (group, begin, end). Compiled only: False when not run, and ``analysis.steps.sweep`` then
     gets the same sums from its piece table with numpy.
     """
     if not _use_compiled(pure_python):

@@ -56,7 +56,7 @@ def _xspace_file_name(name: str) -> Optional[FileName]:
 
 def _read_listed_xspace(host_file: Any, with_flows: bool = True) -> Space:
     """Preprocessed: every tool reads the preprocessed tables, so keeping the decoded ones
-    beside them would hold each event twice (docs/cold_path.md, "Memory"). Without flows
+    beside them would hold each event twice (docs/cold_path.md, "Stage by stage"). Without flows
     for a copy that is only summarised (``pod/``)."""
     data = host_file.read(FileBytes)  # the decoder gives the file's memory back as it walks it
     return preprocess_decoded(decode_xspace(data, host_file.name), with_flows)

@@ -185,7 +185,8 @@ def open_host_file(host_file: HostFile) -> IO[bytes]:
 
 def read_host_file(host_file: HostFile, read: Callable[[IO[bytes]], Any] = _read_bytes) -> Any:
     """The bytes of a listed host file, never anything outside its logdir; ``read`` takes
-    them from the open file (``xspace.FileBytes`` reads them into memory the decoder frees)."""
+    them from the open file (``xspace.filebytes.FileBytes`` reads them into memory the
+    decoder frees)."""
     with open_host_file(host_file) as f:
         try:
             return read(f)

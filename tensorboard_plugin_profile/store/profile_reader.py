@@ -10,7 +10,7 @@ Chrome trace (``chrome_trace/``). Both return a ``Space``.
 
 For the service, ``read_host_profile`` returns an XSpace already preprocessed
 (``preprocessing``): every tool reads the preprocessed tables, so keeping the decoded ones
-beside them would hold each event twice (docs/cold_path.md, "Memory").
+beside them would hold each event twice (docs/cold_path.md, "Stage by stage").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``tensor_memory``: the memory view of a ProfilerHook timeline (``analysis/timeline_memory``).
+"""``tensor_memory``: the memory view of a ProfilerHook timeline (``analysis/memory/timeline``).
 
 Three DataTables: per allocator (peak of live tensor bytes, when, how many tensors were
 live, the allocator counter's own peak), the tensors live at each peak (largest first),

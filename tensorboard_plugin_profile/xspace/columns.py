@@ -1,6 +1,6 @@
 """Compact event columns: string codes instead of Python objects per row.
 
-Shared by the decoder and by ``analysis.preprocessing.plane_edit`` (which rebuilds the same
+Shared by the decoder and by ``preprocessing.plane_edit`` (which rebuilds the same
 columns after an edit), so both give the same dtypes:
 
 - the long stats tables' ``str_value`` is a categorical: its codes are ids into

@@ -129,7 +129,7 @@ class Space:
     warnings: list
     time_base_ns: int = 0
     nbytes: int = 0
-    # Filled by analysis.preprocessing.preprocess: step group id -> name ("train 3"), and
+    # Filled by preprocessing.preprocess: step group id -> name ("train 3"), and
     # group id -> ids of the groups nested in it.
     group_names: dict = dataclasses.field(default_factory=dict)
     group_children: dict = dataclasses.field(default_factory=dict)

@@ -128,7 +128,7 @@ SPANS = st.lists(  # (group, begin, duration, type): one line, nested and overla
 @settings(max_examples=500, deadline=None)
 @given(SPANS)
 # An instant at the covering span's end would leave its type on (upstream's quirk,
-# step_sweep.py) until the next start of that type or higher: it is kept.
+# analysis/steps/sweep.py) until the next start of that type or higher: it is kept.
 @example([(0, 0, 10, 5), (0, 10, 0, 5), (0, 12, 8, 1)])
 @example([(0, 0, 5, 5), (0, 5, 10, 5), (0, 5, 0, 5), (0, 12, 8, 1)])  # ... at its begin
 @example([(0, 0, 10, 5), (0, 0, 10, 5), (0, 4, 0, 5), (0, 4, 0, 7), (0, 12, 8, 1)])

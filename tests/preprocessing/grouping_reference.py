@@ -1,7 +1,7 @@
 """Test oracle: the previous per-node step grouping (``GroupTfEvents``, docs/conversion.md §3.4).
 
 Kept verbatim (imports aside) so test_grouping_equivalence can check that the
-vectorised ``analysis.preprocessing.grouping`` gives the same groups, names and eager flags.
+vectorised ``preprocessing.grouping`` gives the same groups, names and eager flags.
 Not used by the package.
 
 

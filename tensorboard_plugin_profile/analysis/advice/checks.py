@@ -2,7 +2,7 @@
 
 Thresholds are the ones the overview's bottleneck analysis uses where it has one
 (input ≥ 5 % moderate, ≥ 20 % high); the others are stated next to each check.
-Op and kernel checks live in ``advice_ops``.
+Op and kernel checks live in ``op_checks``.
 """
 
 from __future__ import annotations

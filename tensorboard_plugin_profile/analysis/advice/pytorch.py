@@ -3,7 +3,7 @@
 They read what the PyTorch pages show, so a finding's numbers are the ones its link
 opens: the step breakdown and GPU utilization of the Overview (``overview``), the
 Kernel view (``kernels``) and the operator calls behind the op-type view. Check ids,
-thresholds and wording are the XSpace checks' (``advice_checks``, ``advice_ops``), so a
+thresholds and wording are the XSpace checks' (``checks``, ``op_checks``), so a
 script reading ``tbprof advise --format json`` treats both the same:
 
 - ``device_utilization``: per GPU, the share of the steps' span in which a kernel ran

@@ -7,7 +7,7 @@ One row per distinct op (not per event), from whatever the profile records:
   is the op name split at ``/`` (tf.data iterators at ``::``);
 - XLA ops (events carrying ``hlo_op``/``program_id``: JAX on any device, TF with
   XLA): grouped by (program, instruction) and joined with the instruction's
-  ``OpMetadata`` (``hlo_metadata``): the framework op name is the scope path,
+  ``OpMetadata`` (``hlo.metadata``): the framework op name is the scope path,
   its source stack the call sites;
 - Python-tracer events on a host thread (``$file.py:12 f``) nest the ops that
   thread ran, which gives those ops a call stack too.

@@ -1,6 +1,6 @@
 """Op records of a PyTorch trace: operator calls with their scope path and Python stack.
 
-The op-type, scope and code views read one table of op records (``analysis/attribution``).
+The op-type, scope and code views read one table of op records (``analysis/ops/attribution``).
 For PyTorch it comes from the operator calls of the Operator view (``operator_nodes``), so
 per operator name the numbers are the Operator view's: calls, host self time, device self
 time (the kernels, memcpys and memsets the call launched).

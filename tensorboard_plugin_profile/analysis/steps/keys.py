@@ -1,9 +1,9 @@
 """A host plane's step markers and packed span keys in one compiled pass (``_step_keys.c``).
 
-``step_events.host_step_events`` with numpy selects marker and work rows with masks,
-gathers four span columns and ``step_sweep`` packs their boundaries into sort keys:
+``events.host_step_events`` with numpy selects marker and work rows with masks,
+gathers four span columns and ``sweep`` packs their boundaries into sort keys:
 about ten whole-length temporaries. Compiled, one walk over the event columns in
-memory order does all of it with the per-name tables of ``step_events`` and leaves
+memory order does all of it with the per-name tables of ``events`` and leaves
 out spans that a span of the same step and type covers (they change no sum of the
 step breakdown, see ``_step_keys.c``), so the sort and the tracker see fewer keys.
 Without the extension (or with ``TBPROF_PURE_PYTHON_PASSES=1``) callers use the numpy
@@ -34,7 +34,7 @@ from ...xspace.model import Plane
 _step_keys: Optional[ModuleType]
 try:
     from . import _step_keys
-except ImportError:  # built without a C compiler: step_events' numpy path is used
+except ImportError:  # built without a C compiler: the numpy path of events.py is used
     _step_keys = None
 
 MARKER = -1  # span_type value: a step marker by name
@@ -72,7 +72,7 @@ def host_step_keys(
     skip_rows: Optional[np.ndarray] = None,
 ) -> Optional[tuple]:
     """(marker rows, PackedSpans) of a host plane, or None where the numpy path must
-    decide (spans that do not pack: ``step_sweep`` then cuts pieces instead).
+    decide (spans that do not pack: ``sweep`` then cuts pieces instead).
 
     ``span_type`` / ``stage_type``: int8 per distinct name of ``per_name.distinct_native``
     (``name_codes`` are its codes) plus one for a missing name: a type, ``MARKER``
