@@ -2,7 +2,9 @@
 
 URL space (docs/http_api.md, "Standalone server"): every route under ``/data/plugin/profile/`` and
 also at the root; the page at ``/``; a client-side path under the prefix
-(no ``.`` in its last segment) also gets the page, so reloads work.
+(no ``.`` in its last segment) also gets the page, so reloads work. With an
+``access_token`` (the live page) every route needs it (``access_token.py``); the
+page and its static files do not.
 
 Usage::
 
@@ -20,12 +22,14 @@ from werkzeug.serving import run_simple
 
 from ..service import ProfileService
 from ..store.cache_config import CacheConfig, add_flags
+from . import access_token as access
 from . import http_api
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8791
 DEFAULT_HOST = "127.0.0.1"
+_STATIC_ROUTES = ("/index.js", "/index.html")  # the page's code: no data, no token
 
 
 class StandaloneApp:
@@ -38,10 +42,17 @@ class StandaloneApp:
         service: Optional[Any] = None,
         live: Optional[dict] = None,
         config: Optional[CacheConfig] = None,
+        capture_manager: Optional[Any] = None,
+        access_token: Optional[str] = None,
     ):
         self.service = service or ProfileService(logdir, config=config)
-        routes = http_api.Routes(self.service, hide_capture=hide_capture, live=live)
+        routes = http_api.Routes(
+            self.service, hide_capture=hide_capture, capture_manager=capture_manager, live=live
+        )
         self.routes = routes.table()
+        if access_token:
+            for path in set(self.routes) - set(_STATIC_ROUTES):
+                self.routes[path] = access.gated(self.routes[path], access_token)
 
     def __call__(self, environ: dict, start_response: Any) -> Any:
         request = Request(environ)
