@@ -65,6 +65,15 @@ describe('ProfileApi', () => {
     expect(await api.hosts('r1', 'trace_viewer@')).toEqual(['ALL_HOSTS', 'h1', 'h2']);
     expect(calls[1]).toBe('/p/hosts?run=r1&tag=trace_viewer%40');
   });
+  it('sends a live page\'s token with every request and in download links', async () => {
+    const { calls, impl } = fakeFetch({ '/p/runs': [200, '["r1"]'] });
+    const api = new ProfileApi('/p/', impl, 'tok_en-1');
+    await api.runs();
+    expect(calls[0]).toBe('/p/runs?token=tok_en-1');
+    expect(api.csvUrl('r1', 'framework_op_stats', 'h1')).toBe(
+      '/p/data_csv?run=r1&tag=framework_op_stats&host=h1&token=tok_en-1',
+    );
+  });
   it('throws ApiError with the server message', async () => {
     const { impl } = fakeFetch({ '/p/data': [404, '{"error":{"code":"NOT_FOUND","message":"no run x"}}'] });
     const api = new ProfileApi('/p/', impl);

@@ -9,6 +9,8 @@
  *   const runs = await api.runs();
  */
 
+import { TOKEN_PARAM } from './access-token';
+
 export const PLUGIN_PATH = '/data/plugin/profile/';
 
 export interface HostEntry {
@@ -156,13 +158,15 @@ function clip(text: string): string {
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
 export class ProfileApi {
+  /** `token`: the live page's access token (access-token.ts), sent with every request. */
   constructor(
     readonly base: string,
     private readonly fetchImpl: FetchLike = (input, init) => fetch(input, init),
+    private readonly token?: string,
   ) {}
 
   url(route: string, params: QueryParams = {}): string {
-    return routeUrl(this.base, route, params);
+    return routeUrl(this.base, route, this.token ? { ...params, [TOKEN_PARAM]: this.token } : params);
   }
 
   async getText(route: string, params: QueryParams = {}, signal?: AbortSignal): Promise<string> {
