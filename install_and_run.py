@@ -37,11 +37,14 @@ TEST_PACKAGES = [
     "mypy>=1.8",
     "grpcio-tools>=1.48",
     "jax[cpu]",
+    "distributed",  # the pod tests run a real Dask scheduler and workers
 ]
 CHROMIUM = "/usr/bin/chromium"
 # The oldest runtime we claim: Python 3.9 with protobuf 4.21 (what old TensorFlow pins).
 OLDEST_VENV = os.path.join(ROOT, ".venv-oldest")
-OLDEST_PACKAGES = ["protobuf==4.21.12", "pytest>=7", "hypothesis>=6", "grpcio-tools<1.63"]
+OLDEST_PACKAGES = [
+    "protobuf==4.21.12", "pytest>=7", "hypothesis>=6", "grpcio-tools<1.63", "distributed",
+]  # fmt: skip
 # mypy is checked on the main interpreter only (mypy 2 cannot run on or target 3.9).
 OLDEST_SKIPPED_TESTS = [
     "tests/web/test_frontend.py",

@@ -94,6 +94,8 @@ setup(
         "gviz-api>=1.10",
     ],
     extras_require={
+        # Per-host work of pod sessions on a Dask cluster (--dask_scheduler, docs/pod_scale.md).
+        "dask": ["distributed>=2022.2"],
         "test": [
             "pytest>=7",
             "hypothesis>=6",
@@ -101,6 +103,7 @@ setup(
             "mypy>=1.8",
             "grpcio-tools>=1.48",
             "jax[cpu]",
+            "distributed>=2022.2",
         ],
     },
     entry_points={

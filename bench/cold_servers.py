@@ -53,16 +53,22 @@ def free_port() -> int:
 
 
 def _tree(pid: int) -> list:
-    """A process and its children, from /proc."""
+    """A process and its children, from /proc (children of every thread: a server's
+    request threads start the worker processes)."""
     found, pending = [], [pid]
     while pending:
         current = pending.pop()
         found.append(current)
         try:
-            with open(f"/proc/{current}/task/{current}/children") as f:
-                pending.extend(int(c) for c in f.read().split())
-        except (FileNotFoundError, ProcessLookupError, ValueError):
+            threads = os.listdir(f"/proc/{current}/task")
+        except (FileNotFoundError, ProcessLookupError):
             continue
+        for thread in threads:
+            try:
+                with open(f"/proc/{current}/task/{thread}/children") as f:
+                    pending.extend(int(c) for c in f.read().split())
+            except (FileNotFoundError, ProcessLookupError, ValueError):
+                continue
     return found
 
 

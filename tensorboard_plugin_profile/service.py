@@ -32,11 +32,13 @@ from .common.errors import InvalidArgument, NotApplicable, NotFound
 from .common.params import int_param
 from .common.progress import ProgressTracker
 from .kernels import blockpool
+from .pod.host_map import HostMap
 from .store.cache import ByteBudgetCache
 from .store.cache_config import DEFAULT_MEMORY_BYTES, CacheConfig
 from .store.disk_cache import DiskCache, code_fingerprint
 from .store.host_pool import HostPool
 from .store.logdir import LogDir, Session
+from .store.profile_reader import XPLANE_SUFFIXES
 from .store.space_store import SpaceStore
 from .tools import ALL_HOSTS, ToolOutput
 from .tools.datatable import to_csv
@@ -78,7 +80,10 @@ class ProfileService:
         self.disk = DiskCache(config.disk_dir, config.disk_bytes) if config.disk_dir else None
         if self.disk is not None and not self.disk.usable():
             self.disk = None  # a folder the cache did not make (docs/cache.md): stay off
-        self.spaces = SpaceStore(self.cache, self.disk, HostPool())
+        self.spaces = SpaceStore(self.cache, self.disk, HostPool(config.workers))
+        self.host_map = HostMap(
+            self.spaces, self.cache, self.disk, self.spaces.pool, _cluster(config)
+        )
         self.progress = ProgressTracker()
 
     def close(self) -> None:
@@ -87,6 +92,8 @@ class ProfileService:
             self.disk.flush()
         if self.spaces.pool is not None:
             self.spaces.pool.shutdown()
+        if self.host_map.cluster is not None:
+            self.host_map.cluster.shutdown()
 
     # --- discovery ---------------------------------------------------------
     def runs(self) -> list:
@@ -157,6 +164,8 @@ class ProfileService:
         return self._cached_result(key, lambda: self._convert(run, tool, selected, relevant))
 
     def _convert(self, run: str, tool: Any, selected: list, params: dict) -> Any:
+        if tool.from_summaries and len(selected) > 1 and _all_xspace(selected):
+            return self._reduce(run, tool, selected, params)
         with self.progress.task(run, tool.name) as task, self._computing(), blockpool.reusing():
             need = self.spaces.estimate(selected)
             with self.cache.reservation(need, on_wait=task.stage):
@@ -177,6 +186,25 @@ class ProfileService:
                 (time.perf_counter() - started) * 1e3,
             )
             return _to_result(output)  # serialised once; warm requests send the bytes
+
+    def _reduce(self, run: str, tool: Any, selected: list, params: dict) -> Any:
+        """Several XSpace hosts: each host's summary (the pod map), merged by the tool."""
+        with self.progress.task(run, tool.name) as task, self._computing():
+            summaries = self.host_map.summaries(selected, task.stage)
+            task.stage("merging hosts")
+            started = time.perf_counter()
+            try:
+                output = tool.reduce([(f.host, s) for f, s in zip(selected, summaries)], params)
+            except NotApplicable as e:
+                return e
+            logger.info(
+                "%s on %s (%d hosts, merged): %.0f ms",
+                tool.name,
+                run,
+                len(selected),
+                (time.perf_counter() - started) * 1e3,
+            )
+            return _to_result(output)
 
     def _computing(self) -> Any:
         """While a tool computes, the disk cache holds back its background stores."""
@@ -247,6 +275,19 @@ class ProfileService:
                 f"{', '.join(session.hosts())}."
             )
         return list(session.host_files)
+
+
+def _all_xspace(host_files: list) -> bool:
+    return all(f.path.endswith(XPLANE_SUFFIXES) for f in host_files)
+
+
+def _cluster(config: CacheConfig) -> Any:
+    """The Dask cluster per-host work runs on, when the server was given one."""
+    if not config.dask_scheduler:
+        return None
+    from .pod.dask_pool import DaskPool
+
+    return DaskPool(config.dask_scheduler)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,6 +26,7 @@ STAGES = [
     {"store", "capture"},
     {"analysis"},
     {"tools"},
+    {"pod"},
     {"service"},
     {"web"},
     {"__main__"},

@@ -25,11 +25,12 @@ export function e2eTarget() {
   return { base, pluginBase: new URL('data/plugin/profile/', base), artifacts };
 }
 
-export function launchChromium() {
+/** Headless Chromium; `extraArgs` adds switches (e.g. `--host-resolver-rules=...`). */
+export function launchChromium(extraArgs = []) {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-quic'],
+      '--disable-sync', '--no-first-run', '--disable-quic', ...extraArgs],
   });
 }
 

@@ -560,14 +560,21 @@ async function emptyLogdir() {
   return `diagnosis of ${diagnosis.logdir}: ${diagnosis.sessions} sessions, ${diagnosis.skipped.length} skipped`;
 }
 
-/** The dialog follows an async job; the server's replies are stubbed (no profiler server here). */
+/**
+ * The dialog follows an async job; the capture's replies are stubbed (no profiler server here), but
+ * the page must ask for it as the real server requires: a POST with the token from capture_token.
+ */
 async function captureProgress() {
   const config = await api('config');
   if (config.hideCaptureProfileButton) return 'capture hidden on this server';
   const runs = await api('runs');
+  const { token } = await api('capture_token');
   let polls = 0;
-  await page.route('**/capture_profile?*', (route) => {
-    check(new URL(route.request().url()).searchParams.get('async') === '1', 'capture was not asked with async=1');
+  await page.route('**/capture_profile', (route) => {
+    const request = route.request();
+    check(request.method() === 'POST', `capture was asked with ${request.method()}, not POST`);
+    check(new URLSearchParams(request.postData() ?? '').get('async') === '1', 'capture was not asked with async=1');
+    check(request.headers()['x-tbprof-token'] === token, "capture was asked without the server's token");
     return route.fulfill({ json: { job: 'job-1' } });
   });
   await page.route('**/capture_status?*', (route) => {
@@ -616,7 +623,7 @@ async function captureProgress() {
     check(!/refresh/i.test(done) && /selected/.test(done), `after the capture the dialog says "${done}"`);
     await page.waitForFunction((r) => new URLSearchParams(location.search).get('run') === r, runs[runs.length - 1], { timeout: TIMEOUT_MS });
   } finally {
-    await page.unroute('**/capture_profile?*');
+    await page.unroute('**/capture_profile');
     await page.unroute('**/capture_status?*');
   }
   return `countdown, phase and the captured session selected after ${polls} polls`;

@@ -118,6 +118,8 @@ function api(route, q, res) {
       if (!table?.cols) return send(res, 500, "Data format not suitable for CSV (missing 'cols')", 'text/plain');
       return send(res, 200, csv(table), 'text/csv', { 'Content-Disposition': `attachment; filename="${tag}_${run.replace(/[^A-Za-z0-9_-]/g, '_')}.csv"` });
     }
+    case 'capture_token':
+      return json(res, { token: 'mock-token' });
     case 'capture_profile': {
       const wait = Number(q.get('duration') ?? 1000) + Number(q.get('delay') ?? 0);
       setTimeout(() => {
@@ -139,8 +141,13 @@ function serveStatic(name, res) {
 }
 
 createServer((req, res) => {
-  const url = new URL(req.url, 'http://localhost');
-  let path = url.pathname.replace(/^\/tb(?=\/data\/plugin\/profile)/, '');
-  path = path.startsWith('/data/plugin/profile/') ? path.slice('/data/plugin/profile/'.length) : path.slice(1);
-  if (api(path, url.searchParams, res) === false) serveStatic(path, res);
+  let body = '';
+  req.on('data', (chunk) => (body += chunk));
+  req.on('end', () => {
+    const url = new URL(req.url, 'http://localhost');
+    for (const [key, value] of new URLSearchParams(body)) url.searchParams.set(key, value); // a POSTed form
+    let path = url.pathname.replace(/^\/tb(?=\/data\/plugin\/profile)/, '');
+    path = path.startsWith('/data/plugin/profile/') ? path.slice('/data/plugin/profile/'.length) : path.slice(1);
+    if (api(path, url.searchParams, res) === false) serveStatic(path, res);
+  });
 }).listen(port, '127.0.0.1', () => console.log(`mock profile server on http://127.0.0.1:${port}/`));

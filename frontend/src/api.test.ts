@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, ProfileApi, apiBaseFromPath, parseErrorBody, progressLine, routeUrl } from './api';
+import { ApiError, ProfileApi, TOKEN_HEADER, apiBaseFromPath, parseErrorBody, progressLine, routeUrl } from './api';
 
 describe('apiBaseFromPath', () => {
   it('keeps any path prefix before the plugin path', () => {
@@ -45,13 +45,15 @@ describe('parseErrorBody', () => {
 
 function fakeFetch(routes: Record<string, [number, string]>) {
   const calls: string[] = [];
-  const impl = async (url: string) => {
+  const inits: RequestInit[] = [];
+  const impl = async (url: string, init?: RequestInit) => {
     calls.push(url);
+    inits.push(init ?? {});
     const path = url.split('?')[0];
     const [status, body] = routes[path] ?? [404, 'Not Found'];
     return new Response(body, { status });
   };
-  return { calls, impl };
+  return { calls, inits, impl };
 }
 
 describe('ProfileApi', () => {
@@ -80,8 +82,38 @@ describe('ProfileApi', () => {
     await expect(api.toolData('x', 'overview_page', '')).rejects.toMatchObject({ code: 'NOT_FOUND', status: 404 });
   });
   it('folds capture failures into {error}', async () => {
-    const { impl } = fakeFetch({ '/p/capture_profile': [500, '{"error": "UNAVAILABLE"}'] });
+    const { impl } = fakeFetch({ '/p/capture_token': [200, '{"token": "t"}'], '/p/capture_profile': [500, '{"error": "UNAVAILABLE"}'] });
     expect(await new ProfileApi('/p/', impl).capture({})).toEqual({ error: 'UNAVAILABLE' });
+  });
+  it('POSTs a capture as a form, with the token the server gave in its header', async () => {
+    const { calls, inits, impl } = fakeFetch({
+      '/p/capture_token': [200, '{"token": "s3cret"}'],
+      '/p/capture_profile': [200, '{"job": "7"}'],
+    });
+    const reply = await new ProfileApi('/p/', impl).captureAsync({ service_addr: 'h:1', duration: 500, worker_list: undefined });
+    expect(reply).toEqual({ job: '7' });
+    expect(calls).toEqual(['/p/capture_token', '/p/capture_profile']);
+    expect(inits[0].method).toBeUndefined();
+    expect(inits[1].method).toBe('POST');
+    expect((inits[1].headers as Record<string, string>)[TOKEN_HEADER]).toBe('s3cret');
+    expect(String(inits[1].body)).toBe('service_addr=h%3A1&duration=500&async=1');
+  });
+  it("POSTs a live page's capture with both tokens: the access token in the URLs, the capture token in its header", async () => {
+    const { calls, inits, impl } = fakeFetch({
+      '/p/capture_token': [200, '{"token": "s3cret"}'],
+      '/p/capture_profile': [200, '{"job": "7"}'],
+    });
+    const reply = await new ProfileApi('/p/', impl, 'tok_en-1').captureAsync({ service_addr: 'this-process', duration: 500 });
+    expect(reply).toEqual({ job: '7' });
+    expect(calls).toEqual(['/p/capture_token?token=tok_en-1', '/p/capture_profile?token=tok_en-1']);
+    expect(inits[1].method).toBe('POST');
+    expect((inits[1].headers as Record<string, string>)[TOKEN_HEADER]).toBe('s3cret');
+    expect(String(inits[1].body)).toBe('service_addr=this-process&duration=500&async=1');
+  });
+  it('shows the refusal of a capture without a valid token', async () => {
+    const refusal = '{"error": {"code": "FORBIDDEN", "message": "A capture needs this server\'s token"}}';
+    const { impl } = fakeFetch({ '/p/capture_token': [200, '{"token": "old"}'], '/p/capture_profile': [403, refusal] });
+    expect(await new ProfileApi('/p/', impl).captureAsync({})).toEqual({ error: "A capture needs this server's token" });
   });
   it('reports network failures as ApiError', async () => {
     const api = new ProfileApi('/p/', async () => {

@@ -7,11 +7,20 @@
  *
  *   const api = new ProfileApi(apiBaseFromPath(location.pathname));
  *   const runs = await api.runs();
+ *
+ * Every route is a GET except `capture_profile`: a capture is a POST carrying the server's token
+ * (read from `capture_token`, which only a page of the server's own origin can read) in the
+ * `X-TBProf-Token` header, so that pages of other sites cannot start one (docs/security.md).
+ *
+ * A live page's access token (access-token.ts), when given, goes into the query string of every
+ * request, `capture_token` and the capture's POST included: the live server wants both tokens.
  */
 
 import { TOKEN_PARAM } from './access-token';
 
 export const PLUGIN_PATH = '/data/plugin/profile/';
+/** The header `capture_profile` requires, holding the token `capture_token` answers. */
+export const TOKEN_HEADER = 'X-TBProf-Token';
 
 export interface HostEntry {
   hostname: string;
@@ -110,13 +119,18 @@ export function apiBaseFromPath(pathname: string): string {
   return PLUGIN_PATH;
 }
 
-/** `base + route + ?query`, skipping undefined values. */
-export function routeUrl(base: string, route: string, params: QueryParams = {}): string {
+/** The parameters that are set, form-encoded (undefined values are skipped). */
+export function formParams(params: QueryParams): URLSearchParams {
   const query = new URLSearchParams();
   for (const [key, value] of Object.entries(params)) {
     if (value !== undefined) query.set(key, String(value));
   }
-  const text = query.toString();
+  return query;
+}
+
+/** `base + route + ?query`, skipping undefined values. */
+export function routeUrl(base: string, route: string, params: QueryParams = {}): string {
+  const text = formParams(params).toString();
   return base + route + (text ? '?' + text : '');
 }
 
@@ -175,7 +189,17 @@ export class ProfileApi {
   }
 
   async getJson<T>(route: string, params: QueryParams = {}, signal?: AbortSignal): Promise<T> {
-    const response = await this.request(route, params, signal);
+    return this.readJson<T>(route, await this.request(route, params, signal));
+  }
+
+  /** POSTs `params` as a form to a route that changes something, with the server's token. */
+  async postJson<T>(route: string, params: QueryParams = {}, signal?: AbortSignal): Promise<T> {
+    const { token } = await this.getJson<{ token?: unknown }>('capture_token', {}, signal);
+    const init = { method: 'POST', body: formParams(params), headers: { [TOKEN_HEADER]: String(token ?? '') } };
+    return this.readJson<T>(route, await this.request(route, {}, signal, init));
+  }
+
+  private async readJson<T>(route: string, response: Response): Promise<T> {
     const text = await response.text();
     try {
       return JSON.parse(text) as T;
@@ -235,7 +259,7 @@ export class ProfileApi {
    */
   async captureAsync(params: QueryParams, signal?: AbortSignal): Promise<CaptureReply & { job?: string }> {
     try {
-      return await this.getJson<CaptureReply & { job?: string }>('capture_profile', { ...params, async: 1 }, signal);
+      return await this.postJson<CaptureReply & { job?: string }>('capture_profile', { ...params, async: 1 }, signal);
     } catch (error) {
       if (error instanceof ApiError) return { error: error.message };
       throw error;
@@ -249,17 +273,17 @@ export class ProfileApi {
   /** Capture answers 200 with `{result}` or `{error}`; a non-2xx reply is folded into `{error}`. */
   async capture(params: QueryParams, signal?: AbortSignal): Promise<CaptureReply> {
     try {
-      return await this.getJson<CaptureReply>('capture_profile', params, signal);
+      return await this.postJson<CaptureReply>('capture_profile', params, signal);
     } catch (error) {
       if (error instanceof ApiError) return { error: error.message };
       throw error;
     }
   }
 
-  private async request(route: string, params: QueryParams, signal?: AbortSignal): Promise<Response> {
+  private async request(route: string, params: QueryParams, signal?: AbortSignal, init: RequestInit = {}): Promise<Response> {
     let response: Response;
     try {
-      response = await this.fetchImpl(this.url(route, params), { signal, credentials: 'same-origin' });
+      response = await this.fetchImpl(this.url(route, params), { ...init, signal, credentials: 'same-origin' });
     } catch (error) {
       if (error instanceof DOMException && error.name === 'AbortError') throw error;
       throw new ApiError(0, 'NETWORK_ERROR', `Could not reach the server (${route}).`);

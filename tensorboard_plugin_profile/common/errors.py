@@ -1,7 +1,7 @@
 """Typed errors with a message that is safe to show to a user.
 
 Every layer raises these; the HTTP layer maps them to a status code in one
-place (``http_util.error_response``). Anything else that escapes is a bug: it
+place (``web/http_api._error_response``). Anything else that escapes is a bug: it
 becomes an opaque 500 and a log line, never its ``str()`` in a page.
 """
 
@@ -38,6 +38,19 @@ class PermissionDenied(ProfileError):
 
     http_status = 403
     code = "PERMISSION_DENIED"
+
+
+class Forbidden(ProfileError):
+    """A request that could come from another site's page is refused (no token, cross-site)."""
+
+    http_status = 403
+    code = "FORBIDDEN"
+
+
+class HostNotAllowed(Forbidden):
+    """The request names a host this server does not answer for (DNS rebinding)."""
+
+    code = "HOST_NOT_ALLOWED"
 
 
 class NotApplicable(ProfileError):

@@ -61,24 +61,29 @@ def preprocess(space: Space) -> Space:
     return memoized([space], "preprocess", lambda: _preprocess(space))
 
 
-def preprocess_decoded(space: Space) -> Space:
+def preprocess_decoded(space: Space, with_flows: bool = True) -> Space:
     """The preprocessed copy of a freshly decoded space that nothing else holds.
 
     Not memoised: the service keeps only this copy, and every tool reads it; ``preprocess``
     of it is itself. ``space`` is consumed: each plane's decoded columns are dropped while
     its edited copy is built (``PlaneEdit(consume=True)``), so the two never coexist whole.
+    ``with_flows=False`` leaves out step 3, which only the trace viewer reads: for a copy
+    that is summarised and dropped (``analysis/host_summary.py``), never kept or shown.
     """
-    return space if space.preprocessed else _preprocess(space, consume=True)
+    return space if space.preprocessed else _preprocess(space, True, with_flows)
 
 
-def _preprocess(space: Space, consume: bool = False) -> Space:
+def _preprocess(space: Space, consume: bool = False, with_flows: bool = True) -> Space:
     if is_grouped(space):
         return dataclasses.replace(space, preprocessed=True, group_names=_step_names(space))
     planes = [_mutated(p, consume) for p in space.planes]
     stage = dataclasses.replace(space, planes=planes)
     result = grouping.group_events(stage)
     host_id = flows.host_fingerprint(space.hostnames)
-    planes = [_grouped(i, p, result, host_id, consume) for i, p in enumerate(planes)]
+    planes = [
+        _grouped(i, p, result, host_id if with_flows else None, consume)
+        for i, p in enumerate(planes)
+    ]
     planes = derived_lines.derive(planes, result.group_names)
     return dataclasses.replace(
         space,
@@ -95,7 +100,9 @@ def _mutated(plane, consume: bool = False):
     return edit.build()
 
 
-def _grouped(index: int, plane, result: grouping.Grouping, host_id: int, consume: bool = False):
+def _grouped(index: int, plane, result: grouping.Grouping, host_id, consume: bool = False):
+    """The plane with its groups, step names, eager flags, flows (unless ``host_id`` is
+    None) and threadpool regions."""
     edit = PlaneEdit(plane, consume)
     edit.set_groups(result.group_ids[index])  # the events' column, no stats rows
     step_names = result.step_names[index]
@@ -103,7 +110,8 @@ def _grouped(index: int, plane, result: grouping.Grouping, host_id: int, consume
         edit.set_stat(list(step_names), schema.STEP_NAME, list(step_names.values()), KIND_STR)
     eager_rows, eager_flags = result.is_eager[index]
     edit.set_stat(eager_rows, schema.IS_EAGER, eager_flags, KIND_INT64)
-    flows.add_flows(edit, host_id, is_host_plane=not schema.is_device_plane(plane.name))
+    if host_id is not None:
+        flows.add_flows(edit, host_id, is_host_plane=not schema.is_device_plane(plane.name))
     mutators.add_threadpool_regions(edit)
     return edit.build()
 

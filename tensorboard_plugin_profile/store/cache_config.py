@@ -1,4 +1,5 @@
-"""Cache settings, from flags and environment variables: one definition for every entry point.
+"""Cache and worker settings, from flags and environment variables: one definition for
+every entry point.
 
 ``tbprof serve``, ``tbprof convert``, the standalone server and the TensorBoard
 plugin all accept the same flags (``add_flags``) and fall back to the same
@@ -13,6 +14,10 @@ flag                        environment                 meaning
 ``--disk_cache_bytes SIZE`` ``TBPROF_DISK_CACHE_BYTES`` disk cache cap (default 10G)
 (no flag)                   ``TBPROF_ADMISSION_TIMEOUT_S`` refuse (503) a request that waited
                                                         this long for memory with no progress
+``--workers N``             ``TBPROF_WORKERS``          worker processes for per-host work
+                                                        (default: the cores, at most 8)
+``--dask_scheduler ADDR``   ``TBPROF_DASK_SCHEDULER``   run per-host work on this Dask
+                                                        cluster (docs/pod_scale.md)
 ==========================  ==========================  =================================
 
 SIZE is a number of bytes with an optional K, M, G or T suffix (powers of 1024).
@@ -55,6 +60,8 @@ class CacheConfig:
     disk_dir: Optional[str] = None  # None: no disk cache
     disk_bytes: int = DEFAULT_MAX_BYTES
     admission_timeout_s: float = DEFAULT_ADMISSION_TIMEOUT_S
+    workers: Optional[int] = None  # None: the cores, at most 8
+    dask_scheduler: Optional[str] = None  # a Dask scheduler address, or None
 
     @classmethod
     def from_flags(cls, flags: Any = None) -> CacheConfig:
@@ -72,11 +79,15 @@ class CacheConfig:
         cache_dir = flag("cache_dir") or default_cache_dir()
         memory = flag("cache_bytes") or os.environ.get("TBPROF_CACHE_BYTES")
         disk = flag("disk_cache_bytes") or os.environ.get("TBPROF_DISK_CACHE_BYTES")
+        workers = flag("workers") or os.environ.get("TBPROF_WORKERS")
+        dask = flag("dask_scheduler") or os.environ.get("TBPROF_DASK_SCHEDULER")
         return cls(
             memory_bytes=parse_size(memory, "--cache_bytes") if memory else DEFAULT_MEMORY_BYTES,
             disk_dir=None if no_cache else os.path.abspath(os.path.expanduser(cache_dir)),
             disk_bytes=parse_size(disk, "--disk_cache_bytes") if disk else DEFAULT_MAX_BYTES,
             admission_timeout_s=_seconds(os.environ.get("TBPROF_ADMISSION_TIMEOUT_S")),
+            workers=_workers(workers) if workers else None,
+            dask_scheduler=dask or None,
         )
 
 
@@ -91,6 +102,16 @@ def _seconds(text: Optional[str]) -> float:
         ) from None
 
 
+def _workers(text: Any) -> int:
+    try:
+        workers = int(text)
+    except ValueError:
+        workers = 0
+    if not 1 <= workers <= 256:
+        raise InvalidArgument(f"--workers must be a whole number from 1 to 256, not {text!r}.")
+    return workers
+
+
 def add_flags(parser: Any) -> None:
     """Adds the cache flags to an argparse parser or group (skips ones already defined)."""
     flags = (
@@ -101,6 +122,18 @@ def add_flags(parser: Any) -> None:
             dict(metavar="SIZE", help="memory budget for profiles and results, e.g. 4G"),
         ),
         ("--disk_cache_bytes", dict(metavar="SIZE", help="disk cache size cap, e.g. 10G")),
+        (
+            "--workers",
+            dict(metavar="N", help="worker processes for per-host work (env TBPROF_WORKERS)"),
+        ),
+        (
+            "--dask_scheduler",
+            dict(
+                metavar="ADDRESS",
+                help="run per-host work on this Dask cluster, e.g. tcp://10.0.0.5:8786 "
+                "(env TBPROF_DASK_SCHEDULER; pip install 'tensorboard-plugin-profile[dask]')",
+            ),
+        ),
     )
     for name, options in flags:
         try:

@@ -32,11 +32,12 @@ def read_profile(path: str) -> Space:
     return read_chrome_trace(path)
 
 
-def read_host_profile(host_file: Any) -> Space:
+def read_host_profile(host_file: Any, with_flows: bool = True) -> Space:
     """A listed host file (``logdir.HostFile``), opened and checked inside its logdir; an
-    XSpace comes back preprocessed, and its decoded tables are dropped."""
+    XSpace comes back preprocessed (without flows, which only the trace viewer reads, when
+    ``with_flows`` is False), and its decoded tables are dropped."""
     if host_file.path.endswith(XPLANE_SUFFIXES):
         # FileBytes: the decoder gives the file's memory back as it walks it.
         data = read_host_file(host_file, FileBytes)
-        return preprocess_decoded(decode_xspace(data, host_file.name))
+        return preprocess_decoded(decode_xspace(data, host_file.name), with_flows)
     return read_chrome_trace(host_file.path, opener=lambda: open_host_file(host_file))

@@ -52,6 +52,8 @@ class ToolOutput:
 
 
 HostSpaces = List[Tuple[str, Space]]
+# (host name, HostSummary): what a merging tool reads of each host (analysis/host_summary.py).
+HostSummaries = List[Tuple[str, Any]]
 Params = Mapping[str, str]
 ToolAnswer = Union[dict, list, bytes, ToolOutput]
 
@@ -60,6 +62,12 @@ class ToolModule(Protocol):
     """What a tool module provides (see the module docstring)."""
 
     def convert(self, hosts: HostSpaces, params: Params) -> ToolAnswer: ...
+
+
+class MergingToolModule(ToolModule, Protocol):
+    """A tool that merges hosts from their summaries (``Tool.from_summaries``)."""
+
+    def reduce(self, summaries: HostSummaries, params: Params) -> ToolAnswer: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +81,9 @@ class Tool:
     # The query parameters ``convert`` reads: the only ones it is given, and the
     # only ones in its result's cache key (a junk parameter must not bust the cache).
     params: tuple = ()
+    # Whether ``reduce`` answers from per-host summaries (XSpace sessions of several hosts:
+    # the pod map, docs/pod_scale.md); ``convert`` then gives the same bytes from Spaces.
+    from_summaries: bool = False
 
     def relevant_params(self, params: Mapping[str, str]) -> dict:
         """The subset of ``params`` this tool reads, without empty values."""
@@ -81,6 +92,10 @@ class Tool:
     def convert(self, hosts: HostSpaces, params: Params) -> ToolAnswer:
         module = cast(ToolModule, importlib.import_module(f"{__name__}.{self.module}"))
         return module.convert(hosts, params)
+
+    def reduce(self, summaries: HostSummaries, params: Params) -> ToolAnswer:
+        module = importlib.import_module(f"{__name__}.{self.module}")
+        return cast(MergingToolModule, module).reduce(summaries, params)
 
 
 def _format(space: Any) -> str:
@@ -195,15 +210,22 @@ _REGISTERED = (
         listed_for=_any_format,
         params=TRACE_QUERY_PARAMS,
     ),
-    Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL),
+    Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL, from_summaries=True),
     Tool(
         "framework_op_stats",
         "framework_op_stats",
         HOSTS_EACH_OR_ALL,
         listed_for=_tf_stats_input,
         aliases=("tensorflow_stats",),
+        from_summaries=True,
     ),
-    Tool("kernel_stats", "kernel_stats", HOSTS_EACH_OR_ALL, listed_for=_has_gpu),
+    Tool(
+        "kernel_stats",
+        "kernel_stats",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_has_gpu,
+        from_summaries=True,
+    ),
     Tool(
         "memory_profile",
         "memory_profile",
@@ -222,8 +244,9 @@ _REGISTERED = (
         "input_pipeline_analyzer",
         HOSTS_EACH_OR_ALL,
         aliases=("input_pipeline",),
+        from_summaries=True,
     ),
-    Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED),
+    Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED, from_summaries=True),
     Tool(
         "memory_viewer",
         "memory_viewer",
@@ -245,6 +268,7 @@ _REGISTERED = (
         listed_for=_has_xla_ops,
         aliases=("hlo_op_profile",),
         params=("group_by", "view"),
+        from_summaries=True,
     ),
     Tool(
         "hlo_stats",
@@ -252,8 +276,15 @@ _REGISTERED = (
         HOSTS_EACH_OR_ALL,
         listed_for=_has_xla_ops,
         aliases=("hlo_op_stats",),
+        from_summaries=True,
     ),
-    Tool("roofline_model", "roofline_model", HOSTS_EACH_OR_ALL, listed_for=_has_roofline),
+    Tool(
+        "roofline_model",
+        "roofline_model",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_has_roofline,
+        from_summaries=True,
+    ),
     Tool("op_types", "op_types", HOSTS_EACH_OR_ALL, listed_for=_has_op_records),
     Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL, listed_for=_has_op_records),
     Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources),

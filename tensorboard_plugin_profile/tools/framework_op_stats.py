@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.environment import PerfEnv
+from ..analysis.host_summary import combined_op_stats, summaries_of
 from ..analysis.ops import metrics as ops
-from ..analysis.ops.op_stats import OpStats, op_stats_of_hosts
+from ..analysis.ops.op_stats import OpStats
 from ..analysis.ops.timeline import timeline_op_stats
 from ..chrome_trace import is_chrome_space
 from ..xspace import op_names
@@ -59,7 +60,12 @@ _TAIL = (Column("bound_by", "Bound by", "string"), Column("eager", "Execution mo
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
     if any(is_chrome_space(space) for _, space in hosts):
         return framework_op_tables(timeline_op_stats(hosts))  # ProfilerHook timelines
-    return framework_op_tables(op_stats_of_hosts(hosts))
+    return reduce(summaries_of(hosts), params)
+
+
+def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> list:
+    """The answer from each XSpace host's summary (``analysis/host_summary.py``)."""
+    return framework_op_tables(combined_op_stats([s for _, s in summaries]))
 
 
 def framework_op_tables(stats: OpStats) -> list:

@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..analysis.hlo import op_events
+from ..analysis.host_summary import combined_hlo_ops, summaries_of
 from ..common.errors import NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 
@@ -59,7 +59,12 @@ _COLUMNS = (
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> dict:
-    table = op_events.hlo_op_table(hosts)
+    return reduce(summaries_of(hosts), params)
+
+
+def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> dict:
+    """The answer from each host's summary (``analysis/host_summary.py``)."""
+    table = combined_hlo_ops([s for _, s in summaries])
     if table.empty:
         raise NotApplicable(NO_XLA_OPS)
     return hlo_stats_table(table)

@@ -19,9 +19,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..analysis.environment import hardware_type_of
+from ..analysis.host_summary import combined_op_stats, summaries_of
 from ..analysis.input_pipeline import breakdown as ia
 from ..analysis.input_pipeline import host_ops as input_ops
-from ..analysis.ops.op_stats import OpStats, op_stats_of_hosts
+from ..analysis.ops.op_stats import OpStats
 from ..common import errors
 from .datatable import EMPTY_TABLE, Column, data_table, rows_from_columns, three_digits
 from .overview_page import overview_diagnostics
@@ -59,12 +60,17 @@ RECOMMENDATIONS = (
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
-    if not any(space.planes for _, space in hosts):
+    return reduce(summaries_of(hosts), params)
+
+
+def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> list:
+    """The answer from each host's summary (``analysis/host_summary.py``)."""
+    if not any(s.has_planes for _, s in summaries):
         raise errors.NotApplicable(
             "The profile holds no trace at all (no host or device timeline), so there is no "
             "input pipeline to analyse."
         )
-    return input_pipeline_tables(op_stats_of_hosts(hosts))
+    return input_pipeline_tables(combined_op_stats([s for _, s in summaries]))
 
 
 def input_pipeline_tables(stats: OpStats) -> list:

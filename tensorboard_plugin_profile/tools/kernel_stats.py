@@ -15,9 +15,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..analysis.ops.op_stats import op_stats_of_hosts
+from ..analysis.host_summary import combined_op_stats, summaries_of
 from ..common.errors import NotApplicable
-from ..xspace import schema
 from .datatable import Column, data_table, rows_from_columns
 
 _COLUMNS = (
@@ -44,9 +43,14 @@ NO_KERNELS = (
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> dict:
-    if not any(schema.is_gpu_plane(p.name) for _, space in hosts for p in space.planes):
+    return reduce(summaries_of(hosts), params)
+
+
+def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> dict:
+    """The answer from each host's summary (``analysis/host_summary.py``)."""
+    if not any(s.has_gpu() for _, s in summaries):
         raise NotApplicable(NO_KERNELS)  # no need to analyse the whole profile to say so
-    table = kernel_stats_table(hosts)
+    table = table_from_reports(combined_op_stats([s for _, s in summaries]).kernels)
     if not table["rows"]:
         raise NotApplicable(NO_KERNELS)
     return table
@@ -54,7 +58,7 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> dict:
 
 def kernel_stats_table(hosts: Sequence[tuple]) -> dict:
     """The kernel DataTable of these hosts (no rows when there are no kernels)."""
-    return table_from_reports(op_stats_of_hosts(hosts).kernels)
+    return table_from_reports(combined_op_stats([s for _, s in summaries_of(hosts)]).kernels)
 
 
 def table_from_reports(k: pd.DataFrame) -> dict:

@@ -16,14 +16,10 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
-from ..analysis import environment
-from ..analysis.hlo import op_events
+from ..analysis.host_summary import combined_hlo_ops, summaries_of
 from ..common.errors import InvalidArgument, NotApplicable
-from ..xspace import schema
-from ..xspace.event_stats import set_rows
 from . import ToolAnswer
 from .hlo_stats import NO_XLA_OPS, hlo_stats_table
 
@@ -31,16 +27,21 @@ GROUPINGS = ("program", "category")
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolAnswer:
+    return reduce(summaries_of(hosts), params)
+
+
+def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> ToolAnswer:
+    """The answer from each host's summary (``analysis/host_summary.py``)."""
     group_by = params.get("group_by") or "program"
     if group_by not in GROUPINGS:
         raise InvalidArgument(f"group_by must be one of {', '.join(GROUPINGS)}.")
-    table = op_events.hlo_op_table(hosts)
+    table = combined_hlo_ops([s for _, s in summaries])
     if table.empty:
         raise NotApplicable(NO_XLA_OPS)
     if params.get("view") == "tables":
         return [hlo_stats_table(table)]
-    perf = environment.perf_env(hosts[0][1])
-    idle_ps = sum(_device_idle_ps(space) for _, space in hosts)
+    perf = summaries[0][1].perf_env
+    idle_ps = sum(s.device_idle_ps for _, s in summaries)
     root = "by_" + group_by
     key = "byProgram" if group_by == "program" else "byCategory"
     exclude = _tree(table, group_by, root, perf, 0)
@@ -48,22 +49,6 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolAnswer:
     device = "GPU" if any(table["on_device"]) else "CPU_ONLY"
     return {key: include, "deviceType": device, key + "ExcludeIdle": exclude,
             "aggDvfsTimeScaleMultiplier": 0}  # fmt: skip
-
-
-def _device_idle_ps(space) -> int:
-    """Span of each GPU plane's op events minus the time covered by ops (never < 0)."""
-    idle = 0
-    for plane in environment.gpu_planes(space):
-        ev = plane.events
-        if ev.empty:
-            continue
-        ops = set_rows(plane, schema.HLO_OP)
-        if not len(ops):
-            continue
-        begin = ev["begin_ps"].to_numpy(dtype=np.int64)[ops]
-        end = begin + ev["duration_ps"].to_numpy(dtype=np.int64)[ops]
-        idle += max(int(end.max() - begin.min()) - int((end - begin).sum()), 0)
-    return idle
 
 
 def _metrics(time_ps: float, occurrences: int, flops: float, nbytes: float, perf) -> dict:

@@ -18,9 +18,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..analysis.environment import hardware_type_of
+from ..analysis.host_summary import combined_op_stats, summaries_of
 from ..analysis.input_pipeline import breakdown as ia
 from ..analysis.ops import metrics as ops
-from ..analysis.ops.op_stats import OpStats, op_stats_of_hosts
+from ..analysis.ops.op_stats import OpStats
 from ..analysis.steps.guess import ANNOTATION_HINT
 from . import ToolOutput
 from .datatable import Column, data_table, dumps, percent
@@ -54,7 +55,12 @@ NO_STEP_MARKER = (
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
-    tables = overview_tables(op_stats_of_hosts(hosts))
+    return reduce(summaries_of(hosts), params)
+
+
+def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
+    """The answer from each host's summary (``analysis/host_summary.py``)."""
+    tables = overview_tables(combined_op_stats([s for _, s in summaries]))
     body = "[" + ",".join(dumps(t) for t in tables[:5]) + ", {},"
     body += dumps(tables[6]) + "]"
     return ToolOutput(json_obj=tables, chunks=lambda: [body.encode()])

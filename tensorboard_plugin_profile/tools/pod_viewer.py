@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..analysis.ops.op_stats import host_op_stats, op_stats_of_hosts
+from ..analysis.host_summary import combined_op_stats, summaries_of
 from ..analysis.steps import build as steps_module
 from ..common import errors, json_out
 from . import ToolOutput
@@ -46,29 +46,35 @@ _CORES_PER_HOST = 1000
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
-    if not any(space.planes for _, space in hosts):
+    return reduce(summaries_of(hosts), params)
+
+
+def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
+    """The answer from each host's summary (``analysis/host_summary.py``)."""
+    if not any(s.has_planes for _, s in summaries):
         raise errors.NotApplicable(
             "The profile holds no trace at all (no host or device timeline), so there are no "
             "steps to show per core."
         )
-    db = pod_viewer_database(hosts)
+    db = pod_viewer_database(summaries)
     return ToolOutput(json_obj=db, chunks=lambda: [proto_json(db).encode()])
 
 
-def pod_viewer_database(hosts: Sequence[tuple]) -> dict:
-    per_host = [host_op_stats(space) for _, space in hosts]
-    stats = op_stats_of_hosts(hosts)  # cached combination
+def pod_viewer_database(summaries: Sequence[tuple]) -> dict:
+    """``PodViewerDatabase`` of (host name, summary) pairs."""
+    stats = combined_op_stats([s for _, s in summaries])  # cached combination
     info, warnings, errors_ = overview_diagnostics(stats)
     return {
-        "podStatsSequence": {"podStatsMap": pod_stats_maps(hosts, per_host)},
+        "podStatsSequence": {"podStatsMap": pod_stats_maps(summaries)},
         "diagnostics": {"info": info, "warnings": warnings, "errors": errors_},
         "stepBreakdownEvents": [{"id": i, "name": name} for i, name, _ in STEP_BREAKDOWN],
         "deviceType": _device_type(stats.run_environment.device_type),
     }
 
 
-def pod_stats_maps(hosts: Sequence[tuple], per_host: Sequence) -> list:
+def pod_stats_maps(summaries: Sequence[tuple]) -> list:
     """One ``PodStatsMap`` per aligned step: every host's record for that step."""
+    per_host = [s.op_stats for _, s in summaries]
     frames = [s.steps.with_incomplete_steps for s in per_host]
     if len(frames) == 1:
         aligned, step_nums = frames, frames[0]["step_num"].to_numpy()
@@ -76,8 +82,8 @@ def pod_stats_maps(hosts: Sequence[tuple], per_host: Sequence) -> list:
         aligned = steps_module.align_hosts(frames) or []
         step_nums = np.arange(len(aligned[0])) if aligned else np.zeros(0, dtype=np.int64)
     cores = [
-        (i * _CORES_PER_HOST + _CORE, _host_name(name, space, stats))
-        for i, ((name, space), stats) in enumerate(zip(hosts, per_host))
+        (i * _CORES_PER_HOST + _CORE, _host_name(name, summary, stats))
+        for i, ((name, summary), stats) in enumerate(zip(summaries, per_host))
     ]
     records = [
         _records(frame, step_nums, host_name) for frame, (_, host_name) in zip(aligned, cores)
@@ -145,8 +151,8 @@ def _bottlenecks(us: np.ndarray) -> list:
     return names[by_name][np.argmax(us[:, by_name], axis=1)].tolist()
 
 
-def _host_name(name: str, space, stats) -> str:
-    hostnames = stats.run_environment.hostnames or space.hostnames
+def _host_name(name: str, summary, stats) -> str:
+    hostnames = stats.run_environment.hostnames or summary.hostnames
     return hostnames[0] if hostnames else name
 
 

@@ -16,8 +16,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..analysis import environment
-from ..analysis.hlo import op_events
+from ..analysis.host_summary import combined_hlo_ops, summaries_of
 from ..common.errors import NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 from .hlo_stats import NO_XLA_OPS, rates
@@ -44,10 +43,15 @@ _DIAGNOSTICS = (Column("severity", "Severity", "string"), Column("message", "Mes
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
-    table = op_events.hlo_op_table(hosts)
+    return reduce(summaries_of(hosts), params)
+
+
+def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> list:
+    """The answer from each host's summary (``analysis/host_summary.py``)."""
+    table = combined_hlo_ops([s for _, s in summaries])
     if table.empty:
         raise NotApplicable(NO_XLA_OPS)
-    perf = environment.perf_env(hosts[0][1])
+    perf = summaries[0][1].perf_env
     if perf.peak_tera_flops_per_second <= 0 or perf.peak_hbm_bw_giga_bytes_per_second <= 0:
         raise NotApplicable(NO_PEAKS)
     peak_gflops = perf.peak_tera_flops_per_second * 1e3

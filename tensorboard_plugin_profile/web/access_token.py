@@ -8,13 +8,17 @@ renames itself to it (DNS rebinding). Such a server makes a random token, prints
 its link with ``?token=...``, and every route (not the page's static files, which
 hold no data) then needs that token as a query parameter:
 
-- the page reads it from its address, keeps it in ``sessionStorage`` (one tab,
-  one origin: host and port) and adds it to each request, downloads included
+- the page reads it from its address, keeps it in ``localStorage`` (one
+  origin: host and port) and adds it to each request, downloads included
   (``frontend/src/access-token.ts``);
 - not a cookie: cookies are shared by every port of a host, so another user's
   server on another port would receive it from the user's browser;
 - compared in constant time; the parameter is removed before the route sees the
   request, so it never reaches a cache key or a log line.
+
+It comes on top of ``guard.py``, not instead: the ``Host`` is checked first (a
+rebound name is refused even with the token), and ``capture_profile`` still takes
+only a same-origin POST carrying the capture token in ``X-TBProf-Token``.
 
 >>> token = new_token()
 >>> require(Request.from_values(f"/runs?token={token}"), token)   # doctest: +SKIP
@@ -24,12 +28,13 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from typing import Callable
+from typing import Callable, Optional
 
 from werkzeug import Request, Response
 
 from ..common.errors import PermissionDenied
-from .http_api import handles_errors
+from .guard import Guard
+from .http_api import READ_METHODS, WRITE_METHODS, handles_errors
 
 TOKEN_PARAM = "token"
 MISSING_TOKEN_MESSAGE = (
@@ -42,9 +47,21 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
-def gated(handler: Callable[[Request], Response], token: str) -> Callable[[Request], Response]:
-    """``handler`` answering only requests that carry ``token`` (403 JSON error otherwise)."""
-    return handles_errors(lambda request: handler(require(request, token)))
+def gated(
+    handler: Callable[[Request], Response], token: str, guard: Optional[Guard] = None
+) -> Callable[[Request], Response]:
+    """``handler`` answering only requests that carry ``token`` (403 JSON error otherwise).
+
+    ``handler`` is a route of ``http_api.Routes``, which checks the method and its own
+    ``guard`` again; the ``Host`` is checked here first (with that same ``guard``), so a
+    rebound name is refused as such whether or not it has the token. Every method a route
+    may take gets through to it: ``capture_profile`` is a POST.
+    """
+    return handles_errors(
+        lambda request: handler(require(request, token)),
+        guard,
+        methods=READ_METHODS + WRITE_METHODS,
+    )
 
 
 def require(request: Request, token: str) -> Request:

@@ -1,6 +1,7 @@
 """The ``tbprof`` command (also ``python -m tensorboard_plugin_profile``).
 
-    tbprof serve DIR [--port 8791] [--host 127.0.0.1] [cache flags]   (or --logdir DIR)
+    tbprof serve DIR [--port 8791] [--host 127.0.0.1] [--allowed_hosts NAMES] [cache flags]
+                                                                 (or --logdir DIR)
     tbprof advise PATH [--format text|json] [--fail-on critical|warning]
     tbprof convert PATH --tool TOOL [--host H] [--format json|csv] [-o FILE] [cache flags]
     tbprof cache info|clear [--cache_dir DIR]
@@ -25,6 +26,8 @@ from ..common.errors import ProfileError
 from ..service import ProfileService
 from ..store.cache_config import CacheConfig, add_flags
 from ..store.disk_cache import DiskCache
+from .guard import add_flags as add_host_flags
+from .guard import allowed_hosts_setting
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -33,7 +36,8 @@ def _serve(args: argparse.Namespace) -> int:
     logdir = args.logdir or args.path
     if not logdir:
         raise ProfileError("Give the profiles to serve: tbprof serve DIR_OR_FILE (or --logdir).")
-    serve(logdir, args.port, args.host, config=CacheConfig.from_flags(args))
+    allowed = allowed_hosts_setting(args.allowed_hosts)
+    serve(logdir, args.port, args.host, CacheConfig.from_flags(args), allowed)
     return 0
 
 
@@ -96,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--logdir", default=None, help="the same as PATH")
     serve.add_argument("--port", type=int, default=8791)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
+    add_host_flags(serve)
     add_flags(serve)
     serve.set_defaults(func=_serve)
 

@@ -4,6 +4,9 @@ Each handler parses the request, calls the service, and shapes the response;
 it computes nothing (STYLE.md lesson 1). Typed errors become JSON
 ``{"error": {"code", "message"}}`` with their status in one place
 (``_error_response``); anything else is logged and answered with an opaque 500.
+Before any handler runs, ``handles_errors`` checks the request's ``Host`` and method
+(``guard.py`` says why); ``capture_profile``, the one route that changes something,
+also checks that the request comes from the page itself.
 
 Routes are relative to ``/data/plugin/profile``; see docs/http_api.md.
 """
@@ -25,6 +28,7 @@ from ..common import json_out
 from ..common.errors import InvalidArgument, NotFound, ProfileError
 from ..service import ProfileService
 from . import conflicts
+from .guard import LOOPBACK_NAMES, Guard
 
 logger = logging.getLogger(__name__)
 
@@ -46,9 +50,10 @@ CONTENT_SECURITY_POLICY = "; ".join(
     ]
 )
 _GZIP_MIN_BYTES = 1024
-# Every route only reads (a capture is started by GET, as upstream's page does); werkzeug
-# answers HEAD with GET's headers and no body.
-_ALLOWED_METHODS = ("GET", "HEAD")
+# Routes that only read; werkzeug answers HEAD with GET's headers and no body. Starting a
+# capture is a POST (a page of another site can make a browser send any GET).
+READ_METHODS = ("GET", "HEAD")
+WRITE_METHODS = ("POST",)
 
 Handler = Callable[[Request], Response]
 
@@ -105,16 +110,28 @@ def _error_response(request: Request, error: ProfileError) -> Response:
     return _json_response(request, payload, error.http_status)
 
 
-def handles_errors(handler: Handler) -> Handler:
-    """Maps typed errors to their status; hides everything else behind a 500."""
+def _method_not_allowed(request: Request, methods: tuple) -> Response:
+    message = f"Use {' or '.join(methods)}."
+    payload = {"error": {"code": "METHOD_NOT_ALLOWED", "message": message}}
+    response = _json_response(request, payload, 405)
+    response.headers["Allow"] = ", ".join(methods)
+    return response
+
+
+def handles_errors(
+    handler: Handler, guard: Optional[Guard] = None, methods: tuple = READ_METHODS
+) -> Handler:
+    """Checks Host and method, maps typed errors to their status, hides the rest behind a 500.
+
+    Without a ``guard`` only loopback host names are answered.
+    """
+    guard = guard or Guard.for_bind(LOOPBACK_NAMES[0])
 
     def wrapped(request: Request) -> Response:
-        if request.method not in _ALLOWED_METHODS:
-            payload = {"error": {"code": "METHOD_NOT_ALLOWED", "message": "Use GET or HEAD."}}
-            response = _json_response(request, payload, 405)
-            response.headers["Allow"] = ", ".join(_ALLOWED_METHODS)
-            return response
         try:
+            guard.check_host(request)
+            if request.method not in methods:
+                return _method_not_allowed(request, methods)
             return handler(request)
         except ProfileError as e:
             return _error_response(request, e)
@@ -144,11 +161,13 @@ class Routes:
         hide_capture: bool = False,
         capture_manager: Optional[Any] = None,
         live: Optional[dict] = None,
+        guard: Optional[Guard] = None,
     ):
         self.service = service
         self.hide_capture = hide_capture
         self.capture_manager = capture_manager  # None: the process-wide one
         self.live = live  # set by live.serve: this process's profiler, for the capture dialog
+        self.guard = guard or Guard.for_bind(LOOPBACK_NAMES[0])
 
     def table(self) -> dict:
         routes = {
@@ -164,10 +183,14 @@ class Routes:
             "/progress": self.progress,
             "/index.js": self.static,
             "/index.html": self.static,
-            "/capture_profile": self.capture_profile,
+            "/capture_token": self.capture_token,
             "/capture_status": self.capture_status,
         }
-        return {name: handles_errors(handler) for name, handler in routes.items()}
+        table = {name: handles_errors(handler, self.guard) for name, handler in routes.items()}
+        table["/capture_profile"] = handles_errors(
+            self.capture_profile, self.guard, methods=WRITE_METHODS
+        )
+        return table
 
     def runs(self, request: Request) -> Response:
         return _json_response(request, self.service.runs())
@@ -226,14 +249,21 @@ class Routes:
     def progress(self, request: Request) -> Response:
         return _json_response(request, {"tasks": self.service.progress.snapshot()})
 
-    # Capture answers JSON with status 200, errors included: the page shows only the
-    # message of 200 replies (docs/capture.md). gRPC is imported on first use.
+    def capture_token(self, request: Request) -> Response:
+        """The token ``capture_profile`` requires; only a page of our own origin can read it."""
+        self.guard.check_same_origin(request)
+        return _json_response(request, {"token": self.guard.token})
+
+    # A capture that got past the guard answers JSON with status 200, errors included: the
+    # page shows only the message of 200 replies (docs/capture.md). Parameters come from the
+    # form body or the query string. gRPC is imported on first use.
     def capture_profile(self, request: Request) -> Response:
         from ..capture.routes import capture_profile_route
 
+        self.guard.check_write(request)
         logdir = self.service.logdir.root or ""
         reply = capture_profile_route(
-            logdir, request.args, self.capture_manager, self.service.logdir.refresh
+            logdir, request.values, self.capture_manager, self.service.logdir.refresh
         )
         return _json_response(request, reply)
 
@@ -278,5 +308,5 @@ def static_files() -> list:
     return sorted(names)
 
 
-def static_handler(name: str) -> Handler:
-    return handles_errors(lambda request: serve_static(request, name))
+def static_handler(name: str, guard: Optional[Guard] = None) -> Handler:
+    return handles_errors(lambda request: serve_static(request, name), guard)

@@ -15,7 +15,10 @@ What it does not do, on purpose (docs/security.md):
 - serve whoever reaches its port. The page listens on loopback and every route
   needs the token of the link it prints (``access_token.py``), so another user of
   the machine, or a web page in the browser, can neither read the profiles nor
-  make this process trace.
+  make this process trace. It is also guarded as ``tbprof serve`` is (``guard.py``):
+  it answers only its own host names (loopback, plus ``allowed_hosts`` or
+  ``TBPROF_ALLOWED_HOSTS``), and a capture is a POST from the page itself that
+  carries this process's capture token (``X-TBProf-Token``) besides the access token.
 - trace without bounds: a capture lasts at most ``max_duration_ms`` and stops
   early once it has grown the process by ``max_trace_bytes``.
 
@@ -44,7 +47,7 @@ import dataclasses
 import logging
 import os
 import threading
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 from urllib.parse import quote
 
 from werkzeug.serving import WSGIRequestHandler, make_server
@@ -61,12 +64,12 @@ from ..capture.in_process import (
 )
 from ..capture.jobs import CaptureManager
 from . import access_token
+from .guard import Guard, allowed_hosts_setting, is_loopback, parse_host_list
 from .server import DEFAULT_HOST, DEFAULT_PORT, StandaloneApp
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["JAX", "TENSORFLOW", "LiveServer", "loaded_framework", "serve", "tracing"]
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 @dataclasses.dataclass
@@ -118,14 +121,17 @@ def serve(
     quiet: bool = False,
     max_duration_ms: int = DEFAULT_MAX_DURATION_MS,
     max_trace_bytes: int = DEFAULT_MAX_TRACE_BYTES,
+    allowed_hosts: Optional[Sequence[str]] = None,
 ) -> LiveServer:
     """Starts the page in a background thread; returns at once.
 
     ``port`` 0 picks a free port (see ``LiveServer.url``). ``logdir`` defaults to
     ``./profile_logs``. A capture lasts at most ``max_duration_ms`` and stops once
-    the process has grown by ``max_trace_bytes`` while tracing. ``profiler_port``
-    (0: a free one) also starts the framework's gRPC profiler server, which listens
-    on all interfaces without authentication: only for capture clients that need it.
+    the process has grown by ``max_trace_bytes`` while tracing. ``allowed_hosts``:
+    names the page answers besides loopback (default: ``TBPROF_ALLOWED_HOSTS``); the
+    access token is needed whatever the name. ``profiler_port`` (0: a free one) also
+    starts the framework's gRPC profiler server, which listens on all interfaces
+    without authentication: only for capture clients that need it.
     """
     logdir = os.path.abspath(logdir or "profile_logs")
     os.makedirs(os.path.join(logdir, "plugins", "profile"), exist_ok=True)
@@ -133,14 +139,20 @@ def serve(
     profiler = InProcessProfiler(framework, TraceLimits(max_duration_ms, max_trace_bytes))
     token = access_token.new_token()
     live_info = {"service_addr": LIVE_TARGET, "framework": framework, "pid": os.getpid()}
+    extra = (
+        allowed_hosts_setting(None)
+        if allowed_hosts is None
+        else parse_host_list(",".join(allowed_hosts))
+    )
     app = StandaloneApp(
         logdir,
         live=live_info,
         capture_manager=CaptureManager(local=profiler),
         access_token=token,
+        guard=Guard.for_bind(host, extra),
     )
     http = make_server(host, port, app, threaded=True, request_handler=_QuietHandler)
-    if host not in _LOOPBACK:
+    if not is_loopback(host):
         logger.warning("live page listening on %s: reachable from other machines", host)
     server = _start_page(http, framework, logdir, token, host)
     atexit.register(server.stop)
@@ -154,6 +166,8 @@ def serve(
             raise
     if not quiet:
         print(f"Profile: live page at {server.url} (profiling {framework}, logdir {logdir})")
+        if not app.guard.loopback_only:
+            print(f"Profile: the live page answers {app.guard.describe()}")
     return server
 
 

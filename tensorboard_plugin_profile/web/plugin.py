@@ -3,6 +3,11 @@
 TensorBoard finds it through the ``tensorboard_plugins`` entry point ``profile``
 (``profile_plugin_loader.ProfilePluginLoader``), loads ``index.js`` in an
 iframe and calls its ``render()``, which opens ``index.html`` (docs/http_api.md).
+
+TensorBoard checks neither ``Host`` nor ``Origin``, so our handlers do (``guard.py``). The
+names answered follow TensorBoard's own bind: loopback names for the default (``localhost``),
+plus the bound name for ``--host NAME``, plus this machine's name for ``--bind_all`` or a
+wildcard ``--host``; ``--allowed_hosts`` (or ``TBPROF_ALLOWED_HOSTS``) adds others.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from tensorboard.plugins import base_plugin
 from ..service import ProfileService
 from ..store.cache_config import CacheConfig
 from . import conflicts, http_api
+from .guard import Guard, allowed_hosts_setting
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +37,8 @@ class ProfilePlugin(base_plugin.TBPlugin):
         config = CacheConfig.from_flags(getattr(context, "flags", None))
         self.service = ProfileService(logdir, config=config)
         hide_capture = bool(getattr(context, "hide_capture_profile_button", False))
-        self._routes = http_api.Routes(self.service, hide_capture=hide_capture)
+        self.guard = guard_for_tensorboard(getattr(context, "flags", None))
+        self._routes = http_api.Routes(self.service, hide_capture=hide_capture, guard=self.guard)
         self._refreshing = threading.Lock()
         conflicts.warn_if_conflicting()
         # Discovery starts now, not at the first is_active(): TensorBoard's first
@@ -41,7 +48,7 @@ class ProfilePlugin(base_plugin.TBPlugin):
     def get_plugin_apps(self) -> dict:
         apps = dict(self._routes.table())
         for name in http_api.static_files():
-            apps.setdefault("/" + name, http_api.static_handler(name))
+            apps.setdefault("/" + name, http_api.static_handler(name, self.guard))
         return {route: _as_wsgi(handler) for route, handler in apps.items()}
 
     def is_active(self) -> bool:
@@ -70,6 +77,22 @@ class ProfilePlugin(base_plugin.TBPlugin):
 
     def frontend_metadata(self) -> Any:
         return base_plugin.FrontendMetadata(es_module_path="/index.js")
+
+
+def tensorboard_bind(flags: Any) -> str:
+    """The address TensorBoard listens on, from its flags (its default is ``localhost``)."""
+    if getattr(flags, "bind_all", False):
+        return "0.0.0.0"
+    return getattr(flags, "host", None) or "localhost"
+
+
+def guard_for_tensorboard(flags: Any) -> Guard:
+    """The names TensorBoard is reached by; logged when more than loopback."""
+    extra = allowed_hosts_setting(getattr(flags, "allowed_hosts", None))
+    guard = Guard.for_bind(tensorboard_bind(flags), extra)
+    if not guard.loopback_only:
+        logger.warning("Profile plugin: answering %s", guard.describe())
+    return guard
 
 
 def _as_wsgi(handler: Any) -> Any:

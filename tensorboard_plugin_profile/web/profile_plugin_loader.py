@@ -22,8 +22,13 @@ class ProfilePluginLoader(base_plugin.TBLoader):
         except argparse.ArgumentError:
             pass  # another plugin already defined it
         from ..store.cache_config import add_flags
+        from .guard import add_flags as add_host_flags
 
         add_flags(group)
+        try:
+            add_host_flags(group)
+        except argparse.ArgumentError:
+            pass  # another plugin already defined it
 
     def load(self, context: Any) -> Any:
         from .plugin import ProfilePlugin

@@ -2,9 +2,10 @@
 
 URL space (docs/http_api.md, "Standalone server"): every route under ``/data/plugin/profile/`` and
 also at the root; the page at ``/``; a client-side path under the prefix
-(no ``.`` in its last segment) also gets the page, so reloads work. With an
-``access_token`` (the live page) every route needs it (``access_token.py``); the
-page and its static files do not.
+(no ``.`` in its last segment) also gets the page, so reloads work. Only requests addressed to
+the names in its ``Guard`` are answered: loopback names, plus ``--allowed_hosts``
+(docs/security.md). With an ``access_token`` (the live page) every route also needs
+that token (``access_token.py``); the page and its static files do not.
 
 Usage::
 
@@ -15,6 +16,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
+import sys
+import threading
 from typing import Any, Optional
 
 from werkzeug import Request, Response
@@ -24,6 +28,8 @@ from ..service import ProfileService
 from ..store.cache_config import CacheConfig, add_flags
 from . import access_token as access
 from . import http_api
+from .guard import Guard, allowed_hosts_setting, is_loopback
+from .guard import add_flags as add_host_flags
 
 logger = logging.getLogger(__name__)
 
@@ -42,17 +48,23 @@ class StandaloneApp:
         service: Optional[Any] = None,
         live: Optional[dict] = None,
         config: Optional[CacheConfig] = None,
+        guard: Optional[Guard] = None,
         capture_manager: Optional[Any] = None,
         access_token: Optional[str] = None,
     ):
         self.service = service or ProfileService(logdir, config=config)
+        self.guard = guard or Guard.for_bind(DEFAULT_HOST)
         routes = http_api.Routes(
-            self.service, hide_capture=hide_capture, capture_manager=capture_manager, live=live
+            self.service,
+            hide_capture=hide_capture,
+            capture_manager=capture_manager,
+            live=live,
+            guard=self.guard,
         )
         self.routes = routes.table()
         if access_token:
             for path in set(self.routes) - set(_STATIC_ROUTES):
-                self.routes[path] = access.gated(self.routes[path], access_token)
+                self.routes[path] = access.gated(self.routes[path], access_token, self.guard)
 
     def __call__(self, environ: dict, start_response: Any) -> Any:
         request = Request(environ)
@@ -72,9 +84,9 @@ class StandaloneApp:
             return handler(request)
         last = path.rsplit("/", 1)[-1]
         if path in ("", "/") or (under_prefix and "." not in last):
-            return http_api.static_handler("index.html")(request)
+            return http_api.static_handler("index.html", self.guard)(request)
         if "." in last:
-            return http_api.static_handler(path.lstrip("/"))(request)
+            return http_api.static_handler(path.lstrip("/"), self.guard)(request)
         return Response("Not Found", status=404, content_type="text/plain")
 
 
@@ -83,15 +95,29 @@ def serve(
     port: int = DEFAULT_PORT,
     host: str = DEFAULT_HOST,
     config: Optional[CacheConfig] = None,
+    allowed_hosts: tuple = (),
 ) -> None:
-    app = StandaloneApp(logdir, config=config)
+    """Serves until interrupted; ``allowed_hosts`` are names answered besides loopback."""
+    guard = Guard.for_bind(host, allowed_hosts)
+    app = StandaloneApp(logdir, config=config, guard=guard)
     shown = f"[{host}]" if ":" in host else host
     print(f"Profile: serving {app.service.logdir.path} at http://{shown}:{port}/", flush=True)
     disk = app.service.disk
     print(f"Profile: disk cache {disk.root if disk else 'off'}", flush=True)
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    print(f"Profile: answering {guard.describe()}", flush=True)
+    if not is_loopback(host):
         logger.warning("listening on %s: anyone who can reach it can read the profiles", host)
-    run_simple(host, port, app, threaded=True, use_reloader=False)
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM unwinds like Ctrl-C, so the worker processes stop with the server.
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        run_simple(host, port, app, threaded=True, use_reloader=False)
+    finally:
+        app.service.close()
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    sys.exit(128 + signum)
 
 
 def main(argv: Optional[list] = None) -> None:
@@ -100,9 +126,11 @@ def main(argv: Optional[list] = None) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--host", default=DEFAULT_HOST)
     add_flags(parser)
+    add_host_flags(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    serve(args.logdir, args.port, args.host, config=CacheConfig.from_flags(args))
+    allowed = allowed_hosts_setting(args.allowed_hosts)
+    serve(args.logdir, args.port, args.host, CacheConfig.from_flags(args), allowed)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -90,6 +91,27 @@ def _get(url: str, timeout: float = 60) -> bytes:
         return response.read()
 
 
+def _post_capture(link: str, form: str, timeout: float = 60) -> bytes:
+    """POSTs a capture as the page does: the capture token it reads from capture_token in
+    ``X-TBProf-Token``, the link's access token in the query, the parameters as a form."""
+    token = json.loads(_get(_route(link, "capture_token")))["token"]
+    request = urllib.request.Request(
+        _route(link, "capture_profile"), data=form.encode(), headers={"X-TBProf-Token": token}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return response.read()
+
+
+def _status(url: str, data: bytes | None = None, **headers: str) -> tuple:
+    """(HTTP status, error code or ``""``) of one request."""
+    request = urllib.request.Request(url, data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, ""
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())["error"]["code"]
+
+
 def _port_is_closed(url: str) -> bool:
     host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
     with socket.socket() as sock:
@@ -146,9 +168,21 @@ def test_capture_a_training_loop_through_the_live_page_and_reopen_it(tmp_path, f
         assert config["live"]["service_addr"] == target == "this-process"
         assert config["live"]["framework"] == framework
         assert config["live"]["pid"] == child.pid
+        # The live page is guarded as tbprof serve is: its own host names (even with the access
+        # token), a capture only as a POST with the capture token, besides the access token.
+        rebound = _status(_route(link, "runs"), Host="rebind.attacker.example")
+        assert rebound == (403, "HOST_NOT_ALLOWED")
+        capture = f"capture_profile?service_addr={target}"
+        assert _status(_route(link, capture)) == (405, "METHOD_NOT_ALLOWED")
+        form = f"service_addr={target}&duration=100".encode()
+        assert _status(_route(link, "capture_profile"), form) == (403, "FORBIDDEN")
+        no_access = link.split("?token=")[0] + "capture_profile"
+        token = json.loads(_get(_route(link, "capture_token")))["token"]
+        refused = _status(no_access, form, **{"X-TBProf-Token": token})
+        assert refused == (403, "PERMISSION_DENIED")
         # Capture through the page's route while the loop keeps running.
-        query = f"capture_profile?service_addr={target}&duration=800&num_retry=2"
-        reply = json.loads(_get(_route(link, query)))
+        query = f"service_addr={target}&duration=800&num_retry=2"
+        reply = json.loads(_post_capture(link, query))
         assert reply.get("result", "").startswith("Capture profile successfully"), reply
         (session,) = json.loads(_get(_route(link, "runs")))  # shown as soon as it is written
         tools = json.loads(_get(_route(link, f"run_tools?run={session}")))
@@ -200,9 +234,12 @@ def _proc_address(hex_address: str) -> tuple:
 ANOTHER_USER_CLIENT = r"""
 import sys, urllib.error, urllib.request
 opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-for url in sys.argv[1:]:
+for arg in sys.argv[1:]:
+    method, _, url = arg.rpartition(" ")  # "POST URL": a POST with a guessed capture token
+    headers = {"X-TBProf-Token": "guessed"} if method == "POST" else {}
+    request = urllib.request.Request(url, data=b"" if method else None, headers=headers)
     try:
-        print(opener.open(url, timeout=30).status)
+        print(opener.open(request, timeout=30).status)
     except urllib.error.HTTPError as e:
         print(e.code)
 """
@@ -236,11 +273,14 @@ def test_the_live_process_listens_only_for_its_page_and_only_its_user_can_use_it
                 base,  # the page's code is served: the port is reachable ...
                 base + "runs",  # ... but no route without the link's token
                 base + "data/plugin/profile/config",
+                base + "capture_token",  # nor the capture token
                 base + capture,
                 base + capture + "&token=guessed",
+                "POST " + base + capture,  # a capture as the page makes it: POST, same answer
+                "POST " + base + capture + "&token=guessed",
             ]
         )
-        assert statuses == [200, 403, 403, 403, 403]
+        assert statuses == [200, 403, 403, 403, 403, 403, 403, 403]
         assert json.loads(_get(_route(link, "runs"))) == []  # nothing was captured
     finally:
         _stop_loop(tmp_path, child)
@@ -250,13 +290,13 @@ def test_a_live_capture_is_bounded_in_duration_and_in_memory(tmp_path):
     limits = json.dumps({"max_duration_ms": 60_000, "max_trace_bytes": 24 << 20})
     child, link, target = _start_loop(tmp_path, "JAX", limits)
     try:
-        capture = f"capture_profile?service_addr={target}"
-        reply = json.loads(_get(_route(link, capture + "&duration=60001")))
+        capture = f"service_addr={target}"
+        reply = json.loads(_post_capture(link, capture + "&duration=60001"))
         assert "at most 60000 ms" in reply["error"], reply
         # The Python tracer on a busy loop grows the process by tens of MB a second: the
         # trace stops once it has grown by 24 MB, long before the minute asked, and is kept.
         started = time.monotonic()
-        reply = json.loads(_get(_route(link, capture + "&duration=60000&python_tracer_level=1")))
+        reply = json.loads(_post_capture(link, capture + "&duration=60000&python_tracer_level=1"))
         elapsed_s = time.monotonic() - started
         assert "Stopped after" in reply.get("result", ""), reply
         assert elapsed_s < 40, elapsed_s

@@ -1,4 +1,8 @@
-"""The capture routes through the real WSGI app of the standalone server."""
+"""The capture routes through the real WSGI app of the standalone server.
+
+A capture is POSTed with the token the page reads from ``capture_token``, as the page does
+(tests/web/test_guard.py tests the refusals).
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,16 @@ PREFIX = "/data/plugin/profile"
 
 
 def _get_json(client, path, **params):
-    response = client.get(PREFIX + path, query_string=params)
+    return _json(client.get(PREFIX + path, query_string=params))
+
+
+def _capture(client, **params):
+    token = _get_json(client, "/capture_token")["token"]
+    headers = {"X-TBProf-Token": token, "Sec-Fetch-Site": "same-origin"}
+    return _json(client.post(PREFIX + "/capture_profile", data=params, headers=headers))
+
+
+def _json(response):
     body = response.get_data()
     if response.headers.get("Content-Encoding") == "gzip":
         body = gzip.decompress(body)
@@ -35,26 +48,22 @@ def client(tmp_path):
 def test_capture_then_the_session_is_listed(fake_servers, client):
     server = fake_servers(FakeProfiler())
     assert _get_json(client, "/runs") == []
-    reply = _get_json(
-        client, "/capture_profile", service_addr=f"grpc://{server.address}", duration="100"
-    )
+    reply = _capture(client, service_addr=f"grpc://{server.address}", duration="100")
     assert reply["result"].startswith("Capture profile successfully. Please refresh."), reply
     (run,) = _get_json(client, "/runs")
     assert run in reply["result"]
 
 
 def test_capture_errors_are_200_with_a_message(client):
-    reply = _get_json(client, "/capture_profile", service_addr="localhost", duration="100")
+    reply = _capture(client, service_addr="localhost", duration="100")
     assert "host-port pair" in reply["error"]
-    reply = _get_json(client, "/capture_profile", service_addr="localhost:1", duration="x")
+    reply = _capture(client, service_addr="localhost:1", duration="x")
     assert reply == {"error": "duration must be an integer, got 'x'."}
 
 
 def test_async_capture_and_status_routes(fake_servers, client):
     server = fake_servers(FakeProfiler())
-    job = _get_json(
-        client, "/capture_profile", service_addr=server.address, duration="100", **{"async": "1"}
-    )["job"]
+    job = _capture(client, service_addr=server.address, duration="100", **{"async": "1"})["job"]
     deadline = time.monotonic() + 5
     status = _get_json(client, "/capture_status", job=job)
     while status["state"] == "running" and time.monotonic() < deadline:
@@ -67,6 +76,6 @@ def test_async_capture_and_status_routes(fake_servers, client):
 
 def test_dead_port_through_http_is_quick(client):
     start = time.monotonic()
-    reply = _get_json(client, "/capture_profile", service_addr=f"127.0.0.1:{unused_port()}")
+    reply = _capture(client, service_addr=f"127.0.0.1:{unused_port()}")
     assert "Nothing listens at" in reply["error"]
     assert time.monotonic() - start < 4.5  # the default 3 s pre-flight

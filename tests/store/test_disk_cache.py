@@ -19,7 +19,7 @@ from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store import cache_dir, frames_codec
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
 from tensorboard_plugin_profile.store.disk_cache import MAGIC, DiskCache
-from tensorboard_plugin_profile.tools import overview_page, trace_viewer_at
+from tensorboard_plugin_profile.tools import ALL_HOSTS, overview_page, trace_viewer_at
 from tensorboard_plugin_profile.xspace import read_xspace
 
 
@@ -297,7 +297,17 @@ def test_a_server_pointed_at_a_folder_that_is_not_a_cache_leaves_it_alone(tmp_pa
     before = _tree(home)
     service = _service(FIXTURES / "jax_cpu_train", home)
     assert service.disk is None  # the disk cache stays off, with a warning
+    # ... for every user of it: decoded spaces and the pod map's per-host summaries alike.
+    assert service.spaces.disk is None and service.host_map.disk is None
     assert _body(service.tool_data(service.runs()[0], "overview_page"))
+    service.close()
+    assert _tree(home) == before
+    # A multi-host session, merged from per-host summaries in worker processes: still nothing.
+    service = _service(FIXTURES / "jax_two_hosts", home, workers=2)
+    assert service.disk is None and service.host_map.disk is None
+    run = service.runs()[0]
+    assert _body(service.tool_data(run, "overview_page", host=ALL_HOSTS))
+    assert service.host_map.computed == 2  # through the pod map, one summary per host
     service.close()
     assert _tree(home) == before
 

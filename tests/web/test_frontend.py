@@ -3,7 +3,10 @@
 The browser test starts the real standalone server on the fixtures in tests/data (and a
 second one that needs an access token, as the live page does) and runs
 ``frontend/e2e/*.e2e.mjs`` in headless Debian Chromium (playwright-core); screenshots land
-in ``tests/artifacts/``.
+in ``tests/artifacts/``. The cross-origin test runs ``frontend/e2e/cross-origin.mjs``
+against a server on an empty logdir (plain, and with an access token as the live page has)
+and a profiler server that answers every capture, then checks that only the page's own
+capture got through.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import subprocess
 import threading
 
 import pytest
+from capture.capture_fakes import FakeProfiler, FakeServer, files_under
 from conftest import FIXTURES, REPO
 from werkzeug.serving import make_server
 
@@ -53,9 +57,13 @@ def _start(app) -> tuple:
 
 
 @pytest.fixture(scope="module")
-def server_urls():
-    """The plain server's root, and the link (with its token) of one that needs a token."""
+def built():
     _run([_npm(), "run", "build"])  # always test the current sources
+
+
+@pytest.fixture(scope="module")
+def server_urls(built):
+    """The plain server's root, and the link (with its token) of one that needs a token."""
     plain, url = _start(StandaloneApp(str(FIXTURES)))
     token = new_token()
     gated, gated_url = _start(StandaloneApp(str(FIXTURES), access_token=token))
@@ -75,3 +83,48 @@ def test_browser(server_urls, script):
         "PROFILE_E2E_ARTIFACTS": str(ARTIFACTS),
     }
     _run(["node", f"e2e/{script}"], env=env)
+
+
+@pytest.mark.parametrize("access_token", [False, True], ids=["plain", "live-token"])
+def test_pages_of_other_origins_cannot_capture_nor_read(built, tmp_path, access_token):
+    """The <img>/form/fetch attacks and a DNS-rebound page leave the logdir untouched.
+
+    With an access token (as the live page has) the attack page is even given the token, as if
+    it had leaked: the capture token and the Host guard still stop it, and the page's own
+    capture sends both tokens.
+    """
+    profiler = FakeProfiler()
+    grpc_server = FakeServer(profiler)
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    token = new_token() if access_token else None
+    server, url = _start(StandaloneApp(str(logdir), access_token=token))
+    env = {
+        **os.environ,
+        "PROFILE_E2E_URL": f"{url}?token={token}" if token else url,
+        "PROFILE_ATTACK_PROFILER": grpc_server.address,
+    }
+    try:
+        result = subprocess.run(
+            ["node", "e2e/cross-origin.mjs"],
+            cwd=FRONTEND,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    finally:
+        server.shutdown()
+        grpc_server.stop()
+    assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    (session,) = [
+        line.split()[1] for line in result.stdout.splitlines() if line.startswith("captured")
+    ]
+    # Only the page's own capture reached the profiler and the logdir.
+    assert len(profiler.requests) == 1
+    assert files_under(str(logdir)) == [
+        "plugins",
+        "plugins/profile",
+        f"plugins/profile/{session}",
+        f"plugins/profile/{session}/127.0.0.1_{grpc_server.port}.xplane.pb",
+    ]

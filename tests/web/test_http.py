@@ -218,6 +218,10 @@ def test_head_is_answered_other_methods_are_refused(client):
     for method in ("POST", "PUT", "DELETE"):
         response = client.open(f"{PREFIX}/runs", method=method)
         assert response.status_code == 405 and response.headers["Allow"] == "GET, HEAD"
+    # Starting a capture changes the logdir: POST only (tests/web/test_guard.py).
+    for method in ("GET", "HEAD", "PUT"):
+        response = client.open(f"{PREFIX}/capture_profile?service_addr=x:1", method=method)
+        assert response.status_code == 405 and response.headers["Allow"] == "POST"
 
 
 def test_data_responses_are_revalidated(client):

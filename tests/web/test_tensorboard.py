@@ -27,9 +27,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _fetch(url: str, timeout: float = 30.0):
-    with urllib.request.urlopen(url, timeout=timeout) as response:
+def _fetch(url: str, timeout: float = 30.0, data: bytes = None, **headers: str):
+    request = urllib.request.Request(url, data=data, headers=headers)
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         return response.status, response.headers, response.read()
+
+
+def _refusal(url: str, data: bytes = None, **headers: str):
+    """(status, error JSON) of a request the plugin must refuse."""
+    with pytest.raises(urllib.error.HTTPError) as info:
+        _fetch(url, data=data, **headers)
+    return info.value.code, json.loads(info.value.read())["error"]
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +73,8 @@ def tensorboard_url(tmp_path_factory, tb_cache_dir):
                 str(tb_cache_dir),
                 "--cache_bytes",
                 "1G",
+                "--allowed_hosts",
+                "tb.lan",
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -137,3 +147,34 @@ def test_the_plugin_uses_the_cache_dir_given_to_tensorboard(tensorboard_url, tb_
     status, _, _ = _fetch(f"{base}/data?run={RUN}&tag=overview_page", timeout=120)
     assert status == 200
     assert any(p.name.startswith("result-") for p in tb_cache_dir.glob("v*/*.bin"))
+
+
+def test_a_foreign_host_is_refused_through_tensorboard(tensorboard_url):
+    # TensorBoard itself checks no Host: the plugin's handlers do (docs/security.md).
+    base = f"{tensorboard_url}/data/plugin/profile"
+    for route in ("runs", f"data?run={RUN}&tag=overview_page&host=vm", "index.js"):
+        status, error = _refusal(f"{base}/{route}", Host="rebind.attacker.example")
+        assert (status, error["code"]) == (403, "HOST_NOT_ALLOWED")
+    status, error = _refusal(f"{base}/capture_profile", b"", Host="rebind.attacker.example")
+    assert (status, error["code"]) == (403, "HOST_NOT_ALLOWED")
+    # The name given with --allowed_hosts on TensorBoard's command line is answered.
+    status, _, body = _fetch(f"{base}/runs", Host="tb.lan:6006")
+    assert status == 200 and RUN in json.loads(body)
+
+
+def test_a_capture_needs_post_and_the_token_through_tensorboard(tensorboard_url):
+    base = f"{tensorboard_url}/data/plugin/profile"
+    query = "service_addr=127.0.0.1:19001&duration=100&async=1"
+    status, error = _refusal(f"{base}/capture_profile?{query}")  # the <img> of the report
+    assert (status, error["code"]) == (405, "METHOD_NOT_ALLOWED")
+    status, error = _refusal(f"{base}/capture_profile", query.encode())  # a form of another site
+    assert (status, error["code"]) == (403, "FORBIDDEN")
+    _, _, body = _fetch(f"{base}/capture_token")
+    token = json.loads(body)["token"]
+    headers = {"X-TBProf-Token": token, "Sec-Fetch-Site": "cross-site"}
+    status, error = _refusal(f"{base}/capture_profile", query.encode(), **headers)
+    assert (status, error["code"]) == (403, "FORBIDDEN")
+    headers["Sec-Fetch-Site"] = "same-origin"
+    bad = b"service_addr=127.0.0.1:1&duration=x"  # gets through the guard, fails before connecting
+    _, _, body = _fetch(f"{base}/capture_profile", data=bad, **headers)
+    assert json.loads(body) == {"error": "duration must be an integer, got 'x'."}

@@ -136,7 +136,7 @@ spec = importlib.util.spec_from_file_location("_fastdecode", {module!r})
 fast = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(fast)
 from fuzz_corpus import cases
-from test_decode_fuzz import check_case
+from xspace.test_decode_fuzz import check_case
 n = 0
 for label, data, gzipped in cases({count}):
     check_case(label, data, gzipped, fast)

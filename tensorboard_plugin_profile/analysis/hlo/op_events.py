@@ -46,16 +46,24 @@ _CATEGORY_OF_OPCODE = {
 
 def hlo_op_table(hosts: Sequence[tuple]) -> pd.DataFrame:
     """Per HLO op of every program: occurrences, total and self time, FLOPs, bytes."""
-    spaces = [space for _, space in hosts]
-    return memoized(spaces, "hlo_op_table", lambda: _combined(spaces))
+    return combined_op_table([host_op_table(space) for _, space in hosts])
+
+
+def host_op_table(space: Any) -> pd.DataFrame:
+    """One host's HLO ops (``hlo_op_table`` of that host alone), once per Space."""
+    return memoized([space], "hlo_op_table_host", lambda: _host_table(space))
+
+
+def combined_op_table(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Hosts' op tables merged per (program, op), once per set of host tables."""
+    return memoized(list(frames), "hlo_op_table", lambda: _combined(frames))
 
 
 _SUMMED = ("occurrences", "total_ps", "self_ps", "flops", "bytes_accessed")
 _FACTS = ("module", "category", "expression", "tf_op", "source")
 
 
-def _combined(spaces: list) -> pd.DataFrame:
-    frames = [_memoized_host_table(s) for s in spaces]
+def _combined(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame({c: [] for c in COLUMNS})
@@ -83,10 +91,6 @@ def _op_rows(plane: Any) -> tuple:
     names = typed_column_at(plane, schema.HLO_OP, programmed)
     ops = names.notna().to_numpy()
     return programmed[ops], programs[ops], names[ops]
-
-
-def _memoized_host_table(space: Any) -> pd.DataFrame:
-    return memoized([space], "hlo_op_table_host", lambda: _host_table(space))
 
 
 def _host_table(space: Any) -> pd.DataFrame:

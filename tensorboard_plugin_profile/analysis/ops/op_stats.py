@@ -83,12 +83,13 @@ def host_op_stats(space: Space) -> OpStats:
 
 
 def op_stats_of_hosts(hosts: Sequence[tuple]) -> OpStats:
-    """Analyses each (name, Space) host independently, then combines them.
+    """Analyses each (name, Space) host independently, then combines them."""
+    return combined([host_op_stats(space) for _, space in hosts])
 
-    The combination is cached too (for as long as every Space lives): several
-    tools of a multi-host session ask for the same one.
-    """
-    per_host = [host_op_stats(space) for _, space in hosts]
+
+def combined(per_host: Sequence[OpStats]) -> OpStats:
+    """``combine`` cached for as long as every host's OpStats lives: several tools of a
+    multi-host session ask for the same combination."""
     if len(per_host) == 1:
         return per_host[0]
-    return memoized([space for _, space in hosts], "combined_op_stats", lambda: combine(per_host))
+    return memoized(list(per_host), "combined_op_stats", lambda: combine(per_host))

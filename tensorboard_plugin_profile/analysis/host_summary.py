@@ -1,0 +1,130 @@
+"""What one host contributes to a multi-host answer: small, mergeable, computed once.
+
+A pod session has one profile per host, and each decodes into tables a few times the
+file's size; holding every host's tables to answer "overview for all hosts" does not
+scale past a few dozen hosts. Every multi-host tool that merges hosts instead reads a
+``HostSummary`` per host: the host's OpStats (op databases, kernel reports, steps,
+environment: docs/conversion.md §4), its HLO op table and device idle time, and the few
+facts of its planes the tools check before merging. A summary is kilobytes to a few MB,
+is made in whatever process decoded the host (``pod/``: a worker, a Dask task, or the
+server itself) and travels back instead of the tables.
+
+The tools merge summaries with the same code whether they were made here or elsewhere
+(``tools/<tool>.reduce``), so an answer is the same bytes in every mode.
+
+Usage::
+
+    summary = summarize(space)                     # in a worker: sent to the server
+    stats = combined_op_stats([summary, other])    # in the server: merged
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..common.memo import memoized
+from ..xspace import schema
+from ..xspace.event_stats import set_rows
+from ..xspace.model import Space
+from . import environment
+from .hlo import op_events
+from .ops.op_stats import OpStats, combined, host_op_stats
+
+
+@dataclasses.dataclass
+class HostSummary:
+    source_format: str
+    hostnames: list
+    plane_names: list
+    op_stats: OpStats
+    perf_env: environment.PerfEnv  # the first GPU's peaks (zeros elsewhere)
+    hlo_ops: pd.DataFrame  # one row per (program_id, hlo_op) of this host
+    device_idle_ps: int  # GPU op spans not covered by ops (op_profile's "idle")
+
+    @property
+    def has_planes(self) -> bool:
+        return bool(self.plane_names)
+
+    def has_gpu(self) -> bool:
+        return any(schema.is_gpu_plane(name) for name in self.plane_names)
+
+
+class SpaceSummary:
+    """A host's summary read from its decoded Space on demand: what a tool merges when the
+    Space is at hand, without computing the pieces that tool does not read."""
+
+    def __init__(self, space: Space):
+        self.space = space
+
+    @property
+    def source_format(self) -> str:
+        return getattr(self.space, "source_format", "xspace")
+
+    @property
+    def hostnames(self) -> list:
+        return list(self.space.hostnames)
+
+    @property
+    def plane_names(self) -> list:
+        return [p.name for p in self.space.planes]
+
+    @property
+    def op_stats(self) -> OpStats:
+        return host_op_stats(self.space)
+
+    @property
+    def perf_env(self) -> environment.PerfEnv:
+        return environment.perf_env(self.space)
+
+    @property
+    def hlo_ops(self) -> pd.DataFrame:
+        return op_events.host_op_table(self.space)
+
+    @property
+    def device_idle_ps(self) -> int:
+        return memoized([self.space], "device_idle_ps", lambda: device_idle_ps(self.space))
+
+    has_planes = HostSummary.has_planes
+    has_gpu = HostSummary.has_gpu
+
+
+def summarize(space: Space) -> HostSummary:
+    """Every piece of one decoded (preprocessed) XSpace host, to send to another process."""
+    view = SpaceSummary(space)
+    fields = [f.name for f in dataclasses.fields(HostSummary)]
+    return HostSummary(**{name: getattr(view, name) for name in fields})
+
+
+def summaries_of(hosts: Sequence[tuple]) -> list:
+    """[(host name, summary)] of (host name, Space) pairs, read from the Spaces."""
+    return [(name, SpaceSummary(space)) for name, space in hosts]
+
+
+def combined_op_stats(summaries: Sequence[HostSummary]) -> OpStats:
+    """The hosts' OpStats combined (docs/conversion.md §4.7), once per set of hosts."""
+    return combined([s.op_stats for s in summaries])
+
+
+def combined_hlo_ops(summaries: Sequence[HostSummary]) -> pd.DataFrame:
+    """Every host's HLO ops merged per (program, op), once per set of hosts."""
+    return op_events.combined_op_table([s.hlo_ops for s in summaries])
+
+
+def device_idle_ps(space: Space) -> int:
+    """Span of each GPU plane's op events minus the time covered by ops (never < 0)."""
+    idle = 0
+    for plane in environment.gpu_planes(space):
+        ev = plane.events
+        if ev.empty:
+            continue
+        ops = set_rows(plane, schema.HLO_OP)
+        if not len(ops):
+            continue
+        begin = ev["begin_ps"].to_numpy(dtype=np.int64)[ops]
+        end = begin + ev["duration_ps"].to_numpy(dtype=np.int64)[ops]
+        idle += max(int(end.max() - begin.min()) - int((end - begin).sum()), 0)
+    return idle
