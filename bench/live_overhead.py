@@ -54,7 +54,8 @@ def main() -> None:
             server = live.serve(port=0, logdir=logdir, quiet=True)
             stop = threading.Event()
             if args.poll:
-                threading.Thread(target=_poll, args=(server.url, stop), daemon=True).start()
+                runs_url = server.route_url("runs")  # with the page's token
+                threading.Thread(target=_poll, args=(runs_url, stop), daemon=True).start()
             try:
                 time.sleep(0.2)  # let the threads settle into their idle wait
                 with_live.append(per_step_seconds(step, x, args.steps))
@@ -77,8 +78,9 @@ def main() -> None:
 
 
 def _poll(url: str, stop: threading.Event) -> None:
+    """GETs ``url`` once a second until ``stop``, as an open page polls ``runs``."""
     while not stop.wait(1.0):
-        urllib.request.urlopen(url + "runs", timeout=10).read()
+        urllib.request.urlopen(url, timeout=10).read()
 
 
 if __name__ == "__main__":

@@ -79,6 +79,8 @@ class ProfileService:
         self.logdir = LogDir(logdir)
         self.cache = ByteBudgetCache(config.memory_bytes, config.admission_timeout_s)
         self.disk = DiskCache(config.disk_dir, config.disk_bytes) if config.disk_dir else None
+        if self.disk is not None and not self.disk.usable():
+            self.disk = None  # a folder the cache did not make (docs/cache.md): stay off
         self.spaces = SpaceStore(self.cache, self.disk, HostPool(config.workers))
         self.host_map = HostMap(
             self.spaces, self.cache, self.disk, self.spaces.pool, _cluster(config)

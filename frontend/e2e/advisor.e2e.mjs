@@ -187,7 +187,7 @@ async function livePrefill() {
   await page.route('**/config*', async (route) => {
     const response = await route.fetch();
     const body = await response.json();
-    await route.fulfill({ response, json: { ...body, live: { service_addr: 'localhost:45678', framework: 'JAX', pid: 4242 } } });
+    await route.fulfill({ response, json: { ...body, live: { service_addr: 'this-process', framework: 'JAX', pid: 4242 } } });
   });
   await open(JAX, 'advisor', 'pf-advisor-view');
   const badge = page.locator('pf-app .live');
@@ -196,8 +196,8 @@ async function livePrefill() {
   await page.locator('pf-app header button.primary').click();
   const input = page.locator('pf-capture-dialog input[name="serviceAddr"]');
   await input.waitFor({ timeout: TIMEOUT_MS });
-  for (let i = 0; i < 50 && (await input.inputValue()) !== 'localhost:45678'; i++) await page.waitForTimeout(100);
-  check((await input.inputValue()) === 'localhost:45678', `dialog not pre-filled: ${await input.inputValue()}`);
+  for (let i = 0; i < 50 && (await input.inputValue()) !== 'this-process'; i++) await page.waitForTimeout(100);
+  check((await input.inputValue()) === 'this-process', `dialog not pre-filled: ${await input.inputValue()}`);
   await page.screenshot({ path: join(ARTIFACTS, 'advisor-live-dialog.png') });
   await page.unroute('**/config*');
   return 'capture dialog pre-filled with this process';

@@ -1,9 +1,13 @@
 // Pages of other origins attack a real server, in real headless Chromium (docs/security.md).
-// Run by tests/web/test_frontend.py::test_pages_of_other_origins_cannot_capture_nor_read, which starts the server on an empty logdir and a
+// Run by tests/web/test_frontend.py, which starts the server on an empty logdir and a
 // profiler server that answers every capture (so any capture that gets through writes a
 // session), and afterwards checks the logdir and the profiler's requests:
 //
 //   PROFILE_E2E_URL=http://127.0.0.1:PORT/ PROFILE_ATTACK_PROFILER=127.0.0.1:GRPC_PORT node e2e/cross-origin.mjs
+//
+// PROFILE_E2E_URL may be the link of a server with an access token (`?token=…`, as the live page
+// prints): then the attack page is given that token too, as if it had leaked, so what stops it is
+// the capture token and the Host guard alone; the page's own capture sends both tokens.
 //
 // 1. CSRF: this script serves an attack page on another port of loopback, opened both as
 //    http://127.0.0.1:<its port>/ (same site, other origin) and http://evil.example:<its port>/
@@ -23,6 +27,8 @@ const target = process.env.PROFILE_E2E_URL;
 const profiler = process.env.PROFILE_ATTACK_PROFILER;
 if (!target || !profiler) abort('Set PROFILE_E2E_URL (the server) and PROFILE_ATTACK_PROFILER (host:port).');
 const base = new URL(target);
+const accessToken = base.searchParams.get('token') ?? '';
+base.search = '';
 const pluginBase = new URL('data/plugin/profile/', base).href;
 const RESOLVER_RULES = '--host-resolver-rules=MAP evil.example 127.0.0.1, MAP rebind.attacker.example 127.0.0.1';
 
@@ -30,14 +36,17 @@ const RESOLVER_RULES = '--host-resolver-rules=MAP evil.example 127.0.0.1, MAP re
 const ATTACK_PAGE = `<!doctype html><title>attack</title><script type="module">
 const q = new URLSearchParams(location.search);
 const target = q.get('target');
+const access = q.get('access');
+const withAccess = (u) => (access ? u + (u.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(access) : u);
 const params = new URLSearchParams({ service_addr: q.get('addr'), duration: '100', async: '1' });
-const url = target + 'capture_profile';
+const url = withAccess(target + 'capture_profile');
+const sep = url.includes('?') ? '&' : '?';
 const settle = (p) => p.then((r) => (r.type === 'opaque' ? 'opaque' : 'read ' + r.status), () => 'blocked');
 function img() {
   return new Promise((resolve) => {
     const image = new Image();
     image.onload = image.onerror = () => resolve('settled');
-    image.src = url + '?' + params;
+    image.src = url + sep + params;
   });
 }
 function form() {
@@ -57,8 +66,8 @@ function form() {
 const results = { img: await img(), form: await form() };
 results.noCorsPost = await settle(fetch(url, { method: 'POST', mode: 'no-cors', body: params }));
 results.postWithGuessedToken = await settle(fetch(url, { method: 'POST', body: params, headers: { 'X-TBProf-Token': 'guess' } }));
-results.noCorsGet = await settle(fetch(url + '?' + params, { mode: 'no-cors' }));
-results.tokenRead = await fetch(target + 'capture_token').then((r) => r.json()).then((j) => typeof j.token === 'string', () => false);
+results.noCorsGet = await settle(fetch(url + sep + params, { mode: 'no-cors' }));
+results.tokenRead = await fetch(withAccess(target + 'capture_token')).then((r) => r.json()).then((j) => typeof j.token === 'string', () => false);
 window.attackDone = results;
 </script>`;
 
@@ -75,7 +84,7 @@ function serveAttackPage() {
 async function attackFrom(browser, origin) {
   const page = await browser.newPage();
   try {
-    const query = new URLSearchParams({ target: pluginBase, addr: profiler });
+    const query = new URLSearchParams({ target: pluginBase, addr: profiler, access: accessToken });
     await page.goto(`${origin}/?${query}`);
     const handle = await page.waitForFunction(() => window.attackDone, null, { timeout: TIMEOUT_MS });
     const results = await handle.jsonValue();
@@ -92,10 +101,12 @@ async function rebound(browser) {
     const url = `http://rebind.attacker.example:${base.port}/`;
     const response = await page.goto(url);
     check(response.status() === 403, `the page under a rebound name answered ${response.status()}`);
-    const statuses = await page.evaluate(async () => {
+    // With the access token too, when the server has one: the Host guard refuses them first.
+    const statuses = await page.evaluate(async (access) => {
       const routes = ['runs', 'capture_token', 'data?run=x&tag=overview_page'];
-      return Promise.all(routes.map((r) => fetch('/data/plugin/profile/' + r).then((x) => x.status)));
-    });
+      const suffix = (r) => (access ? (r.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(access) : '');
+      return Promise.all(routes.map((r) => fetch('/data/plugin/profile/' + r + suffix(r)).then((x) => x.status)));
+    }, accessToken);
     check(statuses.every((s) => s === 403), `routes under a rebound name answered ${statuses}`);
     return `rebound name ${url}: page 403, runs/capture_token/data ${statuses.join('/')}`;
   } finally {
@@ -106,7 +117,7 @@ async function rebound(browser) {
 async function captureThroughThePage(browser) {
   const page = await browser.newPage();
   try {
-    await page.goto(base.href);
+    await page.goto(target); // the link, with the access token if the server has one
     await page.locator('pf-app header button.primary').click({ timeout: TIMEOUT_MS });
     await page.locator('pf-capture-dialog #service-addr').fill(profiler);
     await page.locator('pf-capture-dialog #duration').fill('100');

@@ -67,6 +67,15 @@ describe('ProfileApi', () => {
     expect(await api.hosts('r1', 'trace_viewer@')).toEqual(['ALL_HOSTS', 'h1', 'h2']);
     expect(calls[1]).toBe('/p/hosts?run=r1&tag=trace_viewer%40');
   });
+  it('sends a live page\'s token with every request and in download links', async () => {
+    const { calls, impl } = fakeFetch({ '/p/runs': [200, '["r1"]'] });
+    const api = new ProfileApi('/p/', impl, 'tok_en-1');
+    await api.runs();
+    expect(calls[0]).toBe('/p/runs?token=tok_en-1');
+    expect(api.csvUrl('r1', 'framework_op_stats', 'h1')).toBe(
+      '/p/data_csv?run=r1&tag=framework_op_stats&host=h1&token=tok_en-1',
+    );
+  });
   it('throws ApiError with the server message', async () => {
     const { impl } = fakeFetch({ '/p/data': [404, '{"error":{"code":"NOT_FOUND","message":"no run x"}}'] });
     const api = new ProfileApi('/p/', impl);
@@ -88,6 +97,18 @@ describe('ProfileApi', () => {
     expect(inits[1].method).toBe('POST');
     expect((inits[1].headers as Record<string, string>)[TOKEN_HEADER]).toBe('s3cret');
     expect(String(inits[1].body)).toBe('service_addr=h%3A1&duration=500&async=1');
+  });
+  it("POSTs a live page's capture with both tokens: the access token in the URLs, the capture token in its header", async () => {
+    const { calls, inits, impl } = fakeFetch({
+      '/p/capture_token': [200, '{"token": "s3cret"}'],
+      '/p/capture_profile': [200, '{"job": "7"}'],
+    });
+    const reply = await new ProfileApi('/p/', impl, 'tok_en-1').captureAsync({ service_addr: 'this-process', duration: 500 });
+    expect(reply).toEqual({ job: '7' });
+    expect(calls).toEqual(['/p/capture_token?token=tok_en-1', '/p/capture_profile?token=tok_en-1']);
+    expect(inits[1].method).toBe('POST');
+    expect((inits[1].headers as Record<string, string>)[TOKEN_HEADER]).toBe('s3cret');
+    expect(String(inits[1].body)).toBe('service_addr=this-process&duration=500&async=1');
   });
   it('shows the refusal of a capture without a valid token', async () => {
     const refusal = '{"error": {"code": "FORBIDDEN", "message": "A capture needs this server\'s token"}}';

@@ -11,7 +11,12 @@
  * Every route is a GET except `capture_profile`: a capture is a POST carrying the server's token
  * (read from `capture_token`, which only a page of the server's own origin can read) in the
  * `X-TBProf-Token` header, so that pages of other sites cannot start one (docs/security.md).
+ *
+ * A live page's access token (access-token.ts), when given, goes into the query string of every
+ * request, `capture_token` and the capture's POST included: the live server wants both tokens.
  */
+
+import { TOKEN_PARAM } from './access-token';
 
 export const PLUGIN_PATH = '/data/plugin/profile/';
 /** The header `capture_profile` requires, holding the token `capture_token` answers. */
@@ -167,13 +172,15 @@ function clip(text: string): string {
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
 export class ProfileApi {
+  /** `token`: the live page's access token (access-token.ts), sent with every request. */
   constructor(
     readonly base: string,
     private readonly fetchImpl: FetchLike = (input, init) => fetch(input, init),
+    private readonly token?: string,
   ) {}
 
   url(route: string, params: QueryParams = {}): string {
-    return routeUrl(this.base, route, params);
+    return routeUrl(this.base, route, this.token ? { ...params, [TOKEN_PARAM]: this.token } : params);
   }
 
   async getText(route: string, params: QueryParams = {}, signal?: AbortSignal): Promise<string> {

@@ -2,7 +2,8 @@
 
 ``trace`` and ``monitor`` are the Python API (same arguments as TensorFlow's
 ``tf.profiler.experimental.client``); ``jobs`` runs captures in worker threads
-for the HTTP routes; ``cli`` adds ``tbprof capture`` and ``tbprof monitor``.
+for the HTTP routes; ``cli`` adds ``tbprof capture`` and ``tbprof monitor``;
+``in_process`` captures the calling process itself, without gRPC (live tracing).
 """
 
 from __future__ import annotations

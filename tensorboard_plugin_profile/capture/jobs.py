@@ -3,7 +3,9 @@
 A job runs ``trace`` in its own thread and records its progress (phase,
 expected end, result or error). The HTTP layer either waits for it (the
 classic blocking ``/capture_profile``) or returns its id at once and lets the
-page poll ``job_status``.
+page poll ``job_status``. A manager given a ``local`` profiler (live tracing:
+``in_process.InProcessProfiler``) sends captures of its ``target`` address to it
+instead of over gRPC.
 
 >>> job_id = start_capture("/tmp/logs", CaptureParams("localhost:9999", duration_ms=2000))
 >>> job_status(job_id)["phase"]                                   # doctest: +SKIP
@@ -19,7 +21,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from tensorboard_plugin_profile.capture.client import DEFAULT_CONNECT_TIMEOUT_S, trace
 from tensorboard_plugin_profile.capture.options import ProfilerOptions
@@ -41,6 +43,18 @@ class CaptureParams:
     num_tracing_attempts: int = 1
     worker_list: str = ""
     options: ProfilerOptions = ProfilerOptions()
+
+
+class LocalProfiler(Protocol):
+    """Captures the process the manager runs in (``in_process.InProcessProfiler``)."""
+
+    target: str
+
+    def check(self, params: CaptureParams) -> None: ...
+
+    def capture(
+        self, logdir: str, params: CaptureParams, progress: Callable[[str, dict], None]
+    ) -> CaptureResult: ...
 
 
 class CaptureJob:
@@ -100,7 +114,9 @@ class CaptureManager:
         max_kept: int = 100,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         deadline_s: float | None = None,
+        local: LocalProfiler | None = None,
     ):
+        self.local = local
         self.max_running = max_running
         self.max_kept = max_kept
         self.connect_timeout_s = connect_timeout_s
@@ -112,6 +128,9 @@ class CaptureManager:
         self, logdir: str, params: CaptureParams, on_success: Callable[[], None] | None = None
     ) -> str:
         """Starts a job; ``on_success()`` runs in its thread after a successful capture."""
+        local = self._local_for(params)
+        if local is not None:
+            local.check(params)  # a duration above its limit fails at once, not in the job
         job = CaptureJob(logdir, params)
         job.on_success = on_success
         with self._lock:
@@ -138,21 +157,32 @@ class CaptureManager:
     def status(self, job_id: str) -> dict[str, Any]:
         return self.job(job_id).status()
 
-    def _run(self, job: CaptureJob) -> None:
+    def _local_for(self, params: CaptureParams) -> LocalProfiler | None:
+        if self.local is not None and params.service_addr == self.local.target:
+            return self.local
+        return None
+
+    def _capture(self, job: CaptureJob) -> CaptureResult:
         params = job.params
-        logger.info("Capture %s started: %s", job.id[:8], params.service_addr)
+        local = self._local_for(params)
+        if local is not None:
+            return local.capture(job.logdir, params, job.on_progress)
+        return trace(
+            params.service_addr,
+            job.logdir,
+            params.duration_ms,
+            worker_list=params.worker_list,
+            num_tracing_attempts=params.num_tracing_attempts,
+            options=params.options,
+            progress=job.on_progress,
+            deadline_s=self.deadline_s,
+            connect_timeout_s=self.connect_timeout_s,
+        )
+
+    def _run(self, job: CaptureJob) -> None:
+        logger.info("Capture %s started: %s", job.id[:8], job.params.service_addr)
         try:
-            result = trace(
-                params.service_addr,
-                job.logdir,
-                params.duration_ms,
-                worker_list=params.worker_list,
-                num_tracing_attempts=params.num_tracing_attempts,
-                options=params.options,
-                progress=job.on_progress,
-                deadline_s=self.deadline_s,
-                connect_timeout_s=self.connect_timeout_s,
-            )
+            result = self._capture(job)
         except ProfileError as e:
             logger.warning("Capture %s failed: %s", job.id[:8], error_text(e))
             job.finish(None, e)

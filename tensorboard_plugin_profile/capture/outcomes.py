@@ -54,6 +54,7 @@ class CaptureResult:
     attempts: int
     elapsed_s: float
     logdir: str = ""
+    notes: tuple[str, ...] = ()  # e.g. a live capture stopped early (``in_process``)
 
     @property
     def shown_dir(self) -> str:
@@ -80,6 +81,7 @@ class CaptureResult:
             )
         for host, reason in sorted(self.hosts_failed.items()):
             parts.append(f"{host} failed: {reason}")
+        parts.extend(self.notes)
         return " ".join(parts)
 
 

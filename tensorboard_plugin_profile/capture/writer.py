@@ -78,10 +78,7 @@ class SessionWriter:
         self.files: list[str] = []
 
     def write(self, file_name: str, data: bytes) -> None:
-        plain = not any(c in file_name for c in (os.sep, "/", "\0"))
-        if not plain or file_name[:1] in ("", "."):
-            self.discard()
-            raise ValueError(f"not a plain file name: {file_name!r}")
+        self._check_name(file_name)
         try:
             temp_dir = self._ensure_temp_dir()
             with open(os.path.join(temp_dir, file_name), "wb") as f:
@@ -92,6 +89,25 @@ class SessionWriter:
             self.discard()
             raise _write_failed(e) from e
         self.files.append(file_name)
+
+    def move_in(self, file_name: str, source: str) -> None:
+        """Moves the file at ``source`` in as ``file_name`` (a rename on the same filesystem)."""
+        self._check_name(file_name)
+        try:
+            target = os.path.join(self._ensure_temp_dir(), file_name)
+            shutil.move(source, target)
+            with open(target, "rb") as f:
+                os.fsync(f.fileno())
+        except OSError as e:
+            self.discard()
+            raise _write_failed(e) from e
+        self.files.append(file_name)
+
+    def _check_name(self, file_name: str) -> None:
+        plain = not any(c in file_name for c in (os.sep, "/", "\0"))
+        if not plain or file_name[:1] in ("", "."):
+            self.discard()
+            raise ValueError(f"not a plain file name: {file_name!r}")
 
     def commit(self, merge_existing: bool = False) -> str:
         """Moves the written files into place; returns the session directory.

@@ -17,7 +17,9 @@ Large payloads are memory-mapped copy-on-write: pages come from the OS page
 cache when touched and columns stay writable without touching the file.
 
 The directory is kept under ``max_bytes`` by deleting the least recently used
-entries (by mtime, refreshed on every hit).
+entries (by mtime, refreshed on every hit). Only a directory that is ours is
+written to or deleted from, and only files named as the cache names them
+(``cache_dir``: the marker file, adopting an unmarked old cache).
 
 Usage::
 
@@ -45,7 +47,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import frames_codec
+from . import cache_dir, frames_codec
 
 logger = logging.getLogger(__name__)
 
@@ -109,12 +111,23 @@ class DiskCache:
         self._busy = 0  # requests computing now (``busy``)
         self._last_busy = 0.0  # when the last of them ended (time.monotonic)
         self._hurry = False  # ``flush``, or the interpreter exiting: store now
+        self._claimed: Optional[bool] = None  # is the root ours (``cache_dir.claim``)
         _hurry_at_exit(self)
+
+    def usable(self) -> bool:
+        """False (with a warning) when the root is a directory the cache did not make."""
+        if cache_dir.state(self.root) != cache_dir.FOREIGN:
+            return True
+        logger.warning("%s", cache_dir.not_a_cache_message(self.root, "the disk cache stays off"))
+        return False
 
     # --- entries -----------------------------------------------------------
     def path_of(self, kind: str, key: Any) -> str:
         digest = hashlib.sha256(_key_json(key).encode()).hexdigest()[:40]
-        return os.path.join(self.dir, f"{kind}-{digest}.bin")
+        name = f"{kind}-{digest}.bin"
+        if not cache_dir.is_entry_name(name):  # clear() deletes exactly these names
+            raise ValueError(f"cache entry kinds are lower-case words, got {kind!r}")
+        return os.path.join(self.dir, name)
 
     def store_bytes(self, kind: str, key: Any, data: bytes, meta: Optional[dict] = None) -> bool:
         array = np.frombuffer(data, dtype=np.uint8)
@@ -191,21 +204,32 @@ class DiskCache:
 
     # --- maintenance -------------------------------------------------------
     def usage(self) -> tuple:
-        """(entries, bytes) in the cache directory."""
+        """(entries, bytes) of this format; ``InvalidArgument`` if the root is not a cache."""
+        cache_dir.require_ours(self.root, "nothing was counted")
         entries = self._entries()
         return len(entries), sum(size for _, size, _ in entries)
 
     def clear(self) -> int:
-        """Deletes every entry (of every format version); returns how many."""
+        """Deletes the entries of every format version; returns how many.
+
+        Only files named as the cache names them, inside ``v<N>/`` of a root that is
+        ours; raises ``InvalidArgument`` (and deletes nothing) for any other directory.
+        """
+        if cache_dir.require_ours(self.root, "nothing was deleted") == cache_dir.MISSING:
+            return 0
         removed = 0
-        for dirpath, _, filenames in os.walk(self.root):
-            for name in filenames:
-                if name.endswith(".bin") or name.startswith(".tmp-"):
-                    removed += _remove(os.path.join(dirpath, name))
+        for folder in cache_dir.version_dirs(self.root):
+            for entry in os.scandir(folder):
+                if cache_dir.is_entry_name(entry.name):
+                    removed += _remove(entry.path)
+                elif cache_dir.is_temp_name(entry.name):
+                    _remove(entry.path)
         return removed
 
     def prune(self) -> None:
         """Deletes least recently used entries until under ``max_bytes`` (keeps the newest)."""
+        if not self._claim():
+            return
         entries = sorted(self._entries(), key=lambda e: e[2])
         total = sum(size for _, size, _ in entries)
         for path, size, _ in entries[:-1]:
@@ -225,12 +249,25 @@ class DiskCache:
                 st = entry.stat()
             except OSError:
                 continue
-            if entry.name.startswith(".tmp-"):
+            if cache_dir.is_temp_name(entry.name):
                 if now - st.st_mtime > _STALE_TEMP_S:  # left by a killed writer
                     _remove(entry.path)
-            elif entry.name.endswith(".bin"):
+            elif cache_dir.is_entry_name(entry.name):
                 entries.append((entry.path, st.st_size, st.st_mtime))
         return entries
+
+    def _claim(self) -> bool:
+        """Whether the root is ours, making it so when it is new or an unmarked old cache."""
+        if self._claimed is None:
+            try:
+                self._claimed = cache_dir.claim(self.root, FORMAT_VERSION)
+                problem = cache_dir.not_a_cache_message(self.root, "nothing is written there")
+            except OSError as e:
+                self._claimed, problem = False, f"cannot write the disk cache in {self.root}: {e}"
+            if not self._claimed and not self._warned:
+                logger.warning("%s", problem)
+                self._warned = True
+        return self._claimed
 
     # --- the file format ---------------------------------------------------
     def _write(self, kind: str, key: Any, header: dict, arrays: list) -> bool:
@@ -243,6 +280,8 @@ class DiskCache:
         header["payload_bytes"] = offset
         header["crc32"] = _crc32_of(arrays, layout)
         path = self.path_of(kind, key)
+        if not self._claim():
+            return False
         try:
             os.makedirs(self.dir, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.dir)

@@ -44,7 +44,7 @@ class PoolUnavailable(Exception):
     """The worker processes could not start or died: do the work in-process."""
 
 
-def _worker_decode(host_file: Any, root: str, max_bytes: int, key: Any) -> Optional[tuple]:
+def _worker_decode(host_file: Any, root: str, max_bytes: int, key: Any) -> bool:
     """In the worker: decode and store; False when the cache could not be written."""
     from ..kernels.blockpool import reusing
     from .disk_cache import DiskCache

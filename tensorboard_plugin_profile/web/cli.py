@@ -45,7 +45,7 @@ def _cache(args: argparse.Namespace) -> int:
     config = CacheConfig.from_flags(argparse.Namespace(cache_dir=args.cache_dir))
     assert config.disk_dir is not None
     disk = DiskCache(config.disk_dir, config.disk_bytes)
-    if args.action == "clear":
+    if args.action == "clear":  # both refuse a folder the cache did not make (exit 1)
         print(f"removed {disk.clear()} cache entries from {disk.root}")
     else:
         entries, size = disk.usage()

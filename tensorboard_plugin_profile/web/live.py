@@ -1,25 +1,36 @@
 """Live tracing: the Profile page served from inside a training script.
 
-One call starts, in background threads of this very process,
-- the framework's profiler server (JAX's ``jax.profiler.start_server`` or
-  TensorFlow's ``tf.profiler.experimental.server.start``, whichever is loaded), and
-- our standalone server on ``logdir``, whose capture dialog is pre-filled with
-  that profiler's address, so "Capture" traces the running script and saves the
-  session into ``logdir`` (where ``tbprof serve LOGDIR`` reopens it later).
+One call starts our standalone server on ``logdir`` in a background thread of
+this very process. Its capture dialog is pre-filled with ``this-process``: a
+capture traces the running script through the framework's in-process profiler
+(``capture/in_process.py``: ``jax.profiler.start_trace`` or
+``tf.profiler.experimental.start``) and saves the session into ``logdir``, where
+``tbprof serve LOGDIR`` reopens it later.
+
+What it does not do, on purpose (docs/security.md):
+- open a profiler port. The frameworks' profiler servers listen on every interface
+  without authentication (their APIs take a port, no address), so anyone who
+  reaches it can pull this process's trace. ``profiler_port=N`` still starts one,
+  for other capture clients, with a warning saying so.
+- serve whoever reaches its port. The page listens on loopback and every route
+  needs the token of the link it prints (``access_token.py``), so another user of
+  the machine, or a web page in the browser, can neither read the profiles nor
+  make this process trace. It is also guarded as ``tbprof serve`` is (``guard.py``):
+  it answers only its own host names (loopback, plus ``allowed_hosts`` or
+  ``TBPROF_ALLOWED_HOSTS``), and a capture is a POST from the page itself that
+  carries this process's capture token (``X-TBProf-Token``) besides the access token.
+- trace without bounds: a capture lasts at most ``max_duration_ms`` and stops
+  early once it has grown the process by ``max_trace_bytes``.
 
 Idle, it costs the training loop nothing measurable: the web server's thread
-sleeps in ``select`` and the profiler server only works while a capture runs
-(``bench/live_overhead.py`` measures it). Both stop when the process exits.
-
-The page is guarded as ``tbprof serve`` is (``guard.py``): it answers only its own host names
-(loopback, plus ``allowed_hosts`` or ``TBPROF_ALLOWED_HOSTS``), and a capture must come from the
-page itself, with this process's token.
+sleeps in ``select`` (``bench/live_overhead.py`` measures it). It stops with the
+``with`` block or the process.
 
 Usage::
 
     from tensorboard_plugin_profile import live
 
-    with live.tracing(logdir="/tmp/logs"):          # prints the page's URL
+    with live.tracing(logdir="/tmp/logs"):          # prints the page's link
         for step in range(steps):
             train_step()
 
@@ -35,37 +46,55 @@ import contextlib
 import dataclasses
 import logging
 import os
-import socket
-import sys
 import threading
 from typing import Any, Iterator, Optional, Sequence
+from urllib.parse import quote
 
 from werkzeug.serving import WSGIRequestHandler, make_server
 
-from ..common.errors import ProfileError
-from .guard import Guard, allowed_hosts_setting, parse_host_list
+from ..capture.in_process import (
+    DEFAULT_MAX_DURATION_MS,
+    DEFAULT_MAX_TRACE_BYTES,
+    JAX,
+    LIVE_TARGET,
+    TENSORFLOW,
+    InProcessProfiler,
+    TraceLimits,
+    loaded_framework,
+)
+from ..capture.jobs import CaptureManager
+from . import access_token
+from .guard import Guard, allowed_hosts_setting, is_loopback, parse_host_list
 from .server import DEFAULT_HOST, DEFAULT_PORT, StandaloneApp
 
 logger = logging.getLogger(__name__)
 
-JAX, TENSORFLOW = "JAX", "TensorFlow"
+__all__ = ["JAX", "TENSORFLOW", "LiveServer", "loaded_framework", "serve", "tracing"]
 
 
 @dataclasses.dataclass
 class LiveServer:
-    """A running live session: the page's URL, the profiler's address, how to stop."""
+    """A running live session: the page's link, what it captures, how to stop."""
 
-    url: str
-    profiler_address: str
+    url: str  # the link to open: it carries the access token
+    base_url: str  # the server's root, without the token
+    token: str
     framework: str
     logdir: str
+    capture_target: str = LIVE_TARGET
+    profiler_address: Optional[str] = None  # only with ``profiler_port`` (all interfaces)
     _http: Any = dataclasses.field(repr=False, default=None)
     _thread: Optional[threading.Thread] = dataclasses.field(repr=False, default=None)
     _profiler: Any = dataclasses.field(repr=False, default=None)
     _stopped: bool = dataclasses.field(repr=False, default=False)
 
+    def route_url(self, route: str, **params: Any) -> str:
+        """The URL of one route (``runs``, ``capture_profile``, ...) with the token."""
+        query = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
+        return f"{self.base_url}{route}?token={self.token}" + (f"&{query}" if query else "")
+
     def stop(self) -> None:
-        """Stops the page and the profiler server (idempotent; also runs at exit)."""
+        """Stops the page and the profiler server, if any (idempotent; also runs at exit)."""
         if self._stopped:
             return
         self._stopped = True
@@ -74,7 +103,7 @@ class LiveServer:
             self._http.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        _stop_profiler(self.framework, self._profiler)
+        _stop_profiler_server(self.framework, self._profiler)
         atexit.unregister(self.stop)
 
     def __enter__(self) -> LiveServer:
@@ -88,52 +117,74 @@ def serve(
     port: int = DEFAULT_PORT,
     logdir: Optional[str] = None,
     host: str = DEFAULT_HOST,
-    profiler_port: int = 0,
+    profiler_port: Optional[int] = None,
     quiet: bool = False,
+    max_duration_ms: int = DEFAULT_MAX_DURATION_MS,
+    max_trace_bytes: int = DEFAULT_MAX_TRACE_BYTES,
     allowed_hosts: Optional[Sequence[str]] = None,
 ) -> LiveServer:
-    """Starts the profiler server and the page in background threads; returns at once.
+    """Starts the page in a background thread; returns at once.
 
-    ``port`` 0 picks a free port (see ``LiveServer.url``), as does ``profiler_port``
-    0 for the profiler. ``logdir`` defaults to ``./profile_logs``. ``allowed_hosts``:
-    names the page answers besides loopback (default: ``TBPROF_ALLOWED_HOSTS``).
+    ``port`` 0 picks a free port (see ``LiveServer.url``). ``logdir`` defaults to
+    ``./profile_logs``. A capture lasts at most ``max_duration_ms`` and stops once
+    the process has grown by ``max_trace_bytes`` while tracing. ``allowed_hosts``:
+    names the page answers besides loopback (default: ``TBPROF_ALLOWED_HOSTS``); the
+    access token is needed whatever the name. ``profiler_port`` (0: a free one) also
+    starts the framework's gRPC profiler server, which listens on all interfaces
+    without authentication: only for capture clients that need it.
     """
     logdir = os.path.abspath(logdir or "profile_logs")
     os.makedirs(os.path.join(logdir, "plugins", "profile"), exist_ok=True)
     framework = loaded_framework()
-    profiler_port = profiler_port or _free_port()
-    profiler = _start_profiler(framework, profiler_port)
-    address = f"localhost:{profiler_port}"
-    live_info = {"service_addr": address, "framework": framework, "pid": os.getpid()}
+    profiler = InProcessProfiler(framework, TraceLimits(max_duration_ms, max_trace_bytes))
+    token = access_token.new_token()
+    live_info = {"service_addr": LIVE_TARGET, "framework": framework, "pid": os.getpid()}
     extra = (
         allowed_hosts_setting(None)
         if allowed_hosts is None
         else parse_host_list(",".join(allowed_hosts))
     )
-    try:
-        app = StandaloneApp(logdir, live=live_info, guard=Guard.for_bind(host, extra))
-        http = make_server(host, port, app, threaded=True, request_handler=_QuietHandler)
-    except BaseException:
-        _stop_profiler(framework, profiler)
-        raise
-    thread = threading.Thread(target=http.serve_forever, name="tbprof-live", daemon=True)
-    thread.start()
-    shown = f"[{host}]" if ":" in host else host
-    server = LiveServer(
-        url=f"http://{shown}:{http.server_port}/",
-        profiler_address=address,
-        framework=framework,
-        logdir=logdir,
-        _http=http,
-        _thread=thread,
-        _profiler=profiler,
+    app = StandaloneApp(
+        logdir,
+        live=live_info,
+        capture_manager=CaptureManager(local=profiler),
+        access_token=token,
+        guard=Guard.for_bind(host, extra),
     )
+    http = make_server(host, port, app, threaded=True, request_handler=_QuietHandler)
+    if not is_loopback(host):
+        logger.warning("live page listening on %s: reachable from other machines", host)
+    server = _start_page(http, framework, logdir, token, host)
     atexit.register(server.stop)
+    if profiler_port is not None:
+        try:
+            server._profiler, server.profiler_address = _start_profiler_server(
+                framework, profiler_port
+            )
+        except BaseException:
+            server.stop()
+            raise
     if not quiet:
         print(f"Profile: live page at {server.url} (profiling {framework}, logdir {logdir})")
         if not app.guard.loopback_only:
             print(f"Profile: the live page answers {app.guard.describe()}")
     return server
+
+
+def _start_page(http: Any, framework: str, logdir: str, token: str, host: str) -> LiveServer:
+    thread = threading.Thread(target=http.serve_forever, name="tbprof-live", daemon=True)
+    thread.start()
+    shown = f"[{host}]" if ":" in host else host
+    base_url = f"http://{shown}:{http.server_port}/"
+    return LiveServer(
+        url=f"{base_url}?token={token}",
+        base_url=base_url,
+        token=token,
+        framework=framework,
+        logdir=logdir,
+        _http=http,
+        _thread=thread,
+    )
 
 
 @contextlib.contextmanager
@@ -148,36 +199,35 @@ def tracing(
         server.stop()
 
 
-def loaded_framework() -> str:
-    """JAX or TensorFlow: the one this process imported (JAX first), else the one installed."""
-    for module, name in (("jax", JAX), ("tensorflow", TENSORFLOW)):
-        if module in sys.modules:
-            return name
-    for module, name in (("jax", JAX), ("tensorflow", TENSORFLOW)):
-        try:
-            __import__(module)
-        except ImportError:
-            continue
-        return name
-    raise ProfileError(
-        "Live tracing needs JAX or TensorFlow in this process: neither can be imported."
+def _start_profiler_server(framework: str, port: int) -> tuple:
+    """The framework's gRPC server (opt-in): (handle, address). It binds ``[::]:port``."""
+    import socket
+
+    if port == 0:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+    logger.warning(
+        "%s's profiler server on port %d listens on all interfaces without authentication "
+        "(its API takes no address): anyone who can reach the port can read this process's "
+        "trace. The live page does not need it; leave profiler_port unset unless another "
+        "capture client must reach this process.",
+        framework,
+        port,
     )
-
-
-def _start_profiler(framework: str, port: int) -> Any:
     if framework == JAX:
         import jax.profiler
 
-        return jax.profiler.start_server(port)  # keep the handle: dropping it stops it
+        return jax.profiler.start_server(port), f"localhost:{port}"  # keep it: dropping it stops
     import tensorflow as tf
 
     tf.profiler.experimental.server.start(port)
-    return None
+    return None, f"localhost:{port}"
 
 
-def _stop_profiler(framework: str, handle: Any) -> None:
+def _stop_profiler_server(framework: str, handle: Any) -> None:
     if framework != JAX or handle is None:
-        return  # TensorFlow's profiler server lives as long as the process
+        return  # none started, or TensorFlow's, which lives as long as the process
     try:
         import jax.profiler
 
@@ -191,9 +241,3 @@ class _QuietHandler(WSGIRequestHandler):
 
     def log_request(self, code: Any = "-", size: Any = "-") -> None:
         pass
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]

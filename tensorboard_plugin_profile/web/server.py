@@ -4,7 +4,8 @@ URL space (docs/http_api.md, "Standalone server"): every route under ``/data/plu
 also at the root; the page at ``/``; a client-side path under the prefix
 (no ``.`` in its last segment) also gets the page, so reloads work. Only requests addressed to
 the names in its ``Guard`` are answered: loopback names, plus ``--allowed_hosts``
-(docs/security.md).
+(docs/security.md). With an ``access_token`` (the live page) every route also needs
+that token (``access_token.py``); the page and its static files do not.
 
 Usage::
 
@@ -25,6 +26,7 @@ from werkzeug.serving import run_simple
 
 from ..service import ProfileService
 from ..store.cache_config import CacheConfig, add_flags
+from . import access_token as access
 from . import http_api
 from .guard import Guard, allowed_hosts_setting, is_loopback
 from .guard import add_flags as add_host_flags
@@ -33,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8791
 DEFAULT_HOST = "127.0.0.1"
+_STATIC_ROUTES = ("/index.js", "/index.html")  # the page's code: no data, no token
 
 
 class StandaloneApp:
@@ -46,13 +49,22 @@ class StandaloneApp:
         live: Optional[dict] = None,
         config: Optional[CacheConfig] = None,
         guard: Optional[Guard] = None,
+        capture_manager: Optional[Any] = None,
+        access_token: Optional[str] = None,
     ):
         self.service = service or ProfileService(logdir, config=config)
         self.guard = guard or Guard.for_bind(DEFAULT_HOST)
         routes = http_api.Routes(
-            self.service, hide_capture=hide_capture, live=live, guard=self.guard
+            self.service,
+            hide_capture=hide_capture,
+            capture_manager=capture_manager,
+            live=live,
+            guard=self.guard,
         )
         self.routes = routes.table()
+        if access_token:
+            for path in set(self.routes) - set(_STATIC_ROUTES):
+                self.routes[path] = access.gated(self.routes[path], access_token, self.guard)
 
     def __call__(self, environ: dict, start_response: Any) -> Any:
         request = Request(environ)

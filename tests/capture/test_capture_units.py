@@ -191,6 +191,19 @@ def test_writer_rejects_paths_as_file_names(tmp_path):
     assert files_under(str(tmp_path)) == []
 
 
+def test_writer_moves_a_file_in_and_commits_it(tmp_path):
+    source = tmp_path / "scratch" / "vm.xplane.pb"
+    source.parent.mkdir()
+    source.write_bytes(b"xspace")
+    writer = writer_lib.SessionWriter(str(tmp_path / "logs"), "s1")
+    writer.move_in("vm.xplane.pb", str(source))
+    assert not source.exists()
+    writer.commit()
+    assert (tmp_path / "logs/plugins/profile/s1/vm.xplane.pb").read_bytes() == b"xspace"
+    with pytest.raises(ValueError):
+        writer_lib.SessionWriter(str(tmp_path / "logs"), "s2").move_in("../x", str(source))
+
+
 def test_writer_moves_aside_when_another_process_took_the_id(tmp_path):
     foreign = tmp_path / "plugins/profile/s1"
     foreign.mkdir(parents=True)

@@ -14,11 +14,12 @@ import pandas as pd
 import pytest
 from conftest import FIXTURES, all_host_files, host_files
 
+from tensorboard_plugin_profile.common.errors import InvalidArgument
 from tensorboard_plugin_profile.service import ProfileService
-from tensorboard_plugin_profile.store import frames_codec
+from tensorboard_plugin_profile.store import cache_dir, frames_codec
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
 from tensorboard_plugin_profile.store.disk_cache import MAGIC, DiskCache
-from tensorboard_plugin_profile.tools import overview_page, trace_viewer_at
+from tensorboard_plugin_profile.tools import ALL_HOSTS, overview_page, trace_viewer_at
 from tensorboard_plugin_profile.xspace import read_xspace
 
 
@@ -221,6 +222,110 @@ def test_clear_removes_every_entry(tmp_path):
     disk.store_bytes("result", ["a"], b"x")
     disk.store_bytes("result", ["b"], b"y")
     assert disk.clear() == 2 and disk.usage() == (0, 0)
+
+
+def _tree(root) -> dict:
+    """Every file below ``root`` (relative path -> bytes)."""
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def _user_cache_home(tmp_path):
+    """A ~/.cache-like folder: other programs' files, one named like our entries, our cache."""
+    home = tmp_path / "cache_home"
+    (home / "hub" / "model").mkdir(parents=True)
+    (home / "hub" / "model" / "pytorch_model.bin").write_bytes(b"weights")
+    (home / "pip" / "v1").mkdir(parents=True)
+    (home / "pip" / "v1" / f"result-{'a' * 40}.bin").write_bytes(b"not ours")
+    (home / "notes.bin").write_bytes(b"notes")
+    ours = DiskCache(str(home / "tensorboard-plugin-profile"))
+    assert ours.store_bytes("result", ["k"], b"ours")
+    return home, ours
+
+
+def test_a_new_cache_marks_its_root_with_the_program_and_format(tmp_path):
+    disk = DiskCache(str(tmp_path / "new"))
+    assert not (tmp_path / "new").exists()  # nothing is created before the first write
+    assert disk.store_bytes("result", ["k"], b"x")
+    marker = json.loads((tmp_path / "new" / cache_dir.MARKER_NAME).read_text())
+    assert marker["program"] == "tensorboard-plugin-profile" and marker["entry_format"] == 1
+    assert cache_dir.state(str(tmp_path / "new")) == cache_dir.OURS
+
+
+def test_clear_refuses_a_folder_the_cache_did_not_make_and_deletes_nothing(tmp_path):
+    home, ours = _user_cache_home(tmp_path)
+    before = _tree(home)
+    parent = DiskCache(str(home))
+    with pytest.raises(InvalidArgument, match="not a tensorboard-plugin-profile cache"):
+        parent.clear()
+    with pytest.raises(InvalidArgument, match="nothing was counted"):
+        parent.usage()
+    assert _tree(home) == before
+    # Nor is anything written there: no marker, no entry folder.
+    assert not parent.store_bytes("result", ["k"], b"x")
+    assert _tree(home) == before and not (home / "v1").exists()
+    # Its own folder is cleared, and only it.
+    assert ours.clear() == 1
+    assert set(before) - set(_tree(home)) == {f"tensorboard-plugin-profile/{_rel(ours)}"}
+
+
+def _rel(disk: DiskCache) -> str:
+    return os.path.relpath(disk.path_of("result", ["k"]), disk.root)
+
+
+def test_clear_deletes_only_files_named_as_the_cache_names_them(tmp_path):
+    disk = DiskCache(str(tmp_path / "c"))
+    disk.store_bytes("result", ["k"], b"x")
+    strays = [
+        "v1/model.bin",  # a user's file in our entry folder
+        f"v1/sub/result-{'b' * 40}.bin",  # an entry name, but not directly in v1/
+        f"result-{'c' * 40}.bin",  # an entry name, but not in a v<N>/ folder
+        f"other/result-{'d' * 40}.bin",
+    ]
+    for name in strays:
+        (tmp_path / "c" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "c" / name).write_bytes(b"keep")
+    (tmp_path / "c" / "v2").mkdir()  # an entry of another format version goes too
+    (tmp_path / "c" / "v2" / f"space-{'e' * 40}.bin").write_bytes(b"old")
+    assert disk.clear() == 2
+    assert sorted(_tree(tmp_path / "c")) == sorted([cache_dir.MARKER_NAME, *strays])
+
+
+def test_a_server_pointed_at_a_folder_that_is_not_a_cache_leaves_it_alone(tmp_path):
+    home, _ = _user_cache_home(tmp_path)
+    before = _tree(home)
+    service = _service(FIXTURES / "jax_cpu_train", home)
+    assert service.disk is None  # the disk cache stays off, with a warning
+    # ... for every user of it: decoded spaces and the pod map's per-host summaries alike.
+    assert service.spaces.disk is None and service.host_map.disk is None
+    assert _body(service.tool_data(service.runs()[0], "overview_page"))
+    service.close()
+    assert _tree(home) == before
+    # A multi-host session, merged from per-host summaries in worker processes: still nothing.
+    service = _service(FIXTURES / "jax_two_hosts", home, workers=2)
+    assert service.disk is None and service.host_map.disk is None
+    run = service.runs()[0]
+    assert _body(service.tool_data(run, "overview_page", host=ALL_HOSTS))
+    assert service.host_map.computed == 2  # through the pod map, one summary per host
+    service.close()
+    assert _tree(home) == before
+
+
+def test_an_unmarked_cache_of_an_older_version_is_adopted(tmp_path):
+    disk = DiskCache(str(tmp_path / "old"))
+    disk.store_bytes("result", ["a"], b"x")
+    (tmp_path / "old" / cache_dir.MARKER_NAME).unlink()  # as versions before the marker left it
+    assert cache_dir.state(str(tmp_path / "old")) == cache_dir.ADOPTABLE
+    reopened = DiskCache(str(tmp_path / "old"))
+    assert reopened.usable() and reopened.usage()[0] == 1
+    assert reopened.load_bytes("result", ["a"]) == ({}, b"x")
+    assert reopened.store_bytes("result", ["b"], b"y")  # the first write marks it
+    assert cache_dir.state(str(tmp_path / "old")) == cache_dir.OURS
+    (tmp_path / "old" / cache_dir.MARKER_NAME).unlink()
+    assert DiskCache(str(tmp_path / "old")).clear() == 2  # clear works without the marker too
+    (tmp_path / "old" / "v1" / "x.txt").write_text("a stranger")  # then it is not ours
+    assert cache_dir.state(str(tmp_path / "old")) == cache_dir.FOREIGN
 
 
 def test_no_cache_means_no_directory(tmp_path):

@@ -5,12 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 from conftest import host_files
 
+from tensorboard_plugin_profile.store.disk_cache import DiskCache
 from tensorboard_plugin_profile.web.cli import build_parser, main
 
 JAX_FILE = host_files("jax_cpu_train")[0]
@@ -73,3 +75,24 @@ def test_serve_defaults_to_loopback_and_capture_commands_exist():
     assert args.command == "capture"
     with pytest.raises(SystemExit):
         build_parser().parse_args(["frobnicate"])
+
+
+def test_cache_clear_on_the_folder_above_the_cache_deletes_nothing_and_fails(tmp_path):
+    home = tmp_path / "cache_home"  # what --cache_dir ~/.cache points at
+    weights = home / "hub" / "model" / "pytorch_model.bin"
+    weights.parent.mkdir(parents=True)
+    weights.write_bytes(b"weights")
+    ours = DiskCache(str(home / "tensorboard-plugin-profile"))
+    assert ours.store_bytes("result", ["k"], b"ours")
+    entry = ours.path_of("result", ["k"])
+    for action in ("clear", "info"):
+        result = run_cli("cache", action, "--cache_dir", str(home))
+        assert result.returncode == 1, result.stdout
+        assert b"is not a tensorboard-plugin-profile cache" in result.stderr
+        assert b"Traceback" not in result.stderr
+    assert weights.read_bytes() == b"weights" and os.path.exists(entry)
+    result = run_cli("cache", "info", "--cache_dir", ours.root)
+    assert result.returncode == 0 and b": 1 entries" in result.stdout
+    result = run_cli("cache", "clear", "--cache_dir", ours.root)
+    assert result.returncode == 0 and result.stdout.startswith(b"removed 1 cache entries")
+    assert weights.read_bytes() == b"weights" and not os.path.exists(entry)

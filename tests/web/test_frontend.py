@@ -1,10 +1,12 @@
 """The frontend's own checks (tsc --noEmit, eslint, Vitest) and the browser test.
 
-The browser test starts the real standalone server on the fixtures in tests/data and
-runs ``frontend/e2e/*.e2e.mjs`` in headless Debian Chromium (playwright-core);
-screenshots land in ``tests/artifacts/``. The cross-origin test runs
-``frontend/e2e/cross-origin.mjs`` against a server on an empty logdir and a profiler server
-that answers every capture, then checks that only the page's own capture got through.
+The browser test starts the real standalone server on the fixtures in tests/data (and a
+second one that needs an access token, as the live page does) and runs
+``frontend/e2e/*.e2e.mjs`` in headless Debian Chromium (playwright-core); screenshots land
+in ``tests/artifacts/``. The cross-origin test runs ``frontend/e2e/cross-origin.mjs``
+against a server on an empty logdir (plain, and with an access token as the live page has)
+and a profiler server that answers every capture, then checks that only the page's own
+capture got through.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from capture.capture_fakes import FakeProfiler, FakeServer, files_under
 from conftest import FIXTURES, REPO
 from werkzeug.serving import make_server
 
+from tensorboard_plugin_profile.web.access_token import new_token
 from tensorboard_plugin_profile.web.server import StandaloneApp
 
 FRONTEND = REPO / "frontend"
@@ -47,41 +50,58 @@ def test_typecheck_lint_and_unit_tests():
     _run([_npm(), "run", "check"])
 
 
+def _start(app) -> tuple:
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}/"
+
+
 @pytest.fixture(scope="module")
 def built():
     _run([_npm(), "run", "build"])  # always test the current sources
 
 
-def _serve(logdir: str):
-    server = make_server("127.0.0.1", 0, StandaloneApp(logdir), threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 @pytest.fixture(scope="module")
-def server_url(built):
-    server = _serve(str(FIXTURES))
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
+def server_urls(built):
+    """The plain server's root, and the link (with its token) of one that needs a token."""
+    plain, url = _start(StandaloneApp(str(FIXTURES)))
+    token = new_token()
+    gated, gated_url = _start(StandaloneApp(str(FIXTURES), access_token=token))
+    yield url, f"{gated_url}?token={token}"
+    plain.shutdown()
+    gated.shutdown()
 
 
 @pytest.mark.parametrize("script", sorted(p.name for p in (FRONTEND / "e2e").glob("*.e2e.mjs")))
-def test_browser(server_url, script):
+def test_browser(server_urls, script):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PROFILE_E2E_URL": server_url, "PROFILE_E2E_ARTIFACTS": str(ARTIFACTS)}
+    url, live_url = server_urls
+    env = {
+        **os.environ,
+        "PROFILE_E2E_URL": url,
+        "PROFILE_E2E_LIVE_URL": live_url,
+        "PROFILE_E2E_ARTIFACTS": str(ARTIFACTS),
+    }
     _run(["node", f"e2e/{script}"], env=env)
 
 
-def test_pages_of_other_origins_cannot_capture_nor_read(built, tmp_path):
-    """The <img>/form/fetch attacks and a DNS-rebound page leave the logdir untouched."""
+@pytest.mark.parametrize("access_token", [False, True], ids=["plain", "live-token"])
+def test_pages_of_other_origins_cannot_capture_nor_read(built, tmp_path, access_token):
+    """The <img>/form/fetch attacks and a DNS-rebound page leave the logdir untouched.
+
+    With an access token (as the live page has) the attack page is even given the token, as if
+    it had leaked: the capture token and the Host guard still stop it, and the page's own
+    capture sends both tokens.
+    """
     profiler = FakeProfiler()
     grpc_server = FakeServer(profiler)
     logdir = tmp_path / "logs"
     logdir.mkdir()
-    server = _serve(str(logdir))
+    token = new_token() if access_token else None
+    server, url = _start(StandaloneApp(str(logdir), access_token=token))
     env = {
         **os.environ,
-        "PROFILE_E2E_URL": f"http://127.0.0.1:{server.server_port}/",
+        "PROFILE_E2E_URL": f"{url}?token={token}" if token else url,
         "PROFILE_ATTACK_PROFILER": grpc_server.address,
     }
     try:
