@@ -18,11 +18,11 @@ from .tables import space_from_raw
 
 logger = logging.getLogger(__name__)
 
-_scan: Optional[ModuleType]
-try:  # the compiled scanner (_scan.c); collect.py alone gives the same columns, slower
-    from . import _scan
+_collect: Optional[ModuleType]
+try:  # the compiled scanner (_collect.c); collect.py alone gives the same columns, slower
+    from . import _collect
 except ImportError:  # pragma: no cover - built without a C compiler
-    _scan = None
+    _collect = None
 
 # Top-level keys kept in Space.extras (everything else PyTorch writes is small too, but
 # these are the ones analyses read).
@@ -48,12 +48,12 @@ def read_chrome_trace(path: str, opener: Optional[Callable[[], IO[bytes]]] = Non
             _check_limits(name, path, stream, collector, limits)
 
     def scan(text: str, pos: int) -> tuple:
-        assert _scan is not None
-        done = _scan.scan(text, pos, collector)
+        assert _collect is not None
+        done = _collect.scan(text, pos, collector)
         check()
         return done
 
-    fast = _scan is not None and not os.environ.get("TBPROF_PURE_PYTHON_DECODER")
+    fast = _collect is not None and not os.environ.get("TBPROF_PURE_PYTHON_DECODER")
     try:
         for event in stream.events(scan if fast else None):
             collector.add(event)

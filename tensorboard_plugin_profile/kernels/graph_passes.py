@@ -1,4 +1,4 @@
-"""Graph passes of step grouping: compiled (``_grouping.c``) when built, else numpy.
+"""Graph passes of step grouping: compiled (``_graph_passes.c``) when built, else numpy.
 
 Step grouping (``preprocessing/event_graph``) makes every event a node of one
 graph. Its passes are sequential by nature; numpy needs O(depth) rounds of
@@ -41,11 +41,11 @@ import numpy as np
 
 from . import passes
 
-_grouping: Optional[ModuleType]
+_graph_passes: Optional[ModuleType]
 try:
-    from . import _grouping
+    from . import _graph_passes
 except ImportError:  # built without a C compiler: the numpy fallbacks are used
-    _grouping = None
+    _graph_passes = None
 
 NO_LABEL = np.iinfo(np.int64).max
 MAX_FOREST_ROWS = 2**31 - 2  # int32 row ids (and ``stop`` up to the row count)
@@ -55,7 +55,7 @@ _int64 = passes._int64
 def forest_compiled(n: int, pure_python: Optional[bool] = None) -> bool:
     """Whether a graph of ``n`` nodes uses the compiled forest passes."""
     return (
-        _grouping is not None
+        _graph_passes is not None
         and not passes.pure_python_requested(pure_python)
         and n <= MAX_FOREST_ROWS
     )
@@ -69,14 +69,14 @@ def line_forest(line, begin, duration, skip) -> tuple:
     The stack empties whenever ``line`` (int32) changes from one row to the next.
     Compiled only (see ``forest_compiled``).
     """
-    assert _grouping is not None
+    assert _graph_passes is not None
     n = len(line)
     parent = np.empty(n, dtype=np.int32)
     stop = np.empty(n, dtype=np.int32)
     no_skip = np.zeros(0, dtype=np.uint8)
     skip = no_skip if skip is None else np.ascontiguousarray(skip, dtype=bool).view(np.uint8)
     line = np.ascontiguousarray(line, dtype=np.int32)
-    _grouping.line_forest(line, _int64(begin), _int64(duration), skip, parent, stop)
+    _graph_passes.line_forest(line, _int64(begin), _int64(duration), skip, parent, stop)
     return parent, stop
 
 
@@ -99,12 +99,12 @@ def sorted_runs(keys: np.ndarray) -> tuple:
 
 def flood(stop, extra, order, values, proper, unreached, out, crossings) -> tuple:
     """(label, flooded, (outer, inner)) over the compiled forest; see ``flood_numpy``."""
-    assert _grouping is not None and not (proper and crossings)
+    assert _graph_passes is not None and not (proper and crossings)
     order = _int64(order)
     values = np.zeros(0, dtype=np.int64) if values is None else _int64(values)
     flooded = np.zeros(len(order), dtype=np.uint8)
     label = np.empty(len(stop), dtype=np.int64) if out is None else out
-    pairs = _grouping.flood(
+    pairs = _graph_passes.flood(
         stop, *extra, order, values, bool(proper), int(unreached), label, flooded, crossings
     )
     pairs = np.frombuffer(pairs, dtype=np.int64).reshape(-1, 2)

@@ -1,4 +1,4 @@
-"""Putting new events among old ones: compiled (``_edit.c``) when built, else numpy.
+"""Putting new events among old ones: compiled (``_edit_passes.c``) when built, else numpy.
 
 ``PlaneEdit`` adds a few thousand events (thread-pool regions, derived lines) to
 planes of millions whose events are already sorted per line by (begin, longest
@@ -36,19 +36,19 @@ import numpy as np
 from ..common.memsize import sparse_values
 from ..kernels.passes import pure_python_requested
 
-_edit: Optional[ModuleType]
+_edit_passes: Optional[ModuleType]
 try:
-    from . import _edit
+    from . import _edit_passes
 except ImportError:  # built without a C compiler: the fallbacks below are used
-    _edit = None
+    _edit_passes = None
 
 
 def compiled_available() -> bool:
-    return _edit is not None
+    return _edit_passes is not None
 
 
 def _compiled(pure_python: Optional[bool]) -> Optional[ModuleType]:
-    return None if pure_python_requested(pure_python) else _edit
+    return None if pure_python_requested(pure_python) else _edit_passes
 
 
 def _int64(values) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Reading the wire format is the only per-event loop in the program, and it
 sits behind ``decode_xspace``. Two readers give the same raw form: the
-compiled ``_fastdecode`` extension when it was built, else the pure-Python
+compiled ``_decode`` extension when it was built, else the pure-Python
 ``wire.read`` (set ``TBPROF_PURE_PYTHON_DECODER=1`` to force it); a test checks
 that both give identical tables. Everything after the raw form is vectorised.
 
@@ -39,15 +39,15 @@ from .filebytes import FileBytes
 from .limits import Limits, gunzip
 from .model import KIND_REF, Plane, Space, stat_values
 
-_fastdecode: Optional[ModuleType]
+_decode: Optional[ModuleType]
 try:
-    from . import _fastdecode
+    from . import _decode
 except ImportError:  # built without a C compiler: the pure-Python reader is used
-    _fastdecode = None
+    _decode = None
 
 
 def fast_reader_available() -> bool:
-    return _fastdecode is not None
+    return _decode is not None
 
 
 def read_xspace(path: str) -> Space:
@@ -131,8 +131,8 @@ def _read(
     if pure_python is None:
         pure_python = bool(os.environ.get("TBPROF_PURE_PYTHON_DECODER"))
     try:
-        if _fastdecode is not None and not pure_python:
-            return compiled_raw(_fastdecode, data, limits.max_events, _threads(), discard)
+        if _decode is not None and not pure_python:
+            return compiled_raw(_decode, data, limits.max_events, _threads(), discard)
         return wire.read(bytes(data), limits.max_events)
     except OverflowError as e:
         raise limits.too_many_events(source, int(str(e).split()[0])) from None

@@ -1,4 +1,4 @@
-"""The compiled host step walk (_step_keys.c) gives the step database the numpy path gives."""
+"""The compiled host step walk (_keys.c) gives the step database the numpy path gives."""
 
 from __future__ import annotations
 
@@ -137,7 +137,7 @@ def test_leaving_out_covered_spans_keeps_every_sum(spans):
     # the kept spans are those of all spans.
     spans = sorted(spans, key=lambda s: (s[1], -s[2]))
     n = len(spans)
-    found = step_keys._step_keys.host_step_keys(
+    found = step_keys._keys.host_step_keys(
         np.zeros(n, dtype=np.int32),
         np.ones(1, dtype=np.uint8),
         np.array([s[0] for s in spans], dtype=np.int64),

@@ -1,4 +1,4 @@
-"""The compiled trace index layout (``_trace_passes``) gives exactly what numpy gives."""
+"""The compiled trace index layout (``_layout.c``) gives exactly what numpy gives."""
 
 from __future__ import annotations
 

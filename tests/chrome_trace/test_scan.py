@@ -1,4 +1,4 @@
-"""The compiled scanner (chrome_trace/_scan.c) against the pure-Python reader: identical
+"""The compiled scanner (chrome_trace/_collect.c) against the pure-Python reader: identical
 columns, interned tables and times on every fixture and on edge cases, at any block size."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from tensorboard_plugin_profile.chrome_trace import read as chrome_read
 from tensorboard_plugin_profile.chrome_trace.collect import Collector
 from tensorboard_plugin_profile.chrome_trace.stream import TraceStream
 
-pytestmark = pytest.mark.skipif(chrome_read._scan is None, reason="built without a C compiler")
+pytestmark = pytest.mark.skipif(chrome_read._collect is None, reason="built without a C compiler")
 
 COLUMNS = ("ev_line", "ev_name", "ev_cat", "ev_begin", "ev_dur", "st_event", "st_key", "st_kind",
            "st_int", "st_float", "flow_line", "flow_ts", "flow_key", "flow_phase")  # fmt: skip
@@ -27,7 +27,7 @@ def _collect(path, fast: bool, block: int = 1 << 20):
     stream, collector, scanned = TraceStream(str(path), block_chars=block), Collector(), [0]
 
     def scan(text, pos):
-        pos, count = chrome_read._scan.scan(text, pos, collector)
+        pos, count = chrome_read._collect.scan(text, pos, collector)
         scanned[0] += count
         return pos, count
 

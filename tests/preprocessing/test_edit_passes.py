@@ -1,4 +1,4 @@
-"""PlaneEdit's placement of new events: compiled (_edit.c) and numpy give the same, and
+"""PlaneEdit's placement of new events: compiled (_edit_passes.c) and numpy give the same, and
 both are what a stable sort of all rows gives; typed columns stay those of the stats."""
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from tensorboard_plugin_profile.common.errors import CorruptProfile, ProfileTooL
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, rawform, wire
 from tensorboard_plugin_profile.xspace.decode import (
-    _fastdecode,
+    _decode,
     compiled_raw,
     fast_reader_available,
 )
@@ -77,7 +77,7 @@ def test_fuzzed_files_agree_with_protobuf_and_raise_only_typed_errors():
     started = time.perf_counter()
     counts = {"parsed": 0, "refused": 0, "gzip": 0}
     for i, (label, data, gzipped) in enumerate(cases(CASES)):
-        check_case(label, data, gzipped, _fastdecode)
+        check_case(label, data, gzipped, _decode)
         if gzipped:
             counts["gzip"] += 1
         elif _protobuf_parses(data):
@@ -105,7 +105,7 @@ def _sanitizer_build(tmp: pathlib.Path) -> pathlib.Path:
     ).stdout.strip()
     if not os.path.isabs(libasan) or not os.path.exists(libasan):
         pytest.skip("gcc has no AddressSanitizer runtime (libasan.so)")
-    target = tmp / ("_fastdecode" + sysconfig.get_config_var("EXT_SUFFIX"))
+    target = tmp / ("_decode" + sysconfig.get_config_var("EXT_SUFFIX"))
     build = subprocess.run(
         [
             gcc,
@@ -117,7 +117,7 @@ def _sanitizer_build(tmp: pathlib.Path) -> pathlib.Path:
             "-fsanitize=address,undefined",
             "-fno-sanitize-recover=undefined",
             f"-I{sysconfig.get_paths()['include']}",
-            str(SOURCE / "_fastdecode.c"),
+            str(SOURCE / "_decode.c"),
             "-o",
             str(target),
         ],
@@ -132,7 +132,7 @@ def _sanitizer_build(tmp: pathlib.Path) -> pathlib.Path:
 _REPLAY = """
 import importlib.util, sys
 sys.path.insert(0, {tests!r})
-spec = importlib.util.spec_from_file_location("_fastdecode", {module!r})
+spec = importlib.util.spec_from_file_location("_decode", {module!r})
 fast = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(fast)
 from fuzz_corpus import cases
@@ -148,7 +148,7 @@ print("replayed", n)
 @pytest.mark.skipif(sys.platform != "linux", reason="sanitizer runtime preloading is Linux-only")
 def test_sanitizer_build_survives_the_fuzz_corpus(tmp_path):
     libasan = _sanitizer_build(tmp_path)
-    module = next(tmp_path.glob("_fastdecode*"))
+    module = next(tmp_path.glob("_decode*"))
     env = dict(
         os.environ,
         LD_PRELOAD=str(libasan),

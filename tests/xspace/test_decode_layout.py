@@ -21,7 +21,7 @@ from pandas.testing import assert_frame_equal
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, rawform, wire
 from tensorboard_plugin_profile.xspace.decode import (
-    _fastdecode,
+    _decode,
     _sorted_factorize,
     compiled_raw,
     fast_reader_available,
@@ -66,10 +66,10 @@ def _planes(draw) -> bytes:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_planes())
 def test_final_layouts_agree(data):
-    compiled = raw_digest(compiled_raw(_fastdecode, data))  # ids beyond int32 drawn too
+    compiled = raw_digest(compiled_raw(_decode, data))  # ids beyond int32 drawn too
     assert compiled == raw_digest(rawform.finish(wire.read(data)))
     # The same from a private copy whose pages go back to the OS behind the walk.
-    assert raw_digest(compiled_raw(_fastdecode, anonymous_copy(data), discard=True)) == compiled
+    assert raw_digest(compiled_raw(_decode, anonymous_copy(data), discard=True)) == compiled
     if xplane_pb2.XSpace.FromString(data).planes:
         fast = decode_xspace(data, "f", pure_python=False)
         slow = decode_xspace(data, "f", pure_python=True)

@@ -21,7 +21,7 @@ from tensorboard_plugin_profile.common.errors import CorruptProfile
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, read_xspace
 from tensorboard_plugin_profile.xspace.decode import (
-    _fastdecode,
+    _decode,
     compiled_raw,
     fast_reader_available,
 )
@@ -63,9 +63,9 @@ def _zero_page_share(view: memoryview) -> float:
 @pytest.mark.parametrize("threads", [1, 2, 5])
 def test_walked_pages_go_back_and_everything_read_later_survives(threads):
     data = _long_profile()
-    expected = raw_digest(compiled_raw(_fastdecode, data, threads=threads))
+    expected = raw_digest(compiled_raw(_decode, data, threads=threads))
     copy = anonymous_copy(data)
-    raw = compiled_raw(_fastdecode, copy, threads=threads, discard=True)
+    raw = compiled_raw(_decode, copy, threads=threads, discard=True)
     assert raw_digest(raw) == expected  # strings interned before their pages went
     plane = raw["planes"][0]
     assert {"shared3", "unique1:28000"} <= set(plane["stats"][6])
@@ -79,9 +79,9 @@ def test_walked_pages_go_back_and_everything_read_later_survives(threads):
 def test_an_immutable_buffer_is_never_discarded():
     data = _long_profile()
     with pytest.raises(TypeError, match="writable"):
-        compiled_raw(_fastdecode, data, discard=True)
-    assert raw_digest(compiled_raw(_fastdecode, data)) == raw_digest(
-        compiled_raw(_fastdecode, anonymous_copy(data), discard=True)
+        compiled_raw(_decode, data, discard=True)
+    assert raw_digest(compiled_raw(_decode, data)) == raw_digest(
+        compiled_raw(_decode, anonymous_copy(data), discard=True)
     )
 
 

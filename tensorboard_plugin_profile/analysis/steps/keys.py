@@ -1,11 +1,11 @@
-"""A host plane's step markers and packed span keys in one compiled pass (``_step_keys.c``).
+"""A host plane's step markers and packed span keys in one compiled pass (``_keys.c``).
 
 ``step_events.host_step_events`` with numpy selects marker and work rows with masks,
 gathers four span columns and ``step_sweep`` packs their boundaries into sort keys:
 about ten whole-length temporaries. Compiled, one walk over the event columns in
 memory order does all of it with the per-name tables of ``step_events`` and leaves
 out spans that a span of the same step and type covers (they change no sum of the
-step breakdown, see ``_step_keys.c``), so the sort and the tracker see fewer keys.
+step breakdown, see ``_keys.c``), so the sort and the tracker see fewer keys.
 Without the extension (or with ``TBPROF_PURE_PYTHON_PASSES=1``) callers use the numpy
 path; ``tests/analysis/test_step_keys.py`` checks both give the same step database.
 
@@ -31,11 +31,11 @@ from ...xspace import schema
 from ...xspace.event_stats import set_rows
 from ...xspace.model import Plane
 
-_step_keys: Optional[ModuleType]
+_keys: Optional[ModuleType]
 try:
-    from . import _step_keys
+    from . import _keys
 except ImportError:  # built without a C compiler: step_events' numpy path is used
-    _step_keys = None
+    _keys = None
 
 MARKER = -1  # span_type value: a step marker by name
 NOT_STEP_WORK = -2  # span_type value: not step work (eager/function wrappers)
@@ -58,7 +58,7 @@ class PackedSpans:
 
 
 def available(pure_python: Optional[bool] = None) -> bool:
-    return _step_keys is not None and not passes.pure_python_requested(pure_python)
+    return _keys is not None and not passes.pure_python_requested(pure_python)
 
 
 def host_step_keys(
@@ -82,10 +82,10 @@ def host_step_keys(
     event starts in (events outside every window are no span; no step names). Events of
     ``skip_rows`` (sorted) are neither markers nor spans.
     """
-    assert _step_keys is not None
+    assert _keys is not None
     ev = plane.events
     tables = (span_type, stage_type)
-    found = _step_keys.host_step_keys(
+    found = _keys.host_step_keys(
         *_plane_columns(plane, windows is None),
         name_codes,
         _step_name_codes(plane) if windows is None else None,

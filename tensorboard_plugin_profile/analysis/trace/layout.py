@@ -1,6 +1,6 @@
 """Where each event of a trace index goes: order by (row, depth, begin), compiled or numpy.
 
-Three steps, fused per row when compiled (``_trace_passes.c``, GIL released):
+Three steps, fused per row when compiled (``_layout.c``, GIL released):
 
 1. ``order_by_row``: events by row, keeping input order inside a row (each line's
    events come sorted by (begin, longest first) from preprocessing, which is checked;
@@ -40,7 +40,7 @@ from . import depths
 
 _compiled: Optional[ModuleType]
 try:
-    from . import _trace_passes as _compiled
+    from . import _layout as _compiled
 except ImportError:  # built without a C compiler: the numpy fallbacks below are used
     _compiled = None
 

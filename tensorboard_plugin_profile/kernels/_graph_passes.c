@@ -349,8 +349,8 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_grouping",
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_graph_passes",
                                     "Compiled step grouping passes over the event forest.", -1,
                                     methods};
 
-PyMODINIT_FUNC PyInit__grouping(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__graph_passes(void) { return PyModule_Create(&module); }

@@ -1,4 +1,4 @@
-# Interface of the optional compiled step grouping passes (_grouping.c), which mypy cannot read.
+# Interface of the optional compiled step grouping passes (_graph_passes.c), which mypy cannot read.
 def line_forest(
     line: object, begin: object, duration: object, skip: object, parent: object, stop: object, /
 ) -> None:
