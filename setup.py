@@ -65,7 +65,7 @@ class SdistWithFrontend(sdist):
 
 # Buffer helpers shared by the analysis extensions (each includes it).
 BUFFERS_H = "tensorboard_plugin_profile/kernels/_buffers.h"
-# The (key, lane) min-heap of _passes.c and the trace layout's row depths.
+# The (key, lane) min-heap of greedy lanes and open ends (_passes.c, trace depths and layout).
 LANE_HEAP_H = "tensorboard_plugin_profile/kernels/_lane_heap.h"
 
 setup(
@@ -136,7 +136,7 @@ setup(
             depends=[BUFFERS_H, "tensorboard_plugin_profile/analysis/steps/_step_walk.h"],
             optional=True,
         ),
-        # Step grouping over the event forest (nesting stack, floods); numpy otherwise.
+        # Step grouping over the event forest (nesting stack, floods) and csr; numpy otherwise.
         Extension(
             "tensorboard_plugin_profile.kernels._graph_passes",
             ["tensorboard_plugin_profile/kernels/_graph_passes.c"],
@@ -158,6 +158,13 @@ setup(
                 BUFFERS_H,
                 "tensorboard_plugin_profile/preprocessing/_stat_merge_sorted.h",
             ],
+            optional=True,
+        ),
+        # Nesting depths of trace rows; numpy in analysis/trace/depths.py.
+        Extension(
+            "tensorboard_plugin_profile.analysis.trace._depths",
+            ["tensorboard_plugin_profile/analysis/trace/_depths.c"],
+            depends=[BUFFERS_H, LANE_HEAP_H],
             optional=True,
         ),
         # Trace index layout (per row: depths, a counting sort); numpy in analysis/trace/layout.py.

@@ -16,8 +16,8 @@ The numpy fallbacks keep an explicit child adjacency:
 - ``stack_parents``: the fallback finds the stack parents with
   ``passes.previous_enclosing`` on lines whose begins never go backwards and replays
   the stack on the others;
-- ``csr``: a stable counting sort (adjacency lists; compiled in ``_passes.c``, also
-  used by the trace layout); the fallback is a stable argsort;
+- ``csr``: a stable counting sort (adjacency lists; compiled, also used by the trace
+  layout); the fallback is a stable argsort;
 - ``child_lists``: the child adjacency of one-parent-per-node plus extra edges;
 - ``flood_numpy``: ``flood`` as ranks propagated by ``flood_min`` (the edges out of the
   nodes that changed relaxed round after round), then ``group_crossings``.
@@ -190,11 +190,10 @@ def _replay_stack(begin: list, end: list) -> np.ndarray:
 def csr(keys, values, n: int, pure_python: Optional[bool] = None) -> tuple:
     """(ptr, values stably sorted by key): key k's values are ``out[ptr[k]:ptr[k + 1]]``."""
     keys, values = _int64(keys), _int64(values)
-    if passes._use_compiled(pure_python):
-        assert passes._passes is not None
+    if _graph_passes is not None and not passes.pure_python_requested(pure_python):
         ptr = np.empty(n + 1, dtype=np.int64)
         out = np.empty(len(keys), dtype=np.int64)
-        passes._passes.csr(keys, values, int(n), ptr, out)
+        _graph_passes.csr(keys, values, int(n), ptr, out)
         return ptr, out
     if len(keys) and (keys.min() < 0 or keys.max() >= n):
         raise ValueError("csr: key out of range")

@@ -8,7 +8,7 @@ first-free lanes (``passes.first_free_levels``).
 The trace index computes depths inside its compiled layout (``_row_depths.h``, the same
 algorithm) and uses this module as its numpy fallback.
 
-Compiled (``_passes.row_depths``): one pass per row with a heap of open ends, which
+Compiled (``_depths.c``): one pass per row with a heap of open ends, which
 also checks each depth's events are disjoint. The numpy fallback counts, per event,
 the earlier events already ended (sorted ends), then checks disjointness with a
 sort by depth. Both give identical results (``tests/analysis/test_trace_depths.py``);
@@ -22,11 +22,18 @@ Usage::
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Optional
 
 import numpy as np
 
 from ...kernels import passes
+
+_depths: Optional[ModuleType]
+try:
+    from . import _depths
+except ImportError:  # built without a C compiler: the numpy fallback is used
+    _depths = None
 
 
 def row_depths(row, begin, end, num_rows: int, pure_python: Optional[bool] = None) -> tuple:
@@ -40,10 +47,11 @@ def depths_in_rows(bounds, begin, end, pure_python: Optional[bool] = None) -> tu
     begin, end = passes._int64(begin), passes._int64(end)
     bounds = passes._int64(bounds)
     # The compiled pass assumes every end >= its begin; the fallback takes anything.
-    if passes._use_compiled(pure_python) and not np.any(end < begin):
-        assert passes._passes is not None
+    usable = _depths is not None and not passes.pure_python_requested(pure_python)
+    if usable and not np.any(end < begin):
+        assert _depths is not None
         depth = np.empty(len(begin), dtype=np.int64)
-        relaid = passes._passes.row_depths(bounds, begin, end, depth)
+        relaid = _depths.row_depths(bounds, begin, end, depth)
         return depth, int(relaid)
     return _depths_numpy(bounds, begin, end)
 
