@@ -131,7 +131,7 @@ def _sanitizer_build(tmp: pathlib.Path) -> pathlib.Path:
 
 _REPLAY = """
 import importlib.util, sys
-sys.path.insert(0, {tests!r})
+sys.path[:0] = {paths!r}  # fuzz_corpus (tests/) and this file (tests/xspace/)
 spec = importlib.util.spec_from_file_location("_decode", {module!r})
 fast = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(fast)
@@ -156,8 +156,9 @@ def test_sanitizer_build_survives_the_fuzz_corpus(tmp_path):
         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1",
         PYTHONPATH=os.pathsep.join([str(SOURCE.parent.parent)] + sys.path),
     )
-    tests = str(pathlib.Path(__file__).resolve().parents[1])
-    script = _REPLAY.format(tests=tests, module=str(module), count=3000)
+    here = pathlib.Path(__file__).resolve().parent
+    paths = [str(here.parent), str(here)]
+    script = _REPLAY.format(paths=paths, module=str(module), count=3000)
     run = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600
     )
