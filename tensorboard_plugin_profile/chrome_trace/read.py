@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
-from types import ModuleType
 from typing import IO, Callable, Optional
 
 from ..common.errors import CorruptProfile, NotFound, ProfileTooLarge
+from ..kernels import compiled
 from ..xspace.limits import DECOMPRESS_RATIO, Limits
 from ..xspace.model import Space
+from . import collect
 from .collect import Collector
 from .names import PROFILER_HOOK, PYTORCH, parse_trace_file_name
 from .raw import raw_space
@@ -18,11 +19,9 @@ from .tables import space_from_raw
 
 logger = logging.getLogger(__name__)
 
-_collect: Optional[ModuleType]
-try:  # the compiled scanner (_collect.c); collect.py alone gives the same columns, slower
-    from . import _collect
-except ImportError:  # pragma: no cover - built without a C compiler
-    _collect = None
+# The compiled scanner, collect.py's twin (_collect.c); collect.py alone gives the same
+# columns, slower.
+_collect = compiled.load(collect.__name__)
 
 # Top-level keys kept in Space.extras (everything else PyTorch writes is small too, but
 # these are the ones analyses read).
@@ -53,7 +52,7 @@ def read_chrome_trace(path: str, opener: Optional[Callable[[], IO[bytes]]] = Non
         check()
         return done
 
-    fast = _collect is not None and not os.environ.get("TBPROF_PURE_PYTHON_DECODER")
+    fast = compiled.use_compiled(_collect)
     try:
         for event in stream.events(scan if fast else None):
             collector.add(event)

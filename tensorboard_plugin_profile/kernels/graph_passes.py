@@ -23,54 +23,43 @@ The numpy fallbacks keep an explicit child adjacency:
   nodes that changed relaxed round after round), then ``group_crossings``.
 
 Both give identical results (``tests/kernels/test_graph_passes.py``, with
-hypothesis); ``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallbacks.
+hypothesis); ``compiled.use_compiled`` chooses (``TBPROF_PURE_PYTHON=1`` forces the
+fallbacks).
 
 Usage::
 
-    parent, stop = line_forest(line, begin, duration, skip)     # compiled only
+    parent, stop = line_forest(line, begin, duration, skip)  # None: not compiled here
     label, flooded, (outer, inner) = flood(stop, extra, order, values, ...)
     ptr, child = csr(parent_of_edge, child_of_edge, n)  # children of k: child[ptr[k]:ptr[k+1]]
 """
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Optional
 
 import numpy as np
 
-from . import passes
+from . import compiled, passes
 
-_graph_passes: Optional[ModuleType]
-try:
-    from . import _graph_passes
-except ImportError:  # built without a C compiler: the numpy fallbacks are used
-    _graph_passes = None
+_graph_passes = compiled.load(__name__)
 
 NO_LABEL = np.iinfo(np.int64).max
 MAX_FOREST_ROWS = 2**31 - 2  # int32 row ids (and ``stop`` up to the row count)
 _int64 = passes._int64
 
 
-def forest_compiled(n: int, pure_python: Optional[bool] = None) -> bool:
-    """Whether a graph of ``n`` nodes uses the compiled forest passes."""
-    return (
-        _graph_passes is not None
-        and not passes.pure_python_requested(pure_python)
-        and n <= MAX_FOREST_ROWS
-    )
-
-
 # --- the compiled forest ---------------------------------------------------------------
-def line_forest(line, begin, duration, skip) -> tuple:
+def line_forest(line, begin, duration, skip, pure_python: Optional[bool] = None):
     """(parent, stop), int32 per row: upstream's stack parent (-1 for none) and the row
     where the event left the stack; ``skip`` rows (or None) take no part (stop = row).
 
     The stack empties whenever ``line`` (int32) changes from one row to the next.
-    Compiled only (see ``forest_compiled``).
+    Compiled only: None when it does not run (not built, pure Python asked for, or more
+    than ``MAX_FOREST_ROWS`` rows), and then ``stack_parents`` gives the parents.
     """
-    assert _graph_passes is not None
     n = len(line)
+    if not compiled.use_compiled(_graph_passes, pure_python, n, MAX_FOREST_ROWS):
+        return None
     parent = np.empty(n, dtype=np.int32)
     stop = np.empty(n, dtype=np.int32)
     no_skip = np.zeros(0, dtype=np.uint8)
@@ -98,7 +87,8 @@ def sorted_runs(keys: np.ndarray) -> tuple:
 
 
 def flood(stop, extra, order, values, proper, unreached, out, crossings) -> tuple:
-    """(label, flooded, (outer, inner)) over the compiled forest; see ``flood_numpy``."""
+    """(label, flooded, (outer, inner)) over the compiled forest (``line_forest``'s
+    ``stop``); see ``flood_numpy``."""
     assert _graph_passes is not None and not (proper and crossings)
     order = _int64(order)
     values = np.zeros(0, dtype=np.int64) if values is None else _int64(values)
@@ -190,7 +180,7 @@ def _replay_stack(begin: list, end: list) -> np.ndarray:
 def csr(keys, values, n: int, pure_python: Optional[bool] = None) -> tuple:
     """(ptr, values stably sorted by key): key k's values are ``out[ptr[k]:ptr[k + 1]]``."""
     keys, values = _int64(keys), _int64(values)
-    if _graph_passes is not None and not passes.pure_python_requested(pure_python):
+    if compiled.use_compiled(_graph_passes, pure_python):
         ptr = np.empty(n + 1, dtype=np.int64)
         out = np.empty(len(keys), dtype=np.int64)
         _graph_passes.csr(keys, values, int(n), ptr, out)

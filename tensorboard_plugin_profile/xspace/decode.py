@@ -3,8 +3,9 @@
 Reading the wire format is the only per-event loop in the program, and it
 sits behind ``decode_xspace``. Two readers give the same raw form: the
 compiled ``_decode`` extension when it was built, else the pure-Python
-``wire.read`` (set ``TBPROF_PURE_PYTHON_DECODER=1`` to force it); a test checks
-that both give identical tables. Everything after the raw form is vectorised.
+``wire.read`` (``compiled.use_compiled`` chooses; set ``TBPROF_PURE_PYTHON=1`` to force
+it); a test checks that both give identical tables. Everything after the raw form is
+vectorised.
 
 Usage::
 
@@ -25,6 +26,7 @@ from google.protobuf.message import DecodeError
 
 from ..common.errors import CorruptProfile, NotFound
 from ..common.memsize import sparse_values
+from ..kernels import compiled
 from . import rawform, schema, wire
 from .columns import (
     code_categorical,
@@ -39,15 +41,7 @@ from .filebytes import FileBytes
 from .limits import Limits, gunzip
 from .model import KIND_REF, Plane, Space, stat_values
 
-_decode: Optional[ModuleType]
-try:
-    from . import _decode
-except ImportError:  # built without a C compiler: the pure-Python reader is used
-    _decode = None
-
-
-def fast_reader_available() -> bool:
-    return _decode is not None
+_decode = compiled.load(__name__)
 
 
 def read_xspace(path: str) -> Space:
@@ -128,10 +122,8 @@ def _read(
     limits: Limits,
     discard: bool = False,
 ) -> dict:
-    if pure_python is None:
-        pure_python = bool(os.environ.get("TBPROF_PURE_PYTHON_DECODER"))
     try:
-        if _decode is not None and not pure_python:
+        if compiled.use_compiled(_decode, pure_python):
             return compiled_raw(_decode, data, limits.max_events, _threads(), discard)
         return wire.read(bytes(data), limits.max_events)
     except OverflowError as e:

@@ -22,15 +22,13 @@ from fuzz_corpus import anonymous_copy, cases, raw_digest
 from google.protobuf.message import DecodeError
 
 from tensorboard_plugin_profile.common.errors import CorruptProfile, ProfileTooLarge
+from tensorboard_plugin_profile.kernels.compiled import load
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, rawform, wire
-from tensorboard_plugin_profile.xspace.decode import (
-    _decode,
-    compiled_raw,
-    fast_reader_available,
-)
+from tensorboard_plugin_profile.xspace.decode import compiled_raw
 from tensorboard_plugin_profile.xspace.limits import Limits, gunzip
 
+READER = load("tensorboard_plugin_profile.xspace.decode")  # the compiled reader, or None
 CASES = 10_000
 TYPED = (CorruptProfile, ProfileTooLarge)
 LIMITS = Limits(max_decompressed_bytes=64 << 20)
@@ -72,12 +70,12 @@ def check_case(label: str, data: bytes, gzipped: bool, fast) -> None:
         assert fast_out == slow, f"{label}: the readers disagree"
 
 
-@pytest.mark.skipif(not fast_reader_available(), reason="compiled reader not built")
+@pytest.mark.skipif(READER is None, reason="compiled reader not built")
 def test_fuzzed_files_agree_with_protobuf_and_raise_only_typed_errors():
     started = time.perf_counter()
     counts = {"parsed": 0, "refused": 0, "gzip": 0}
     for i, (label, data, gzipped) in enumerate(cases(CASES)):
-        check_case(label, data, gzipped, _decode)
+        check_case(label, data, gzipped, READER)
         if gzipped:
             counts["gzip"] += 1
         elif _protobuf_parses(data):

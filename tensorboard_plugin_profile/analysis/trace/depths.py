@@ -12,7 +12,7 @@ Compiled (``_depths.c``): one pass per row with a heap of open ends, which
 also checks each depth's events are disjoint. The numpy fallback counts, per event,
 the earlier events already ended (sorted ends), then checks disjointness with a
 sort by depth. Both give identical results (``tests/analysis/test_trace_depths.py``);
-``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallback.
+``compiled.use_compiled`` chooses (``TBPROF_PURE_PYTHON=1`` forces the fallback).
 
 Usage::
 
@@ -22,18 +22,13 @@ Usage::
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Optional
 
 import numpy as np
 
-from ...kernels import passes
+from ...kernels import compiled, passes
 
-_depths: Optional[ModuleType]
-try:
-    from . import _depths
-except ImportError:  # built without a C compiler: the numpy fallback is used
-    _depths = None
+_depths = compiled.load(__name__)
 
 
 def row_depths(row, begin, end, num_rows: int, pure_python: Optional[bool] = None) -> tuple:
@@ -47,9 +42,7 @@ def depths_in_rows(bounds, begin, end, pure_python: Optional[bool] = None) -> tu
     begin, end = passes._int64(begin), passes._int64(end)
     bounds = passes._int64(bounds)
     # The compiled pass assumes every end >= its begin; the fallback takes anything.
-    usable = _depths is not None and not passes.pure_python_requested(pure_python)
-    if usable and not np.any(end < begin):
-        assert _depths is not None
+    if compiled.use_compiled(_depths, pure_python) and not np.any(end < begin):
         depth = np.empty(len(begin), dtype=np.int64)
         relaid = _depths.row_depths(bounds, begin, end, depth)
         return depth, int(relaid)
