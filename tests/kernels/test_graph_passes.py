@@ -64,7 +64,7 @@ def test_stack_parents_match_upstream(rows, in_order):
 @given(LINE_ROWS, st.booleans())
 def test_line_forest_matches_upstream(rows, in_order):
     line, begin, duration, skip = _line_columns(rows, in_order)
-    parent, stop = graph_passes.line_forest(line, begin, duration, skip)
+    parent, stop = graph_passes.line_forest(line, begin, duration, skip, pure_python=False)
     assert parent.tolist() == _upstream_stack(line, begin, begin + duration, skip)
     for i in range(len(line)):  # stop: the descendants are the rows up to it not skipped
         if skip[i]:
@@ -232,7 +232,8 @@ def test_forest_flood_agrees_with_fallback_and_brute_force(rows, in_order, data)
         np.array([c for _, c in extra], np.int64),
     )
     results = []
-    for intra in (graph_passes.line_forest(line, begin, duration, skip), (parent, None)):
+    forest = graph_passes.line_forest(line, begin, duration, skip, pure_python=False)
+    for intra in (forest, (parent, None)):
         graph = Graph.build(intra, [extra_edges])
         for width in (np.int64, np.int32):  # int32 labels: grouping's group ids
             label, flooded, (outer, inner) = graph.flood(
@@ -256,16 +257,16 @@ def test_forest_flood_agrees_with_fallback_and_brute_force(rows, in_order, data)
 def test_line_forest_rejects_columns_of_other_lengths():
     line, begin = np.zeros(3, np.int32), np.zeros(3, np.int64)
     with pytest.raises(ValueError):
-        graph_passes.line_forest(line, begin, np.zeros(2, np.int64), None)
+        graph_passes.line_forest(line, begin, np.zeros(2, np.int64), None, False)
     with pytest.raises(ValueError):
-        graph_passes.line_forest(line, begin, np.zeros(3, np.int64), np.zeros(2, bool))
+        graph_passes.line_forest(line, begin, np.zeros(3, np.int64), np.zeros(2, bool), False)
 
 
 @needs_compiled
 def test_flood_rejects_malformed_forests():
     graph = Graph.build(
         graph_passes.line_forest(
-            np.zeros(2, np.int32), np.zeros(2, np.int64), np.ones(2, np.int64), None
+            np.zeros(2, np.int32), np.zeros(2, np.int64), np.ones(2, np.int64), None, False
         ),
         [],
     )
@@ -285,6 +286,7 @@ def test_flood_rejects_malformed_forests():
 
 
 def test_graphs_past_int32_ids_take_the_fallbacks(monkeypatch):
+    monkeypatch.delenv("TBPROF_PURE_PYTHON", raising=False)  # the compiled forest if built
     line = np.array([0, 0, 0, 1], dtype=np.int32)
     begin, duration = np.array([0, 1, 5, 0]), np.array([10, 2, 1, 3])
     assert graph_passes.line_forest(line, begin, duration, None, pure_python=True) is None

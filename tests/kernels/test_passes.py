@@ -152,7 +152,8 @@ def test_the_step_breakdown_rejects_unsorted_keys():
     out = [np.zeros((1, 18), dtype=np.int64) for _ in range(3)]
     one = np.zeros(1, dtype=np.int64)
     with pytest.raises(ValueError):
-        passes.step_breakdown(np.array([40, 3], dtype=np.int64), layout, (one, one, one), out)
+        keys = np.array([40, 3], dtype=np.int64)
+        passes.step_breakdown(keys, layout, (one, one, one), out, pure_python=False)
 
 
 big = st.integers(min_value=-(1 << 62), max_value=1 << 62)
