@@ -75,8 +75,7 @@ def use_compiled(
     """Whether to call ``twin`` (from ``load``) on ``n`` rows: it was built, pure Python
     is not asked for (``pure_python`` when given, else the environment), and ``n`` is at
     most ``max_n`` (None: any size)."""
-    if twin is None:
-        return False
-    if pure_python if pure_python is not None else _pure_python_forced():
+    python_asked = _pure_python_forced() if pure_python is None else pure_python
+    if twin is None or python_asked:
         return False
     return max_n is None or n <= max_n
