@@ -65,7 +65,7 @@ class SdistWithFrontend(sdist):
 
 # Buffer helpers shared by the analysis extensions (each includes it).
 BUFFERS_H = "tensorboard_plugin_profile/kernels/_buffers.h"
-# The (key, lane) min-heap of _passes.c and the trace layout's row depths.
+# The (key, lane) min-heap of greedy lanes and open ends (_passes.c, trace depths and layout).
 LANE_HEAP_H = "tensorboard_plugin_profile/kernels/_lane_heap.h"
 
 setup(
@@ -116,9 +116,9 @@ setup(
     # and uses the pure-Python reader and numpy passes (same results, slower).
     ext_modules=[
         Extension(
-            "tensorboard_plugin_profile.xspace._fastdecode",
-            ["tensorboard_plugin_profile/xspace/_fastdecode.c"],
-            # Included by _fastdecode.c (one compilation unit); listed for rebuilds and sdists.
+            "tensorboard_plugin_profile.xspace._decode",
+            ["tensorboard_plugin_profile/xspace/_decode.c"],
+            # Included by _decode.c (one compilation unit); listed for rebuilds and sdists.
             depends=[
                 "tensorboard_plugin_profile/xspace/_wire.h",
                 "tensorboard_plugin_profile/xspace/_layout.h",
@@ -134,22 +134,22 @@ setup(
         ),
         # The host step database's walk over events (markers, packed span keys).
         Extension(
-            "tensorboard_plugin_profile.analysis.steps._step_keys",
-            ["tensorboard_plugin_profile/analysis/steps/_step_keys.c"],
+            "tensorboard_plugin_profile.analysis.steps._keys",
+            ["tensorboard_plugin_profile/analysis/steps/_keys.c"],
             depends=[BUFFERS_H, "tensorboard_plugin_profile/analysis/steps/_step_walk.h"],
             optional=True,
         ),
-        # Step grouping over the event forest (nesting stack, floods); numpy otherwise.
+        # Step grouping over the event forest (nesting stack, floods) and csr; numpy otherwise.
         Extension(
-            "tensorboard_plugin_profile.kernels._grouping",
-            ["tensorboard_plugin_profile/kernels/_grouping.c"],
+            "tensorboard_plugin_profile.kernels._graph_passes",
+            ["tensorboard_plugin_profile/kernels/_graph_passes.c"],
             depends=[BUFFERS_H],
             optional=True,
         ),
         # PlaneEdit: new events put among sorted old ones by runs; numpy otherwise.
         Extension(
-            "tensorboard_plugin_profile.preprocessing._edit",
-            ["tensorboard_plugin_profile/preprocessing/_edit.c"],
+            "tensorboard_plugin_profile.preprocessing._edit_passes",
+            ["tensorboard_plugin_profile/preprocessing/_edit_passes.c"],
             depends=[BUFFERS_H],
             optional=True,
         ),
@@ -163,10 +163,17 @@ setup(
             ],
             optional=True,
         ),
+        # Nesting depths of trace rows; numpy in analysis/trace/depths.py.
+        Extension(
+            "tensorboard_plugin_profile.analysis.trace._depths",
+            ["tensorboard_plugin_profile/analysis/trace/_depths.c"],
+            depends=[BUFFERS_H, LANE_HEAP_H],
+            optional=True,
+        ),
         # Trace index layout (per row: depths, a counting sort); numpy in analysis/trace/layout.py.
         Extension(
-            "tensorboard_plugin_profile.analysis.trace._trace_passes",
-            ["tensorboard_plugin_profile/analysis/trace/_trace_passes.c"],
+            "tensorboard_plugin_profile.analysis.trace._layout",
+            ["tensorboard_plugin_profile/analysis/trace/_layout.c"],
             depends=[
                 BUFFERS_H,
                 LANE_HEAP_H,
@@ -177,8 +184,8 @@ setup(
         ),
         # Chrome-trace events straight from JSON text to columns; collect.py otherwise.
         Extension(
-            "tensorboard_plugin_profile.chrome_trace._scan",
-            ["tensorboard_plugin_profile/chrome_trace/_scan.c"],
+            "tensorboard_plugin_profile.chrome_trace._collect",
+            ["tensorboard_plugin_profile/chrome_trace/_collect.c"],
             optional=True,
         ),
         # Large numpy buffers reused within a cold conversion (Linux); numpy's own otherwise.

@@ -23,7 +23,7 @@ from functools import partial
 
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace
-from tensorboard_plugin_profile.xspace.decode import _fastdecode
+from tensorboard_plugin_profile.xspace.decode import _decode
 
 HERE = pathlib.Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "tests" / "data"
@@ -53,9 +53,9 @@ def best_ms(run, repeat: int) -> float:
 
 
 def walk_ms(data: bytes, threads: int, repeat: int) -> float:
-    if _fastdecode is None:
+    if _decode is None:
         return float("nan")
-    return best_ms(partial(_fastdecode.decode, data, -1, threads), repeat)
+    return best_ms(partial(_decode.decode, data, -1, threads), repeat)
 
 
 def main() -> None:

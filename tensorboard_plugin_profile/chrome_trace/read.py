@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
-from types import ModuleType
 from typing import IO, Callable, Optional
 
 from ..common.errors import CorruptProfile, NotFound, ProfileTooLarge
 from ..common.formats import PROFILER_HOOK, PYTORCH
+from ..kernels import compiled
 from ..xspace.limits import DECOMPRESS_RATIO, Limits
 from ..xspace.model import Space
+from . import collect
 from .collect import Collector
 from .names import parse_trace_file_name
 from .raw import raw_space
@@ -19,11 +20,9 @@ from .tables import space_from_raw
 
 logger = logging.getLogger(__name__)
 
-_scan: Optional[ModuleType]
-try:  # the compiled scanner (_scan.c); collect.py alone gives the same columns, slower
-    from . import _scan
-except ImportError:  # pragma: no cover - built without a C compiler
-    _scan = None
+# The compiled scanner, collect.py's twin (_collect.c); collect.py alone gives the same
+# columns, slower.
+_collect = compiled.load(collect.__name__)
 
 # Top-level keys kept in Space.extras (everything else PyTorch writes is small too, but
 # these are the ones analyses read).
@@ -49,12 +48,12 @@ def read_chrome_trace(path: str, opener: Optional[Callable[[], IO[bytes]]] = Non
             _check_limits(name, path, stream, collector, limits)
 
     def scan(text: str, pos: int) -> tuple:
-        assert _scan is not None
-        done = _scan.scan(text, pos, collector)
+        assert _collect is not None
+        done = _collect.scan(text, pos, collector)
         check()
         return done
 
-    fast = _scan is not None and not os.environ.get("TBPROF_PURE_PYTHON_DECODER")
+    fast = compiled.use_compiled(_collect)
     try:
         for event in stream.events(scan if fast else None):
             collector.add(event)

@@ -1,6 +1,6 @@
-/* Buffer arguments of the analysis extensions (_passes.c, preprocessing/_edit.c,
- * analysis/trace/_trace_passes.c): a held Py_buffer, checked for item size and count, and
- * released in bulk on every exit path. Included by each (one compilation unit each). */
+/* Buffer arguments of the analysis extensions (in kernels/, preprocessing/, analysis/):
+ * a held Py_buffer, checked for item size and count, and released in bulk on every exit
+ * path. Included by each (one compilation unit each). */
 #ifndef TBPROF_ANALYSIS_BUFFERS_H
 #define TBPROF_ANALYSIS_BUFFERS_H
 

@@ -1,5 +1,6 @@
 /* A binary min-heap of (key, lane) pairs, for greedy first-free lanes and open ends
- * (included by _passes.c and analysis/trace/_row_depths.h; one compilation unit each). */
+ * (included by _passes.c, analysis/trace/_depths.c and analysis/trace/_row_depths.h;
+ * one compilation unit each). */
 #ifndef TBPROF_LANE_HEAP_H
 #define TBPROF_LANE_HEAP_H
 

@@ -36,11 +36,3 @@ def pack_boundaries(
     /,
 ) -> bool:
     """Sortable int64 keys of span boundaries into ``key``; False when they do not fit."""
-
-# Counting sort (kernels/graph_passes.py: grouping's fallback, the trace layout).
-def csr(keys: object, values: object, n: int, ptr: object, out: object, /) -> None:
-    """Stable counting sort of ``values`` by key into ``ptr`` / ``out``."""
-
-# Trace index depths (analysis/trace/depths.py).
-def row_depths(bounds: object, begin: object, end: object, depth: object, /) -> int:
-    """Nesting depth per event of begin-sorted rows into ``depth``; returns re-laid rows."""

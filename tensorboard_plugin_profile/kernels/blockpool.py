@@ -7,7 +7,8 @@ of 1 MiB or more is kept, and the next uninitialised allocation is made of kept 
 (see ``kernels/_blockpool.c``): the process grows only when nothing is kept, so the peak does
 not rise. Kept blocks are unmapped when the outermost ``reusing()`` ends.
 
-Without the compiled module, off Linux, or with ``TBPROF_NO_BLOCKPOOL=1``, ``reusing()``
+Without the compiled module (or with ``TBPROF_PURE_PYTHON=1``, see ``compiled``), off
+Linux, or with ``TBPROF_NO_BLOCKPOOL=1`` (the pool alone off, to measure it), ``reusing()``
 does nothing: numpy allocates as usual, and every result is the same either way.
 """
 
@@ -17,10 +18,9 @@ import contextlib
 import os
 from typing import Any, Iterator
 
-try:
-    from . import _blockpool as _compiled
-except ImportError:  # no compiler at install time
-    _compiled = None  # type: ignore[assignment]
+from . import compiled
+
+_blockpool = compiled.load(__name__)
 
 # At most this many freed bytes wait for reuse (the oldest are unmapped first).
 KEEP_LIMIT_BYTES = 1 << 30
@@ -29,17 +29,19 @@ MIN_BLOCK_BYTES = 1 << 20
 
 
 def available() -> bool:
+    """Whether ``reusing()`` pools: the compiled pool is used, pools on this platform
+    (Linux), and is not switched off."""
     return (
-        _compiled is not None
-        and _compiled.available()
+        compiled.use_compiled(_blockpool)
+        and _blockpool.available()
         and os.environ.get("TBPROF_NO_BLOCKPOOL", "") in ("", "0")
     )
 
 
 def configure(keep_limit: int = KEEP_LIMIT_BYTES, min_block: int = MIN_BLOCK_BYTES) -> None:
     """Sets the pool's limits (tests use a small ``min_block`` to pool fixture-sized arrays)."""
-    if _compiled is not None:
-        _compiled.configure(keep_limit, min_block)
+    if _blockpool is not None:
+        _blockpool.configure(keep_limit, min_block)
 
 
 @contextlib.contextmanager
@@ -48,13 +50,14 @@ def reusing() -> Iterator[None]:
     if not available():
         yield
         return
-    previous = _compiled.enter()
+    assert _blockpool is not None
+    previous = _blockpool.enter()
     try:
         yield
     finally:
-        _compiled.leave(previous)
+        _blockpool.leave(previous)
 
 
 def stats() -> dict[str, Any]:
     """Counters: reused and fresh allocations, their bytes, zeroed bytes, kept bytes now."""
-    return dict(_compiled.stats()) if _compiled is not None else {}
+    return dict(_blockpool.stats()) if _blockpool is not None else {}

@@ -1,4 +1,4 @@
-"""Graph passes of step grouping: compiled (``_grouping.c``) when built, else numpy.
+"""Graph passes of step grouping: compiled (``_graph_passes.c``) when built, else numpy.
 
 Step grouping (``preprocessing/event_graph``) makes every event a node of one
 graph. Its passes are sequential by nature; numpy needs O(depth) rounds of
@@ -16,67 +16,56 @@ The numpy fallbacks keep an explicit child adjacency:
 - ``stack_parents``: the fallback finds the stack parents with
   ``passes.previous_enclosing`` on lines whose begins never go backwards and replays
   the stack on the others;
-- ``csr``: a stable counting sort (adjacency lists; compiled in ``_passes.c``, also
-  used by the trace layout); the fallback is a stable argsort;
+- ``csr``: a stable counting sort (adjacency lists; compiled, also used by the trace
+  layout); the fallback is a stable argsort;
 - ``child_lists``: the child adjacency of one-parent-per-node plus extra edges;
 - ``flood_numpy``: ``flood`` as ranks propagated by ``flood_min`` (the edges out of the
   nodes that changed relaxed round after round), then ``group_crossings``.
 
 Both give identical results (``tests/kernels/test_graph_passes.py``, with
-hypothesis); ``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallbacks.
+hypothesis); ``compiled.use_compiled`` chooses (``TBPROF_PURE_PYTHON=1`` forces the
+fallbacks).
 
 Usage::
 
-    parent, stop = line_forest(line, begin, duration, skip)     # compiled only
+    parent, stop = line_forest(line, begin, duration, skip)  # None: not compiled here
     label, flooded, (outer, inner) = flood(stop, extra, order, values, ...)
     ptr, child = csr(parent_of_edge, child_of_edge, n)  # children of k: child[ptr[k]:ptr[k+1]]
 """
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Optional
 
 import numpy as np
 
-from . import passes
+from . import compiled, passes
 
-_grouping: Optional[ModuleType]
-try:
-    from . import _grouping
-except ImportError:  # built without a C compiler: the numpy fallbacks are used
-    _grouping = None
+_graph_passes = compiled.load(__name__)
 
 NO_LABEL = np.iinfo(np.int64).max
 MAX_FOREST_ROWS = 2**31 - 2  # int32 row ids (and ``stop`` up to the row count)
 _int64 = passes._int64
 
 
-def forest_compiled(n: int, pure_python: Optional[bool] = None) -> bool:
-    """Whether a graph of ``n`` nodes uses the compiled forest passes."""
-    return (
-        _grouping is not None
-        and not passes.pure_python_requested(pure_python)
-        and n <= MAX_FOREST_ROWS
-    )
-
-
 # --- the compiled forest ---------------------------------------------------------------
-def line_forest(line, begin, duration, skip) -> tuple:
+def line_forest(line, begin, duration, skip, pure_python: Optional[bool] = None):
     """(parent, stop), int32 per row: upstream's stack parent (-1 for none) and the row
     where the event left the stack; ``skip`` rows (or None) take no part (stop = row).
 
     The stack empties whenever ``line`` (int32) changes from one row to the next.
-    Compiled only (see ``forest_compiled``).
+    Compiled only: None when it does not run (not built, pure Python asked for, or more
+    than ``MAX_FOREST_ROWS`` rows), and then ``stack_parents`` gives the parents.
     """
-    assert _grouping is not None
     n = len(line)
+    if not compiled.use_compiled(_graph_passes, pure_python, n, MAX_FOREST_ROWS):
+        return None
     parent = np.empty(n, dtype=np.int32)
     stop = np.empty(n, dtype=np.int32)
     no_skip = np.zeros(0, dtype=np.uint8)
     skip = no_skip if skip is None else np.ascontiguousarray(skip, dtype=bool).view(np.uint8)
     line = np.ascontiguousarray(line, dtype=np.int32)
-    _grouping.line_forest(line, _int64(begin), _int64(duration), skip, parent, stop)
+    _graph_passes.line_forest(line, _int64(begin), _int64(duration), skip, parent, stop)
     return parent, stop
 
 
@@ -98,13 +87,14 @@ def sorted_runs(keys: np.ndarray) -> tuple:
 
 
 def flood(stop, extra, order, values, proper, unreached, out, crossings) -> tuple:
-    """(label, flooded, (outer, inner)) over the compiled forest; see ``flood_numpy``."""
-    assert _grouping is not None and not (proper and crossings)
+    """(label, flooded, (outer, inner)) over the compiled forest (``line_forest``'s
+    ``stop``); see ``flood_numpy``."""
+    assert _graph_passes is not None and not (proper and crossings)
     order = _int64(order)
     values = np.zeros(0, dtype=np.int64) if values is None else _int64(values)
     flooded = np.zeros(len(order), dtype=np.uint8)
     label = np.empty(len(stop), dtype=np.int64) if out is None else out
-    pairs = _grouping.flood(
+    pairs = _graph_passes.flood(
         stop, *extra, order, values, bool(proper), int(unreached), label, flooded, crossings
     )
     pairs = np.frombuffer(pairs, dtype=np.int64).reshape(-1, 2)
@@ -190,11 +180,10 @@ def _replay_stack(begin: list, end: list) -> np.ndarray:
 def csr(keys, values, n: int, pure_python: Optional[bool] = None) -> tuple:
     """(ptr, values stably sorted by key): key k's values are ``out[ptr[k]:ptr[k + 1]]``."""
     keys, values = _int64(keys), _int64(values)
-    if passes._use_compiled(pure_python):
-        assert passes._passes is not None
+    if compiled.use_compiled(_graph_passes, pure_python):
         ptr = np.empty(n + 1, dtype=np.int64)
         out = np.empty(len(keys), dtype=np.int64)
-        passes._passes.csr(keys, values, int(n), ptr, out)
+        _graph_passes.csr(keys, values, int(n), ptr, out)
         return ptr, out
     if len(keys) and (keys.min() < 0 or keys.max() >= n):
         raise ValueError("csr: key out of range")

@@ -17,7 +17,8 @@ in one vectorised step:
   nesting (``trace_index``); the fallback is the same heap loop in Python.
 
 Both implementations give identical results (``tests/kernels/test_passes.py``,
-with hypothesis). ``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallbacks.
+with hypothesis); ``compiled.use_compiled`` chooses (``TBPROF_PURE_PYTHON=1`` forces the
+fallbacks).
 
 Usage::
 
@@ -29,39 +30,14 @@ Usage::
 from __future__ import annotations
 
 import heapq
-import os
-from types import ModuleType
 from typing import Optional
 
 import numpy as np
 import pandas as pd
 
-_passes: Optional[ModuleType]
-try:
-    from . import _passes
-except ImportError:  # built without a C compiler: the fallbacks below are used
-    _passes = None
+from . import compiled
 
-
-def compiled_available() -> bool:
-    return _passes is not None
-
-
-def use_compiled(pure_python: Optional[bool] = None) -> bool:
-    """Whether the compiled passes run (built, and not switched off)."""
-    return _use_compiled(pure_python)
-
-
-def _use_compiled(pure_python: Optional[bool]) -> bool:
-    return _passes is not None and not pure_python_requested(pure_python)
-
-
-def pure_python_requested(pure_python: Optional[bool] = None) -> bool:
-    """Whether fallbacks are asked for: the argument, else ``TBPROF_PURE_PYTHON_PASSES=1``
-    (shared by every compiled module's dispatch)."""
-    if pure_python is None:
-        return os.environ.get("TBPROF_PURE_PYTHON_PASSES") == "1"
-    return pure_python
+_passes = compiled.load(__name__)
 
 
 def _int64(values) -> np.ndarray:
@@ -79,8 +55,7 @@ def sweep_top(group, kind, start, num_types: int, pure_python: Optional[bool] = 
     out = np.zeros(len(kind), dtype=np.int64)
     if not len(kind):
         return out
-    if _use_compiled(pure_python):
-        assert _passes is not None
+    if compiled.use_compiled(_passes, pure_python):
         _passes.sweep_top(_int64(group), kind, start, int(num_types), out)
         return out
     if kind.min() < 0 or kind.max() >= num_types:
@@ -102,9 +77,8 @@ def tracker_top(
     None when the extension is not built (or is switched off): ``analysis.steps.sweep`` then
     reaches the same pieces with numpy (stretched instants + ``sweep_top``).
     """
-    if not _use_compiled(pure_python):
+    if not compiled.use_compiled(_passes, pure_python):
         return None
-    assert _passes is not None
     kind = _int64(kind)
     out = np.zeros(len(kind), dtype=np.int64)
     if len(kind):
@@ -134,8 +108,7 @@ def pack_boundaries(group, begin, end, kind, num_types: int, pure_python: Option
     layout = np.zeros(5 + groups, dtype=np.int64)
     layout[3:5] = group_min, groups
     key = np.empty(2 * len(group), dtype=np.int64)
-    if _use_compiled(pure_python):
-        assert _passes is not None
+    if compiled.use_compiled(_passes, pure_python):
         packed = _passes.pack_boundaries(group, begin, end, kind, num_types, key, layout)
         return (key, layout) if packed else None
     if kind.min() < 0 or kind.max() >= num_types:
@@ -174,9 +147,8 @@ def step_breakdown(key, layout, windows, out, pure_python: Optional[bool] = None
     (group, begin, end). Compiled only: False when not run, and ``analysis.steps.sweep`` then
     gets the same sums from its piece table with numpy.
     """
-    if not _use_compiled(pure_python):
+    if not compiled.use_compiled(_passes, pure_python):
         return False
-    assert _passes is not None
     group, begin, end = (_int64(w) for w in windows)
     _passes.step_breakdown(_int64(key), _int64(layout), group, begin, end, *out)
     return True
@@ -186,8 +158,7 @@ def step_breakdown(key, layout, windows, out, pure_python: Optional[bool] = None
 def previous_enclosing(run, end, pure_python: Optional[bool] = None) -> np.ndarray:
     """Per position: the latest earlier position of its run with end >= its end, else -1."""
     run, end = _int64(run), _int64(end)
-    if _use_compiled(pure_python):
-        assert _passes is not None
+    if compiled.use_compiled(_passes, pure_python):
         out = np.empty(len(run), dtype=np.int64)
         _passes.previous_enclosing(run, end, out)
         return out
@@ -225,8 +196,7 @@ def first_free_levels(begin, end, pure_python: Optional[bool] = None) -> np.ndar
     """Greedy lanes of events sorted by begin: the smallest lane free at each begin."""
     begin, end = _int64(begin), _int64(end)
     out = np.empty(len(begin), dtype=np.int64)
-    if _use_compiled(pure_python):
-        assert _passes is not None
+    if compiled.use_compiled(_passes, pure_python):
         _passes.first_free_levels(begin, end, out)
         return out
     free: list = []  # heap of free level numbers

@@ -1,4 +1,4 @@
-"""Putting new events among old ones: compiled (``_edit.c``) when built, else numpy.
+"""Putting new events among old ones: compiled (``_edit_passes.c``) when built, else numpy.
 
 ``PlaneEdit`` adds a few thousand events (thread-pool regions, derived lines) to
 planes of millions whose events are already sorted per line by (begin, longest
@@ -17,7 +17,8 @@ it finds where each new event goes and copies the old columns around them:
 - ``new_column``: the arrays of the edited table (lazy zeros where mostly empty).
 
 Both implementations give identical results (``tests/preprocessing/test_edit_passes.py``,
-with hypothesis). ``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallbacks.
+with hypothesis); ``compiled.use_compiled`` chooses (``TBPROF_PURE_PYTHON=1`` forces the
+fallbacks).
 
 Usage::
 
@@ -28,27 +29,14 @@ Usage::
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Optional
 
 import numpy as np
 
 from ..common.memsize import sparse_values
-from ..kernels.passes import pure_python_requested
+from ..kernels import compiled
 
-_edit: Optional[ModuleType]
-try:
-    from . import _edit
-except ImportError:  # built without a C compiler: the fallbacks below are used
-    _edit = None
-
-
-def compiled_available() -> bool:
-    return _edit is not None
-
-
-def _compiled(pure_python: Optional[bool]) -> Optional[ModuleType]:
-    return None if pure_python_requested(pure_python) else _edit
+_edit_passes = compiled.load(__name__)
 
 
 def _int64(values) -> np.ndarray:
@@ -77,11 +65,10 @@ def insertion_points(
     begin, duration = _int64(begin), _int64(duration)
     new_line = np.ascontiguousarray(new_line, dtype=line.dtype)
     new_begin, new_duration = _int64(new_begin), _int64(new_duration)
-    compiled = _compiled(pure_python)
-    if compiled is not None:
+    if compiled.use_compiled(_edit_passes, pure_python):
         out = np.empty(len(new_line), dtype=np.int64)
         keys = (line, begin, duration, new_line, new_begin, new_duration)
-        return out if compiled.insertion_points(*keys, out) else None
+        return out if _edit_passes.insertion_points(*keys, out) else None
     line = line.astype(np.int64)
     if (
         len(line) > 1
@@ -119,11 +106,10 @@ def insert_rows(old: np.ndarray, at, values, pure_python: Optional[bool] = None)
     old = np.ascontiguousarray(old)
     at = _int64(at)
     values = np.ascontiguousarray(values, dtype=old.dtype)
-    compiled = _compiled(pure_python)
-    if compiled is None or old.dtype.hasobject:
+    if not compiled.use_compiled(_edit_passes, pure_python) or old.dtype.hasobject:
         return np.insert(old, at, values)
     out = new_column(len(old) + len(at), old.dtype)
-    compiled.insert_rows(old, at, values, out)
+    _edit_passes.insert_rows(old, at, values, out)
     return out
 
 
@@ -132,11 +118,10 @@ def insert_recoded(codes: np.ndarray, table: np.ndarray, at, values, pure_python
     codes, table = np.ascontiguousarray(codes), np.ascontiguousarray(table)
     at = _int64(at)
     values = np.ascontiguousarray(values, dtype=table.dtype)
-    compiled = _compiled(pure_python)
-    if compiled is None:
+    if not compiled.use_compiled(_edit_passes, pure_python):
         return insert_rows(recode(codes, table, pure_python=True), at, values, pure_python=True)
     out = new_column(len(codes) + len(at), table.dtype)
-    compiled.insert_recoded(codes, table, at, values, out)
+    _edit_passes.insert_recoded(codes, table, at, values, out)
     return out
 
 
@@ -145,9 +130,8 @@ def shifted_rows(at, out: np.ndarray, pure_python: Optional[bool] = None) -> Non
     written into ``out`` (one int64, or int32 where the rows fit, per old row)."""
     at = _int64(at)
     num_old = len(out)
-    compiled = _compiled(pure_python)
-    if compiled is not None:
-        compiled.shifted_rows(at, out)
+    if compiled.use_compiled(_edit_passes, pure_python):
+        _edit_passes.shifted_rows(at, out)
         return
     if len(at) and (at[0] < 0 or at[-1] > num_old or (np.diff(at) < 0).any()):
         raise ValueError("shifted_rows: at must be non-decreasing in [0, n]")
@@ -160,9 +144,8 @@ def stable_dest(keys: np.ndarray, n: int, pure_python: Optional[bool] = None) ->
     """Where row i of a stable sort of ``keys`` (int64, in [0, n)) goes; ``keys`` is then
     sorted in place (its memory is reused for the sorted column)."""
     dest = np.empty(len(keys), dtype=np.int64)
-    compiled = _compiled(pure_python)
-    if compiled is not None:
-        compiled.stable_dest(keys, int(n), dest)
+    if compiled.use_compiled(_edit_passes, pure_python):
+        _edit_passes.stable_dest(keys, int(n), dest)
         return dest
     if len(keys) and (keys.min() < 0 or keys.max() >= n):
         raise ValueError("stable_dest: key out of range")
@@ -175,9 +158,8 @@ def stable_dest(keys: np.ndarray, n: int, pure_python: Optional[bool] = None) ->
 def used_codes(codes: np.ndarray, count: int, pure_python: Optional[bool] = None) -> np.ndarray:
     """Which of ``count`` codes occur in ``codes`` (bools)."""
     used = np.zeros(count, dtype=bool)
-    compiled = _compiled(pure_python)
-    if compiled is not None:
-        compiled.mark_used(np.ascontiguousarray(codes), used.view(np.uint8))
+    if compiled.use_compiled(_edit_passes, pure_python):
+        _edit_passes.mark_used(np.ascontiguousarray(codes), used.view(np.uint8))
         return used
     if len(codes) and (codes.min() < 0 or codes.max() >= count):
         raise ValueError("mark_used: code out of range")
@@ -188,8 +170,7 @@ def used_codes(codes: np.ndarray, count: int, pure_python: Optional[bool] = None
 def recode(codes: np.ndarray, table: np.ndarray, out=None, pure_python: Optional[bool] = None):
     """``table[codes]`` (codes in range), in the table's dtype; ``out`` may be ``codes``
     itself when both have the table's item size (each row is read before it is written)."""
-    compiled = _compiled(pure_python)
-    if compiled is None:
+    if not compiled.use_compiled(_edit_passes, pure_python):
         if len(codes) and (codes.min() < 0 or codes.max() >= len(table)):
             raise ValueError("recode: code out of range")
         if out is None:
@@ -198,5 +179,5 @@ def recode(codes: np.ndarray, table: np.ndarray, out=None, pure_python: Optional
         return out
     if out is None:
         out = new_column(len(codes), table.dtype)
-    compiled.recode(np.ascontiguousarray(codes), np.ascontiguousarray(table), out)
+    _edit_passes.recode(np.ascontiguousarray(codes), np.ascontiguousarray(table), out)
     return out

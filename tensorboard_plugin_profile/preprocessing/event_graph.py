@@ -49,8 +49,9 @@ def intra_thread_forest(line, begin, duration, skip) -> tuple:
     wherever it changes from one row to the next. ``skip`` rows (a bool mask, or None
     for none) take no part.
     """
-    if graph_passes.forest_compiled(len(line)):
-        return graph_passes.line_forest(line, begin, duration, skip)
+    forest = graph_passes.line_forest(line, begin, duration, skip)
+    if forest is not None:
+        return forest
     end = np.add(begin, duration, dtype=np.int64)
     skip = np.zeros(len(line), dtype=bool) if skip is None else skip
     return graph_passes.stack_parents(line, begin, end, skip), None

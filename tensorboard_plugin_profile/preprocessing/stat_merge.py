@@ -10,39 +10,42 @@ gives identical tables (``tests/preprocessing/test_stat_merge.py``).
 
 Usage::
 
-    if stat_merge.compiled_available():
-        columns, typed = stat_merge.merge(parts, remap, strings, new_row, num_events, ints)
+    merged = stat_merge.merge(parts, remap, strings, new_row, num_events, ints)
+    if merged is not None:  # else the extension is not built (or pure Python is asked for)
+        columns, typed = merged
 """
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Optional
 
 import numpy as np
 
 from ..common.memsize import sparse_rows
+from ..kernels import compiled
 from ..xspace.columns import code_dtype, event_dtype
 from .edit_passes import new_column
 
-_merge: Optional[ModuleType]
-try:
-    from . import _stat_merge as _merge
-except ImportError:  # built without a C compiler: stat_table's numpy path is used
-    _merge = None
+_stat_merge = compiled.load(__name__)
 
 # Counts per event fit in int32 up to this many rows (half the memory of int64).
 _NARROW_ROWS = 2**31 - 1
 
 
-def compiled_available() -> bool:
-    return _merge is not None
-
-
-def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_codes: dict) -> tuple:
+def merge(
+    parts: list,
+    remap: np.ndarray,
+    strings: list,
+    new_row,
+    n: int,
+    int_codes: dict,
+    pure_python: Optional[bool] = None,
+) -> Optional[tuple]:
     """(columns of the merged table: event, code, kind, int, float, str code;
-    {code: (int64 data, missing bools)} per event of the ``int_codes`` stats)."""
-    assert _merge is not None
+    {code: (int64 data, missing bools)} per event of the ``int_codes`` stats), or None
+    when the compiled pass does not run (``stat_table`` then merges with numpy)."""
+    if not compiled.use_compiled(_stat_merge, pure_python):
+        return None
     moved = None if new_row is None else np.ascontiguousarray(new_row)
     if moved is not None and moved.dtype not in (np.int32, np.int64):
         moved = moved.astype(np.int64)
@@ -55,7 +58,7 @@ def merge(parts: list, remap: np.ndarray, strings: list, new_row, n: int, int_co
         code: (_int_data(parts, code, n), new_column(n, bool, fill=True)) for code in int_codes
     }
     columns = tuple((code, data, missing.view(np.uint8)) for code, (data, missing) in typed.items())
-    if not _merge.merge_rows(parts_in, (None, remap, *out), columns, n):
+    if not _stat_merge.merge_rows(parts_in, (None, remap, *out), columns, n):
         _counting_sort(parts_in, (remap, *out), columns, n, total)
     return out, typed
 
@@ -70,13 +73,13 @@ def _int_data(parts: list, code: int, n: int) -> np.ndarray:
 
 def _counting_sort(parts: tuple, outs: tuple, columns: tuple, n: int, total: int) -> None:
     """The parts' rows placed through per-event counts (some part's events do not ascend)."""
-    assert _merge is not None
+    assert _stat_merge is not None
     counts = new_column(n + 1, np.int32 if total < _NARROW_ROWS else np.int64, fill=0)
     for part in parts:
-        _merge.count_rows(part[0], part[1], part[2], counts)
+        _stat_merge.count_rows(part[0], part[1], part[2], counts)
     np.cumsum(counts, out=counts, dtype=counts.dtype)  # counts[e]: event e's first row
     for part in parts:
-        _merge.place_rows(part, (counts, *outs), columns)
+        _stat_merge.place_rows(part, (counts, *outs), columns)
 
 
 def _kept_count(part) -> int:

@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 
 from ..common.memsize import sparse_values
-from ..kernels.passes import pure_python_requested
 from ..xspace import schema
 from ..xspace.columns import code_categorical, code_dtype, event_dtype, object_index
 from . import stat_merge
@@ -90,9 +89,10 @@ def merged_stats(
     used = used_codes(np.asarray(parts[0].code), len(code_of))
     used[np.array([p.code for p in parts[1:]], dtype=np.int64)] = True
     categories, remap = sorted_used(list(code_of), used)
-    if stat_merge.compiled_available() and not pure_python_requested(pure_python):
-        codes = {code_of[name]: name for name in int_names}
-        out, typed = stat_merge.merge(parts, remap, strings, new_row, num_events, codes)
+    codes = {code_of[name]: name for name in int_names}
+    merged = stat_merge.merge(parts, remap, strings, new_row, num_events, codes, pure_python)
+    if merged is not None:
+        out, typed = merged
         columns = {codes[c]: _typed(typed[c], codes[c] in schema.UINT_STATS) for c in codes}
         event, code, kind, ints, floats, str_codes = out
         return _table(event, code, kind, ints, floats, str_codes, categories, strings), columns

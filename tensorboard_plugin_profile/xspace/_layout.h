@@ -1,5 +1,5 @@
 /*
- * The final event-column layout of the compiled reader (included once, by _fastdecode.c).
+ * The final event-column layout of the compiled reader (included once, by _decode.c).
  *
  * Pass 2 writes the columns the tables keep, so decode.py wraps them without a pass over
  * the events of its own:

@@ -1,7 +1,7 @@
 /*
  * Wire-format primitives of the compiled XSpace reader: varints, fields, groups,
  * UTF-8 checks, growable buffers and byte-string interning. Included once, by
- * _fastdecode.c (one compilation unit: the helpers stay static and inlinable).
+ * _decode.c (one compilation unit: the helpers stay static and inlinable).
  * None of these touch Python objects, so they run without the GIL.
  */
 #ifndef TBPROF_WIRE_H

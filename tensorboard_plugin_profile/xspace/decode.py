@@ -2,9 +2,10 @@
 
 Reading the wire format is the only per-event loop in the program, and it
 sits behind ``decode_xspace``. Two readers give the same raw form: the
-compiled ``_fastdecode`` extension when it was built, else the pure-Python
-``wire.read`` (set ``TBPROF_PURE_PYTHON_DECODER=1`` to force it); a test checks
-that both give identical tables. Everything after the raw form is vectorised.
+compiled ``_decode`` extension when it was built, else the pure-Python
+``wire.read`` (``compiled.use_compiled`` chooses; set ``TBPROF_PURE_PYTHON=1`` to force
+it); a test checks that both give identical tables. Everything after the raw form is
+vectorised.
 
 Usage::
 
@@ -25,6 +26,7 @@ from google.protobuf.message import DecodeError
 
 from ..common.errors import CorruptProfile, NotFound
 from ..common.memsize import sparse_values
+from ..kernels import compiled
 from . import rawform, schema, wire
 from .columns import (
     code_categorical,
@@ -39,15 +41,7 @@ from .filebytes import FileBytes
 from .limits import Limits, gunzip
 from .model import KIND_REF, Plane, Space, stat_values
 
-_fastdecode: Optional[ModuleType]
-try:
-    from . import _fastdecode
-except ImportError:  # built without a C compiler: the pure-Python reader is used
-    _fastdecode = None
-
-
-def fast_reader_available() -> bool:
-    return _fastdecode is not None
+_decode = compiled.load(__name__)
 
 
 def read_xspace(path: str) -> Space:
@@ -128,11 +122,9 @@ def _read(
     limits: Limits,
     discard: bool = False,
 ) -> dict:
-    if pure_python is None:
-        pure_python = bool(os.environ.get("TBPROF_PURE_PYTHON_DECODER"))
     try:
-        if _fastdecode is not None and not pure_python:
-            return compiled_raw(_fastdecode, data, limits.max_events, _threads(), discard)
+        if compiled.use_compiled(_decode, pure_python):
+            return compiled_raw(_decode, data, limits.max_events, _threads(), discard)
         return wire.read(bytes(data), limits.max_events)
     except OverflowError as e:
         raise limits.too_many_events(source, int(str(e).split()[0])) from None

@@ -1,7 +1,7 @@
 """The pure-Python reader: XSpace bytes → the raw form that ``decode`` builds tables from.
 
 The raw form here is the wire layout; ``rawform.finish`` turns it into the final layout
-that the optional compiled reader (``_fastdecode.c``) returns directly, so the two are
+that the optional compiled reader (``_decode.c``) returns directly, so the two are
 interchangeable. A dict with ``planes``, ``hostnames``,
 ``errors``, ``warnings``; per plane ``id``, ``name``, ``lines`` (tuples),
 ``events`` (line, metadata_id, offset_ps, duration_ps, occurrences columns),

@@ -1,4 +1,4 @@
-"""The compiled host step walk (_step_keys.c) gives the step database the numpy path gives."""
+"""The compiled host step walk (_keys.c) gives the step database the numpy path gives."""
 
 from __future__ import annotations
 
@@ -21,15 +21,14 @@ from tensorboard_plugin_profile.analysis.steps import (
 from tensorboard_plugin_profile.analysis.steps import (
     sweep as step_sweep,
 )
-from tensorboard_plugin_profile.kernels import per_name
+from tensorboard_plugin_profile.kernels import compiled, per_name
 from tensorboard_plugin_profile.xspace import op_names, schema
 from tensorboard_plugin_profile.xspace.model import Plane, Space
 
 TYPE = step_db.TYPE
 
-needs_compiled = pytest.mark.skipif(
-    not step_keys.available(False), reason="built without a C compiler"
-)
+WALK = compiled.load(step_keys.__name__)
+needs_compiled = pytest.mark.skipif(WALK is None, reason="built without a C compiler")
 NAMES = (
     "fn",
     "jit_step",
@@ -137,7 +136,7 @@ def test_leaving_out_covered_spans_keeps_every_sum(spans):
     # the kept spans are those of all spans.
     spans = sorted(spans, key=lambda s: (s[1], -s[2]))
     n = len(spans)
-    found = step_keys._step_keys.host_step_keys(
+    found = WALK.host_step_keys(
         np.zeros(n, dtype=np.int32),
         np.ones(1, dtype=np.uint8),
         np.array([s[0] for s in spans], dtype=np.int64),
@@ -268,13 +267,13 @@ def test_guessed_step_windows_give_the_numpy_spans(events, windows, skipped):
     rows = step_events.real_rows(plane)
     markers, spans = guess._assign_to_windows(space, plane, frame, rows)
     with pytest.MonkeyPatch.context() as env:
-        env.setenv("TBPROF_PURE_PYTHON_PASSES", "1")
+        env.setenv("TBPROF_PURE_PYTHON", "1")
         _, expected = guess._assign_to_windows(space, plane, frame, rows)
     assert isinstance(expected, pd.DataFrame)
     if isinstance(spans, step_keys.PackedSpans):
         assert spans.count == len(expected)
     got_db = step_db.build_step_db(markers, spans, has_device=False)
     with pytest.MonkeyPatch.context() as env:
-        env.setenv("TBPROF_PURE_PYTHON_PASSES", "1")
+        env.setenv("TBPROF_PURE_PYTHON", "1")
         expected_db = step_db.build_step_db(markers, expected, has_device=False)
     pd.testing.assert_frame_equal(got_db.steps, expected_db.steps)

@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tensorboard_plugin_profile.analysis.trace import depths, layout
-from tensorboard_plugin_profile.kernels import passes
+from tensorboard_plugin_profile.kernels import compiled
 
 needs_compiled = pytest.mark.skipif(
-    not passes.compiled_available(), reason="built without a C compiler"
+    compiled.load(depths.__name__) is None, reason="built without a C compiler"
 )
 
 

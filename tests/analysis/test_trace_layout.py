@@ -1,4 +1,4 @@
-"""The compiled trace index layout (``_trace_passes``) gives exactly what numpy gives."""
+"""The compiled trace index layout (``_layout.c``) gives exactly what numpy gives."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tensorboard_plugin_profile.analysis.trace import layout
-from tensorboard_plugin_profile.kernels import passes
+from tensorboard_plugin_profile.kernels import compiled, passes
 
-needs_compiled = pytest.mark.skipif(layout._compiled is None, reason="built without a C compiler")
+LAYOUT = compiled.load(layout.__name__)
+needs_compiled = pytest.mark.skipif(LAYOUT is None, reason="built without a C compiler")
 
 # (line, begin, duration): lines map to rows through LINE_ROW (two lines share row 1).
 LINE_ROW = np.array([2, 0, 1, 1], dtype=np.int64)
@@ -115,9 +116,8 @@ def test_a_row_past_64_overlapping_lanes_is_relaid_as_first_free_levels():
     assert compiled.source.tolist() == fallback.source.tolist()
 
 
+@needs_compiled
 def test_lay_out_rejects_a_source_out_of_range():
-    if layout._compiled is None:
-        pytest.skip("built without a C compiler")
     times = np.array([0, 1, 2], dtype=np.int64)
     bounds = np.array([0, 3], np.int64)
     for order, fails in (([0, 1, 2], False), ([0, 3, 2], True)):
@@ -125,16 +125,15 @@ def test_lay_out_rejects_a_source_out_of_range():
         args = (bounds, times, times, source, np.zeros(1, np.int64))
         if fails:
             with pytest.raises(ValueError, match="source out of range"):
-                layout._compiled.lay_out(*args)
+                LAYOUT.lay_out(*args)
         else:
-            relaid, counts = layout._compiled.lay_out(*args)
+            relaid, counts = LAYOUT.lay_out(*args)
             assert source.tolist() == [0, 1, 2] and relaid == 0
             assert np.frombuffer(counts, np.int64).tolist() == [3]  # one depth, 3 events
 
 
+@needs_compiled
 def test_order_by_row_rejects_a_line_without_row():
-    if layout._compiled is None:
-        pytest.skip("built without a C compiler")
     with pytest.raises(ValueError):
         layout.order_by_row(np.array([4], np.int32), LINE_ROW, np.zeros(1, np.int64),
                             np.zeros(1, np.int64), 3, pure_python=False)  # fmt: skip

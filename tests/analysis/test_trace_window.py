@@ -297,11 +297,11 @@ def test_compiled_and_numpy_indexes_are_identical(rows):
     # Unsorted lines, ties, instants and even negative durations (a damaged file).
     indexes = []
     for pure in ("0", "1"):
-        os.environ["TBPROF_PURE_PYTHON_PASSES"] = pure
+        os.environ["TBPROF_PURE_PYTHON"] = pure
         try:
             indexes.append(make_index(rows))
         finally:
-            os.environ.pop("TBPROF_PURE_PYTHON_PASSES")
+            os.environ.pop("TBPROF_PURE_PYTHON")
     compiled, numpy_only = indexes
     for name in ("seg_row", "seg_depth", "seg_bounds", "begin_ps", "name_id", "depth",
                  "row", "source", "break_key", "group_id", "event_row"):  # fmt: skip

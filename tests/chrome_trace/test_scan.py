@@ -1,4 +1,4 @@
-"""The compiled scanner (chrome_trace/_scan.c) against the pure-Python reader: identical
+"""The compiled scanner (chrome_trace/_collect.c) against the pure-Python reader: identical
 columns, interned tables and times on every fixture and on edge cases, at any block size."""
 
 from __future__ import annotations
@@ -9,11 +9,14 @@ import json
 import pytest
 from conftest import FIXTURES
 
+from tensorboard_plugin_profile.chrome_trace import collect
 from tensorboard_plugin_profile.chrome_trace import read as chrome_read
 from tensorboard_plugin_profile.chrome_trace.collect import Collector
 from tensorboard_plugin_profile.chrome_trace.stream import TraceStream
+from tensorboard_plugin_profile.kernels import compiled
 
-pytestmark = pytest.mark.skipif(chrome_read._scan is None, reason="built without a C compiler")
+SCANNER = compiled.load(collect.__name__)
+pytestmark = pytest.mark.skipif(SCANNER is None, reason="built without a C compiler")
 
 COLUMNS = ("ev_line", "ev_name", "ev_cat", "ev_begin", "ev_dur", "st_event", "st_key", "st_kind",
            "st_int", "st_float", "flow_line", "flow_ts", "flow_key", "flow_phase")  # fmt: skip
@@ -27,7 +30,7 @@ def _collect(path, fast: bool, block: int = 1 << 20):
     stream, collector, scanned = TraceStream(str(path), block_chars=block), Collector(), [0]
 
     def scan(text, pos):
-        pos, count = chrome_read._scan.scan(text, pos, collector)
+        pos, count = SCANNER.scan(text, pos, collector)
         scanned[0] += count
         return pos, count
 
@@ -175,7 +178,7 @@ def test_cut_file_reads_the_same(tmp_path):
 def test_read_chrome_trace_uses_the_scanner_unless_told(monkeypatch):
     path = FILES[0]
     fast = chrome_read.read_chrome_trace(str(path))
-    monkeypatch.setenv("TBPROF_PURE_PYTHON_DECODER", "1")
+    monkeypatch.setenv("TBPROF_PURE_PYTHON", "1")
     pure = chrome_read.read_chrome_trace(str(path))
     assert fast.num_events == pure.num_events
     assert [p.name for p in fast.planes] == [p.name for p in pure.planes]

@@ -17,7 +17,9 @@ from tensorboard_plugin_profile.kernels import blockpool
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
 
-pytestmark = pytest.mark.skipif(not blockpool.available(), reason="the pool is Linux-only")
+pytestmark = pytest.mark.skipif(
+    not blockpool.available(), reason="the pool is off: not Linux, not built or switched off"
+)
 
 try:
     from numpy._core.multiarray import get_handler_name

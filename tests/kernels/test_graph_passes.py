@@ -8,16 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_profile.kernels import graph_passes, passes
+from tensorboard_plugin_profile.kernels import compiled, graph_passes
 from tensorboard_plugin_profile.kernels.graph_passes import NO_LABEL
-from tensorboard_plugin_profile.preprocessing.event_graph import Graph
+from tensorboard_plugin_profile.preprocessing.event_graph import Graph, intra_thread_forest
 
-needs_compiled = pytest.mark.skipif(
-    not passes.compiled_available(), reason="built without a C compiler"
-)
-needs_forest = pytest.mark.skipif(
-    not graph_passes.forest_compiled(0), reason="built without a C compiler"
-)
+BUILT = compiled.load(graph_passes.__name__) is not None
+needs_compiled = pytest.mark.skipif(not BUILT, reason="built without a C compiler")
 BOTH = (False, True)
 
 
@@ -63,12 +59,12 @@ def test_stack_parents_match_upstream(rows, in_order):
     assert graph_passes.stack_parents(line, begin, begin + duration, skip).tolist() == expected
 
 
-@needs_forest
+@needs_compiled
 @settings(max_examples=400, deadline=None)
 @given(LINE_ROWS, st.booleans())
 def test_line_forest_matches_upstream(rows, in_order):
     line, begin, duration, skip = _line_columns(rows, in_order)
-    parent, stop = graph_passes.line_forest(line, begin, duration, skip)
+    parent, stop = graph_passes.line_forest(line, begin, duration, skip, pure_python=False)
     assert parent.tolist() == _upstream_stack(line, begin, begin + duration, skip)
     for i in range(len(line)):  # stop: the descendants are the rows up to it not skipped
         if skip[i]:
@@ -210,7 +206,7 @@ def _flood_oracle(n, edges, order, values, proper) -> tuple:
     return label, flooded
 
 
-@needs_forest
+@needs_compiled
 @settings(max_examples=400, deadline=None)
 @given(
     LINE_ROWS,
@@ -236,7 +232,8 @@ def test_forest_flood_agrees_with_fallback_and_brute_force(rows, in_order, data)
         np.array([c for _, c in extra], np.int64),
     )
     results = []
-    for intra in (graph_passes.line_forest(line, begin, duration, skip), (parent, None)):
+    forest = graph_passes.line_forest(line, begin, duration, skip, pure_python=False)
+    for intra in (forest, (parent, None)):
         graph = Graph.build(intra, [extra_edges])
         for width in (np.int64, np.int32):  # int32 labels: grouping's group ids
             label, flooded, (outer, inner) = graph.flood(
@@ -256,20 +253,20 @@ def test_forest_flood_agrees_with_fallback_and_brute_force(rows, in_order, data)
         assert all(r == {(a, b) for a, b in crossing if a != b} for r in results)
 
 
-@needs_forest
+@needs_compiled
 def test_line_forest_rejects_columns_of_other_lengths():
     line, begin = np.zeros(3, np.int32), np.zeros(3, np.int64)
     with pytest.raises(ValueError):
-        graph_passes.line_forest(line, begin, np.zeros(2, np.int64), None)
+        graph_passes.line_forest(line, begin, np.zeros(2, np.int64), None, False)
     with pytest.raises(ValueError):
-        graph_passes.line_forest(line, begin, np.zeros(3, np.int64), np.zeros(2, bool))
+        graph_passes.line_forest(line, begin, np.zeros(3, np.int64), np.zeros(2, bool), False)
 
 
-@needs_forest
+@needs_compiled
 def test_flood_rejects_malformed_forests():
     graph = Graph.build(
         graph_passes.line_forest(
-            np.zeros(2, np.int32), np.zeros(2, np.int64), np.ones(2, np.int64), None
+            np.zeros(2, np.int32), np.zeros(2, np.int64), np.ones(2, np.int64), None, False
         ),
         [],
     )
@@ -288,6 +285,15 @@ def test_flood_rejects_malformed_forests():
         graph.flood(np.array([0]), out=np.empty(2, dtype=np.int16))
 
 
-def test_graphs_past_int32_ids_take_the_fallbacks():
-    assert not graph_passes.forest_compiled(graph_passes.MAX_FOREST_ROWS + 1)
-    assert not graph_passes.forest_compiled(10, pure_python=True)
+def test_graphs_past_int32_ids_take_the_fallbacks(monkeypatch):
+    monkeypatch.delenv("TBPROF_PURE_PYTHON", raising=False)  # the compiled forest if built
+    line = np.array([0, 0, 0, 1], dtype=np.int32)
+    begin, duration = np.array([0, 1, 5, 0]), np.array([10, 2, 1, 3])
+    assert graph_passes.line_forest(line, begin, duration, None, pure_python=True) is None
+    parent, stop = intra_thread_forest(line, begin, duration, None)
+    assert parent.tolist() == [-1, 0, 0, -1] and (stop is not None) == BUILT
+    # One row more than int32 ids allow (made small here): the numpy fallback, same parents.
+    monkeypatch.setattr(graph_passes, "MAX_FOREST_ROWS", len(line) - 1)
+    assert graph_passes.line_forest(line, begin, duration, None, pure_python=False) is None
+    parent, stop = intra_thread_forest(line, begin, duration, None)
+    assert parent.tolist() == [-1, 0, 0, -1] and stop is None

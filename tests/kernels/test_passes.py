@@ -9,17 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tensorboard_plugin_profile.analysis.steps import sweep as step_sweep
-from tensorboard_plugin_profile.kernels import passes
+from tensorboard_plugin_profile.kernels import compiled, passes
 
-needs_compiled = pytest.mark.skipif(
-    not passes.compiled_available(), reason="built without a C compiler"
-)
+BUILT = compiled.load(passes.__name__) is not None
+needs_compiled = pytest.mark.skipif(not BUILT, reason="built without a C compiler")
 ints = st.integers(min_value=-50, max_value=50)
 
 
 def test_the_extension_is_built_here():
     # The dev/CI install has a C compiler; without it every other test here skips.
-    assert passes.compiled_available()
+    assert BUILT
 
 
 @needs_compiled
@@ -83,10 +82,13 @@ def test_first_free_levels_agree(events):
 
 
 def test_the_environment_variable_forces_the_fallback(monkeypatch):
-    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", "1")
-    assert not passes._use_compiled(None)
-    monkeypatch.delenv("TBPROF_PURE_PYTHON_PASSES")
-    assert passes._use_compiled(None) == passes.compiled_available()
+    # tracker_top is compiled only: None says the fallback was chosen.
+    one = np.zeros(1, dtype=np.int64)
+    monkeypatch.setenv("TBPROF_PURE_PYTHON", "1")
+    assert passes.tracker_top(one, one, one, 2) is None
+    assert (passes.tracker_top(one, one, one, 2, pure_python=False) is None) == (not BUILT)
+    monkeypatch.delenv("TBPROF_PURE_PYTHON")
+    assert (passes.tracker_top(one, one, one, 2) is None) == (not BUILT)
 
 
 TYPED_SPANS = st.lists(  # (group, begin, duration, type)
@@ -150,7 +152,8 @@ def test_the_step_breakdown_rejects_unsorted_keys():
     out = [np.zeros((1, 18), dtype=np.int64) for _ in range(3)]
     one = np.zeros(1, dtype=np.int64)
     with pytest.raises(ValueError):
-        passes.step_breakdown(np.array([40, 3], dtype=np.int64), layout, (one, one, one), out)
+        keys = np.array([40, 3], dtype=np.int64)
+        passes.step_breakdown(keys, layout, (one, one, one), out, pure_python=False)
 
 
 big = st.integers(min_value=-(1 << 62), max_value=1 << 62)
@@ -182,6 +185,6 @@ def test_packed_boundary_keys_agree(spans, scale, extreme):
 
 def test_a_type_out_of_range_is_refused_by_both_packers():
     one = np.zeros(1, dtype=np.int64)
-    for pure in [True, False] if passes.compiled_available() else [True]:
+    for pure in [True, False] if BUILT else [True]:
         with pytest.raises(ValueError):
             passes.pack_boundaries(one, one, one, np.array([18]), 18, pure_python=pure)

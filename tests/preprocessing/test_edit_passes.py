@@ -1,4 +1,4 @@
-"""PlaneEdit's placement of new events: compiled (_edit.c) and numpy give the same, and
+"""PlaneEdit's placement of new events: compiled (_edit_passes.c) and numpy give the same, and
 both are what a stable sort of all rows gives; typed columns stay those of the stats."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xspace_builder import space_from_tables as make_space
 
+from tensorboard_plugin_profile.kernels import compiled
 from tensorboard_plugin_profile.preprocessing import edit_passes
 from tensorboard_plugin_profile.preprocessing.placement import Placement
 from tensorboard_plugin_profile.preprocessing.plane_edit import PlaneEdit
@@ -21,14 +22,13 @@ from tensorboard_plugin_profile.xspace.columns import well_known_columns
 from tensorboard_plugin_profile.xspace.event_stats import typed_column
 from tensorboard_plugin_profile.xspace.model import KIND_DOUBLE, KIND_STR
 
-needs_compiled = pytest.mark.skipif(
-    not edit_passes.compiled_available(), reason="built without a C compiler"
-)
+BUILT = compiled.load(edit_passes.__name__) is not None
+needs_compiled = pytest.mark.skipif(not BUILT, reason="built without a C compiler")
 events = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12), st.integers(0, 4)), max_size=60)
 
 
 def test_the_extension_is_built_here():
-    assert edit_passes.compiled_available()
+    assert BUILT
 
 
 def _columns(rows, sort: bool) -> tuple:
@@ -47,7 +47,7 @@ def test_insertion_points_are_where_a_stable_sort_puts_new_rows(old, new, sort_o
         edit_passes.insertion_points(
             line, begin, duration, new_line, new_begin, new_duration, pure_python=pure
         )
-        for pure in ([False, True] if edit_passes.compiled_available() else [True])
+        for pure in ([False, True] if BUILT else [True])
     ]
     order = np.lexsort(
         (-np.r_[duration, new_duration], np.r_[begin, new_begin], np.r_[line, new_line])
@@ -148,7 +148,7 @@ def test_insert_rows_rejects_unsorted_positions():
 @pytest.mark.parametrize("seed", range(20))
 @pytest.mark.parametrize("pure", [False, True])
 def test_placement_is_a_stable_sort_of_old_then_new_rows(seed, pure, monkeypatch):
-    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", "1" if pure else "0")
+    monkeypatch.setenv("TBPROF_PURE_PYTHON", "1" if pure else "0")
     rng = np.random.default_rng(seed)
     n_old, n_new = int(rng.integers(2, 300)), int(rng.integers(1, 40))
     line = rng.integers(0, 4, n_old + n_new).astype(np.int32)
@@ -207,7 +207,7 @@ def _values(column) -> list:
 def _edited(plane, new_events: list, pure: bool, monkeypatch):
     """``plane`` with these (line, name, begin_ps, duration_ps) events added, stats set on
     old and new events (ints, a double, a string)."""
-    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", "1" if pure else "0")
+    monkeypatch.setenv("TBPROF_PURE_PYTHON", "1" if pure else "0")
     edit = PlaneEdit(plane)
     line = edit.add_line(line_id=99, name="added") if not len(plane.lines) else 0
     meta = [edit.metadata_id(name) for _, name, _, _ in new_events]
@@ -268,7 +268,7 @@ _EVENTS = [
 
 @pytest.mark.parametrize("pure", [True, False])
 def test_a_new_metadata_id_beyond_int32_widens_the_column(monkeypatch, pure):
-    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", "1" if pure else "0")
+    monkeypatch.setenv("TBPROF_PURE_PYTHON", "1" if pure else "0")
     space = xplane_pb2.XSpace(hostnames=["h"])
     plane = space.planes.add(id=1, name="/host:CPU")
     plane.event_metadata[2**31 - 1].name = "last int32 id"

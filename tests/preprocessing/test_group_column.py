@@ -68,7 +68,7 @@ def _check_same(old, new) -> None:
 
 @pytest.mark.parametrize("pure_python", ["0", "1"])
 def test_the_group_column_shows_what_group_rows_showed_on_a_gpu_space(monkeypatch, pure_python):
-    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", pure_python)
+    monkeypatch.setenv("TBPROF_PURE_PYTHON", pure_python)
     old, new = _old_and_new(derived_lines_space, monkeypatch)
     _check_same(old, new)
     gpu = new.plane("/device:GPU:0")
@@ -88,7 +88,7 @@ def test_the_group_column_shows_what_group_rows_showed_on_a_gpu_space(monkeypatc
 @pytest.mark.parametrize("pure_python", ["0", "1"])
 @pytest.mark.parametrize("path", FILES, ids=[f"{p.parents[3].name}/{p.name}" for p in FILES])
 def test_every_fixture_lists_an_events_stats_as_before(path, pure_python, monkeypatch):
-    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", pure_python)
+    monkeypatch.setenv("TBPROF_PURE_PYTHON", pure_python)
     old, new = _old_and_new(lambda: read_xspace(str(path)), monkeypatch)
     if is_grouped(read_xspace(str(path))):  # the file's own rows, untouched
         assert all(p.implicit_group is None for p in new.planes)
@@ -150,7 +150,7 @@ def test_the_disk_cache_keeps_the_column_and_its_places():
 def test_a_replaced_stat_before_the_group_moves_it_up(monkeypatch, pure_python):
     # The op's own is_eager row (before its other stats) is replaced by grouping's, which
     # goes after group_id: group_id comes after the op's two kept rows, not three.
-    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", pure_python)
+    monkeypatch.setenv("TBPROF_PURE_PYTHON", pure_python)
     python = [("FunctionRun", 0, 100, {"_r": 1, "_pt": 2, "_p": 77, "id": 5})]
     executor = [
         ("ExecutorState::Process", 20, 50, {"_ct": 2, "_c": 77, "id": 5, "iter_num": 0}),

@@ -236,5 +236,5 @@ def test_ancestor_search_order_intra_thread_before_launch():
 @pytest.mark.parametrize("seed", range(0, 300, 3))
 def test_random_spaces_group_like_reference_without_the_extension(seed, monkeypatch):
     # The numpy fallbacks of the compiled graph passes make the same groups.
-    monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", "1")
+    monkeypatch.setenv("TBPROF_PURE_PYTHON", "1")
     assert_same_grouping(random_space(seed))

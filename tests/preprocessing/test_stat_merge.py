@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tensorboard_plugin_profile.kernels import compiled
 from tensorboard_plugin_profile.preprocessing import stat_merge
 from tensorboard_plugin_profile.preprocessing.stat_table import StatRows, merged_stats
 from tensorboard_plugin_profile.xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR, KIND_UINT64
 
-needs_compiled = pytest.mark.skipif(
-    not stat_merge.compiled_available(), reason="built without a C compiler"
-)
+MERGE = compiled.load(stat_merge.__name__)
+needs_compiled = pytest.mark.skipif(MERGE is None, reason="built without a C compiler")
 NAMES = ["group_id", "step_name", "flow", "avg_us", "_c"]
 INT_NAMES = ["group_id", "_c", "flow"]
 STRINGS = ["", "x", "y:Z", "\x00"]
@@ -24,7 +24,7 @@ FLOATS = [0.0, -0.0, 0.5, float("nan")]
 
 
 def test_the_extension_is_built_here():
-    assert stat_merge.compiled_available()
+    assert MERGE is not None
 
 
 def _old_table(rows: list, event_dtype=np.int64) -> pd.DataFrame:
@@ -145,7 +145,7 @@ def test_a_stable_sort_of_kept_then_new_rows():
     group.ints = np.array([7, 8])
     flow = StatRows(np.array([0, 1], dtype=np.int64), "correlation_id", KIND_UINT64)
     flow.ints = np.array([2**63, 1], dtype=np.uint64).view(np.int64)
-    for pure in [True] + ([False] if stat_merge.compiled_available() else []):
+    for pure in [True] + ([False] if MERGE is not None else []):
         new_row = np.array([1, 0, 2], dtype=np.int64)  # events 0 and 1 swap places
         table, typed = merged_stats(
             old,
@@ -187,8 +187,8 @@ def test_parts_in_order_are_merged_and_others_counted():
     )
     out = (None, np.zeros(1, np.int8), *(np.zeros(4, t) for t in (np.int64, np.int8, np.int8)))
     out += (np.zeros(4, np.int64), np.zeros(4), np.zeros(4, np.int8))
-    assert not stat_merge._merge.merge_rows(parts, out, (), 3)
-    assert stat_merge._merge.merge_rows(parts[:1] + parts[:1], out, (), 3)
+    assert not MERGE.merge_rows(parts, out, (), 3)
+    assert MERGE.merge_rows(parts[:1] + parts[:1], out, (), 3)
     assert out[2].tolist() == [0, 0, 2, 2]
 
 

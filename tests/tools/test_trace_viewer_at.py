@@ -259,7 +259,7 @@ def test_answers_are_the_same_with_the_numpy_passes(name, monkeypatch):
     shown = at.shown_planes(hosts)
     answers = []
     for pure in ("0", "1"):
-        monkeypatch.setenv("TBPROF_PURE_PYTHON_PASSES", pure)
+        monkeypatch.setenv("TBPROF_PURE_PYTHON", pure)
         index = build_index(shown)
         lo, hi = index.span_ps
         middle = f"{(lo + hi) / 2e9:.6f}"

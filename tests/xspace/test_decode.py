@@ -10,10 +10,12 @@ from conftest import all_host_files
 from pandas.testing import assert_frame_equal
 
 from tensorboard_plugin_profile.common.errors import CorruptProfile, NotFound
+from tensorboard_plugin_profile.kernels.compiled import load
 from tensorboard_plugin_profile.protobuf import profiler_service_pb2, xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, read_xspace
-from tensorboard_plugin_profile.xspace.decode import fast_reader_available
 from tensorboard_plugin_profile.xspace.model import KIND_UINT64
+
+READER = load("tensorboard_plugin_profile.xspace.decode")  # the compiled reader, or None
 
 
 @pytest.mark.parametrize("path", all_host_files(), ids=lambda p: p.parent.parent.parent.parent.name)
@@ -116,7 +118,7 @@ def test_missing_file_is_not_found(tmp_path):
         read_xspace(str(tmp_path / "nope.xplane.pb"))
 
 
-@pytest.mark.skipif(not fast_reader_available(), reason="compiled reader not built")
+@pytest.mark.skipif(READER is None, reason="compiled reader not built")
 @pytest.mark.parametrize("path", all_host_files(), ids=lambda p: p.parent.parent.parent.parent.name)
 def test_compiled_and_pure_python_readers_agree(path):
     data = path.read_bytes()
@@ -143,7 +145,7 @@ def _assert_same_space(fast, slow) -> None:
             assert_frame_equal(getattr(a, table), getattr(b, table), check_categorical=False)
 
 
-@pytest.mark.skipif(not fast_reader_available(), reason="compiled reader not built")
+@pytest.mark.skipif(READER is None, reason="compiled reader not built")
 def test_compiled_reader_rejects_what_protobuf_rejects(tmp_path):
     data = max(all_host_files(), key=lambda p: p.stat().st_size).read_bytes()
     for cut in (len(data) // 3, len(data) - 7, 5):

@@ -19,14 +19,15 @@ from werkzeug.test import Client
 from xspace_builder import HostPlane
 
 from tensorboard_plugin_profile.common.errors import CorruptProfile, ProfileTooLarge
+from tensorboard_plugin_profile.kernels.compiled import load
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.tools import trace_viewer_at
 from tensorboard_plugin_profile.web.server import StandaloneApp
 from tensorboard_plugin_profile.xspace import decode_xspace
-from tensorboard_plugin_profile.xspace.decode import fast_reader_available
 from tensorboard_plugin_profile.xspace.limits import Limits
 
-READERS = [True] + ([False] if fast_reader_available() else [])
+READER = load("tensorboard_plugin_profile.xspace.decode")  # the compiled reader, or None
+READERS = [True] + ([False] if READER is not None else [])
 
 
 def _space_with_stats(stat_names: dict, stats: list) -> bytes:

@@ -22,15 +22,13 @@ from fuzz_corpus import anonymous_copy, cases, raw_digest
 from google.protobuf.message import DecodeError
 
 from tensorboard_plugin_profile.common.errors import CorruptProfile, ProfileTooLarge
+from tensorboard_plugin_profile.kernels.compiled import load
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, rawform, wire
-from tensorboard_plugin_profile.xspace.decode import (
-    _fastdecode,
-    compiled_raw,
-    fast_reader_available,
-)
+from tensorboard_plugin_profile.xspace.decode import compiled_raw
 from tensorboard_plugin_profile.xspace.limits import Limits, gunzip
 
+READER = load("tensorboard_plugin_profile.xspace.decode")  # the compiled reader, or None
 CASES = 10_000
 TYPED = (CorruptProfile, ProfileTooLarge)
 LIMITS = Limits(max_decompressed_bytes=64 << 20)
@@ -72,12 +70,12 @@ def check_case(label: str, data: bytes, gzipped: bool, fast) -> None:
         assert fast_out == slow, f"{label}: the readers disagree"
 
 
-@pytest.mark.skipif(not fast_reader_available(), reason="compiled reader not built")
+@pytest.mark.skipif(READER is None, reason="compiled reader not built")
 def test_fuzzed_files_agree_with_protobuf_and_raise_only_typed_errors():
     started = time.perf_counter()
     counts = {"parsed": 0, "refused": 0, "gzip": 0}
     for i, (label, data, gzipped) in enumerate(cases(CASES)):
-        check_case(label, data, gzipped, _fastdecode)
+        check_case(label, data, gzipped, READER)
         if gzipped:
             counts["gzip"] += 1
         elif _protobuf_parses(data):
@@ -105,7 +103,7 @@ def _sanitizer_build(tmp: pathlib.Path) -> pathlib.Path:
     ).stdout.strip()
     if not os.path.isabs(libasan) or not os.path.exists(libasan):
         pytest.skip("gcc has no AddressSanitizer runtime (libasan.so)")
-    target = tmp / ("_fastdecode" + sysconfig.get_config_var("EXT_SUFFIX"))
+    target = tmp / ("_decode" + sysconfig.get_config_var("EXT_SUFFIX"))
     build = subprocess.run(
         [
             gcc,
@@ -117,7 +115,7 @@ def _sanitizer_build(tmp: pathlib.Path) -> pathlib.Path:
             "-fsanitize=address,undefined",
             "-fno-sanitize-recover=undefined",
             f"-I{sysconfig.get_paths()['include']}",
-            str(SOURCE / "_fastdecode.c"),
+            str(SOURCE / "_decode.c"),
             "-o",
             str(target),
         ],
@@ -131,8 +129,8 @@ def _sanitizer_build(tmp: pathlib.Path) -> pathlib.Path:
 
 _REPLAY = """
 import importlib.util, sys
-sys.path.insert(0, {tests!r})
-spec = importlib.util.spec_from_file_location("_fastdecode", {module!r})
+sys.path[:0] = {paths!r}  # fuzz_corpus (tests/) and this file (tests/xspace/)
+spec = importlib.util.spec_from_file_location("_decode", {module!r})
 fast = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(fast)
 from fuzz_corpus import cases
@@ -148,7 +146,7 @@ print("replayed", n)
 @pytest.mark.skipif(sys.platform != "linux", reason="sanitizer runtime preloading is Linux-only")
 def test_sanitizer_build_survives_the_fuzz_corpus(tmp_path):
     libasan = _sanitizer_build(tmp_path)
-    module = next(tmp_path.glob("_fastdecode*"))
+    module = next(tmp_path.glob("_decode*"))
     env = dict(
         os.environ,
         LD_PRELOAD=str(libasan),
@@ -156,8 +154,9 @@ def test_sanitizer_build_survives_the_fuzz_corpus(tmp_path):
         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1",
         PYTHONPATH=os.pathsep.join([str(SOURCE.parent.parent)] + sys.path),
     )
-    tests = str(pathlib.Path(__file__).resolve().parents[1])
-    script = _REPLAY.format(tests=tests, module=str(module), count=3000)
+    here = pathlib.Path(__file__).resolve().parent
+    paths = [str(here.parent), str(here)]
+    script = _REPLAY.format(paths=paths, module=str(module), count=3000)
     run = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600
     )

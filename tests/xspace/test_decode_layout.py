@@ -18,16 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pandas.testing import assert_frame_equal
 
+from tensorboard_plugin_profile.kernels.compiled import load
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, rawform, wire
-from tensorboard_plugin_profile.xspace.decode import (
-    _fastdecode,
-    _sorted_factorize,
-    compiled_raw,
-    fast_reader_available,
-)
+from tensorboard_plugin_profile.xspace.decode import _sorted_factorize, compiled_raw
 
-pytestmark = pytest.mark.skipif(not fast_reader_available(), reason="compiled reader not built")
+READER = load("tensorboard_plugin_profile.xspace.decode")  # the compiled reader, or None
+pytestmark = pytest.mark.skipif(READER is None, reason="compiled reader not built")
 
 _INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
 _NAMES = st.sampled_from(["", "a", "b", "jit_f", "é"]) | st.text(max_size=3)
@@ -66,10 +63,10 @@ def _planes(draw) -> bytes:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_planes())
 def test_final_layouts_agree(data):
-    compiled = raw_digest(compiled_raw(_fastdecode, data))  # ids beyond int32 drawn too
+    compiled = raw_digest(compiled_raw(READER, data))  # ids beyond int32 drawn too
     assert compiled == raw_digest(rawform.finish(wire.read(data)))
     # The same from a private copy whose pages go back to the OS behind the walk.
-    assert raw_digest(compiled_raw(_fastdecode, anonymous_copy(data), discard=True)) == compiled
+    assert raw_digest(compiled_raw(READER, anonymous_copy(data), discard=True)) == compiled
     if xplane_pb2.XSpace.FromString(data).planes:
         fast = decode_xspace(data, "f", pure_python=False)
         slow = decode_xspace(data, "f", pure_python=True)

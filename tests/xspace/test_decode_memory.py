@@ -18,16 +18,14 @@ import pytest
 from fuzz_corpus import anonymous_copy, raw_digest
 
 from tensorboard_plugin_profile.common.errors import CorruptProfile
+from tensorboard_plugin_profile.kernels.compiled import load
 from tensorboard_plugin_profile.protobuf import xplane_pb2
 from tensorboard_plugin_profile.xspace import decode_xspace, read_xspace
-from tensorboard_plugin_profile.xspace.decode import (
-    _fastdecode,
-    compiled_raw,
-    fast_reader_available,
-)
+from tensorboard_plugin_profile.xspace.decode import compiled_raw
 from tensorboard_plugin_profile.xspace.filebytes import FileBytes
 
-compiled = pytest.mark.skipif(not fast_reader_available(), reason="compiled reader not built")
+READER = load("tensorboard_plugin_profile.xspace.decode")  # the compiled reader, or None
+compiled = pytest.mark.skipif(READER is None, reason="compiled reader not built")
 
 
 def _long_profile() -> bytes:
@@ -63,9 +61,9 @@ def _zero_page_share(view: memoryview) -> float:
 @pytest.mark.parametrize("threads", [1, 2, 5])
 def test_walked_pages_go_back_and_everything_read_later_survives(threads):
     data = _long_profile()
-    expected = raw_digest(compiled_raw(_fastdecode, data, threads=threads))
+    expected = raw_digest(compiled_raw(READER, data, threads=threads))
     copy = anonymous_copy(data)
-    raw = compiled_raw(_fastdecode, copy, threads=threads, discard=True)
+    raw = compiled_raw(READER, copy, threads=threads, discard=True)
     assert raw_digest(raw) == expected  # strings interned before their pages went
     plane = raw["planes"][0]
     assert {"shared3", "unique1:28000"} <= set(plane["stats"][6])
@@ -79,9 +77,9 @@ def test_walked_pages_go_back_and_everything_read_later_survives(threads):
 def test_an_immutable_buffer_is_never_discarded():
     data = _long_profile()
     with pytest.raises(TypeError, match="writable"):
-        compiled_raw(_fastdecode, data, discard=True)
-    assert raw_digest(compiled_raw(_fastdecode, data)) == raw_digest(
-        compiled_raw(_fastdecode, anonymous_copy(data), discard=True)
+        compiled_raw(READER, data, discard=True)
+    assert raw_digest(compiled_raw(READER, data)) == raw_digest(
+        compiled_raw(READER, anonymous_copy(data), discard=True)
     )
 
 
@@ -153,7 +151,7 @@ def _paired_stats_profile() -> bytes:
 
 @pytest.mark.parametrize("pure", [True, False])
 def test_stats_on_the_same_events_share_one_read_only_mask(pure):
-    if not pure and not fast_reader_available():
+    if not pure and READER is None:
         pytest.skip("compiled reader not built")
     plane = decode_xspace(_paired_stats_profile(), "pairs", pure_python=pure).planes[0]
     events = plane.events
@@ -173,7 +171,7 @@ def test_stats_on_the_same_events_share_one_read_only_mask(pure):
 
 @pytest.mark.parametrize("pure", [True, False])
 def test_stats_rows_are_int32_and_floats_keep_their_bits(pure):
-    if not pure and not fast_reader_available():
+    if not pure and READER is None:
         pytest.skip("compiled reader not built")
     stats = decode_xspace(_paired_stats_profile(), "pairs", pure_python=pure).planes[0].stats
     assert stats["event"].dtype == np.int32
@@ -186,7 +184,7 @@ def test_stats_rows_are_int32_and_floats_keep_their_bits(pure):
 
 @pytest.mark.parametrize("pure", [True, False])
 def test_single_valued_columns_are_broadcast_views(pure):
-    if not pure and not fast_reader_available():
+    if not pure and READER is None:
         pytest.skip("compiled reader not built")
     data = _paired_stats_profile()
     events = decode_xspace(data, "pairs", pure_python=pure).planes[0].events

@@ -1,6 +1,6 @@
-/* The state of the host step walk (_step_keys.c): kept spans, the per-group time table,
+/* The state of the host step walk (_keys.c): kept spans, the per-group time table,
  * marker rows; and the packing of the kept spans into pack_boundaries' keys. Included by
- * _step_keys.c only (one compilation unit). */
+ * _keys.c only (one compilation unit). */
 #ifndef TBPROF_STEP_WALK_H
 #define TBPROF_STEP_WALK_H
 

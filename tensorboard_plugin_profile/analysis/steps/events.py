@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ...kernels import per_name
+from ...kernels import compiled, per_name
 from ...xspace import op_names, schema
 from ...xspace.event_stats import set_rows, typed_column_at
 from ...xspace.model import Plane
@@ -137,7 +137,7 @@ def host_step_events(plane: Optional[Plane], pure_python: Optional[bool] = None)
             return no_markers(), no_spans()
         return no_markers(), span_frame(plane.events, np.zeros(0, dtype=np.int64), [])
     ev = plane.events
-    if step_keys.available(pure_python):
+    if compiled.use_compiled(compiled.load(step_keys.__name__), pure_python):
         codes, names = per_name.distinct_native(ev["name"])
         span_type, stage_type = _host_name_tables(names)
         stages = _root_input_stages(ev, None)
@@ -157,7 +157,7 @@ def host_window_spans(
     (windows = (begin, end) sorted by begin; the step is the window's index), leaving out
     ``skip_rows`` and eager wrappers: ``PackedSpans``, an empty span frame, or None when
     only the numpy path can tell (no extension, or spans that do not pack)."""
-    if not step_keys.available(pure_python):
+    if not compiled.use_compiled(compiled.load(step_keys.__name__), pure_python):
         return None
     ev = plane.events
     codes, names = per_name.distinct_native(ev["name"])

@@ -1,41 +1,37 @@
-"""A host plane's step markers and packed span keys in one compiled pass (``_step_keys.c``).
+"""A host plane's step markers and packed span keys in one compiled pass (``_keys.c``).
 
 ``events.host_step_events`` with numpy selects marker and work rows with masks,
 gathers four span columns and ``sweep`` packs their boundaries into sort keys:
 about ten whole-length temporaries. Compiled, one walk over the event columns in
 memory order does all of it with the per-name tables of ``events`` and leaves
 out spans that a span of the same step and type covers (they change no sum of the
-step breakdown, see ``_step_keys.c``), so the sort and the tracker see fewer keys.
-Without the extension (or with ``TBPROF_PURE_PYTHON_PASSES=1``) callers use the numpy
-path; ``tests/analysis/test_step_keys.py`` checks both give the same step database.
+step breakdown, see ``_keys.c``), so the sort and the tracker see fewer keys.
+Without the extension (or with ``TBPROF_PURE_PYTHON=1``) callers use the numpy path;
+``tests/analysis/test_step_keys.py`` checks both give the same step database.
 
 Usage::
 
-    codes, names = per_name.distinct_native(plane.events["name"])
-    found = host_step_keys(plane, codes, span_type, stage_type, stage_rows, num_types)
-    if found is not None:
-        marker_rows, spans = found          # spans: PackedSpans (or an empty span frame)
+    if compiled.use_compiled(compiled.load(keys.__name__), pure_python):  # else numpy
+        codes, names = per_name.distinct_native(plane.events["name"])
+        found = host_step_keys(plane, codes, span_type, stage_type, stage_rows, num_types)
+        if found is not None:
+            marker_rows, spans = found      # spans: PackedSpans (or an empty span frame)
 """
 
 from __future__ import annotations
 
 import dataclasses
-from types import ModuleType
 from typing import Optional
 
 import numpy as np
 import pandas as pd
 
-from ...kernels import passes
+from ...kernels import compiled
 from ...xspace import schema
 from ...xspace.event_stats import set_rows
 from ...xspace.model import Plane
 
-_step_keys: Optional[ModuleType]
-try:
-    from . import _step_keys
-except ImportError:  # built without a C compiler: the numpy path of events.py is used
-    _step_keys = None
+_keys = compiled.load(__name__)
 
 MARKER = -1  # span_type value: a step marker by name
 NOT_STEP_WORK = -2  # span_type value: not step work (eager/function wrappers)
@@ -57,10 +53,6 @@ class PackedSpans:
         return self.count
 
 
-def available(pure_python: Optional[bool] = None) -> bool:
-    return _step_keys is not None and not passes.pure_python_requested(pure_python)
-
-
 def host_step_keys(
     plane: Plane,
     name_codes: np.ndarray,
@@ -72,7 +64,8 @@ def host_step_keys(
     skip_rows: Optional[np.ndarray] = None,
 ) -> Optional[tuple]:
     """(marker rows, PackedSpans) of a host plane, or None where the numpy path must
-    decide (spans that do not pack: ``sweep`` then cuts pieces instead).
+    decide (spans that do not pack: ``sweep`` then cuts pieces instead). Compiled
+    only: callers ask ``compiled.use_compiled`` first, as in the usage above.
 
     ``span_type`` / ``stage_type``: int8 per distinct name of ``per_name.distinct_native``
     (``name_codes`` are its codes) plus one for a missing name: a type, ``MARKER``
@@ -82,10 +75,10 @@ def host_step_keys(
     event starts in (events outside every window are no span; no step names). Events of
     ``skip_rows`` (sorted) are neither markers nor spans.
     """
-    assert _step_keys is not None
+    assert _keys is not None
     ev = plane.events
     tables = (span_type, stage_type)
-    found = _step_keys.host_step_keys(
+    found = _keys.host_step_keys(
         *_plane_columns(plane, windows is None),
         name_codes,
         _step_name_codes(plane) if windows is None else None,

@@ -37,7 +37,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from ...kernels import passes
+from ...kernels import compiled, passes
 
 
 def non_overlapping(
@@ -79,7 +79,8 @@ def breakdown(
     group, begin, end = (np.ascontiguousarray(w, dtype=np.int64) for w in windows)
     shape = (len(group), num_types)
     packed = None
-    if len(spans) and passes.use_compiled(pure_python):  # else the keys would go unused
+    # Only where the compiled tracker sums them: else the keys would go unused.
+    if len(spans) and compiled.use_compiled(compiled.load(passes.__name__), pure_python):
         g, b, e, k = (spans[c].to_numpy(dtype=np.int64) for c in ("group", "begin", "end", "type"))
         packed = passes.pack_boundaries(g, b, e, k, num_types, pure_python)
     if packed is None:

@@ -1,4 +1,4 @@
-/* Scans of the trace index that return positions (included by _trace_passes.c; numpy
+/* Scans of the trace index that return positions (included by _layout.c; numpy
  * fallbacks in analysis/trace/layout.py, tests/analysis/test_trace_layout.py checks both
  * agree). Positions are int32 (the index holds under 2**31 events), returned as bytes.
  *

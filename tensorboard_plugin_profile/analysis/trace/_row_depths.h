@@ -1,5 +1,5 @@
 /* Nesting depth of the events of one trace row, read in row order through `order`
- * (included by _trace_passes.c; the numpy fallback is analysis/trace/depths.py).
+ * (included by _layout.c; the numpy fallback is analysis/trace/depths.py).
  *
  * depth = how many earlier events of the row are still open at the event's begin. Open
  * ends live on a stack while they nest (ends never increase from bottom to top, so the

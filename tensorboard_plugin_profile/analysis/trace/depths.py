@@ -8,11 +8,11 @@ first-free lanes (``passes.first_free_levels``).
 The trace index computes depths inside its compiled layout (``_row_depths.h``, the same
 algorithm) and uses this module as its numpy fallback.
 
-Compiled (``_passes.row_depths``): one pass per row with a heap of open ends, which
+Compiled (``_depths.c``): one pass per row with a heap of open ends, which
 also checks each depth's events are disjoint. The numpy fallback counts, per event,
 the earlier events already ended (sorted ends), then checks disjointness with a
 sort by depth. Both give identical results (``tests/analysis/test_trace_depths.py``);
-``TBPROF_PURE_PYTHON_PASSES=1`` forces the fallback.
+``compiled.use_compiled`` chooses (``TBPROF_PURE_PYTHON=1`` forces the fallback).
 
 Usage::
 
@@ -26,7 +26,9 @@ from typing import Optional
 
 import numpy as np
 
-from ...kernels import passes
+from ...kernels import compiled, passes
+
+_depths = compiled.load(__name__)
 
 
 def row_depths(row, begin, end, num_rows: int, pure_python: Optional[bool] = None) -> tuple:
@@ -40,10 +42,9 @@ def depths_in_rows(bounds, begin, end, pure_python: Optional[bool] = None) -> tu
     begin, end = passes._int64(begin), passes._int64(end)
     bounds = passes._int64(bounds)
     # The compiled pass assumes every end >= its begin; the fallback takes anything.
-    if passes._use_compiled(pure_python) and not np.any(end < begin):
-        assert passes._passes is not None
+    if compiled.use_compiled(_depths, pure_python) and not np.any(end < begin):
         depth = np.empty(len(begin), dtype=np.int64)
-        relaid = passes._passes.row_depths(bounds, begin, end, depth)
+        relaid = _depths.row_depths(bounds, begin, end, depth)
         return depth, int(relaid)
     return _depths_numpy(bounds, begin, end)
 

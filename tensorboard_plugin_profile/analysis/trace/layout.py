@@ -1,6 +1,6 @@
 """Where each event of a trace index goes: order by (row, depth, begin), compiled or numpy.
 
-Three steps, fused per row when compiled (``_trace_passes.c``, GIL released):
+Three steps, fused per row when compiled (``_layout.c``, GIL released):
 
 1. ``order_by_row``: events by row, keeping input order inside a row (each line's
    events come sorted by (begin, longest first) from preprocessing, which is checked;
@@ -19,7 +19,7 @@ At 11 M events every event-sized array is fresh memory the kernel must fault in,
 which is most of the cost of building the index.
 
 The numpy fallback gives identical results (``tests/analysis/test_trace_layout.py``);
-``TBPROF_PURE_PYTHON_PASSES=1`` forces it.
+``compiled.use_compiled`` chooses (``TBPROF_PURE_PYTHON=1`` forces the fallback).
 
 Usage::
 
@@ -30,27 +30,19 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-from types import ModuleType
-from typing import Literal, Optional, cast
+from typing import Literal, cast
 
 import numpy as np
 
-from ...kernels import graph_passes, passes
+from ...kernels import compiled, graph_passes, passes
 from . import depths
 
-_compiled: Optional[ModuleType]
-try:
-    from . import _trace_passes as _compiled
-except ImportError:  # built without a C compiler: the numpy fallbacks below are used
-    _compiled = None
+_layout = compiled.load(__name__)
 
 NO_BREAK = np.iinfo(np.int64).max
 SAMPLE_EVERY = 1024  # positions between two sampled begins (``search_begins``)
 INT32_EVENTS = 2**31  # event numbers are int32 below this many events, else int64
-
-
-def _use_compiled(pure_python: Optional[bool], n: int) -> bool:
-    return _compiled is not None and passes._use_compiled(pure_python) and n < INT32_EVENTS
+MAX_COMPILED_EVENTS = INT32_EVENTS - 1  # the compiled passes number events in int32
 
 
 def event_numbers(n: int) -> type:
@@ -65,12 +57,11 @@ def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=Non
     begin, duration = passes._int64(begin), passes._int64(duration)
     line_row = passes._int64(line_row)
     n = len(begin)
-    if _use_compiled(pure_python, n):
-        assert _compiled is not None
+    if compiled.use_compiled(_layout, pure_python, n, MAX_COMPILED_EVENTS):
         order = np.empty(n, dtype=np.int32) if out is None else out
         bounds = np.empty(num_rows + 1, dtype=np.int64)
         line = np.ascontiguousarray(line, dtype=np.int32)
-        if _compiled.row_order(line, line_row, begin, duration, num_rows, order, bounds):
+        if _layout.row_order(line, line_row, begin, duration, num_rows, order, bounds):
             return order, bounds
     row = line_row[line]
     order = _time_order(row, begin, begin + duration).astype(event_numbers(n), copy=False)
@@ -108,7 +99,7 @@ def lay_out_events(line, line_row, begin, duration, num_rows: int, pure_python=N
     """The ``Layout`` of events given per input event (``line`` int32, ``line_row`` the
     row of each line, int64 times)."""
     begin, duration = passes._int64(begin), passes._int64(duration)
-    if _use_compiled(pure_python, len(begin)):
+    if compiled.use_compiled(_layout, pure_python, len(begin), MAX_COMPILED_EVENTS):
         lay = _lay_out_compiled(line, line_row, begin, duration, num_rows)
         if lay is not None:
             return lay
@@ -141,9 +132,9 @@ def _lay_out_compiled(line, line_row, begin, duration, num_rows: int):
         lay.source[:] = order  # rows out of time order: numpy sorted them
     del order
     keys_per_row = np.empty(num_rows, dtype=np.int64)
-    assert _compiled is not None
+    assert _layout is not None
     args = (bounds, begin, duration, lay.source, keys_per_row)
-    done = _compiled.lay_out(*args)
+    done = _layout.lay_out(*args)
     if done is None:
         return None
     lay.relaid_rows, counts = done[0], np.frombuffer(done[1], dtype=np.int64)
@@ -224,9 +215,9 @@ def cuts(begin, duration, source, seg_bounds, size: int, pure_python=None) -> np
     ``begin`` and ``duration`` per event (``source`` numbers), read through ``source``."""
     n = len(source)
     begin, duration = passes._int64(begin), passes._int64(duration)
-    if _use_compiled(pure_python, n) and source.dtype == np.int32:
-        assert _compiled is not None
-        found = _compiled.break_cuts(begin, duration, source, seg_bounds, int(size))
+    int32 = source.dtype == np.int32
+    if int32 and compiled.use_compiled(_layout, pure_python, n, MAX_COMPILED_EVENTS):
+        found = _layout.break_cuts(begin, duration, source, seg_bounds, int(size))
         return np.frombuffer(found, dtype=np.int32)
     at = np.flatnonzero(break_keys(begin[source], duration[source], seg_bounds) >= size)
     return at.astype(event_numbers(n))
@@ -252,9 +243,9 @@ def span(seg_bounds, times_at) -> tuple:
 def marked_positions(source: np.ndarray, events: np.ndarray, pure_python=None) -> np.ndarray:
     """Positions p (in order) whose event ``source[p]`` is one of ``events``."""
     events = passes._int64(events)
-    if _use_compiled(pure_python, len(source)) and source.dtype == np.int32:
-        assert _compiled is not None
-        found = _compiled.marked_positions(source, events)
+    int32 = source.dtype == np.int32
+    if int32 and compiled.use_compiled(_layout, pure_python, len(source), MAX_COMPILED_EVENTS):
+        found = _layout.marked_positions(source, events)
         return np.frombuffer(found, dtype=np.int32).astype(np.int64)
     marked = np.zeros(len(source), dtype=bool)
     marked[events] = True

@@ -1,4 +1,4 @@
-# Interface of the optional compiled PlaneEdit passes (_edit.c), which mypy cannot read.
+# Interface of the optional compiled PlaneEdit passes (_edit_passes.c), which mypy cannot read.
 def insertion_points(
     line: object,
     begin: object,

@@ -358,7 +358,7 @@ typedef struct {
 } Scan;
 
 static void caches_free(PyObject *capsule) {
-    Caches *c = PyCapsule_GetPointer(capsule, "chrome_trace._scan.caches");
+    Caches *c = PyCapsule_GetPointer(capsule, "chrome_trace._collect.caches");
     if (!c) return;
     table_free(&c->strings); table_free(&c->keys); table_free(&c->lines); table_free(&c->flows);
     PyMem_Free(c);
@@ -532,11 +532,11 @@ static int setup(Scan *sc, PyObject *collector) {
         PyErr_Clear();
         Caches *c = PyMem_Calloc(1, sizeof(Caches));
         if (!c) { PyErr_NoMemory(); return -1; }
-        capsule = PyCapsule_New(c, "chrome_trace._scan.caches", caches_free);
+        capsule = PyCapsule_New(c, "chrome_trace._collect.caches", caches_free);
         if (!capsule) { PyMem_Free(c); return -1; }
         if (PyObject_SetAttrString(collector, "_scan_caches", capsule) < 0) { Py_DECREF(capsule); return -1; }
     }
-    sc->caches = PyCapsule_GetPointer(capsule, "chrome_trace._scan.caches");
+    sc->caches = PyCapsule_GetPointer(capsule, "chrome_trace._collect.caches");
     Py_DECREF(capsule);
     if (!sc->caches) return -1;
     struct { const char *attr; PyObject **ids, **values; } interners[] = {
@@ -645,6 +645,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_collect", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__collect(void) { return PyModule_Create(&module); }

@@ -885,6 +885,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastdecode", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_decode", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__fastdecode(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__decode(void) { return PyModule_Create(&module); }

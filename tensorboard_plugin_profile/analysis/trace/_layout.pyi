@@ -1,4 +1,4 @@
-# Interface of the optional compiled trace index passes (_trace_passes.c), which mypy cannot read.
+# Interface of the optional compiled trace index passes (_layout.c), which mypy cannot read.
 def row_order(
     line: object,
     line_row: object,

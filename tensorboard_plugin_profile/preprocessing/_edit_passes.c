@@ -399,7 +399,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_edit",
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_edit_passes",
                                     "Compiled passes of PlaneEdit.", -1, methods};
 
-PyMODINIT_FUNC PyInit__edit(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__edit_passes(void) { return PyModule_Create(&module); }

@@ -1,4 +1,4 @@
-# Interface of the optional compiled step grouping passes (_grouping.c), which mypy cannot read.
+# Interface of the optional compiled graph passes (_graph_passes.c), which mypy cannot read.
 def line_forest(
     line: object, begin: object, duration: object, skip: object, parent: object, stop: object, /
 ) -> None:
@@ -20,3 +20,6 @@ def flood(
     /,
 ) -> bytes:
     """Seeds in turn label what they reach first; returns the crossing (outer, inner) pairs."""
+
+def csr(keys: object, values: object, n: int, ptr: object, out: object, /) -> None:
+    """Stable counting sort of ``values`` by key into ``ptr`` / ``out``."""

@@ -1,4 +1,4 @@
-# Interface of the optional compiled host step walk (_step_keys.c), which mypy cannot read.
+# Interface of the optional compiled host step walk (_keys.c), which mypy cannot read.
 from typing import Optional
 
 def host_step_keys(

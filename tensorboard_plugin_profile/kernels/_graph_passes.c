@@ -24,6 +24,10 @@
  *     reached by an earlier seed. crossings: record every edge from a node labelled
  *     v into one labelled earlier with h != v, as the pair (v, h) (a pair equal to
  *     the previous one is not repeated).
+ * csr(keys, values, n, ptr, out)
+ *     int64 throughout (step grouping's numpy fallback and the trace layout use it): a
+ *     stable counting sort by key in [0, n): ptr[k] .. ptr[k + 1] are the positions of
+ *     key k in out, which holds ``values`` in key order (input order within a key).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -343,14 +347,62 @@ done:
     return result;
 }
 
+/* --- csr ----------------------------------------------------------------------------- */
+/* Stable counting sort of keys[e] -> values[e] into n buckets. ptr[k] doubles as the
+ * next free slot of bucket k while filling, then is shifted back. */
+static void counting_sort(Py_ssize_t n, const int64_t *keys, const int64_t *values,
+                          Py_ssize_t m, int64_t *ptr, int64_t *out) {
+    memset(ptr, 0, (size_t)(n + 1) * sizeof(int64_t));
+    for (Py_ssize_t e = 0; e < m; e++) ptr[keys[e] + 1]++;
+    for (Py_ssize_t k = 0; k < n; k++) ptr[k + 1] += ptr[k];
+    for (Py_ssize_t e = 0; e < m; e++) out[ptr[keys[e]]++] = values[e];
+    for (Py_ssize_t k = n; k > 0; k--) ptr[k] = ptr[k - 1];
+    ptr[0] = 0;
+}
+
+static PyObject *csr(PyObject *self, PyObject *py_args) {
+    PyObject *o_keys, *o_values, *o_ptr, *o_out;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(py_args, "OOnOO", &o_keys, &o_values, &n, &o_ptr, &o_out)) return NULL;
+    Arg a[4];
+    memset(a, 0, sizeof(a));
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "csr: negative n");
+        return NULL;
+    }
+    if (get_buffer(o_keys, &a[0], 0, 8, -1, "keys") < 0) goto fail;
+    Py_ssize_t m = a[0].view.len / 8;
+    if (get_buffer(o_values, &a[1], 0, 8, m, "values") < 0 ||
+        get_buffer(o_ptr, &a[2], 1, 8, n + 1, "ptr") < 0 ||
+        get_buffer(o_out, &a[3], 1, 8, m, "out") < 0)
+        goto fail;
+    const int64_t *keys = a[0].view.buf, *values = a[1].view.buf;
+    int64_t *ptr = a[2].view.buf, *out = a[3].view.buf;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (keys[i] < 0 || keys[i] >= n) {
+            PyErr_SetString(PyExc_ValueError, "csr: key out of range");
+            goto fail;
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    counting_sort(n, keys, values, m, ptr, out);
+    Py_END_ALLOW_THREADS
+    release(a, 4);
+    Py_RETURN_NONE;
+fail:
+    release(a, 4);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"line_forest", line_forest, METH_VARARGS, "Stack parents and subtree stops per row."},
     {"flood", flood, METH_VARARGS, "First seed reaching each node over the forest."},
+    {"csr", csr, METH_VARARGS, "Stable counting sort of values by key."},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_grouping",
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_graph_passes",
                                     "Compiled step grouping passes over the event forest.", -1,
                                     methods};
 
-PyMODINIT_FUNC PyInit__grouping(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__graph_passes(void) { return PyModule_Create(&module); }

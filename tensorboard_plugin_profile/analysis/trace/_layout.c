@@ -254,7 +254,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_trace_passes",
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_layout",
                                     "Compiled passes of the trace index.", -1, methods};
 
-PyMODINIT_FUNC PyInit__trace_passes(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__layout(void) { return PyModule_Create(&module); }

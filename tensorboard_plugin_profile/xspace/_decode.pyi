@@ -1,4 +1,4 @@
-# Interface of the optional compiled reader (_fastdecode.c), which mypy cannot read.
+# Interface of the optional compiled reader (_decode.c), which mypy cannot read.
 from typing import Union
 
 def decode(

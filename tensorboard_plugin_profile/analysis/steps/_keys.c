@@ -304,7 +304,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_step_keys",
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_keys",
                                     "The host step database's pass over events.", -1, methods};
 
-PyMODINIT_FUNC PyInit__step_keys(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__keys(void) { return PyModule_Create(&module); }
