@@ -46,7 +46,7 @@ class TraceStream:
         opener: Optional[Callable[[], IO[bytes]]] = None,
     ):
         self.path = path
-        self._opener = opener  # e.g. logdir's checked open; default: open(path)
+        self._opener = opener  # e.g. store/safe_open's checked open; default: open(path)
         self.block_chars = block_chars
         self.metadata: dict = {}
         self.truncated = False

@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any, Callable, Optional, Sequence
 
-from ..store.host_pool import PoolUnavailable, _in_worker, raise_typed
+from ..store.host_pool import PoolUnavailable, raise_typed, run_in_worker
 
 logger = logging.getLogger(__name__)
 RETRIES = 2
@@ -49,7 +49,7 @@ class DaskPool:
         """``[fn(item) for item in items]`` as Dask tasks (see the module docstring)."""
         client = self._connect()
         try:
-            futures = client.map(_in_worker, [fn] * len(items), items, retries=RETRIES,
+            futures = client.map(run_in_worker, [fn] * len(items), items, retries=RETRIES,
                                  pure=False)  # fmt: skip
             deadline = time.monotonic() + MAP_TIMEOUT_S
             results = []

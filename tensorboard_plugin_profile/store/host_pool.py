@@ -55,7 +55,7 @@ def _worker_decode(host_file: Any, root: str, max_bytes: int, key: Any) -> bool:
     return DiskCache(root, max_bytes).store_value("space", key, space)
 
 
-def _in_worker(fn: Callable, item: Any) -> tuple:
+def run_in_worker(fn: Callable, item: Any) -> tuple:
     """Runs ``fn(item)``; a typed error travels back as (class name, message)."""
     try:
         return ("ok", fn(item))
@@ -128,7 +128,7 @@ class HostPool:
             while pending or running:
                 while pending and len(running) < limit:  # back-pressure
                     index, item = pending.pop()
-                    running[executor.submit(_in_worker, fn, item)] = index
+                    running[executor.submit(run_in_worker, fn, item)] = index
                 finished, _ = concurrent.futures.wait(
                     running, return_when=concurrent.futures.FIRST_COMPLETED
                 )

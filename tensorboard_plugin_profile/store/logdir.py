@@ -7,7 +7,7 @@ Requests name runs and hosts; they are looked up in maps built by discovery
 and never joined onto a path, so ``..``, absolute paths and encoded separators
 can only miss. Files are also checked by real path, so a symlink pointing out
 of the logdir is skipped. That check happens when listing; ``read_host_file``
-checks again what it actually opened (the file may have been swapped for a link
+(``safe_open.py``) checks again what it actually opened (the file may have been swapped for a link
 since), so a race can neither read outside the logdir nor fail with a 500.
 
 ``LogDir`` also opens a single session folder or a single ``.xplane.pb`` file
@@ -34,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import stat
 import threading
 import time
 from typing import IO, Any, Callable, Optional
@@ -42,6 +41,7 @@ from typing import IO, Any, Callable, Optional
 from ..common.errors import InvalidArgument, NotFound, PermissionDenied
 from ..common.formats import NAMED_FILES, SESSION_FOLDERS, InputFormat
 from . import formats
+from .safe_open import inside, open_host_file, read_host_file
 
 logger = logging.getLogger(__name__)
 
@@ -121,95 +121,6 @@ def _is_profile_dir(path: str) -> bool:
     return (
         os.path.basename(path) == "profile" and os.path.basename(os.path.dirname(path)) == "plugins"
     )
-
-
-def _inside(root_real: str, path: str) -> bool:
-    try:
-        real = os.path.realpath(path)
-    except OSError:  # the path changed while it was resolved (a link swapped for a file)
-        return False
-    return _within(root_real, real)
-
-
-def _within(root_real: str, real: str) -> bool:
-    return real == root_real or real.startswith(root_real + os.sep)
-
-
-def open_inside(root_real: str, path: str) -> IO[bytes]:
-    """The regular file at ``path``, opened, if what was opened is inside ``root_real``.
-
-    The file is opened first, then checked: the real path of ``path`` *now* must be
-    inside the root and be the very file that was opened (same device and inode). A
-    link swapped in before the open fails the first test, one swapped back after it
-    the second. Non-blocking open: a FIFO or device cannot stall the request. The
-    caller closes the file.
-    """
-    name = os.path.basename(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        raise _read_error(name, e) from None
-    try:
-        opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode) or not _is_listed_file(root_real, path, opened):
-            raise NotFound(f"Profile file {name} changed while it was opened; reload the page.")
-        return os.fdopen(fd, "rb")
-    except OSError as e:
-        os.close(fd)
-        raise _read_error(name, e) from None
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_inside(root_real: str, path: str) -> bytes:
-    """The bytes of the regular file at ``path`` (checked as ``open_inside`` does)."""
-    with open_inside(root_real, path) as f:
-        try:
-            return f.read()
-        except OSError as e:
-            raise _read_error(os.path.basename(path), e) from None
-
-
-def _read_bytes(f: IO[bytes]) -> bytes:
-    return f.read()
-
-
-def open_host_file(host_file: HostFile) -> IO[bytes]:
-    """A listed host file, opened; never anything outside its logdir."""
-    if not host_file.logdir_real:
-        raise NotFound(f"Profile file {host_file.name} was not listed from a log directory.")
-    return open_inside(host_file.logdir_real, host_file.path)
-
-
-def read_host_file(host_file: HostFile, read: Callable[[IO[bytes]], Any] = _read_bytes) -> Any:
-    """The bytes of a listed host file, never anything outside its logdir; ``read`` takes
-    them from the open file (``xspace.filebytes.FileBytes`` reads them into memory the
-    decoder frees)."""
-    with open_host_file(host_file) as f:
-        try:
-            return read(f)
-        except OSError as e:
-            raise _read_error(host_file.name, e) from None
-
-
-def _is_listed_file(root_real: str, path: str, opened: os.stat_result) -> bool:
-    try:
-        real = os.path.realpath(path)
-        now = os.stat(real)
-    except OSError:  # changed again while being resolved: not provably the same file
-        return False
-    same = (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
-    return same and _within(root_real, real)
-
-
-def _read_error(name: str, error: OSError) -> Exception:
-    if isinstance(error, FileNotFoundError):
-        return NotFound(f"Profile file {name} does not exist (any more); reload the page.")
-    if isinstance(error, PermissionError):
-        return PermissionDenied(f"Profile file {name} cannot be read: permission denied.")
-    return NotFound(f"Profile file {name} cannot be read: {error.strerror or 'I/O error'}.")
 
 
 class LogDir:
@@ -312,7 +223,7 @@ class LogDir:
         for entry in entries:
             if entry.name.startswith(".") or not entry.is_dir():
                 continue
-            if not _inside(self._root_real, entry.path):
+            if not inside(self._root_real, entry.path):
                 logger.warning("skipping %s: it links outside the log directory", entry.path)
                 continue
             prefix = "" if tb_run == "." else tb_run.replace(os.sep, "/") + "/"
@@ -373,7 +284,7 @@ class LogDir:
         return sorted(files, key=lambda f: f.host)
 
     def _unreadable(self, path: str, input_format: InputFormat) -> Optional[str]:
-        if not _inside(self._root_real, path):
+        if not inside(self._root_real, path):
             return "it links outside the log directory"
         if not os.path.isfile(path):
             return "not a regular file"
@@ -395,7 +306,7 @@ class LogDir:
                 continue
             if self._single_file and entry.path != self._single_file:
                 continue
-            if not _inside(self._root_real, entry.path):
+            if not inside(self._root_real, entry.path):
                 logger.warning("skipping %s: it links outside the log directory", entry.path)
                 continue
             try:

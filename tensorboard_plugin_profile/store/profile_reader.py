@@ -1,7 +1,8 @@
 """Reading one profile file into a ``Space``, by the decoder its format's entry names.
 
 ``read_profile(path)`` reads a path given by the user (CLI, notebooks); ``read_host_profile``
-reads a file discovery listed, through ``logdir``'s checked open (never outside the logdir).
+reads a file discovery listed, through the checked open of ``safe_open.py`` (never outside
+the logdir).
 
 The format registry (``store/formats.py``) picks the entry by the file's name: ``.xplane.pb``
 (optionally ``.gz``) files go to the XSpace decoder (``xspace/``); every other profile file

@@ -50,7 +50,7 @@ def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> dict:
     """The answer from each host's summary (``analysis/host_summary.py``)."""
     if not any(s.has_gpu() for _, s in summaries):
         raise NotApplicable(NO_KERNELS)  # no need to analyse the whole profile to say so
-    table = table_from_reports(combined_op_stats([s for _, s in summaries]).kernels)
+    table = _table(summaries)
     if not table["rows"]:
         raise NotApplicable(NO_KERNELS)
     return table
@@ -58,7 +58,11 @@ def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> dict:
 
 def kernel_stats_table(hosts: Sequence[tuple]) -> dict:
     """The kernel DataTable of these hosts (no rows when there are no kernels)."""
-    return table_from_reports(combined_op_stats([s for _, s in summaries_of(hosts)]).kernels)
+    return _table(summaries_of(hosts))
+
+
+def _table(summaries: Sequence[tuple]) -> dict:
+    return table_from_reports(combined_op_stats([s for _, s in summaries]).kernels)
 
 
 def table_from_reports(k: pd.DataFrame) -> dict:
