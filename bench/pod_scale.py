@@ -6,11 +6,12 @@
 For each host count and server, in one run: a fresh logdir holds one session of N hard
 links to PROFILE (``host000.xplane.pb`` ...), a fresh server process (ours with an empty
 disk cache of its own) is started and, once it answers, asked what the page asks: the run
-list, ``pod_viewer`` and then ``overview_page`` for ``ALL_HOSTS``. Printed per row: both
-times, their sum, the CPU seconds of the server's process tree (workers included), its peak
-RSS above the idle server (sampled every 20 ms) and, for ours, ``+1 host``: the overview
-again after one more host file appears in the session (what adding a host costs an open
-session). Ratios against the peer are computed row by row from the same run.
+list, the run's tool list, ``pod_viewer`` and then ``overview_page`` for ``ALL_HOSTS``.
+Printed per row: the tool list's time, the two tools' times, the sum of all three, the CPU
+seconds of the server's process tree (workers included) and of the server process alone,
+its peak RSS above the idle server (sampled every 20 ms) and, for ours, ``+1 host``: the
+overview again after one more host file appears in the session (what adding a host costs
+an open session). Ratios against the peer are computed row by row from the same run.
 
 Peers run from their own virtualenvs (``bash bench/setup_peers.sh``); ours from the
 interpreter running this script. Record PROFILE with
@@ -44,6 +45,13 @@ from cold_servers import (  # noqa: E402 - bench/ is this script's folder
 SESSION = "pod_session"
 
 
+def own_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of the server process alone (not its workers)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in fields[11:13]) / os.sysconf("SC_CLK_TCK")
+
+
 def pod_logdir(profile: pathlib.Path, root: pathlib.Path, hosts: int) -> pathlib.Path:
     session = root / "logdir" / "plugins" / "profile" / SESSION
     session.mkdir(parents=True)
@@ -69,12 +77,15 @@ def measure(name: str, args, profile: pathlib.Path, hosts: int) -> dict:
         idle_kb = tree_rss_kb(server.process.pid)
         sampler = RssSampler(server.process.pid)
         cpu_before = tree_cpu_s(server.process.pid)
+        parent_before = own_cpu_s(server.process.pid)
         run = json.loads(server.get("runs")[1])[0]
         data = {"run": run, "host": "ALL_HOSTS"}
+        result["run_tools_s"], _ = server.get("run_tools", run=run)
         result["pod_viewer_s"], _ = server.get("data", tag="pod_viewer", **data)
         result["overview_s"], body = server.get("data", tag="overview_page", **data)
         result["overview_bytes"] = len(body)
         result["cpu_s"] = tree_cpu_s(server.process.pid) - cpu_before
+        result["parent_cpu_s"] = own_cpu_s(server.process.pid) - parent_before
         result["peak_above_idle_mb"] = (sampler.stop() - idle_kb) / 1024
         result["idle_mb"] = idle_kb / 1024
         if name == "ours":
@@ -88,16 +99,21 @@ def measure(name: str, args, profile: pathlib.Path, hosts: int) -> dict:
     return result
 
 
+def _total(r: dict) -> float:
+    return r["run_tools_s"] + r["pod_viewer_s"] + r["overview_s"]
+
+
 def print_table(results: list, size_mb: float) -> None:
     print(f"\nprofile: {size_mb:.1f} MB per host")
-    header = ("hosts", "server", "pod_viewer s", "+overview s", "sum s", "cpu s",
-              "peak-idle MB", "+1 host s")  # fmt: skip
+    header = ("hosts", "server", "run_tools s", "pod_viewer s", "+overview s", "sum s", "cpu s",
+              "server cpu s", "peak-idle MB", "+1 host s")  # fmt: skip
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for r in results:
         cells = (
-            str(r["hosts"]), r["server"], f"{r['pod_viewer_s']:.1f}", f"{r['overview_s']:.2f}",
-            f"{r['pod_viewer_s'] + r['overview_s']:.1f}", f"{r['cpu_s']:.1f}",
+            str(r["hosts"]), r["server"], f"{r['run_tools_s']:.2f}", f"{r['pod_viewer_s']:.1f}",
+            f"{r['overview_s']:.2f}", f"{_total(r):.1f}", f"{r['cpu_s']:.1f}",
+            f"{r['parent_cpu_s']:.1f}" if "parent_cpu_s" in r else "-",
             f"{r['peak_above_idle_mb']:.0f}",
             f"{r['plus_one_host_s']:.1f}" if "plus_one_host_s" in r else "-",
         )  # fmt: skip
@@ -107,8 +123,7 @@ def print_table(results: list, size_mb: float) -> None:
         ours = row.get("ours")
         for name, r in row.items():
             if ours and name != "ours":
-                mine = ours["pod_viewer_s"] + ours["overview_s"]
-                theirs = r["pod_viewer_s"] + r["overview_s"]
+                mine, theirs = _total(ours), _total(r)
                 memory = r["peak_above_idle_mb"] / max(ours["peak_above_idle_mb"], 1)
                 print(f"{hosts} hosts: {name} takes {theirs / mine:.2f}x our time, "
                       f"{memory:.2f}x our memory")  # fmt: skip

@@ -24,7 +24,7 @@ import json
 import logging
 import re
 import time
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from . import tools as tool_registry
 from .common import json_out
@@ -112,6 +112,8 @@ class ProfileService:
         if not session.host_files:
             return []
         first = session.host_files[0]
+        if len(session.host_files) > 1 and _all_xspace(session.host_files):
+            self.host_map.warm()  # the page's next request is likely a multi-host answer
 
         def listed() -> list:
             space = self.space(first)
@@ -191,7 +193,10 @@ class ProfileService:
     def _reduce(self, run: str, tool: Any, selected: list, params: dict) -> Any:
         """Several XSpace hosts: each host's summary (the pod map), merged by the tool."""
         with self.progress.task(run, tool.name) as task, self._computing():
-            summaries = self.host_map.summaries(selected, task.stage)
+            if tool.with_details:
+                summaries = self.host_map.detailed(selected, task.stage)
+            else:
+                summaries = self.host_map.summaries(selected, task.stage)
             task.stage("merging hosts")
             started = time.perf_counter()
             try:
@@ -278,7 +283,7 @@ class ProfileService:
         return list(session.host_files)
 
 
-def _all_xspace(host_files: list) -> bool:
+def _all_xspace(host_files: Sequence[Any]) -> bool:
     return all(reader_for(f.name).name == XSPACE for f in host_files)
 
 

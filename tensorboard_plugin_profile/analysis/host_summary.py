@@ -12,16 +12,21 @@ server itself) and travels back instead of the tables.
 The tools merge summaries with the same code whether they were made here or elsewhere
 (``tools/<tool>.reduce``), so an answer is the same bytes in every mode.
 
+The advisor, the op views and the tf.data analysis also read ``HostDetails`` (advice
+facts, op-record pieces, tf.data pipelines): mapped the same way, but only when one of
+those tools is first asked, and merged with the summary as ``Detailed``.
+
 Usage::
 
     summary = summarize(space)                     # in a worker: sent to the server
     stats = combined_op_stats([summary, other])    # in the server: merged
+    records = op_records_of([Detailed(summary, details(space)), ...])
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -32,7 +37,11 @@ from ..xspace import schema
 from ..xspace.event_stats import set_rows
 from ..xspace.model import Space
 from . import environment
+from .advice.facts import HostFacts, host_facts
 from .hlo import op_events
+from .input_pipeline import tf_data
+from .ops import attribution
+from .ops.attribution import RecordPieces, record_pieces
 from .ops.op_stats import OpStats, combined, host_op_stats
 
 
@@ -93,6 +102,62 @@ class SpaceSummary:
     has_gpu = HostSummary.has_gpu
 
 
+@dataclasses.dataclass
+class HostDetails:
+    """What the advisor, the op views and the tf.data analysis read of one host beyond its
+    ``HostSummary``: a few facts of its planes, its op-record pieces and its tf.data
+    pipelines. Larger than a summary and asked for less often, so computed on first use."""
+
+    facts: HostFacts
+    records: RecordPieces
+    tf_data: Optional[tuple]  # tf_data.plane_pipelines: None without a host plane
+
+
+def details(space: Space) -> HostDetails:
+    """The ``HostDetails`` of one decoded (preprocessed) XSpace host."""
+    return HostDetails(
+        facts=host_facts(space),
+        records=record_pieces(space),
+        tf_data=tf_data.plane_pipelines(space),
+    )
+
+
+@dataclasses.dataclass
+class Detailed:
+    """A host's summary and its details, as the detail tools' ``reduce`` reads them."""
+
+    summary: Any  # HostSummary or SpaceSummary
+    details: HostDetails
+
+    @property
+    def hostnames(self) -> list:
+        return self.summary.hostnames
+
+    @property
+    def source_format(self) -> str:
+        return self.summary.source_format
+
+    @property
+    def op_stats(self) -> OpStats:
+        return self.summary.op_stats
+
+    @property
+    def facts(self) -> HostFacts:
+        return self.details.facts
+
+
+def op_records_of(hosts: Sequence[Detailed]) -> pd.DataFrame:
+    """The op records (``ops.attribution``) of detailed hosts, once per set of hosts."""
+    stats = combined_op_stats(hosts)
+    return attribution.records_of_pieces(stats, [h.details.records for h in hosts])
+
+
+def tf_data_of(hosts: Sequence[tuple]) -> Any:
+    """The tf.data statistics of (name, Detailed) hosts."""
+    parts = [(tf_data.host_key(name, h.hostnames), h.details.tf_data) for name, h in hosts]
+    return tf_data.stats_of_parts(parts)
+
+
 def summarize(space: Space) -> HostSummary:
     """Every piece of one decoded (preprocessed) XSpace host, to send to another process."""
     view = SpaceSummary(space)
@@ -105,12 +170,12 @@ def summaries_of(hosts: Sequence[tuple]) -> list:
     return [(name, SpaceSummary(space)) for name, space in hosts]
 
 
-def combined_op_stats(summaries: Sequence[HostSummary]) -> OpStats:
+def combined_op_stats(summaries: Sequence[Any]) -> OpStats:
     """The hosts' OpStats combined (docs/conversion.md §4.7), once per set of hosts."""
     return combined([s.op_stats for s in summaries])
 
 
-def combined_hlo_ops(summaries: Sequence[HostSummary]) -> pd.DataFrame:
+def combined_hlo_ops(summaries: Sequence[Any]) -> pd.DataFrame:
     """Every host's HLO ops merged per (program, op), once per set of hosts."""
     return op_events.combined_op_table([s.hlo_ops for s in summaries])
 

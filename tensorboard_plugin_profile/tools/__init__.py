@@ -85,6 +85,9 @@ class Tool:
     # Whether ``reduce`` answers from per-host summaries (XSpace sessions of several hosts:
     # the pod map, docs/pod_scale.md); ``convert`` then gives the same bytes from Spaces.
     from_summaries: bool = False
+    # Whether that ``reduce`` also reads each host's details (``host_summary.Detailed``:
+    # advice facts, op-record pieces, tf.data pipelines), computed on first use.
+    with_details: bool = False
 
     def relevant_params(self, params: Mapping[str, str]) -> dict:
         """The subset of ``params`` this tool reads, without empty values."""
@@ -198,6 +201,9 @@ TRACE_QUERY_PARAMS = (
     "details",
 )
 
+# Tools whose pod-session answer merges each host's summary and details.
+_DETAILED: dict = {"from_summaries": True, "with_details": True}
+
 # In display order (upstream's, docs/http_api.md "Tool list"): ``TOOL_ORDER`` is this order.
 _REGISTERED = (
     Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL, from_summaries=True),
@@ -282,12 +288,20 @@ _REGISTERED = (
         "tf_data_bottleneck_analysis",
         HOSTS_COMBINED,
         listed_for=_has_tf_data,
+        **_DETAILED,
     ),
     # The advisor's links name the run.
-    Tool("advisor", "advisor", HOSTS_EACH_OR_ALL, listed_for=_any_format, params=("run",)),
-    Tool("op_types", "op_types", HOSTS_EACH_OR_ALL, listed_for=_has_op_records),
-    Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL, listed_for=_has_op_records),
-    Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources),
+    Tool(
+        "advisor",
+        "advisor",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_any_format,
+        params=("run",),
+        **_DETAILED,
+    ),
+    Tool("op_types", "op_types", HOSTS_EACH_OR_ALL, listed_for=_has_op_records, **_DETAILED),
+    Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL, listed_for=_has_op_records, **_DETAILED),
+    Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources, **_DETAILED),
     # Chrome-trace profiles (chrome_trace/): PyTorch analyses, ProfilerHook tensor memory.
     Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
     Tool(

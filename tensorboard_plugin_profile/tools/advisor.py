@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from typing import Mapping, Sequence
 
-from ..analysis.advice.findings import JAX, PYTORCH, TENSORFLOW, Report, advise
+from ..analysis.advice.facts import JAX, PYTORCH, TENSORFLOW
+from ..analysis.advice.findings import Report, advise, advise_in, summaries_context
 from .datatable import Column, data_table
 
 COLUMNS = (
@@ -37,6 +38,11 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> dict:
     # No host in the links: the page keeps its own host selection (and the cache key ignores it).
     report = advise(hosts, run=params.get("run", ""))
     return report_table(report)
+
+
+def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> dict:
+    """The findings of a pod session from each host's summary (``analysis/host_summary.py``)."""
+    return report_table(advise_in(summaries_context(summaries, run=params.get("run", ""))))
 
 
 def report_table(report: Report) -> dict:

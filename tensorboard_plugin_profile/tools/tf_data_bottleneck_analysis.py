@@ -29,6 +29,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ..analysis.host_summary import tf_data_of
 from ..analysis.input_pipeline import tf_data
 from ..common.errors import NotApplicable
 from .datatable import link
@@ -125,9 +126,20 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
     return tf_data_tables(hosts)
 
 
+def reduce(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
+    """A pod session's tables from each host's summary and details (``host_summary``)."""
+    if not any(h.facts.has_tf_data for _, h in hosts):
+        raise NotApplicable(NO_TF_DATA)
+    return stats_tables(tf_data_of(hosts))
+
+
 def tf_data_tables(hosts: Sequence[tuple], legacy_ids: bool = False) -> list:
     """[graph, summary, bottleneck, iterator_graph] DataTables of these hosts."""
-    stats = tf_data.tf_data_stats(hosts, legacy_ids=legacy_ids)
+    return stats_tables(tf_data.tf_data_stats(hosts, legacy_ids=legacy_ids))
+
+
+def stats_tables(stats: tf_data.TfDataStats) -> list:
+    """[graph, summary, bottleneck, iterator_graph] DataTables of merged statistics."""
     return [
         _graph_table(stats),
         _summary_table(stats),

@@ -10,7 +10,8 @@ import pytest
 from conftest import FIXTURES, fixture_names
 from tools.compare_tables import fixture_hosts
 
-from tensorboard_plugin_profile.analysis.advice.findings import JAX, TENSORFLOW, advise
+from tensorboard_plugin_profile.analysis.advice.facts import JAX, TENSORFLOW
+from tensorboard_plugin_profile.analysis.advice.findings import advise
 from tensorboard_plugin_profile.tools import advisor
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_profile.analysis.advice import findings as advice
+from tensorboard_plugin_profile.analysis.advice import facts as advice
 
 intervals = st.lists(st.tuples(st.integers(-30, 30), st.integers(0, 12)), max_size=40)
 

@@ -24,7 +24,10 @@ from tensorboard_plugin_profile.store.cache_config import CacheConfig
 
 SESSIONS = ("jax_two_hosts", "tf_two_hosts", "gpu_multi_worker")
 MERGING = sorted(t.name for t in tools.TOOLS.values() if t.from_summaries)
-PARAMS = {"op_profile": [{}, {"group_by": "category"}, {"view": "tables"}]}
+PARAMS = {
+    "op_profile": [{}, {"group_by": "category"}, {"view": "tables"}],
+    "advisor": [{"run": "a_run"}],
+}
 
 
 def _requests():
@@ -88,6 +91,11 @@ def test_merging_tools_are_the_multi_host_ones():
     assert set(MERGING) == {
         "overview_page", "input_pipeline_analyzer", "framework_op_stats", "kernel_stats",
         "pod_viewer", "hlo_stats", "op_profile", "roofline_model",
+        # With each host's details too (``HostDetails``), mapped on first use.
+        "advisor", "op_types", "scope_view", "code_view", "tf_data_bottleneck_analysis",
+    }  # fmt: skip
+    assert {t.name for t in tools.TOOLS.values() if t.with_details} == {
+        "advisor", "op_types", "scope_view", "code_view", "tf_data_bottleneck_analysis",
     }  # fmt: skip
 
 
@@ -98,6 +106,7 @@ def test_worker_processes_give_the_same_bytes(name, expected):
         for tool, params in _requests():
             assert _answer(service, tool, params) == expected[name][(tool, str(params))], tool
         assert service.host_map.computed == 2  # once per host, shared by every tool
+        assert service.host_map.computed_details == 2  # the same for the details
         assert service.spaces.decodes == 0  # the server itself decoded nothing
     finally:
         service.close()
@@ -201,3 +210,28 @@ def test_config_reads_workers_and_scheduler_from_the_environment(monkeypatch):
     with pytest.raises(Exception, match="--workers must be a whole number"):
         CacheConfig.from_flags()
     assert dataclasses.replace(config, workers=None).workers is None
+
+
+def test_listing_a_multi_host_session_s_tools_starts_the_workers_ahead(expected):
+    """The page asks for a run's tools before its first multi-host answer: by then the
+    workers are started and have imported the map's module, so that answer does not wait
+    for them. A one-host session starts none."""
+    single = _service(FIXTURES / "jax_cpu_train", workers=2)
+    try:
+        single.run_tools(single.runs()[0])
+        assert single.spaces.pool._executor is None
+    finally:
+        single.close()
+    service = _service(FIXTURES / "jax_two_hosts", workers=2)
+    try:
+        service.run_tools(service.runs()[0])
+        executor = service.spaces.pool._executor
+        assert executor is not None and len(executor._processes) == 2
+        assert (
+            _answer(service, "overview_page", {})
+            == expected["jax_two_hosts"][("overview_page", "{}")]
+        )
+        # The tool list decoded the first host here: its summary comes from that Space.
+        assert service.host_map.computed == 1 and service.spaces.decodes == 1
+    finally:
+        service.close()

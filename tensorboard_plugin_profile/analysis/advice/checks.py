@@ -9,38 +9,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...xspace import schema
-from ...xspace.event_stats import set_rows
-from ..environment import device_planes
 from ..input_pipeline import breakdown as ia
+from .facts import JAX, PYTORCH, TENSORFLOW
 from .findings import (
     CRITICAL,
     INFO,
-    JAX,
-    PYTORCH,
-    TENSORFLOW,
     WARNING,
     Context,
     Finding,
-    busy_time_ps,
-    latest_end_ps,
     page_link,
     percent,
     trace_window,
 )
 from .op_checks import OP_CHECKS
 
-_SUMMARY_LINES = (
-    schema.STEPS_LINE,
-    schema.XLA_MODULES_LINE,
-    schema.XLA_OPS_LINE,
-    schema.FRAMEWORK_OPS_LINE,
-    schema.FRAMEWORK_NAME_SCOPE_LINE,
-    schema.SOURCE_LINE,
-    schema.LAUNCH_STATS_LINE,
-    "TensorFlow Ops",
-    "TensorFlow Name Scope",
-)
 LOW_UTILIZATION_PERCENT = 50.0
 SLOW_STEP_FACTOR = 1.5  # a step this many times the median is an outlier
 IDLE_GAP_PERCENT = 10.0  # share of the steps' span spent between steps
@@ -69,7 +51,7 @@ def nothing_ran(ctx: Context) -> list:
     """An idle capture: no steps, no ops, no device activity. Said once, as info."""
     if not ctx.stats.steps.steps.empty or not ctx.stats.host_ops.without_idle().empty:
         return []
-    if any(_device_events(space) for space in ctx.spaces) or _has_xla_ops(ctx):
+    if any(f.device_events or f.has_xla_ops for f in ctx.facts):
         return []
     return nothing_ran_finding(ctx)
 
@@ -88,26 +70,12 @@ def nothing_ran_finding(ctx: Context) -> list:
     ]
 
 
-def _device_events(space) -> int:
-    return sum(plane.num_events for plane in device_planes(space))
-
-
-def _has_xla_ops(ctx: Context) -> bool:
-    host_planes = (s.plane(schema.HOST_PLANE) for s in ctx.spaces)
-    return any(p is not None and len(set_rows(p, schema.HLO_OP)) > 0 for p in host_planes)
-
-
 def device_utilization(ctx: Context) -> list:
     """Per accelerator: time its streams were busy / the profiled span (< 50 % flagged)."""
     per_device: dict = {}
-    for (host, _), space in zip(ctx.hosts, ctx.spaces):
-        devices = device_planes(space)
-        if not devices:  # the span reads every plane's events: only for a host with devices
-            continue
-        begin, end = _profile_span(space)
-        for plane in devices:
-            busy = _plane_busy_ps(plane)
-            device = plane.name.replace("/device:", "")
+    for (host, _), facts in zip(ctx.hosts, ctx.facts):
+        begin, end = facts.span
+        for device, busy in facts.devices:
             label = device if len(ctx.hosts) == 1 else f"{host} {device}"
             per_device[label] = percent(busy, end - begin)
     if not per_device:
@@ -152,32 +120,6 @@ def _utilization_list(per_device: dict) -> str:
     text = ", ".join(f"{d} {u:.1f}%" for u, d in busy) or "none busy"
     idle = len(per_device) - len(busy)
     return text + (f"; {idle} at 0%" if idle else "")
-
-
-def _profile_span(space) -> tuple:
-    begins, ends = [], []
-    for plane in space.planes:
-        ev = plane.events
-        if len(ev):
-            begins.append(int(ev["begin_ps"].min()))
-            ends.append(latest_end_ps(ev["begin_ps"].to_numpy(), ev["duration_ps"].to_numpy()))
-    return (min(begins), max(ends)) if begins else (0, 0)
-
-
-def _plane_busy_ps(plane) -> int:
-    ev = plane.events
-    if ev.empty:
-        return 0
-    line_ids = plane.lines["id"].to_numpy(dtype=np.int64)
-    real = ~((line_ids >= schema.DERIVED_LINE_ID_MIN) & (line_ids <= schema.DERIVED_LINE_ID_MAX))
-    # Older TF wrote its derived lines with ordinary ids: recognise them by name too.
-    real &= ~plane.lines["name"].astype(str).isin(_SUMMARY_LINES).to_numpy()
-    begin = ev["begin_ps"].to_numpy(dtype=np.int64)
-    duration = ev["duration_ps"].to_numpy(dtype=np.int64)
-    if not real.all():  # copies of the real lines' events only when the plane has derived lines
-        keep = real[ev["line"].to_numpy()]
-        begin, duration = begin[keep], duration[keep]
-    return busy_time_ps(begin, duration)
 
 
 def host_utilization(ctx: Context) -> list:
@@ -344,11 +286,9 @@ def host_device_copies(ctx: Context) -> list:
 def tf_data_bottleneck(ctx: Context) -> list:
     if ctx.framework != TENSORFLOW:
         return []
-    from ..input_pipeline.tf_data import has_tf_data, tf_data_stats
-
-    if not any(has_tf_data(space) for space in ctx.spaces):
+    if not any(f.has_tf_data for f in ctx.facts):
         return []
-    stats = tf_data_stats(ctx.hosts)
+    stats = ctx.tf_data()
     counts: dict = {}
     for pipeline in stats.pipelines:
         if pipeline.is_device:

@@ -19,24 +19,22 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Sequence
 from urllib.parse import urlencode
 
-import numpy as np
 import pandas as pd
 
 from ...common import formats
 from ...preprocessing.preprocess import preprocess
-from ...xspace import schema
-from ...xspace.model import Space
 from ..input_pipeline import breakdown as ia
-from ..ops.attribution import source_format
+from ..input_pipeline.tf_data import tf_data_stats
+from ..ops.attribution import op_records, source_format
 from ..ops.op_stats import OpStats, op_stats_of_hosts
 from ..ops.timeline import timeline_op_stats
+from .facts import PYTORCH, framework_from, host_facts
 
 CRITICAL, WARNING, INFO = "critical", "warning", "info"
 SEVERITY_ORDER = {CRITICAL: 0, WARNING: 1, INFO: 2}
-TENSORFLOW, JAX, PYTORCH, UNKNOWN = "TensorFlow", "JAX", "PyTorch", "unknown"
 
 
 @dataclasses.dataclass
@@ -54,13 +52,15 @@ class Finding:
 class Context:
     """What every check may read, computed once per report."""
 
-    hosts: Sequence[tuple]
-    spaces: list
+    hosts: Sequence[tuple]  # (name, Space), or (name, summary) for a pod session
+    facts: list  # HostFacts per host
     stats: OpStats
     details: pd.DataFrame
     framework: str
     run: str
     host: str
+    records: Callable[[], pd.DataFrame]  # the op records (``ops.attribution``), on demand
+    tf_data: Callable[[], Any]  # the tf.data pipelines (``input_pipeline.tf_data``), on demand
 
 
 @dataclasses.dataclass
@@ -77,11 +77,15 @@ class Report:
 
 def advise(hosts: Sequence[tuple], run: str = "", host: str = "") -> Report:
     """Runs every check (``CHECKS``) and returns the findings, most severe first."""
+    return advise_in(context_of(hosts, run, host))
+
+
+def advise_in(ctx: Context) -> Report:
+    """``advise`` over a context already made (``context_of``, ``summaries_context``)."""
     from .checks import CHECKS
 
-    ctx = context_of(hosts, run, host)
     findings: list = []
-    if source_format(hosts) == formats.PYTORCH:  # its checks read the PyTorch analyses
+    if source_format(ctx.hosts) == formats.PYTORCH:  # its checks read the PyTorch analyses
         from .pytorch import pytorch_checks
 
         findings = pytorch_checks(ctx)
@@ -101,40 +105,39 @@ def context_of(hosts: Sequence[tuple], run: str = "", host: str = "") -> Context
     else:  # Chrome traces: a ProfilerHook's executor ops (PyTorch has none of those)
         spaces = [space for _, space in hosts]
         stats = timeline_op_stats(hosts)
+    facts = [host_facts(space) for space in spaces]
     return Context(
         hosts=hosts,
-        spaces=spaces,
+        facts=facts,
         stats=stats,
         details=ia.step_details(stats.steps),
-        framework=PYTORCH if source == formats.PYTORCH else framework_of(spaces, stats),
+        framework=PYTORCH if source == formats.PYTORCH else framework_from(facts, stats),
         run=run,
         host=host,
+        records=lambda: op_records(hosts),
+        tf_data=lambda: tf_data_stats(hosts),
     )
 
 
-def framework_of(spaces: Sequence[Space], stats: Optional[OpStats] = None) -> str:
-    """The framework that made the profile, from what its planes say about themselves."""
-    for space in spaces:
-        metadata = space.plane(schema.METADATA_PLANE)
-        if metadata is not None and "jax_version" in metadata.stat_names.values():
-            return JAX
-    if stats is not None and stats.steps.framework:
-        return str(stats.steps.framework)
-    for space in spaces:
-        host = space.plane(schema.HOST_PLANE)
-        if host is None:
-            continue
-        names = pd.Series(host.event_metadata["name"], dtype=object).astype(str)
-        if names.str.startswith("aten::").any():
-            return PYTORCH
-        if names.str.startswith(("PjitFunction", "PjRt")).any():
-            return JAX
-        lines = host.lines["name"].astype(str)
-        if lines.str.startswith("tf_").any() or names.str.startswith("Iterator::").any():
-            return TENSORFLOW
-    if stats is not None and not stats.host_ops.without_idle().empty:
-        return TENSORFLOW
-    return UNKNOWN
+def summaries_context(hosts: Sequence[tuple], run: str = "", host: str = "") -> Context:
+    """``context_of`` for XSpace hosts given as (name, summary) pairs (``host_summary``):
+    the same numbers from what each host's summary kept of its planes."""
+    from ..host_summary import combined_op_stats, op_records_of, tf_data_of
+
+    summaries = [s for _, s in hosts]
+    stats = combined_op_stats(summaries)
+    facts = [s.facts for s in summaries]
+    return Context(
+        hosts=hosts,
+        facts=facts,
+        stats=stats,
+        details=ia.step_details(stats.steps),
+        framework=framework_from(facts, stats),
+        run=run,
+        host=host,
+        records=lambda: op_records_of(summaries),
+        tf_data=lambda: tf_data_of(hosts),
+    )
 
 
 def page_link(ctx: Context, tool: str, **params: object) -> dict:
@@ -170,42 +173,6 @@ def duration_text(ps: float) -> str:
 
 def percent(part: float, whole: float) -> float:
     return 100.0 * part / whole if whole else 0.0
-
-
-# Interval helpers read planes of millions of events: they work a block of events at a
-# time, so the advisor's temporaries stay a few megabytes above the kept profile.
-_BLOCK = 1 << 16
-
-
-def latest_end_ps(begin: np.ndarray, duration: np.ndarray) -> int:
-    """``max(begin + duration)`` of a non-empty plane, without an end array per event."""
-    return max(
-        int((begin[i : i + _BLOCK] + duration[i : i + _BLOCK]).max())
-        for i in range(0, len(begin), _BLOCK)
-    )
-
-
-def busy_time_ps(begin: np.ndarray, duration: np.ndarray) -> int:
-    """Length of the union of intervals ``[begin, begin + duration]``.
-
-    In begin order, each interval adds what it reaches beyond the latest end before it
-    (``reach - max(begin, earlier reach)``: the runs of overlapping intervals summed
-    piece by piece). Only the order is a whole-plane array; the rest is per block.
-    """
-    order = np.argsort(begin, kind="stable")
-    total, reach = 0, None
-    for i in range(0, len(order), _BLOCK):
-        rows = order[i : i + _BLOCK]
-        block_begin = begin[rows]
-        block_reach = np.maximum.accumulate(block_begin + duration[rows])
-        if reach is not None:
-            np.maximum(block_reach, reach, out=block_reach)
-        earlier = np.empty_like(block_reach)
-        earlier[0] = block_begin[0] if reach is None else reach  # nothing earlier: the begin
-        earlier[1:] = block_reach[:-1]
-        total += int((block_reach - np.maximum(block_begin, earlier)).sum())
-        reach = block_reach[-1]
-    return total
 
 
 Check = Callable[[Context], list]

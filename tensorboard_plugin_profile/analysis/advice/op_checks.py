@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.attribution import op_records
+from .facts import JAX, PYTORCH, TENSORFLOW
 from .findings import (
     INFO,
-    JAX,
-    PYTORCH,
-    TENSORFLOW,
     WARNING,
     Context,
     Finding,
@@ -26,7 +23,7 @@ TENSOR_CORE_SHARE = 10.0  # percent of kernel time in eligible ops not using Ten
 
 
 def top_ops(ctx: Context) -> list:
-    records = op_records(ctx.hosts)
+    records = ctx.records()
     total = int(records["self_time_ps"].sum()) if len(records) else 0
     if total <= 0:
         return []

@@ -74,12 +74,33 @@ class TfDataStats:
 
 def tf_data_stats(hosts, legacy_ids: bool = False) -> TfDataStats:
     """Pipelines of (name, Space) hosts; hosts are keyed by the profile's hostname."""
+    return stats_of_parts([host_part(name, space, legacy_ids) for name, space in hosts])
+
+
+def host_part(name: str, space: Space, legacy_ids: bool = False) -> tuple:
+    """(host key, the host plane's pipelines or None): what one host adds to
+    ``stats_of_parts``, small enough for a pod worker to send back."""
+    return host_key(name, space.hostnames), plane_pipelines(space, legacy_ids)
+
+
+def host_key(name: str, hostnames: list) -> str:
+    """Hosts are keyed by the profile's own hostname, else by the listed name."""
+    return hostnames[0] if hostnames else name
+
+
+def plane_pipelines(space: Space, legacy_ids: bool = False):
+    """The host plane's pipelines (``stats_of_parts`` merges them), None without tf.data
+    (a host plane without iterator events adds no pipeline: its walk is skipped)."""
+    plane = space.plane(schema.HOST_PLANE)
+    return _space_pipelines(plane, legacy_ids) if plane is not None and has_tf_data(space) else None
+
+
+def stats_of_parts(parts: list) -> TfDataStats:
+    """``TfDataStats`` of the hosts' ``host_part``s, in host order."""
     by_host: dict = {}
-    for name, space in hosts:
-        host = space.hostnames[0] if space.hostnames else name
-        plane = space.plane(schema.HOST_PLANE)
-        if plane is not None:
-            by_host.setdefault(host, []).append(_space_pipelines(plane, legacy_ids))
+    for host, part in parts:
+        if part is not None:
+            by_host.setdefault(host, []).append(part)
     pipelines, metadata = [], {}
     for host in sorted(by_host):
         parts = by_host[host]

@@ -25,8 +25,9 @@ Usage::
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -59,6 +60,7 @@ HOST, DEVICE = "Host", "Device"
 # PyTorch's python_function events "file.py(12): function".
 _PYTHON_FRAME = re.compile(r"^\$|^\S+\.py\(\d+\): ")
 _SUMMED = ["occurrences", "time_ps", "self_time_ps", "bytes"]
+_RECORD_KEYS = ["side", "name", "type", "scope", "frames"]
 
 
 def op_records(hosts: Sequence[tuple]) -> pd.DataFrame:
@@ -87,9 +89,8 @@ def _op_records(hosts: Sequence[tuple]) -> pd.DataFrame:
         records = pd.concat([f for f in frames if not f.empty] or [_empty()], ignore_index=True)
         records = _with_tensor_bytes(records, [space for _, space in hosts])
     else:
-        records = _xspace_records(hosts)
-    keys = ["side", "name", "type", "scope", "frames"]
-    return records.groupby(keys, sort=False, as_index=False)[_SUMMED].sum()
+        return _xspace_records(hosts)
+    return records.groupby(_RECORD_KEYS, sort=False, as_index=False)[_SUMMED].sum()
 
 
 def source_format(hosts: Sequence[tuple]) -> str:
@@ -97,16 +98,43 @@ def source_format(hosts: Sequence[tuple]) -> str:
     return format_of(hosts[0][1]) if hosts else XSPACE
 
 
-def _xspace_records(hosts: Sequence[tuple]) -> pd.DataFrame:
-    stats = op_stats_of_hosts(hosts)
-    spaces = [preprocess(space) for _, space in hosts]
+@dataclasses.dataclass
+class RecordPieces:
+    """What one XSpace host adds to the op records beside its op statistics: small tables
+    a pod worker sends back (``analysis/host_summary.py``) instead of the host's events."""
+
+    callers: Optional[pd.DataFrame]  # python_callers of the host plane; None without one
+    xla: pd.DataFrame  # this host's XLA op records
+    requested: pd.Series  # bytes requested by allocations, per host op name
+
+
+def record_pieces(space: Space) -> RecordPieces:
+    """One preprocessed XSpace host's ``RecordPieces``."""
+    plane = space.plane(schema.HOST_PLANE)
+    return RecordPieces(
+        callers=python_callers(plane) if plane is not None else None,
+        xla=_xla_records(space),
+        requested=_requested_by_op(space),
+    )
+
+
+def records_of_pieces(stats: Any, pieces: Sequence[RecordPieces]) -> pd.DataFrame:
+    """The op records of XSpace hosts from their combined OpStats and their pieces, in host
+    order: the same table whether the pieces were made here or in workers."""
+    stacks = _best_stacks([p.callers for p in pieces if p.callers is not None])
     frames = [
-        _framework_records(stats.host_ops, HOST, _python_stacks(spaces)),
+        _framework_records(stats.host_ops, HOST, stacks),
         _framework_records(ops.device_framework_ops(stats.device_ops), DEVICE, {}),
     ]
-    frames += [_xla_records(space) for space in spaces]
+    frames += [p.xla for p in pieces]
     records = pd.concat([f for f in frames if not f.empty] or [_empty()], ignore_index=True)
-    return _with_requested_bytes(records, spaces)
+    records = _with_requested_bytes(records, [p.requested for p in pieces])
+    return records.groupby(_RECORD_KEYS, sort=False, as_index=False)[_SUMMED].sum()
+
+
+def _xspace_records(hosts: Sequence[tuple]) -> pd.DataFrame:
+    pieces = [record_pieces(preprocess(space)) for _, space in hosts]
+    return records_of_pieces(op_stats_of_hosts(hosts), pieces)
 
 
 def _empty() -> pd.DataFrame:
@@ -231,18 +259,14 @@ def _derived(plane: Plane, rows: Optional[np.ndarray] = None) -> np.ndarray:
 
 
 # --- Python tracer --------------------------------------------------------------------
-def _python_stacks(spaces: Sequence[Space]) -> dict:
-    """Framework op name → call stack of its longest-running Python caller.
+def _best_stacks(found: list) -> dict:
+    """Framework op name → call stack of its longest-running Python caller, from the hosts'
+    ``python_callers`` tables (in host order).
 
     Each op event on a host thread is matched with the Python-tracer events that
     enclose it on that thread; an op called from several places is attributed to
     the stack it spent most time under (ops are aggregated per name elsewhere).
     """
-    found: list = []
-    for space in spaces:
-        plane = space.plane(schema.HOST_PLANE)
-        if plane is not None:
-            found.append(python_callers(plane))
     if not found:
         return {}
     table = pd.concat(found, ignore_index=True)
@@ -358,10 +382,10 @@ def _display_frame(name: str) -> str:
 
 
 # --- requested bytes ------------------------------------------------------------------
-def _with_requested_bytes(records: pd.DataFrame, spaces: Sequence[Space]) -> pd.DataFrame:
-    """Adds the bytes requested by allocations made inside each host op (``tf_op``)."""
-    requested = [_requested_by_op(space) for space in spaces]
-    requested = [r for r in requested if not r.empty]
+def _with_requested_bytes(records: pd.DataFrame, per_host: Sequence) -> pd.DataFrame:
+    """Adds the bytes requested by allocations made inside each host op (``tf_op``), from
+    each host's ``_requested_by_op``."""
+    requested = [r for r in per_host if not r.empty]
     if not requested or records.empty:
         return records
     per_op = pd.concat(requested).groupby(level=0).sum()
