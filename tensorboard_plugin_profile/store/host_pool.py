@@ -9,8 +9,8 @@ Two kinds of work run here, both one host per task:
   exists at once; the small results come back through the pipe.
 
 Workers are started with ``spawn`` (forking a threaded server is unsafe) and die with the
-server: on Linux each asks the kernel for SIGTERM when its parent goes away
-(``PR_SET_PDEATHSIG``), so even a server killed with SIGKILL leaves no worker behind. When
+server: each watches its parent process and exits when it is gone, so even a server killed
+with SIGKILL leaves no worker behind; they outlive the request that started them. When
 the pool cannot start or breaks, ``decode_to_disk`` returns False and ``map`` raises
 ``PoolUnavailable``: callers then work in-process. A typed error raised in a worker (a
 corrupt file) comes back as the same error.
@@ -24,18 +24,19 @@ Usage::
 from __future__ import annotations
 
 import concurrent.futures
-import ctypes
 import logging
 import multiprocessing
 import os
 import signal
 import threading
+import time
 from typing import Any, Callable, Optional, Sequence
 
 from ..common import errors
 
 logger = logging.getLogger(__name__)
-_PR_SET_PDEATHSIG = 1
+# How often a worker checks that the server still runs (see ``die_with_parent``).
+ORPHAN_POLL_S = 0.5
 # Worker processes that died are replaced this many times before the pool gives up.
 MAX_RESTARTS = 3
 
@@ -72,16 +73,22 @@ def raise_typed(name: str, message: str) -> None:
 
 
 def die_with_parent() -> None:
-    """Worker initializer: SIGTERM when the parent exits (Linux), and no Ctrl-C of its own."""
+    """Worker initializer: exit when the server goes away, and no Ctrl-C of its own.
+
+    A watchdog thread notices within ``ORPHAN_POLL_S`` that the worker was re-parented
+    (the server exited, SIGKILL included) and ends the process. Not ``PR_SET_PDEATHSIG``:
+    Linux sends that signal when the *thread* that started the worker ends, and workers are
+    started from request threads, so every worker died with the request that started it.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server handles Ctrl-C and stops us
     parent = os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    except (OSError, AttributeError):
-        return  # not Linux: the server's shutdown stops the workers
-    if os.getppid() != parent:  # the parent died before the request reached the kernel
-        os._exit(1)
+    threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_POLL_S)
+    os._exit(1)
 
 
 class HostPool:

@@ -169,8 +169,12 @@ def test_stopping_the_server_stops_its_workers(tmp_path, stop):
             "&host=ALL_HOSTS"
         )
         assert urllib.request.urlopen(url, timeout=120).status == 200
+        time.sleep(1.5)  # the request's thread is gone: its workers must not go with it
         workers = _children(server.pid)
         assert len(workers) >= 2  # the two worker processes ran the map
+        advisor = url.replace("tag=pod_viewer", "tag=advisor")
+        assert urllib.request.urlopen(advisor, timeout=120).status == 200  # the details map
+        assert _children(server.pid) == workers  # the same workers ran it
         server.send_signal(stop)
         server.wait(timeout=60)
         deadline = time.monotonic() + 30
