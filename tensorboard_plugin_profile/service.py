@@ -139,11 +139,16 @@ class ProfileService:
         return [{"hostname": name} for name in names]
 
     def module_list(self, run: str) -> list:
-        """The compiled programs of a session (``module(program_id)``), from every host."""
+        """The compiled programs of a session (``module(program_id)``), from every host (a
+        pod session's from the hosts' summaries: no host is decoded here)."""
         from .analysis.hlo.modules import session_module_names
 
         session = self.logdir.session(run)
-        return session_module_names([self.space(f) for f in session.host_files])
+        files = session.host_files
+        if len(files) > 1 and _all_xspace(files):
+            summaries = self.host_map.summaries(list(files))
+            return sorted({name for s in summaries for name in s.module_names})
+        return session_module_names([self.space(f) for f in files])
 
     # --- data --------------------------------------------------------------
     def space(self, host_file: Any) -> Any:
@@ -169,6 +174,8 @@ class ProfileService:
     def _convert(self, run: str, tool: Any, selected: list, params: dict) -> Any:
         if tool.from_summaries and len(selected) > 1 and _all_xspace(selected):
             return self._reduce(run, tool, selected, params)
+        if tool.reads_one_module and len(selected) > 1 and _all_xspace(selected):
+            selected = self._module_host(selected, params.get("module_name"))
         with self.progress.task(run, tool.name) as task, self._computing(), blockpool.reusing():
             need = self.spaces.estimate(selected)
             with self.cache.reservation(need, on_wait=task.stage):
@@ -211,6 +218,18 @@ class ProfileService:
                 (time.perf_counter() - started) * 1e3,
             )
             return _to_result(output)
+
+    def _module_host(self, selected: list, name: Optional[str]) -> list:
+        """The one host whose program a graph or memory view of a pod session shows: found
+        in the hosts' summaries, so only that host is decoded (not all of them)."""
+        from .analysis.host_summary import module_host
+
+        if not name:
+            return selected[:1]  # the tool says which parameter is missing
+        found = module_host(self.host_map.summaries(selected), name)
+        if found is None:
+            raise NotFound(f"No HLO module named {name!r} in this profile (see /module_list).")
+        return [selected[found]]
 
     def _computing(self) -> Any:
         """While a tool computes, the disk cache holds back its background stores."""

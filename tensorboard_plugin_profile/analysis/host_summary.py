@@ -38,7 +38,7 @@ from ..xspace.event_stats import set_rows
 from ..xspace.model import Space
 from . import environment
 from .advice.facts import HostFacts, host_facts
-from .hlo import op_events
+from .hlo import modules, op_events
 from .input_pipeline import tf_data
 from .ops import attribution
 from .ops.attribution import RecordPieces, record_pieces
@@ -54,6 +54,7 @@ class HostSummary:
     perf_env: environment.PerfEnv  # the first GPU's peaks (zeros elsewhere)
     hlo_ops: pd.DataFrame  # one row per (program_id, hlo_op) of this host
     device_idle_ps: int  # GPU op spans not covered by ops (op_profile's "idle")
+    module_names: list  # the host's compiled programs, ``module(program id)``, sorted
 
     @property
     def has_planes(self) -> bool:
@@ -97,6 +98,10 @@ class SpaceSummary:
     @property
     def device_idle_ps(self) -> int:
         return memoized([self.space], "device_idle_ps", lambda: device_idle_ps(self.space))
+
+    @property
+    def module_names(self) -> list:
+        return modules.module_names(self.space)
 
     has_planes = HostSummary.has_planes
     has_gpu = HostSummary.has_gpu
@@ -168,6 +173,16 @@ def summarize(space: Space) -> HostSummary:
 def summaries_of(hosts: Sequence[tuple]) -> list:
     """[(host name, summary)] of (host name, Space) pairs, read from the Spaces."""
     return [(name, SpaceSummary(space)) for name, space in hosts]
+
+
+def module_host(summaries: Sequence[Any], name: str) -> Optional[int]:
+    """Index of the first host holding the program ``name`` (``module(program id)``, or a
+    bare module name, as ``hlo.modules.find_module`` looks it up), None when none does."""
+    for i, summary in enumerate(summaries):
+        names = summary.module_names
+        if name in names or any(n.split("(", 1)[0] == name for n in names):
+            return i
+    return None
 
 
 def combined_op_stats(summaries: Sequence[Any]) -> OpStats:

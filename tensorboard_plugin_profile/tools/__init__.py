@@ -88,6 +88,9 @@ class Tool:
     # Whether that ``reduce`` also reads each host's details (``host_summary.Detailed``:
     # advice facts, op-record pieces, tf.data pipelines), computed on first use.
     with_details: bool = False
+    # Whether ``convert`` reads one compiled program (``module_name``) of one host: a pod
+    # session then decodes only the first host whose summary lists it.
+    reads_one_module: bool = False
 
     def relevant_params(self, params: Mapping[str, str]) -> dict:
         """The subset of ``params`` this tool reads, without empty values."""
@@ -221,6 +224,7 @@ _REGISTERED = (
         HOSTS_COMBINED,
         listed_for=_has_hlo_modules,
         params=("module_name", "type", "node_name", "graph_width"),
+        reads_one_module=True,
     ),
     Tool(
         "op_profile",
@@ -258,6 +262,7 @@ _REGISTERED = (
         HOSTS_COMBINED,
         listed_for=_has_hlo_modules,
         params=("module_name", "memory_space", "view"),
+        reads_one_module=True,
     ),
     Tool(
         "roofline_model",

@@ -235,3 +235,40 @@ def test_listing_a_multi_host_session_s_tools_starts_the_workers_ahead(expected)
         assert service.host_map.computed == 1 and service.spaces.decodes == 1
     finally:
         service.close()
+
+
+def test_a_pod_session_s_program_views_decode_only_the_host_holding_the_program():
+    """module_list comes from the summaries; graph_viewer and memory_viewer decode the first
+    host whose summary lists the program (not every host) and answer as over all Spaces."""
+    from tensorboard_plugin_profile.analysis.hlo.modules import session_module_names
+    from tensorboard_plugin_profile.common.errors import NotFound
+    from tensorboard_plugin_profile.service import _to_result
+
+    reference = _service(FIXTURES / "jax_two_hosts")
+    run = reference.runs()[0]
+    files = list(reference.logdir.session(run).host_files)
+    spaces = reference.spaces.get_many(files, lambda _: None)
+    names = session_module_names([space for _, space in spaces])
+    assert names  # the fixture has programs to show
+    wanted = {
+        "graph_viewer": {"module_name": names[-1], "type": "ops"},
+        "memory_viewer": {"module_name": names[-1]},
+    }
+    expected = {
+        tool: b"".join(_to_result(tools.TOOLS[tool].convert(spaces, params)).chunks())
+        for tool, params in wanted.items()
+    }
+    reference.close()
+    service = _service(FIXTURES / "jax_two_hosts", workers=2)
+    try:
+        assert service.module_list(run) == names
+        assert service.spaces.decodes == 0  # the names came from the summaries
+        for tool, params in wanted.items():
+            result = service.tool_data(run, tool, host=tools.ALL_HOSTS, params=params)
+            assert b"".join(result.chunks()) == expected[tool], tool
+        assert service.spaces.decodes == 1  # one host, for both views
+        with pytest.raises(NotFound, match="No HLO module named 'nope'"):
+            service.tool_data(run, "graph_viewer", params={"module_name": "nope"})
+        assert service.spaces.decodes == 1
+    finally:
+        service.close()
