@@ -9,7 +9,12 @@ The behaviour of TensorFlow's ``tf.profiler.experimental.client.trace`` /
   ``<logdir>/plugins/profile/<session>/`` atomically, so profiles from another
   machine land in *our* logdir; servers that ignore the field write it themselves;
 * the deadline includes the delay; the multi-host delay is ``max(user, 1 s)``;
-* failures keep their cause (see ``outcomes``); partial success is success.
+* failures keep their cause (see ``outcomes``); partial success is success;
+* bounded (``limits.CaptureLimits``: duration, addresses, bytes and tool files per
+  host) and cancellable (``cancel``, Ctrl-C); servers on other machines are sent no
+  local path;
+* all gRPC calls run on one asyncio loop (``grpc.aio``) in a thread of their own: the
+  threads used do not grow with the number of addresses.
 
 >>> result = trace("grpc://localhost:9999", "/tmp/logs", duration_ms=2000)  # doctest: +SKIP
 >>> result.session_dir                                                    # doctest: +SKIP

@@ -173,8 +173,8 @@ class InProcessProfiler:
 
 
 def _trace_within(duration_ms: int, max_growth: int, cancel: threading.Event) -> str:
-    """Waits ``duration_ms``, or less when the process grows by ``max_growth`` or ``cancel``
-    is set; the note why it stopped early."""
+    """Waits ``duration_ms``; less once the process grew by ``max_growth`` (the note says so)
+    or ``cancel`` is set."""
     start_rss = _resident_bytes()
     start = time.monotonic()
     end = start + duration_ms / 1000
