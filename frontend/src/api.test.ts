@@ -110,6 +110,21 @@ describe('ProfileApi', () => {
     expect((inits[1].headers as Record<string, string>)[TOKEN_HEADER]).toBe('s3cret');
     expect(String(inits[1].body)).toBe('service_addr=this-process&duration=500&async=1');
   });
+  it('POSTs a cancel with the capture token, and folds a refusal into {error}', async () => {
+    const { impl, calls, inits } = fakeFetch({
+      '/p/capture_token': [200, '{"token": "s3cret"}'],
+      '/p/capture_cancel': [200, '{"job": "7", "state": "cancelled"}'],
+    });
+    expect(await new ProfileApi('/p/', impl).captureCancel('7')).toEqual({ job: '7', state: 'cancelled' });
+    expect(calls).toEqual(['/p/capture_token', '/p/capture_cancel']);
+    expect(inits[1].method).toBe('POST');
+    expect((inits[1].headers as Record<string, string>)[TOKEN_HEADER]).toBe('s3cret');
+    expect(String(inits[1].body)).toBe('job=7');
+    const missing = '{"error": {"code": "NOT_FOUND", "message": "No capture job \'7\'"}}';
+    const { impl: gone } = fakeFetch({ '/p/capture_token': [200, '{"token": "t"}'], '/p/capture_cancel': [404, missing] });
+    expect(await new ProfileApi('/p/', gone).captureCancel('7')).toEqual({ error: "No capture job '7'" });
+  });
+
   it('shows the refusal of a capture without a valid token', async () => {
     const refusal = '{"error": {"code": "FORBIDDEN", "message": "A capture needs this server\'s token"}}';
     const { impl } = fakeFetch({ '/p/capture_token': [200, '{"token": "old"}'], '/p/capture_profile': [403, refusal] });

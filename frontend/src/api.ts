@@ -69,8 +69,8 @@ export interface CaptureReply {
 /** Reply of `capture_status?job=`: epoch seconds; `result`/`error` once finished. */
 export interface CaptureStatus {
   job?: string;
-  state?: 'running' | 'done' | 'failed';
-  phase?: 'waiting' | 'tracing' | 'collecting' | 'writing' | string;
+  state?: 'running' | 'done' | 'failed' | 'cancelled';
+  phase?: 'waiting' | 'tracing' | 'collecting' | 'writing' | 'cancelling' | 'cancelled' | string;
   started_at?: number;
   expected_end?: number;
   result?: string;
@@ -268,6 +268,20 @@ export class ProfileApi {
 
   captureStatus(job: string, signal?: AbortSignal): Promise<CaptureStatus> {
     return this.getJson<CaptureStatus>('capture_status', { job }, signal);
+  }
+
+  /**
+   * Stops a running capture (`capture_cancel`, a POST with the capture token like the capture
+   * itself): its status, `state: 'cancelled'` once the server has stopped it. A refusal or an
+   * unknown job comes back as `{error}`.
+   */
+  async captureCancel(job: string, signal?: AbortSignal): Promise<CaptureStatus> {
+    try {
+      return await this.postJson<CaptureStatus>('capture_cancel', { job }, signal);
+    } catch (error) {
+      if (error instanceof ApiError) return { error: error.message };
+      throw error;
+    }
   }
 
   /** Capture answers 200 with `{result}` or `{error}`; a non-2xx reply is folded into `{error}`. */

@@ -77,20 +77,24 @@ def parse_service_address(text: str) -> ServiceAddress:
     return ServiceAddress(host=host, port=_parse_port(text, port_text))
 
 
-def parse_service_addresses(text: str) -> list[ServiceAddress]:
-    """Parses a comma-separated list; empty elements are skipped, duplicates kept once."""
+def parse_service_addresses(text: str, stop_after: int | None = None) -> list[ServiceAddress]:
+    """Parses a comma-separated list; empty elements are skipped, duplicates kept once.
+
+    With ``stop_after``, parsing ends once ``stop_after + 1`` distinct addresses are found:
+    enough for the caller to refuse a list that is too long without reading all of it.
+    """
     if text is None or not str(text).strip():
         raise InvalidArgument("No service address provided: enter host:port, e.g. localhost:9999.")
-    addresses: list[ServiceAddress] = []
+    addresses: dict[ServiceAddress, None] = {}  # ordered, and a set
     for element in str(text).split(","):
         if not element.strip():
             continue
-        address = parse_service_address(element)
-        if address not in addresses:
-            addresses.append(address)
+        addresses.setdefault(parse_service_address(element))
+        if stop_after is not None and len(addresses) > stop_after:
+            break
     if not addresses:
         raise InvalidArgument("No service address provided: enter host:port, e.g. localhost:9999.")
-    return addresses
+    return list(addresses)
 
 
 def parse_worker_list(text: str) -> list[str]:

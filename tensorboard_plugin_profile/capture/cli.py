@@ -3,7 +3,9 @@
 Progress goes to stderr (a countdown while tracing when stderr is a terminal);
 on success the session directory is the only thing printed to stdout, so
 scripts can use it: ``tensorboard --logdir "$(dirname "$(tbprof capture ...)")"``.
-Failures print the advice and exit with 1, without a traceback.
+Failures print the advice and exit with 1, without a traceback. Ctrl-C stops a
+capture: the profiler servers' calls are cancelled (they stop tracing), nothing is
+written, and the exit status is 130.
 
     parser = argparse.ArgumentParser(prog="tbprof")
     add_capture_arguments(parser.add_subparsers(dest="command"))
@@ -21,6 +23,8 @@ from typing import Any, TextIO
 
 from tensorboard_plugin_profile.capture.options import DEFAULT_CONNECT_TIMEOUT_S, ProfilerOptions
 from tensorboard_plugin_profile.common.errors import ProfileError
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
 
 
 def add_capture_arguments(subparsers: Any) -> None:
@@ -87,6 +91,13 @@ def run_capture(
     except ProfileError as e:
         print(f"Capture failed: {e.message}", file=stderr)
         return 1
+    except KeyboardInterrupt:
+        print(
+            "Capture cancelled (Ctrl-C): the profiler servers were told to stop; "
+            "nothing was written.",
+            file=stderr,
+        )
+        return EXIT_INTERRUPTED
     finally:
         progress.close()
     print(f"Done in {result.elapsed_s:.1f} s. {result.summary()}", file=stderr)

@@ -17,7 +17,8 @@ A trace costs the traced process memory while it runs (a tight jitted JAX loop:
 most ``max_duration_ms`` (``InvalidArgument`` above it); the trace is stopped early
 once the process has grown by ``max_trace_bytes`` since it started (resident
 memory from ``/proc/self/statm``, so on Linux only); and profile files larger than
-that in all are not kept (``ProfileTooLarge``). One capture runs at a time.
+that in all are not kept (``ProfileTooLarge``). One capture runs at a time; a
+cancelled one (``cancel`` set) stops the profiler at once and keeps nothing.
 
 >>> profiler = InProcessProfiler("JAX")
 >>> profiler.capture("/tmp/logs", CaptureParams(LIVE_TARGET, duration_ms=2000))  # doctest: +SKIP
@@ -39,7 +40,7 @@ from typing import Optional
 
 from tensorboard_plugin_profile.capture.jobs import CaptureParams
 from tensorboard_plugin_profile.capture.options import ProfilerOptions
-from tensorboard_plugin_profile.capture.outcomes import CaptureResult
+from tensorboard_plugin_profile.capture.outcomes import CaptureCancelled, CaptureResult
 from tensorboard_plugin_profile.capture.writer import (
     SessionWriter,
     allocate_session_id,
@@ -117,30 +118,40 @@ class InProcessProfiler:
                 )
 
     def capture(
-        self, logdir: str, params: CaptureParams, progress: Optional[Progress] = None
+        self,
+        logdir: str,
+        params: CaptureParams,
+        progress: Optional[Progress] = None,
+        cancel: Optional[threading.Event] = None,
     ) -> CaptureResult:
         """Traces this process for ``params.duration_ms`` and saves the session into ``logdir``."""
         self.check(params)
         if not self._busy.acquire(blocking=False):
             raise Unavailable("A capture of this process is already running; wait for it to end.")
         try:
-            return self._capture(logdir, params, progress or (lambda phase, info: None))
+            report = progress or (lambda phase, info: None)
+            return self._capture(logdir, params, report, cancel or threading.Event())
         finally:
             self._busy.release()
 
-    def _capture(self, logdir: str, params: CaptureParams, report: Progress) -> CaptureResult:
+    def _capture(
+        self, logdir: str, params: CaptureParams, report: Progress, cancel: threading.Event
+    ) -> CaptureResult:
         started = time.monotonic()
         delay_s = (params.options.delay_ms or 0) / 1000
         report("waiting", {"end_time": time.time() + delay_s + params.duration_ms / 1000})
-        time.sleep(delay_s)
+        if cancel.wait(delay_s):
+            raise CaptureCancelled("The capture was cancelled before it started.")
         with tempfile.TemporaryDirectory(prefix="tbprof-live-") as scratch:
             _start(self.framework, scratch, params.options)
             try:
                 report("tracing", {"end_time": time.time() + params.duration_ms / 1000})
-                note = _trace_within(params.duration_ms, self.limits.max_trace_bytes)
+                note = _trace_within(params.duration_ms, self.limits.max_trace_bytes, cancel)
             finally:
                 report("collecting", {})
                 _stop(self.framework)
+            if cancel.is_set():
+                raise CaptureCancelled("The capture was cancelled; nothing was written.")
             files = self._written_files(scratch)
             report("writing", {"files": len(files)})
             return _save(logdir, files, note, time.monotonic() - started)
@@ -161,13 +172,15 @@ class InProcessProfiler:
         return files
 
 
-def _trace_within(duration_ms: int, max_growth: int) -> str:
-    """Waits ``duration_ms``, or less when the process grows by ``max_growth``; the note why."""
+def _trace_within(duration_ms: int, max_growth: int, cancel: threading.Event) -> str:
+    """Waits ``duration_ms``; less once the process grew by ``max_growth`` (the note says so)
+    or ``cancel`` is set."""
     start_rss = _resident_bytes()
     start = time.monotonic()
     end = start + duration_ms / 1000
     while (left := end - time.monotonic()) > 0:
-        time.sleep(min(_POLL_S, left))
+        if cancel.wait(min(_POLL_S, left)):
+            return ""
         rss = _resident_bytes()
         if start_rss is None or rss is None or rss - start_rss <= max_growth:
             continue

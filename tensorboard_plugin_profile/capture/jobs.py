@@ -3,7 +3,10 @@
 A job runs ``trace`` in its own thread and records its progress (phase,
 expected end, result or error). The HTTP layer either waits for it (the
 classic blocking ``/capture_profile``) or returns its id at once and lets the
-page poll ``job_status``. A manager given a ``local`` profiler (live tracing:
+page poll ``job_status``. At most ``max_running`` jobs run at once, each within
+``CaptureLimits`` (checked before its thread starts), and any can be cancelled
+(``CaptureManager.cancel``): its calls are cancelled, nothing is written, and
+its place is free again. A manager given a ``local`` profiler (live tracing:
 ``in_process.InProcessProfiler``) sends captures of its ``target`` address to it
 instead of over gRPC.
 
@@ -23,9 +26,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from tensorboard_plugin_profile.capture import addresses as addr_lib
+from tensorboard_plugin_profile.capture import options as opt_lib
 from tensorboard_plugin_profile.capture.client import DEFAULT_CONNECT_TIMEOUT_S, trace
+from tensorboard_plugin_profile.capture.limits import CaptureLimits
 from tensorboard_plugin_profile.capture.options import ProfilerOptions
-from tensorboard_plugin_profile.capture.outcomes import CaptureResult
+from tensorboard_plugin_profile.capture.outcomes import CaptureCancelled, CaptureResult
 from tensorboard_plugin_profile.common.errors import NotFound, ProfileError, Unavailable
 
 logger = logging.getLogger("tensorboard_plugin_profile.capture")
@@ -53,7 +59,11 @@ class LocalProfiler(Protocol):
     def check(self, params: CaptureParams) -> None: ...
 
     def capture(
-        self, logdir: str, params: CaptureParams, progress: Callable[[str, dict], None]
+        self,
+        logdir: str,
+        params: CaptureParams,
+        progress: Callable[[str, dict], None],
+        cancel: threading.Event | None = None,
     ) -> CaptureResult: ...
 
 
@@ -72,11 +82,20 @@ class CaptureJob:
         self.result: CaptureResult | None = None
         self.error: ProfileError | None = None
         self.done = threading.Event()
+        self.cancel_requested = threading.Event()  # set by cancel(); the capture watches it
         self.on_success: Callable[[], None] | None = None
         self._lock = threading.Lock()
 
+    def cancel(self) -> None:
+        with self._lock:
+            if not self.done.is_set():
+                self.phase = "cancelling"
+        self.cancel_requested.set()
+
     def on_progress(self, phase: str, info: dict) -> None:
         with self._lock:
+            if self.cancel_requested.is_set():
+                return  # stays "cancelling" until the thread has cleaned up
             self.phase = phase
             if "end_time" in info:
                 self.expected_end = info["end_time"]
@@ -84,7 +103,10 @@ class CaptureJob:
     def finish(self, result: CaptureResult | None, error: ProfileError | None) -> None:
         with self._lock:
             self.result, self.error = result, error
-            self.state = "done" if error is None else "failed"
+            if isinstance(error, CaptureCancelled):
+                self.state = self.phase = "cancelled"
+            else:
+                self.state = "done" if error is None else "failed"
         self.done.set()
 
     def status(self) -> dict[str, Any]:
@@ -115,8 +137,10 @@ class CaptureManager:
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         deadline_s: float | None = None,
         local: LocalProfiler | None = None,
+        limits: CaptureLimits | None = None,
     ):
         self.local = local
+        self.limits = limits or CaptureLimits.from_env()
         self.max_running = max_running
         self.max_kept = max_kept
         self.connect_timeout_s = connect_timeout_s
@@ -131,13 +155,16 @@ class CaptureManager:
         local = self._local_for(params)
         if local is not None:
             local.check(params)  # a duration above its limit fails at once, not in the job
+        else:
+            check_params(params, self.limits)
         job = CaptureJob(logdir, params)
         job.on_success = on_success
         with self._lock:
             running = sum(1 for j in self._jobs.values() if not j.done.is_set())
             if running >= self.max_running:
                 raise Unavailable(
-                    f"{running} captures are already running; wait for one to finish."
+                    f"{running} captures are already running (at most {self.max_running} at "
+                    "once); wait for one to finish or cancel one."
                 )
             self._jobs[job.id] = job
             self._forget_old_jobs()
@@ -157,6 +184,13 @@ class CaptureManager:
     def status(self, job_id: str) -> dict[str, Any]:
         return self.job(job_id).status()
 
+    def cancel(self, job_id: str, wait_s: float = 5.0) -> dict[str, Any]:
+        """Stops a running job (a finished one stays as it is); its status after ``wait_s``."""
+        job = self.job(job_id)
+        job.cancel()
+        job.done.wait(wait_s)  # the calls are cancelled within ~0.1 s; writing may take longer
+        return job.status()
+
     def _local_for(self, params: CaptureParams) -> LocalProfiler | None:
         if self.local is not None and params.service_addr == self.local.target:
             return self.local
@@ -166,7 +200,7 @@ class CaptureManager:
         params = job.params
         local = self._local_for(params)
         if local is not None:
-            return local.capture(job.logdir, params, job.on_progress)
+            return local.capture(job.logdir, params, job.on_progress, cancel=job.cancel_requested)
         return trace(
             params.service_addr,
             job.logdir,
@@ -177,12 +211,17 @@ class CaptureManager:
             progress=job.on_progress,
             deadline_s=self.deadline_s,
             connect_timeout_s=self.connect_timeout_s,
+            cancel=job.cancel_requested,
+            limits=self.limits,
         )
 
     def _run(self, job: CaptureJob) -> None:
         logger.info("Capture %s started: %s", job.id[:8], job.params.service_addr)
         try:
             result = self._capture(job)
+        except CaptureCancelled as e:
+            logger.info("Capture %s cancelled", job.id[:8])
+            job.finish(None, e)
         except ProfileError as e:
             logger.warning("Capture %s failed: %s", job.id[:8], error_text(e))
             job.finish(None, e)
@@ -198,6 +237,20 @@ class CaptureManager:
         finished = [j.id for j in self._jobs.values() if j.done.is_set()]
         for job_id in finished[: max(0, len(self._jobs) - self.max_kept)]:
             del self._jobs[job_id]
+
+
+def check_params(params: CaptureParams, limits: CaptureLimits) -> None:
+    """Raises ``InvalidArgument`` when ``params`` ask for more than ``limits`` allow.
+
+    ``trace`` checks the same again; here it happens before a job is started, so a request
+    past a limit is refused as such (HTTP 400) instead of becoming a failed job.
+    """
+    opt_lib.check_duration(params.duration_ms, limits.max_duration_ms)
+    delay_ms = params.options.delay_ms or 0
+    opt_lib.check_ms("delay_ms", delay_ms, 0, limits.max_delay_ms, "MAX_DELAY_MS")
+    addresses = addr_lib.parse_service_addresses(params.service_addr, limits.max_addresses)
+    limits.check_addresses(len(addresses))
+    limits.check_addresses(len(addr_lib.parse_worker_list(params.worker_list)), "TPU workers")
 
 
 def _call_hook(job: CaptureJob) -> None:
@@ -242,5 +295,10 @@ def start_capture(logdir: str, params: CaptureParams) -> str:
 
 
 def job_status(job_id: str) -> dict[str, Any]:
-    """State (running/done/failed), phase, times, and the result or error of a job."""
+    """State (running/done/failed/cancelled), phase, times, and the result or error of a job."""
     return DEFAULT_MANAGER.status(job_id)
+
+
+def cancel_capture(job_id: str) -> dict[str, Any]:
+    """Cancels a job started by ``start_capture``; returns its status."""
+    return DEFAULT_MANAGER.cancel(job_id)

@@ -101,19 +101,32 @@ def attempt_deadline_s(duration_ms: int, delay_ms: int) -> float:
     return delay_ms / 1000 + max(MIN_DEADLINE_S, 2 * duration_ms / 1000) + DEADLINE_MARGIN_S
 
 
-def check_duration(duration_ms: Any) -> int:
-    try:
-        duration = int(duration_ms)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"duration_ms must be an integer, got {duration_ms!r}.") from None
-    if duration <= 0:
-        raise InvalidArgument("duration_ms must be greater than zero.")
-    return duration
+def check_duration(duration_ms: Any, max_duration_ms: int) -> int:
+    """``duration_ms`` as an int in 1..``max_duration_ms``; ``InvalidArgument`` otherwise."""
+    return check_ms("duration_ms", duration_ms, 1, max_duration_ms, "MAX_DURATION_MS")
+
+
+def check_ms(name: str, value: Any, low: int, high: int, limit_field: str) -> int:
+    """A whole number of milliseconds in ``low..high``; the message names ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = int(value)
+        except (TypeError, ValueError, OverflowError):
+            raise InvalidArgument(f"{name} must be an integer, got {value!r:.40}.") from None
+    if value < low:
+        raise InvalidArgument(
+            f"{name} must be greater than zero." if low == 1 else f"{name} must not be negative."
+        )
+    if value > high:
+        raise InvalidArgument(
+            f"{name} may be at most {high} ms ({high / 60_000:g} min), got {str(value)[:40]}; "
+            f"TBPROF_CAPTURE_{limit_field} raises the limit."
+        )
+    return value
 
 
 def profile_request(
     *,
-    logdir: str,
     repository_root: str,
     session_id: str,
     host_name: str,
@@ -122,7 +135,12 @@ def profile_request(
     options: ProfilerOptions,
     emit_xspace: bool,
 ) -> profiler_service_pb2.ProfileRequest:
-    """The request the upstream client sends (docs/capture.md), plus ``emit_xspace``."""
+    """The request the upstream client sends (docs/capture.md), plus ``emit_xspace``.
+
+    ``opts.repository_path`` stays empty ("no-op when empty" in the upstream proto): the
+    server never needs our logdir to trace. ``repository_root`` is only read by servers
+    that write the files themselves; the caller decides who gets it (``CapturePlan``).
+    """
     opts = profiler_options_pb2.ProfileOptions(
         version=1,
         include_dataset_ops=True,
@@ -132,7 +150,6 @@ def profile_request(
         enable_hlo_proto=True,
         start_timestamp_ns=start_timestamp_ns,
         duration_ms=duration_ms,
-        repository_path=logdir,
     )
     return profiler_service_pb2.ProfileRequest(
         duration_ms=duration_ms,

@@ -22,6 +22,13 @@ _BUSY_MARKER = "another profiling session active"
 _MAX_DETAILS = 300
 
 
+class CaptureCancelled(ProfileError):
+    """Someone stopped the capture (the page's Cancel, ``capture_cancel``, Ctrl-C)."""
+
+    http_status = 409
+    code = "CANCELLED"
+
+
 @dataclasses.dataclass(frozen=True)
 class HostFailure:
     """Why one host gave no profile; ``retryable`` when another attempt may help."""

@@ -5,8 +5,8 @@ it computes nothing (STYLE.md lesson 1). Typed errors become JSON
 ``{"error": {"code", "message"}}`` with their status in one place
 (``_error_response``); anything else is logged and answered with an opaque 500.
 Before any handler runs, ``handles_errors`` checks the request's ``Host`` and method
-(``guard.py`` says why); ``capture_profile``, the one route that changes something,
-also checks that the request comes from the page itself.
+(``guard.py`` says why); ``capture_profile`` and ``capture_cancel``, the routes that
+change something, also check that the request comes from the page itself.
 
 Routes are relative to ``/data/plugin/profile``; see docs/http_api.md.
 """
@@ -187,9 +187,11 @@ class Routes:
             "/capture_status": self.capture_status,
         }
         table = {name: handles_errors(handler, self.guard) for name, handler in routes.items()}
-        table["/capture_profile"] = handles_errors(
-            self.capture_profile, self.guard, methods=WRITE_METHODS
-        )
+        for name, handler in (
+            ("/capture_profile", self.capture_profile),
+            ("/capture_cancel", self.capture_cancel),
+        ):
+            table[name] = handles_errors(handler, self.guard, methods=WRITE_METHODS)
         return table
 
     def runs(self, request: Request) -> Response:
@@ -266,6 +268,12 @@ class Routes:
             logdir, request.values, self.capture_manager, self.service.logdir.refresh
         )
         return _json_response(request, reply)
+
+    def capture_cancel(self, request: Request) -> Response:
+        from ..capture.routes import capture_cancel_route
+
+        self.guard.check_write(request)
+        return _json_response(request, capture_cancel_route(request.values, self.capture_manager))
 
     def capture_status(self, request: Request) -> Response:
         from ..capture.routes import capture_status_route

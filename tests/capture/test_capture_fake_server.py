@@ -52,7 +52,7 @@ def test_writes_the_returned_xspace_and_sends_the_upstream_request(fake_servers,
     assert (request.duration_ms, request.max_events) == (1500, 1_000_000)
     assert "xplane.pb" in request.tools and "trace_viewer" in request.tools
     opts = request.opts
-    assert (opts.version, opts.duration_ms, opts.repository_path) == (1, 1500, str(tmp_path))
+    assert (opts.version, opts.duration_ms, opts.repository_path) == (1, 1500, "")
     assert (opts.host_tracer_level, opts.device_tracer_level, opts.python_tracer_level) == (3, 0, 1)
     assert opts.include_dataset_ops and opts.enable_hlo_proto
     assert sent_ns <= opts.start_timestamp_ns <= received_ns + 50_000_000

@@ -12,6 +12,7 @@ import pytest
 
 from tensorboard_plugin_profile.capture import cli, jobs, routes
 from tensorboard_plugin_profile.capture.jobs import CaptureManager, CaptureParams
+from tensorboard_plugin_profile.common.errors import InvalidArgument
 
 from .capture_fakes import FakeProfiler, answer_empty, answer_with_xspace, files_under, unused_port
 
@@ -63,9 +64,9 @@ def test_route_runs_the_capture_off_the_calling_thread(
 @pytest.mark.parametrize("name", ["duration", "num_retry", "delay", "host_tracer_level"])
 def test_route_non_integer_parameter(name, tmp_path, manager):
     args = dict(DIALOG_ARGS, service_addr="localhost:1", **{name: "1.5x"})
-    reply = routes.capture_profile_route(str(tmp_path), args, manager)
-    assert set(reply) == {"error"} and name in reply["error"] and "integer" in reply["error"]
-    assert files_under(str(tmp_path)) == []
+    with pytest.raises(InvalidArgument, match=f"^{name} must be an integer, got '1.5x'"):
+        routes.capture_profile_route(str(tmp_path), args, manager)
+    assert files_under(str(tmp_path)) == [] and manager._jobs == {}
 
 
 def test_route_exact_upstream_messages(tmp_path, manager):
@@ -80,19 +81,25 @@ def test_route_exact_upstream_messages(tmp_path, manager):
         }
 
 
-def test_route_errors_are_dicts_and_fast(tmp_path, manager, timer):
+def test_route_errors_are_fast(tmp_path, manager, timer):
     dead = f"127.0.0.1:{unused_port()}"
-    cases = {"": "No service address", "localhost": "host-port pair", dead: "Nothing listens at"}
+    with timer() as t:
+        reply = routes.capture_profile_route(
+            str(tmp_path), dict(DIALOG_ARGS, service_addr=dead), manager
+        )
+    assert set(reply) == {"error"} and "Nothing listens at" in reply["error"], reply
+    assert t.elapsed < 2.5
+    # Bad requests are refused before a job starts (the HTTP layer answers 400).
+    cases = {"": "No service address", "localhost": "host-port pair"}
     for service_addr, fragment in cases.items():
-        with timer() as t:
-            reply = routes.capture_profile_route(
+        with pytest.raises(InvalidArgument, match=fragment):
+            routes.capture_profile_route(
                 str(tmp_path), dict(DIALOG_ARGS, service_addr=service_addr), manager
             )
-        assert set(reply) == {"error"} and fragment in reply["error"], reply
-        assert t.elapsed < 2.5
-    assert routes.capture_profile_route(
-        str(tmp_path), dict(DIALOG_ARGS, service_addr="localhost:1", duration="0"), manager
-    ) == {"error": "INVALID_ARGUMENT: duration_ms must be greater than zero."}
+    with pytest.raises(InvalidArgument, match="^duration must be at least 1, got 0"):
+        routes.capture_profile_route(
+            str(tmp_path), dict(DIALOG_ARGS, service_addr="localhost:1", duration="0"), manager
+        )
     assert files_under(str(tmp_path)) == []
 
 

@@ -35,9 +35,9 @@ def test_a_duration_or_delay_above_the_limit_is_refused_before_anything_starts()
         profiler.check(CaptureParams(LIVE_TARGET, duration_ms=5001))
     with pytest.raises(InvalidArgument, match="the delay asked is 6000 ms"):
         profiler.check(CaptureParams(LIVE_TARGET, options=ProfilerOptions(delay_ms=6000)))
-    # Through the page's route: an error at once, no job started (nothing imports JAX).
+    # Through the page's route: refused at once (HTTP 400), no job started (nothing imports JAX).
     manager = CaptureManager(local=profiler)
     args = {"service_addr": LIVE_TARGET, "duration": "600000"}
-    reply = capture_profile_route("/nonexistent/logdir", args, manager)
-    assert "at most 5000 ms" in reply["error"]
+    with pytest.raises(InvalidArgument, match="at most 5000 ms"):
+        capture_profile_route("/nonexistent/logdir", args, manager)
     assert manager._jobs == {}

@@ -24,7 +24,9 @@ TOKEN = new_token()
 REBOUND = "rebind.attacker.example"
 # A capture that got past every check: the route itself refuses the duration.
 BAD_ARGS = {"service_addr": "127.0.0.1:1", "duration": "x"}
-GOT_THROUGH = {"error": "duration must be an integer, got 'x'."}
+GOT_THROUGH = {
+    "error": {"code": "INVALID_ARGUMENT", "message": "duration must be an integer, got 'x'."}
+}
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +115,7 @@ def test_a_capture_needs_both_tokens_and_a_post(tmp_path):
     assert _code(get) == (405, "METHOD_NOT_ALLOWED") and get.headers["Allow"] == "POST"
     # Both tokens: the capture route runs (and sees only its own parameters).
     response = client.post(f"{url}?token={TOKEN}", data=BAD_ARGS, headers=with_capture_token)
-    assert response.status_code == 200 and json.loads(response.data) == GOT_THROUGH
+    assert response.status_code == 400 and json.loads(response.data) == GOT_THROUGH
     query = f"service_addr=127.0.0.1:1&token={TOKEN}&duration=x"
     response = client.post(f"{url}?{query}", headers=with_capture_token)
     assert json.loads(response.data) == GOT_THROUGH

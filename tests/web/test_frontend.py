@@ -15,12 +15,14 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 
 import pytest
 from capture.capture_fakes import FakeProfiler, FakeServer, files_under
 from conftest import FIXTURES, REPO
 from werkzeug.serving import make_server
 
+from tensorboard_plugin_profile.protobuf import profiler_service_pb2
 from tensorboard_plugin_profile.web.access_token import new_token
 from tensorboard_plugin_profile.web.server import StandaloneApp
 
@@ -128,3 +130,42 @@ def test_pages_of_other_origins_cannot_capture_nor_read(built, tmp_path, access_
         f"plugins/profile/{session}",
         f"plugins/profile/{session}/127.0.0.1_{grpc_server.port}.xplane.pb",
     ]
+
+
+def test_the_capture_dialog_cancels_a_capture_of_a_hanging_server(built, tmp_path):
+    """Issue 24, item 5: a capture of a server that hangs held its place for the whole
+    duration, with no way to stop it from the page. The dialog's Cancel stops it: the
+    profiler sees its call cancelled and nothing reaches the logdir."""
+    seen_cancel: list = []
+    profiler = FakeProfiler()
+
+    def hang(request, context):
+        while context.is_active() and not profiler.release.wait(0.05):
+            pass
+        seen_cancel.append(not context.is_active())
+        return profiler_service_pb2.ProfileResponse(empty_trace=True)
+
+    profiler.profile_handler = hang
+    grpc_server = FakeServer(profiler)
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    server, url = _start(StandaloneApp(str(logdir)))
+    env = {**os.environ, "PROFILE_E2E_URL": url, "PROFILE_HANGING_PROFILER": grpc_server.address}
+    try:
+        result = subprocess.run(
+            ["node", "e2e/capture-cancel.mjs"],
+            cwd=FRONTEND,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        deadline = time.monotonic() + 10
+        while not seen_cancel and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.shutdown()
+        grpc_server.stop()
+    assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    assert len(profiler.requests) == 1 and seen_cancel == [True]
+    assert files_under(str(logdir)) == []

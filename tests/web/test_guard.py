@@ -187,7 +187,9 @@ def _wait_for_port(port: int) -> None:
 
 # --- capture: POST, same origin, token ---------------------------------------------------------
 BAD_ARGS = {"service_addr": "127.0.0.1:1", "duration": "x"}  # refused before any connection
-GOT_THROUGH = {"error": "duration must be an integer, got 'x'."}
+GOT_THROUGH = {
+    "error": {"code": "INVALID_ARGUMENT", "message": "duration must be an integer, got 'x'."}
+}
 
 
 def test_a_capture_by_get_is_refused_as_the_img_attack_sent_it(empty_client):
@@ -195,6 +197,21 @@ def test_a_capture_by_get_is_refused_as_the_img_attack_sent_it(empty_client):
     response = empty_client.get(url)
     assert response.status_code == 405 and response.headers["Allow"] == "POST"
     assert _error(response)["code"] == "METHOD_NOT_ALLOWED"
+
+
+def test_capture_cancel_takes_the_same_guard_as_capture_profile(empty_client):
+    # A page of another site must not stop the user's captures either.
+    url = f"{PREFIX}/capture_cancel"
+    response = empty_client.get(f"{url}?job=x")
+    assert response.status_code == 405 and response.headers["Allow"] == "POST"
+    response = empty_client.post(url, data={"job": "x"})
+    assert response.status_code == 403 and _error(response)["code"] == "FORBIDDEN"
+    headers = {TOKEN_HEADER: _token(empty_client), "Sec-Fetch-Site": "cross-site"}
+    response = empty_client.post(url, data={"job": "x"}, headers=headers)
+    assert response.status_code == 403 and "another origin" in _error(response)["message"]
+    headers["Sec-Fetch-Site"] = "same-origin"
+    response = empty_client.post(url, data={"job": "x"}, headers=headers)
+    assert response.status_code == 404 and _error(response)["code"] == "NOT_FOUND"
 
 
 @pytest.mark.parametrize(
@@ -244,7 +261,7 @@ def test_a_capture_from_another_origin_is_refused_even_with_the_token(empty_clie
 def test_the_page_s_own_capture_gets_through(empty_client, headers):
     headers = {**headers, TOKEN_HEADER: _token(empty_client)}
     response = empty_client.post(f"{PREFIX}/capture_profile", data=BAD_ARGS, headers=headers)
-    assert response.status_code == 200 and json.loads(response.get_data()) == GOT_THROUGH
+    assert response.status_code == 400 and json.loads(response.get_data()) == GOT_THROUGH
     query = "service_addr=127.0.0.1:1&duration=x"  # parameters in the query string also work
     response = empty_client.post(f"{PREFIX}/capture_profile?{query}", headers=headers)
     assert json.loads(response.get_data()) == GOT_THROUGH

@@ -176,5 +176,5 @@ def test_a_capture_needs_post_and_the_token_through_tensorboard(tensorboard_url)
     assert (status, error["code"]) == (403, "FORBIDDEN")
     headers["Sec-Fetch-Site"] = "same-origin"
     bad = b"service_addr=127.0.0.1:1&duration=x"  # gets through the guard, fails before connecting
-    _, _, body = _fetch(f"{base}/capture_profile", data=bad, **headers)
-    assert json.loads(body) == {"error": "duration must be an integer, got 'x'."}
+    status, error = _refusal(f"{base}/capture_profile", bad, **headers)
+    assert (status, error["message"]) == (400, "duration must be an integer, got 'x'.")

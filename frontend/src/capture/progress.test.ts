@@ -14,6 +14,7 @@ describe('capture progress', () => {
     expect(progressText({ phase: 'waiting', expected_end: 10 }, 20)).toBe('Waiting for the profiler to start…');
     expect(progressText({ phase: 'collecting', expected_end: 10 }, 20)).toMatch(/^Collecting/);
     expect(progressText({ phase: 'writing' }, 20)).toMatch(/^Writing/);
+    expect(progressText({ phase: 'cancelling' }, 20)).toBe('Cancelling the capture…');
     expect(progressText({}, 20)).toBe('Capturing…');
   });
 });

@@ -23,6 +23,8 @@ export function progressText(status: CaptureStatus, nowS: number, clockOffsetS =
       return 'Collecting the trace from the profiler server…';
     case 'writing':
       return 'Writing the session into the log directory…';
+    case 'cancelling':
+      return 'Cancelling the capture…';
     default:
       return left > 0 ? `Capturing… ${left} s left` : 'Capturing…';
   }

@@ -3,6 +3,8 @@
  * It starts the capture with `async=1` and polls `capture_status`: a countdown to the server's
  * expected end, then the phase (collecting, writing). A backend without async capture answers
  * the first request when done; the dialog then only counts down from delay + duration.
+ * While a job runs, Cancel stops it (`capture_cancel`): the server cancels the profiler calls
+ * and writes nothing.
  * Fires `pf-captured` (detail: the new session's name, if known) so the shell selects it.
  */
 import { LitElement, css, html, nothing } from 'lit';
@@ -24,7 +26,8 @@ type Status =
   | { kind: 'idle' }
   | { kind: 'running'; text: string }
   | { kind: 'done'; message: string }
-  | { kind: 'failed'; message: string };
+  | { kind: 'failed'; message: string }
+  | { kind: 'cancelled'; message: string };
 
 @customElement('pf-capture-dialog')
 export class CaptureDialog extends LitElement {
@@ -37,6 +40,8 @@ export class CaptureDialog extends LitElement {
   @query('dialog') private dialog!: HTMLDialogElement;
   private timer: ReturnType<typeof setInterval> | undefined;
   private lastStatus: CaptureStatus | null = null;
+  /** The running capture's job id, while it runs: what Cancel stops. */
+  @state() private job: string | null = null;
   private clockOffsetS = 0;
 
   static override styles = [
@@ -132,6 +137,9 @@ export class CaptureDialog extends LitElement {
         background: var(--pf-info-bg);
         color: var(--pf-info-text);
       }
+      .actions .cancel {
+        margin-right: auto;
+      }
     `,
   ];
 
@@ -195,6 +203,7 @@ export class CaptureDialog extends LitElement {
         </details>
         ${this.renderStatus()}
         <div class="actions">
+          ${running && this.job ? html`<button type="button" class="cancel" @click=${this.cancel}>Cancel capture</button>` : nothing}
           <button type="button" @click=${this.close}>${running ? 'Hide' : 'Close'}</button>
           <button type="submit" class="primary" ?disabled=${running}>Capture</button>
         </div>
@@ -240,6 +249,8 @@ export class CaptureDialog extends LitElement {
         return html`<div class="status done" role="status">${status.message}</div>`;
       case 'failed':
         return html`<div class="status failed" role="alert">Failed to capture profile: ${status.message}</div>`;
+      case 'cancelled':
+        return html`<div class="status cancelled" role="status">${status.message}</div>`;
     }
   }
 
@@ -279,14 +290,28 @@ export class CaptureDialog extends LitElement {
     this.startTicker();
     try {
       const reply = await this.api.captureAsync(captureQuery(form));
-      if (reply.job) await this.follow(reply.job, requestedAtS);
+      if (reply.job) {
+        this.job = reply.job;
+        await this.follow(reply.job, requestedAtS);
+      }
       else if (reply.error !== undefined || reply.result === undefined) this.fail(String(reply.error ?? 'The server sent no result.'));
       else this.succeed(String(reply.result));
     } catch {
       this.fail('Could not reach the server.');
     } finally {
+      this.job = null;
       clearInterval(this.timer);
     }
+  }
+
+  /** Asks the server to stop the running job; `follow` then sees it cancelled. */
+  private async cancel(): Promise<void> {
+    const job = this.job;
+    if (!job || this.status.kind !== 'running') return;
+    this.lastStatus = { ...this.lastStatus, phase: 'cancelling' };
+    this.tick();
+    const reply = await this.api.captureCancel(job);
+    if (reply.error !== undefined && reply.state === undefined && this.job === job) this.fail(String(reply.error));
   }
 
   /** Polls `capture_status` until the job is done or failed. */
@@ -296,7 +321,12 @@ export class CaptureDialog extends LitElement {
       const status = await this.api.captureStatus(job);
       if (first && status.started_at !== undefined) this.clockOffsetS = clockOffset(status, requestedAtS);
       first = false;
+      if (this.status.kind !== 'running') return; // cancelled here, or failed to cancel
       if (status.state === 'done') return this.succeed(String(status.result ?? 'Capture done.'), status.session);
+      if (status.state === 'cancelled') {
+        this.status = { kind: 'cancelled', message: 'Capture cancelled: the profiler was told to stop and nothing was written.' };
+        return;
+      }
       if (status.state === 'failed' || (status.error !== undefined && status.state === undefined)) {
         return this.fail(String(status.error ?? 'The capture failed.'));
       }
