@@ -96,6 +96,8 @@ setup(
     extras_require={
         # Per-host work of pod sessions on a Dask cluster (--dask_scheduler, docs/pod_scale.md).
         "dask": ["distributed>=2022.2"],
+        # Profile.sql and `tbprof sql`: read-only SQL over a profile (docs/notebook.md).
+        "sql": ["duckdb>=1.0"],
         "test": [
             "pytest>=7",
             "hypothesis>=6",
@@ -104,6 +106,7 @@ setup(
             "grpcio-tools>=1.48",
             "jax[cpu]",
             "distributed>=2022.2",
+            "duckdb>=1.0",
         ],
     },
     entry_points={

@@ -214,12 +214,15 @@ class Profile:
         report = advise([(f.host, self.service.space(f)) for f in files], self.run, host or "")
         return Advice(self.run, report.framework, list(report.findings))
 
-    def sql(self, query: str, timeout_s: float = 30.0) -> pd.DataFrame:
-        """The answer to one read-only SQL query over the views ``events``, ``steps``,
-        ``op_stats`` and ``kernels`` (DuckDB; ``pip install tensorboard_plugin_profile[sql]``)."""
+    def sql(
+        self, query: str, timeout_s: float = 30.0, max_rows: Optional[int] = None
+    ) -> pd.DataFrame:
+        """The answer to one read-only SQL SELECT over the views ``events``, ``steps``,
+        ``op_stats`` and ``kernels`` of every host, stopped after ``timeout_s`` (DuckDB:
+        ``pip install 'tensorboard_plugin_profile[sql]'``; api/sql.py)."""
         from .sql import run_query
 
-        return run_query(self, query, timeout_s)
+        return run_query(self, query, timeout_s, max_rows)
 
     # --- life, display -----------------------------------------------------------------
     def close(self) -> None:
