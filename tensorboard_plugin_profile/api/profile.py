@@ -80,6 +80,33 @@ class Profile:
     def tools(self) -> list:
         return self.service.run_tools(self.run)
 
+    @property
+    def source_format(self) -> str:
+        """The input format of the run's files (``common/formats.py``: xspace, pytorch...)."""
+        first = self.service.logdir.session(self.run).host_files[0]
+        return str(self.service.space(first).source_format)
+
+    def event_names(self, host: Hosts = None) -> pd.Index:
+        """The distinct event names of the chosen hosts (all by default), sorted."""
+        names: set = set()
+        for _, space in self._spaces(host):
+            for plane in space.planes:
+                names.update(plane.events["name"].cat.categories)
+        return pd.Index(sorted(str(n) for n in names), dtype=object)
+
+    def environment(self) -> dict:
+        """What the overview says of where the profile ran (device type, hosts, tasks...)."""
+        listed = set(self.tools)
+        if "overview_page" in listed:
+            for frame in self.tables("overview_page"):
+                if "device_type" in frame.attrs["properties"]:
+                    return dict(frame.attrs["properties"])
+        if "pytorch_overview" in listed:
+            for frame in self.tables("pytorch_overview", host=self.hosts[0]):
+                if list(frame.columns) == ["property", "value"]:
+                    return dict(zip(frame["property"].tolist(), frame["value"].tolist()))
+        return {}
+
     def with_run(self, run: str) -> Profile:
         """The same profile, another of its runs (sharing the decoded files' cache)."""
         return Profile(self.service, run)

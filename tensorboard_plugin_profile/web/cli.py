@@ -5,6 +5,8 @@
     tbprof advise PATH [--format text|json] [--fail-on critical|warning]
     tbprof convert PATH --tool TOOL [--host H] [--format json|csv] [-o FILE] [cache flags]
     tbprof cache info|clear [--cache_dir DIR]
+    tbprof runs|tools|summary|top-ops|steps|search|sql PATH ... [--format text|json]
+                                                                 (agent_cli.py)
 
 Cache flags (docs/cache.md): --cache_dir DIR, --no_cache, --cache_bytes SIZE,
 --disk_cache_bytes SIZE.
@@ -118,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .advise_cli import add_advise_arguments
 
     add_advise_arguments(commands)
+
+    from .agent_cli import add_agent_arguments
+
+    add_agent_arguments(commands)
 
     cache = commands.add_parser("cache", help="show or clear the disk cache")
     cache.add_argument("action", choices=("info", "clear"))
