@@ -39,6 +39,7 @@ TEST_PACKAGES = [
     "jax[cpu]",
     "distributed",  # the pod tests run a real Dask scheduler and workers
     "duckdb",  # the [sql] extra: Profile.sql, tbprof sql
+    "mcp>=1.10; python_version >= '3.10'",  # the [mcp] extra: tbprof mcp (its tests skip on 3.9)
 ]
 CHROMIUM = "/usr/bin/chromium"
 # The oldest runtime we claim: Python 3.9 with protobuf 4.21 (what old TensorFlow pins).

@@ -98,6 +98,8 @@ setup(
         "dask": ["distributed>=2022.2"],
         # Profile.sql and `tbprof sql`: read-only SQL over a profile (docs/notebook.md).
         "sql": ["duckdb>=1.0"],
+        # `tbprof mcp`: the MCP server for coding agents; the SDK needs Python 3.10+.
+        "mcp": ["mcp>=1.10; python_version >= '3.10'"],
         "test": [
             "pytest>=7",
             "hypothesis>=6",
@@ -107,6 +109,7 @@ setup(
             "jax[cpu]",
             "distributed>=2022.2",
             "duckdb>=1.0",
+            "mcp>=1.10; python_version >= '3.10'",
         ],
     },
     entry_points={
