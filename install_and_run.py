@@ -38,12 +38,15 @@ TEST_PACKAGES = [
     "grpcio-tools>=1.48",
     "jax[cpu]",
     "distributed",  # the pod tests run a real Dask scheduler and workers
+    "duckdb",  # the [sql] extra: Profile.sql, tbprof sql
+    "mcp>=1.10; python_version >= '3.10'",  # the [mcp] extra: tbprof mcp (its tests skip on 3.9)
 ]
 CHROMIUM = "/usr/bin/chromium"
 # The oldest runtime we claim: Python 3.9 with protobuf 4.21 (what old TensorFlow pins).
 OLDEST_VENV = os.path.join(ROOT, ".venv-oldest")
 OLDEST_PACKAGES = [
     "protobuf==4.21.12", "pytest>=7", "hypothesis>=6", "grpcio-tools<1.63", "distributed",
+    "duckdb",
 ]  # fmt: skip
 # mypy is checked on the main interpreter only (mypy 2 cannot run on or target 3.9).
 OLDEST_SKIPPED_TESTS = [

@@ -96,6 +96,10 @@ setup(
     extras_require={
         # Per-host work of pod sessions on a Dask cluster (--dask_scheduler, docs/pod_scale.md).
         "dask": ["distributed>=2022.2"],
+        # Profile.sql and `tbprof sql`: read-only SQL over a profile (docs/notebook.md).
+        "sql": ["duckdb>=1.0"],
+        # `tbprof mcp`: the MCP server for coding agents; the SDK needs Python 3.10+.
+        "mcp": ["mcp>=1.10; python_version >= '3.10'"],
         "test": [
             "pytest>=7",
             "hypothesis>=6",
@@ -104,6 +108,8 @@ setup(
             "grpcio-tools>=1.48",
             "jax[cpu]",
             "distributed>=2022.2",
+            "duckdb>=1.0",
+            "mcp>=1.10; python_version >= '3.10'",
         ],
     },
     entry_points={

@@ -28,6 +28,7 @@ STAGES = [
     {"tools"},
     {"pod"},
     {"service"},
+    {"api"},
     {"web"},
     {"__main__"},
 ]

@@ -5,6 +5,9 @@
     tbprof advise PATH [--format text|json] [--fail-on critical|warning]
     tbprof convert PATH --tool TOOL [--host H] [--format json|csv] [-o FILE] [cache flags]
     tbprof cache info|clear [--cache_dir DIR]
+    tbprof runs|tools|summary|top-ops|steps|search|sql PATH ... [--format text|json]
+                                                                 (agent_cli.py)
+    tbprof mcp --logdir DIR                  the MCP server for coding agents (mcp_server.py)
 
 Cache flags (docs/cache.md): --cache_dir DIR, --no_cache, --cache_bytes SIZE,
 --disk_cache_bytes SIZE.
@@ -119,6 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_advise_arguments(commands)
 
+    from .agent_cli import add_agent_arguments
+
+    add_agent_arguments(commands)
+
+    from .mcp_server import add_mcp_arguments
+
+    add_mcp_arguments(commands)
+
     cache = commands.add_parser("cache", help="show or clear the disk cache")
     cache.add_argument("action", choices=("info", "clear"))
     cache.add_argument("--cache_dir", default=None, help="default: TBPROF_CACHE_DIR or ~/.cache/…")
@@ -136,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[list] = None) -> int:
     args = build_parser().parse_args(argv)
     level = logging.INFO if args.verbose or args.command == "serve" else logging.WARNING
+    # stdout is the protocol's channel under ``mcp``: logs go to stderr, as everywhere.
     logging.basicConfig(level=level, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     try:
         return int(args.func(args) or 0)
