@@ -14,9 +14,11 @@ Usage::
 
 CSV cells are safe to open in a spreadsheet: a text cell starting with ``= + - @``,
 TAB or CR gets a leading ``'`` (OWASP's advice against formula injection); numbers
-stay numbers, integers are written without ``.0``, and a number column labelled
-``(%)`` (which, as upstream, holds a fraction in the JSON) is written in percent so
-that the header and the values agree. Non-finite numbers become empty cells.
+stay numbers, integers are written without ``.0``, and the columns labelled ``(%)`` that
+hold a fraction in the JSON, as upstream's do (``FRACTION_COLUMNS``: TF stats, HLO stats,
+the overview's top ops), are written in percent so that the header and the values agree;
+our own ``(%)`` columns (PyTorch views, op trees) already hold percent and stay as they are.
+Non-finite numbers become empty cells.
 """
 
 from __future__ import annotations
@@ -99,6 +101,19 @@ def dumps(obj: Any) -> str:
 
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _PERCENT_LABEL = "(%)"
+# Column ids whose "(%)" values are fractions (0.31 for 31 %), as upstream writes them.
+FRACTION_COLUMNS = frozenset(
+    {
+        "device_total_self_time_percent",
+        "device_cumulative_total_self_time_percent",
+        "host_total_self_time_percent",
+        "Host_cumulative_total_self_time_percent",
+        "total_self_time_percent",
+        "cumulative_total_self_time_percent",
+        "selfTimePercent",
+        "cumulativeTimePercent",
+    }
+)
 
 
 def to_csv(table: Mapping[str, Any]) -> str:
@@ -108,7 +123,10 @@ def to_csv(table: Mapping[str, Any]) -> str:
     cols = table.get("cols", [])
     labels = [str(c.get("label") or c.get("id", "")) for c in cols]
     writer.writerow([csv_text(label) for label in labels])
-    scales = [100 if label.endswith(_PERCENT_LABEL) else 1 for label in labels]
+    scales = [
+        100 if label.endswith(_PERCENT_LABEL) and c.get("id") in FRACTION_COLUMNS else 1
+        for label, c in zip(labels, cols)
+    ]
     for row in table.get("rows", []):
         cells = row.get("c", []) if isinstance(row, dict) else []
         values = [csv_cell(c.get("v") if c else None, scale) for c, scale in zip(cells, scales)]

@@ -5,8 +5,11 @@ from __future__ import annotations
 import csv
 import io
 
+from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from tensorboard_plugin_profile.service import ProfileService
 
 from tensorboard_plugin_profile.tools.datatable import (
     Column,
@@ -68,7 +71,7 @@ def test_csv_never_starts_a_formula_but_keeps_numbers():
     cols = [
         Column("name", "=Name", "string"),
         Column("time", "Time (us)", "number"),
-        Column("share", "Share (%)", "number"),
+        Column("total_self_time_percent", "Share (%)", "number"),
     ]
     names = ['=HYPERLINK("http://x")', "+1", "-2", "@SUM(A1)", "\tx", "\rx", "plain", "a=b"]
     rows = [[n, -3.5, 0.31] for n in names] + [["x", float("nan"), float("inf")], ["y", 5, 1]]
@@ -78,6 +81,28 @@ def test_csv_never_starts_a_formula_but_keeps_numbers():
     assert parsed[1][1:] == ["-3.5", "31"]  # a negative number stays a number; in percent
     assert parsed[9] == ["x", "", ""]  # non-finite numbers are left empty
     assert parsed[10] == ["y", "5", "100"]
+
+
+def test_csv_percent_columns_that_already_hold_percent_stay_as_they_are():
+    """Only upstream's fraction columns are scaled: a PyTorch kernel share of 100 % and an op
+    tree's total time in percent were written 100x too large (10000) before."""
+    for tool, fixture in (("pytorch_kernels", "pytorch_amd_mi250"), ("op_types", "tf_keras_fit")):
+        service = ProfileService(str(FIXTURES / fixture))
+        run = service.runs()[0]
+        answer = service.tool_data(run, tool).json()
+        tables = answer if isinstance(answer, list) else [answer]
+        index, table, column = next(
+            (i, t, k)
+            for i, t in enumerate(tables)
+            for k, c in enumerate(t.get("cols", []))
+            if c["label"].endswith("(%)")
+        )
+        _, text = service.tool_csv(run, tool, params={"table": str(index)})
+        parsed = list(csv.reader(io.StringIO(text, newline="")))
+        json_values = [r["c"][column]["v"] for r in table["rows"]]
+        assert max(json_values) == 100.0  # percent in the JSON...
+        assert max(float(r[column]) for r in parsed[1:] if r[column]) == 100.0  # ...and in CSV
+        service.close()
 
 
 def test_number_formats():
