@@ -1,6 +1,6 @@
 """The disk cache never serves what it did not write: damaged headers, swapped references,
-entries truncated under a reader, FIFOs and links at entry paths, and headers too deep to
-parse (docs/security.md)."""
+a profile replaced under the same size and mtime, entries truncated under a reader, FIFOs
+and links at entry paths, and headers too deep to parse (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ import zlib
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, host_files
 
 from tensorboard_plugin_profile.service import ProfileService
+from tensorboard_plugin_profile.store import safe_open
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
 from tensorboard_plugin_profile.store.cache_entry import FORMAT_VERSION, MAGIC
 from tensorboard_plugin_profile.store.disk_cache import DiskCache
@@ -149,6 +150,69 @@ def test_swapped_references_in_a_space_entry_change_no_answer(tmp_path):
     third = _service(logdir, cache)  # and the entry was written again, whole
     assert _body(third.tool_data(run, "hlo_stats")) == good["hlo_stats"]
     assert third.spaces.decodes == 0
+
+
+# --- 8: a profile replaced under the same size and mtime ---------------------------------
+def _same_size_other_content(data: bytes) -> bytes:
+    changed = data.replace(b"train_step", b"train_stop")
+    assert len(changed) == len(data) and changed != data
+    return changed
+
+
+@pytest.mark.parametrize("how", ["rewritten in place", "renamed over"])
+def test_a_profile_replaced_under_the_same_size_and_mtime_is_not_served_its_old_entries(
+    tmp_path, how
+):
+    session = tmp_path / "logs" / "plugins" / "profile" / "s1"
+    session.mkdir(parents=True)
+    target = session / "vm.xplane.pb"
+    original = host_files("jax_cpu_train")[0].read_bytes()
+    target.write_bytes(original)
+    cache = tmp_path / "cache"
+    tools = ("overview_page", "hlo_stats", "op_profile")
+    first = _service(tmp_path / "logs", cache)
+    before = {tool: _body(first.tool_data("s1", tool)) for tool in tools}
+    first.close()
+
+    st = os.stat(target)
+    replacement = _same_size_other_content(original)
+    if how == "rewritten in place":
+        with open(target, "r+b") as f:
+            f.write(replacement)
+    else:
+        (session / "new.tmp").write_bytes(replacement)
+        os.replace(session / "new.tmp", target)
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    now = os.stat(target)
+    assert (now.st_size, now.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+    safe_open.forget_fingerprints()  # a restarted server remembers nothing
+    second = _service(tmp_path / "logs", cache)
+    after = {tool: _body(second.tool_data("s1", tool)) for tool in tools}
+    assert second.spaces.decodes == 1
+    fresh = ProfileService(str(tmp_path / "logs"), config=CacheConfig(disk_dir=None))
+    assert after == {tool: _body(fresh.tool_data("s1", tool)) for tool in tools}
+    assert after["hlo_stats"] != before["hlo_stats"]
+
+
+def test_the_key_holds_a_fingerprint_of_the_first_and_last_64_kib(tmp_path):
+    path = tmp_path / "vm.xplane.pb"
+    head, middle, tail = os.urandom(1 << 16), os.urandom(1 << 18), os.urandom(1 << 16)
+    prints = []
+    for data in (
+        head + middle + tail,
+        head + bytes(len(middle)) + tail,
+        b"x" + head[1:] + middle + tail,
+    ):
+        path.write_bytes(data)
+        with open(path, "rb") as f:
+            prints.append(safe_open.content_fingerprint(f, len(data)))
+    same, other = prints[0] == prints[1], prints[0] != prints[2]
+    assert same and other  # the middle is not read (cheap); the ends are
+    last = head + middle + tail[:-1] + b"x"
+    path.write_bytes(last)
+    with open(path, "rb") as f:
+        assert safe_open.content_fingerprint(f, len(last)) != prints[0]
 
 
 def test_an_entry_larger_than_the_cap_is_neither_written_nor_read(tmp_path):
