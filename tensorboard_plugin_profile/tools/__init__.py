@@ -85,6 +85,10 @@ class Tool:
     # Whether ``reduce`` answers from per-host summaries (XSpace sessions of several hosts:
     # the pod map, docs/pod_scale.md); ``convert`` then gives the same bytes from Spaces.
     from_summaries: bool = False
+    # Whether answers are kept in the disk cache too, or only in memory: a tool whose
+    # parameters take endless values (trace windows) would otherwise write an entry for
+    # every request, while it answers one from memory in milliseconds anyway.
+    disk_cached: bool = True
 
     def relevant_params(self, params: Mapping[str, str]) -> dict:
         """The subset of ``params`` this tool reads, without empty values."""
@@ -208,6 +212,7 @@ _REGISTERED = (
         HOSTS_TRACE,
         listed_for=_any_format,
         params=TRACE_QUERY_PARAMS,
+        disk_cached=False,
     ),
     Tool(
         "graph_viewer",

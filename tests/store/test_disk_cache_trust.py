@@ -390,3 +390,19 @@ def test_a_header_of_the_wrong_shape_is_a_miss(tmp_path, header):
     with open(path, "wb") as f:
         f.write(_forged_result(header % FORMAT_VERSION, b"{}"))
     assert disk.load_bytes("result", ["k"]) is None
+
+
+# --- 10: trace windows stay in memory ---------------------------------------------------
+def test_trace_windows_searches_and_details_write_no_disk_entry(tmp_path):
+    cache = tmp_path / "cache"
+    service = _service(FIXTURES / "jax_cpu_train", cache)
+    run = service.runs()[0]
+    _body(service.tool_data(run, "overview_page"))
+    before = _entries(cache, "result")
+    assert len(before) == 1  # the overview's
+    queries = [{"start_time_ms": str(i / 10), "end_time_ms": "90"} for i in range(40)]
+    queries += [{"search": "fusion"}, {"search": "dot", "max_results": "5"}, {"details": "3"}]
+    answers = [_body(service.tool_data(run, "trace_viewer@", params=q)) for q in queries]
+    assert _entries(cache, "result") == before
+    # Asked again, the answers come from memory: the same bytes.
+    assert [_body(service.tool_data(run, "trace_viewer@", params=q)) for q in queries] == answers
