@@ -169,7 +169,9 @@ class ProfileService:
         relevant = tool.relevant_params(params or {})
         key: tuple = ("tool", code_fingerprint(), tool.name, tuple(sorted(relevant.items())))
         key += tuple(f.key for f in selected)
-        return self._cached_result(key, lambda: self._convert(run, tool, selected, relevant))
+        return self._cached_result(
+            key, lambda: self._convert(run, tool, selected, relevant), on_disk=tool.disk_cached
+        )
 
     def _convert(self, run: str, tool: Any, selected: list, params: dict) -> Any:
         if tool.from_summaries and len(selected) > 1 and _all_xspace(selected):
@@ -235,16 +237,20 @@ class ProfileService:
         """While a tool computes, the disk cache holds back its background stores."""
         return self.disk.busy() if self.disk is not None else contextlib.nullcontext()
 
-    def _cached_result(self, key: tuple, compute: Callable[[], Any]) -> ToolResult:
-        """A result from memory, else from disk, else computed (and then kept in both)."""
+    def _cached_result(
+        self, key: tuple, compute: Callable[[], Any], on_disk: bool = True
+    ) -> ToolResult:
+        """A result from memory, else from disk, else computed (and then kept in both;
+        only in memory unless ``on_disk``)."""
+        disk = self.disk if on_disk else None
 
         def load_or_compute() -> Any:
-            stored = self.disk.load_bytes("result", key) if self.disk is not None else None
+            stored = disk.load_bytes("result", key) if disk is not None else None
             if stored is not None:
                 return _from_disk(*stored)
             result = compute()
-            if self.disk is not None:
-                _to_disk(self.disk, key, result)
+            if disk is not None:
+                _to_disk(disk, key, result)
             return result
 
         result = self.cache.get_or_compute(key, load_or_compute, size_of=_result_size)

@@ -1,20 +1,15 @@
 """A cache directory that survives restarts: tool results and decoded profiles.
 
-Each entry is one file, ``<root>/v<FORMAT>/<kind>-<sha256 of key>.bin``::
-
-    b"TBPROFC1" | header length (uint64 LE) | header JSON | payload (64-byte aligned arrays)
-
-The header repeats the full key (a reader checks it, so a hash collision or an
-entry of another version is a miss), the payload's length and CRC-32, and the
-layout of its arrays. Keys name the file by (path, size, mtime) and the code
-that produced the value (``code_fingerprint``), so a changed profile or an
-upgraded plugin never reads an old entry. Writes go to a temporary file that is
-renamed into place, so readers see a whole entry or none, and two servers can
-share one directory without locks. Anything that does not verify is ignored
-(and later overwritten); nothing is unpickled (see ``frames_codec``).
-
-Large payloads are memory-mapped copy-on-write: pages come from the OS page
-cache when touched and columns stay writable without touching the file.
+Each entry is one file, ``<root>/v<FORMAT>/<kind>-<sha256 of key>.bin``, in the format
+of ``cache_entry``: a checksum over the whole entry, the full key (a reader checks it,
+so a hash collision or an entry of another version is a miss), and the payload's
+arrays, read into memory (never mapped) from regular files only. Keys name a profile
+by its identity and content (``logdir.HostFile.key``) and the code that produced the
+value (``code_fingerprint``), so a changed profile or an upgraded plugin never reads
+an old entry. Writes go to a temporary file that is renamed into place, so readers see
+a whole entry or none, and two servers can share one directory without locks.
+Anything that does not verify or does not rebuild is a miss: logged once, recomputed
+and overwritten, never served; nothing is unpickled (see ``frames_codec``).
 
 The directory is kept under ``max_bytes`` by deleting the least recently used
 entries (by mtime, refreshed on every hit). Only a directory that is ours is
@@ -36,26 +31,22 @@ import functools
 import hashlib
 import json
 import logging
-import mmap
 import os
-import struct
 import tempfile
 import threading
 import time
-import zlib
 from typing import Any, Optional
 
 import numpy as np
 
-from . import cache_dir, frames_codec
+from . import cache_dir, cache_entry, frames_codec
+from .cache_entry import FORMAT_VERSION
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
-MAGIC = b"TBPROFC1"
 DEFAULT_MAX_BYTES = 10 << 30
-_ALIGN = 64
-_MMAP_MIN_BYTES = 16 << 20  # smaller payloads are read into memory
+# Entries that failed to verify, logged once each (bounded: a stream of them cannot grow it).
+_MAX_BAD_LOGGED = 1024
 _STALE_TEMP_S = 3600.0
 # A background store waits until no request has been computing for this long (the next
 # request of a page usually follows its previous answer within milliseconds), but never
@@ -112,6 +103,7 @@ class DiskCache:
         self._last_busy = 0.0  # when the last of them ended (time.monotonic)
         self._hurry = False  # ``flush``, or the interpreter exiting: store now
         self._claimed: Optional[bool] = None  # is the root ours (``cache_dir.claim``)
+        self._bad_logged: set = set()  # entries that did not verify, already logged
         _hurry_at_exit(self)
 
     def usable(self) -> bool:
@@ -139,6 +131,9 @@ class DiskCache:
         if entry is None:
             return None
         header, arrays = entry
+        if header["tree"] != {"$a": 0} or len(arrays) != 1 or arrays[0].dtype != np.uint8:
+            self._drop(kind, key, "not a stored answer")
+            return None
         return header["meta"], arrays[0].tobytes()
 
     def store_value(self, kind: str, key: Any, value: Any) -> bool:
@@ -185,8 +180,10 @@ class DiskCache:
         header, arrays = entry
         try:
             return frames_codec.decode(header["tree"], arrays)
-        except (frames_codec.Stale, KeyError, TypeError, ValueError, IndexError) as e:
-            logger.info("ignoring cache entry %s: %s", self.path_of(kind, key), e)
+        except Exception as e:  # noqa: BLE001 - any tree that does not rebuild is a miss
+            # The checksum rules out damage; what is left is a tree of other code (Stale)
+            # or one written by hand: too deep (RecursionError), the wrong types, ...
+            self._drop(kind, key, f"{type(e).__name__}: {e}")
             return None
 
     def flush(self) -> None:
@@ -271,15 +268,13 @@ class DiskCache:
 
     # --- the file format ---------------------------------------------------
     def _write(self, kind: str, key: Any, header: dict, arrays: list) -> bool:
-        layout, offset = [], 0
-        for array in arrays:
-            offset = _aligned(offset)
-            layout.append([offset, array.dtype.str, list(array.shape)])
-            offset += array.nbytes
+        layout, offset = cache_entry.layout_of(arrays)
         header = dict(header, format=FORMAT_VERSION, key=_key_json(key), arrays=layout)
         header["payload_bytes"] = offset
-        header["crc32"] = _crc32_of(arrays, layout)
         path = self.path_of(kind, key)
+        if offset > self.max_bytes:  # it would evict all others, and readers refuse it
+            logger.info("not caching %s on disk: %d bytes, over the cap", kind, offset)
+            return False
         if not self._claim():
             return False
         try:
@@ -287,7 +282,11 @@ class DiskCache:
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.dir)
             try:
                 with os.fdopen(fd, "wb") as f:
-                    _write_file(f, header, arrays, layout)
+                    written = cache_entry.write(f, header, arrays)
+                if written > self.max_bytes:  # the header tipped it over
+                    logger.info("not caching %s on disk: %d bytes, over the cap", kind, written)
+                    _remove(tmp)
+                    return False
                 os.replace(tmp, path)
             except BaseException:
                 _remove(tmp)
@@ -297,32 +296,38 @@ class DiskCache:
                 logger.warning("cannot write the disk cache in %s: %s", self.dir, e)
                 self._warned = True
             return False
+        self._bad_logged.discard(path)
         self.prune()
         return True
 
     def _read(self, kind: str, key: Any) -> Optional[tuple]:
+        """(header, arrays) of a verified entry, or None (absent, or dropped and logged)."""
         path = self.path_of(kind, key)
         try:
-            with open(path, "rb") as f:
-                header, payload = _read_file(f)
-            if header.get("key") != _key_json(key):
-                return None  # another key with the same hash, or another version
-            arrays = [
-                np.frombuffer(
-                    payload, dtype=np.dtype(dtype), count=_count(shape), offset=offset
-                ).reshape(shape)
-                for offset, dtype, shape in header["arrays"]
-            ]
+            header, arrays = cache_entry.read(path, self.max_bytes)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            logger.info("ignoring cache entry %s: %s", path, e)
+        except Exception as e:  # noqa: BLE001 - bytes on disk are input: a failure is a miss
+            self._drop(kind, key, f"{type(e).__name__}: {e}")
             return None
+        if header["key"] != _key_json(key):
+            return None  # another key with the same hash, or another version
         try:
             os.utime(path)  # the LRU clock
         except OSError:
             pass
         return header, arrays
+
+    def _drop(self, kind: str, key: Any, reason: str) -> None:
+        """An entry that did not verify: not used (the caller recomputes and overwrites
+        it); logged once per entry."""
+        path = self.path_of(kind, key)
+        if path in self._bad_logged:
+            return
+        if len(self._bad_logged) >= _MAX_BAD_LOGGED:
+            self._bad_logged.clear()
+        self._bad_logged.add(path)
+        logger.warning("ignoring disk cache entry %s, it will be recomputed: %s", path, reason)
 
 
 # Caches whose held-back stores are written at once when the interpreter exits (Ctrl-C on a
@@ -349,61 +354,6 @@ def _hurry_all() -> None:
 
 def _key_json(key: Any) -> str:
     return json.dumps(key, separators=(",", ":"), sort_keys=True, default=str)
-
-
-def _aligned(offset: int) -> int:
-    return -(-offset // _ALIGN) * _ALIGN
-
-
-def _count(shape: list) -> int:
-    return int(np.prod(shape, dtype=np.int64)) if shape else 1
-
-
-def _crc32_of(arrays: list, layout: list) -> int:
-    crc, position = 0, 0
-    for array, (offset, _, _) in zip(arrays, layout):
-        crc = zlib.crc32(bytes(offset - position), crc)
-        crc = zlib.crc32(memoryview(array).cast("B"), crc)
-        position = offset + array.nbytes
-    return crc
-
-
-def _write_file(f: Any, header: dict, arrays: list, layout: list) -> None:
-    head = json.dumps(header, separators=(",", ":")).encode()
-    prefix = MAGIC + struct.pack("<Q", len(head)) + head
-    f.write(prefix + bytes(_aligned(len(prefix)) - len(prefix)))
-    position = 0
-    for array, (offset, _, _) in zip(arrays, layout):
-        f.write(bytes(offset - position))
-        f.write(memoryview(array).cast("B"))
-        position = offset + array.nbytes
-
-
-def _read_file(f: Any) -> tuple:
-    """(header, payload buffer) of an entry; ValueError when it does not verify."""
-    start = f.read(len(MAGIC) + 8)
-    if len(start) != len(MAGIC) + 8 or start[: len(MAGIC)] != MAGIC:
-        raise ValueError("not a cache entry")
-    (head_len,) = struct.unpack("<Q", start[len(MAGIC) :])
-    if head_len > 1 << 30:
-        raise ValueError("implausible header length")
-    header = json.loads(f.read(head_len))
-    if header.get("format") != FORMAT_VERSION:
-        raise ValueError(f"format {header.get('format')}")
-    base = _aligned(len(MAGIC) + 8 + head_len)
-    size = os.fstat(f.fileno()).st_size
-    if size != base + header["payload_bytes"]:
-        raise ValueError("truncated or padded")
-    payload: Any
-    if header["payload_bytes"] >= _MMAP_MIN_BYTES:
-        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
-        payload = memoryview(mapped)[base:]
-    else:
-        f.seek(base)
-        payload = bytearray(f.read())
-    if zlib.crc32(payload) != header["crc32"]:
-        raise ValueError("checksum mismatch")
-    return header, payload
 
 
 def _remove(path: str) -> int:

@@ -6,7 +6,7 @@ JSON, the arrays are raw little-endian buffers, and decoding only ever builds
 numpy arrays, pandas containers, builtin values and dataclasses defined in
 this package. It is generic over what the decoder puts in a ``Space``:
 
-- numpy arrays of any numeric/bool dtype (kept as is, so they can be mmapped; the
+- numpy arrays of any numeric/bool dtype (kept as is, so they load as they were; the
   mostly-empty columns of ``memsize.sparse_values`` as their present rows, and loaded
   as such again);
 - pandas nullable integer/float/boolean arrays (values + mask; mostly-missing

@@ -3,7 +3,7 @@
 Two kinds of work run here, both one host per task:
 
 - ``decode_to_disk``: a worker decodes one profile and writes the decoded Space as a disk
-  cache entry; the parent then loads that entry (memory-mapped).
+  cache entry; the parent then reads that entry.
 - ``map``: any module-level function over a list of items (``pod/``: one host's summary
   each), at most ``workers`` at a time, so at most that many hosts' transient memory
   exists at once; the small results come back through the pipe.

@@ -41,7 +41,7 @@ from typing import IO, Any, Callable, Optional
 from ..common.errors import InvalidArgument, NotFound, PermissionDenied
 from ..common.formats import NAMED_FILES, SESSION_FOLDERS, InputFormat
 from . import formats
-from .safe_open import inside, open_host_file, read_host_file
+from .safe_open import identity_of, inside, open_host_file, read_host_file
 
 logger = logging.getLogger(__name__)
 
@@ -61,11 +61,21 @@ class HostFile:
     size: int
     mtime_ns: int
     logdir_real: str = ""  # the logdir's real path: what reading it must stay inside
+    inode: int = 0  # as listed, with ctime_ns: tells whether it was fingerprinted already
+    ctime_ns: int = 0
 
     @property
     def key(self) -> tuple:
-        """Identity of the file's content for caches."""
-        return (self.path, self.size, self.mtime_ns)
+        """Identity of the file's content for caches: path, size, mtime, and of the file
+        opened now its inode, ctime and a fingerprint of its first and last 64 KiB.
+
+        Size and mtime alone let a file replaced by another of the same size and mtime
+        (a copy that keeps times, ``os.utime``) be answered from the old file's entries
+        after a restart. Any replacement changes the ctime (only the clock sets it) and
+        a rename the inode; the fingerprint covers file systems whose ctimes or inodes
+        are not kept, and edits in a file's ends. It is read once per listed identity.
+        """
+        return (self.path, self.size, self.mtime_ns) + identity_of(self)
 
     @property
     def name(self) -> str:
@@ -279,8 +289,7 @@ class LogDir:
                     self._skipped.append((rel, reason))
                 logger.warning("skipping %s: %s", path, reason)
                 continue
-            st = os.stat(path)
-            files.append(HostFile(parsed.host, path, st.st_size, st.st_mtime_ns, self._root_real))
+            files.append(self._host_file(parsed.host, path, os.stat(path)))
         return sorted(files, key=lambda f: f.host)
 
     def _unreadable(self, path: str, input_format: InputFormat) -> Optional[str]:
@@ -315,10 +324,13 @@ class LogDir:
                 continue
             if not entry.is_file():
                 continue
-            files.append(
-                HostFile(parsed.host, entry.path, st.st_size, st.st_mtime_ns, self._root_real)
-            )
+            files.append(self._host_file(parsed.host, entry.path, st))
         return sorted(files, key=lambda f: f.host)
+
+    def _host_file(self, host: str, path: str, st: os.stat_result) -> HostFile:
+        return HostFile(
+            host, path, st.st_size, st.st_mtime_ns, self._root_real, st.st_ino, st.st_ctime_ns
+        )
 
     def diagnose(self) -> Diagnosis:
         """Explains an empty result: what is under the logdir and why it was skipped."""

@@ -6,16 +6,22 @@ what it opened: the real path *now* must be inside the logdir and be the very fi
 was opened (device and inode). Opens are non-blocking and take regular files only, so a
 FIFO or a device cannot stall a request; every failure is a typed error (docs/security.md).
 
+What identifies a host file's content for the caches is read here too (``identity_of``):
+its inode and ctime as opened, and a hash of its first and last 64 KiB.
+
 Usage::
 
     data = read_host_file(host_file)            # a listed ``logdir.HostFile``
     with open_inside(root_real, path) as f: ...
+    inode, ctime_ns, fingerprint = identity_of(host_file)
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+import threading
 from typing import IO, Any, Callable
 
 from ..common.errors import NotFound, PermissionDenied
@@ -109,3 +115,56 @@ def _read_error(name: str, error: OSError) -> Exception:
     if isinstance(error, PermissionError):
         return PermissionDenied(f"Profile file {name} cannot be read: permission denied.")
     return NotFound(f"Profile file {name} cannot be read: {error.strerror or 'I/O error'}.")
+
+
+# What fingerprinting read, per listed (path, size, mtime, inode, ctime); bounded.
+_IDENTITIES: dict = {}
+_IDENTITIES_LOCK = threading.Lock()
+_MAX_IDENTITIES = 4096
+FINGERPRINT_BYTES = 64 << 10  # read at each end of a file
+
+
+def identity_of(host_file: Any) -> tuple:
+    """(inode, ctime_ns, content fingerprint) of a listed host file as opened now, for
+    ``HostFile.key``; read once per listed (path, size, mtime, inode, ctime)."""
+    f = host_file
+    listed = (f.path, f.size, f.mtime_ns, f.inode, f.ctime_ns)
+    with _IDENTITIES_LOCK:
+        known = _IDENTITIES.get(listed)
+    if known is not None:
+        return known
+
+    def identify(opened: IO[bytes]) -> tuple:
+        st = os.fstat(opened.fileno())
+        if (st.st_size, st.st_mtime_ns) != (host_file.size, host_file.mtime_ns):
+            raise NotFound(
+                f"Profile file {host_file.name} changed while it was opened; reload the page."
+            )
+        return (st.st_ino, st.st_ctime_ns, content_fingerprint(opened, st.st_size))
+
+    found = read_host_file(host_file, identify)  # checked open: never outside the logdir
+    with _IDENTITIES_LOCK:
+        if len(_IDENTITIES) >= _MAX_IDENTITIES:
+            del _IDENTITIES[next(iter(_IDENTITIES))]  # the oldest
+        _IDENTITIES[listed] = found
+    return found
+
+
+def content_fingerprint(f: IO[bytes], size: int) -> str:
+    """A hash of a file's size and its first and last ``FINGERPRINT_BYTES``: cheap (two
+    reads, whatever the size) and different for another file of the same size and
+    times, unless the two differ only in the middle."""
+    digest = hashlib.blake2b(str(size).encode(), digest_size=16)
+    f.seek(0)
+    digest.update(f.read(min(size, FINGERPRINT_BYTES)))
+    tail = max(FINGERPRINT_BYTES, size - FINGERPRINT_BYTES)
+    if tail < size:
+        f.seek(tail)
+        digest.update(f.read(size - tail))
+    return digest.hexdigest()
+
+
+def forget_fingerprints() -> None:
+    """Forgets what was fingerprinted, as a restarted process would (tests)."""
+    with _IDENTITIES_LOCK:
+        _IDENTITIES.clear()

@@ -1,7 +1,7 @@
 """Decoded Spaces for the service: memory cache, then disk cache, then a decode.
 
 A Space is looked up in the in-memory byte-budget cache, then in the disk
-cache (memory-mapped load), and only then decoded: in-process for one host,
+cache (read back and verified), and only then decoded: in-process for one host,
 in worker processes (``host_pool``) when several hosts of a request need
 decoding and a disk cache exists for the workers to hand their results over.
 Every freshly decoded Space is written to the disk cache (in the background).

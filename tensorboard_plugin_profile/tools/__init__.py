@@ -91,6 +91,10 @@ class Tool:
     # Whether ``convert`` reads one compiled program (``module_name``) of one host: a pod
     # session then decodes only the first host whose summary lists it.
     reads_one_module: bool = False
+    # Whether answers are kept in the disk cache too, or only in memory: a tool whose
+    # parameters take endless values (trace windows) would otherwise write an entry for
+    # every request, while it answers one from memory in milliseconds anyway.
+    disk_cached: bool = True
 
     def relevant_params(self, params: Mapping[str, str]) -> dict:
         """The subset of ``params`` this tool reads, without empty values."""
@@ -217,6 +221,7 @@ _REGISTERED = (
         HOSTS_TRACE,
         listed_for=_any_format,
         params=TRACE_QUERY_PARAMS,
+        disk_cached=False,
     ),
     Tool(
         "graph_viewer",

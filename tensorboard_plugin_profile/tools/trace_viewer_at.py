@@ -21,6 +21,7 @@ import numpy as np
 from ..analysis.trace import counters, trace_search, trace_window
 from ..analysis.trace.trace_index import TraceIndex, TracePlane, build_index
 from ..common import json_out
+from ..common.errors import InvalidArgument
 from ..common.memo import memoized
 from ..common.params import float_param, int_list_param, int_param
 from ..preprocessing.preprocess import preprocess
@@ -29,6 +30,13 @@ from .trace_viewer import trace_planes
 
 DEFAULT_RESOLUTION = 2000
 DEFAULT_MAX_RESULTS = 1000
+# The most a request may ask for. Each item costs a few Python numbers while the answer
+# is built and ~35 bytes of JSON: for max_events=100000000 a 4.2M-event trace answered
+# 134 MB and peaked ~650 MB higher than with the default; at this maximum, 32 MB and no
+# higher peak (docs/trace_viewer.md).
+MAX_EVENTS_LIMIT = 1_000_000
+MAX_FLOWS_LIMIT = 200_000
+MAX_RESULTS_LIMIT = 100_000
 WINDOW_PARAMS = ("start_time_ms", "end_time_ms", "resolution", "pids", "tids", "max_events")
 
 
@@ -106,8 +114,8 @@ def window_json(index: TraceIndex, params: Mapping[str, str]) -> dict:
         end_ps,
         pixel_ps,
         rows=selected_rows(index, params),
-        max_events=max(int_param(params, "max_events", trace_window.DEFAULT_MAX_EVENTS), 0),
-        max_flows=max(int_param(params, "max_flows", trace_window.DEFAULT_MAX_FLOWS), 0),
+        max_events=_cap(params, "max_events", trace_window.DEFAULT_MAX_EVENTS, MAX_EVENTS_LIMIT),
+        max_flows=_cap(params, "max_flows", trace_window.DEFAULT_MAX_FLOWS, MAX_FLOWS_LIMIT),
     )
     origin_ns = start_ps // 1000
     rows, flows = _rows_and_flows(index, items, origin_ns * 1000)
@@ -131,6 +139,18 @@ def window_json(index: TraceIndex, params: Mapping[str, str]) -> dict:
         "flows_truncated": items.flows_truncated,
         "hint": _hint(items),
     }
+
+
+def _cap(params: Mapping[str, str], name: str, default: int, limit: int) -> int:
+    """A cap on the items of an answer (negative = 0); above ``limit`` a clear 400."""
+    value = max(int_param(params, name, default), 0)
+    if value > limit:
+        raise InvalidArgument(
+            f"Parameter {name!r} must be at most {limit:,}, not {value:,}: larger answers "
+            "take hundreds of MB to build. Zoom in, choose fewer rows (pids, tids) or a "
+            "narrower search."
+        )
+    return value
 
 
 def _hint(items: trace_window.WindowItems) -> str:
@@ -200,7 +220,7 @@ def search_json(index: TraceIndex, params: Mapping[str, str]) -> dict:
     else:
         matcher = trace_search.substring_matcher(text)
     found = trace_search.search_positions(index, matcher, selected_rows(index, params))
-    limit = max(int_param(params, "max_results", DEFAULT_MAX_RESULTS), 0)
+    limit = _cap(params, "max_results", DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT)
     shown = found[:limit]
     names, local = np.unique(index.names_at(shown), return_inverse=True)
     row = index.rows_at(shown)

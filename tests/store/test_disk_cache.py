@@ -8,6 +8,7 @@ import os
 import pickle
 import threading
 import time
+import zlib
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,8 @@ from tensorboard_plugin_profile.common.errors import InvalidArgument
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store import cache_dir, frames_codec
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
-from tensorboard_plugin_profile.store.disk_cache import MAGIC, DiskCache
+from tensorboard_plugin_profile.store.cache_entry import FORMAT_VERSION, MAGIC
+from tensorboard_plugin_profile.store.disk_cache import DiskCache
 from tensorboard_plugin_profile.tools import ALL_HOSTS, overview_page, trace_viewer_at
 from tensorboard_plugin_profile.xspace import read_xspace
 
@@ -111,9 +113,10 @@ def test_csv_export_is_the_same_from_disk(tmp_path):
 
 
 def _only_entry(tmp_path, kind: str) -> str:
-    names = [n for n in os.listdir(tmp_path / "v1") if n.startswith(kind)]
+    folder = tmp_path / f"v{FORMAT_VERSION}"
+    names = [n for n in os.listdir(folder) if n.startswith(kind)]
     assert len(names) == 1
-    return str(tmp_path / "v1" / names[0])
+    return str(folder / names[0])
 
 
 @pytest.mark.parametrize(
@@ -140,7 +143,7 @@ def test_a_damaged_entry_is_ignored_and_rebuilt(tmp_path, damage):
         elif damage == "empty":
             data = bytearray()
         else:
-            data = data.replace(b'"format":1', b'"format":9', 1)
+            data = data.replace(b'"format":%d' % FORMAT_VERSION, b'"format":9', 1)
         open(path, "wb").write(bytes(data))
 
     second = _service(logdir, tmp_path)
@@ -185,7 +188,7 @@ def test_nothing_on_disk_is_unpickled_or_imported_from_outside_the_package(tmp_p
     evil_tree = {"$dc": "os:system", "f": [["command", "echo pwned"]]}
     data = data.replace(b'"tree":{"$d":[["x",1]]}', b'"tree":' + json.dumps(evil_tree).encode())
     open(path, "wb").write(data)
-    assert disk.load_value("space", ["k"]) is None  # header length changed or class refused
+    assert disk.load_value("space", ["k"]) is None  # the checksum fails (or the class is refused)
     with pytest.raises(frames_codec.Stale):
         frames_codec.decode(evil_tree, [])
     with pytest.raises(frames_codec.Unsupported):
@@ -201,7 +204,7 @@ def test_two_writers_of_one_entry_leave_a_whole_entry(tmp_path):
     for t in threads:
         t.join()
     assert_same_space(space, disks[0].load_value("space", ["k"]))
-    assert not [n for n in os.listdir(tmp_path / "v1") if n.startswith(".tmp-")]
+    assert not [n for n in os.listdir(tmp_path / f"v{FORMAT_VERSION}") if n.startswith(".tmp-")]
 
 
 def test_the_disk_cache_keeps_under_its_cap_by_dropping_the_least_recently_used(tmp_path):
@@ -249,7 +252,10 @@ def test_a_new_cache_marks_its_root_with_the_program_and_format(tmp_path):
     assert not (tmp_path / "new").exists()  # nothing is created before the first write
     assert disk.store_bytes("result", ["k"], b"x")
     marker = json.loads((tmp_path / "new" / cache_dir.MARKER_NAME).read_text())
-    assert marker["program"] == "tensorboard-plugin-profile" and marker["entry_format"] == 1
+    assert (
+        marker["program"] == "tensorboard-plugin-profile"
+        and marker["entry_format"] == FORMAT_VERSION
+    )
     assert cache_dir.state(str(tmp_path / "new")) == cache_dir.OURS
 
 
@@ -277,17 +283,18 @@ def _rel(disk: DiskCache) -> str:
 def test_clear_deletes_only_files_named_as_the_cache_names_them(tmp_path):
     disk = DiskCache(str(tmp_path / "c"))
     disk.store_bytes("result", ["k"], b"x")
+    current, older = f"v{FORMAT_VERSION}", f"v{FORMAT_VERSION - 1}"
     strays = [
-        "v1/model.bin",  # a user's file in our entry folder
-        f"v1/sub/result-{'b' * 40}.bin",  # an entry name, but not directly in v1/
+        f"{current}/model.bin",  # a user's file in our entry folder
+        f"{current}/sub/result-{'b' * 40}.bin",  # an entry name, but not directly in v<N>/
         f"result-{'c' * 40}.bin",  # an entry name, but not in a v<N>/ folder
         f"other/result-{'d' * 40}.bin",
     ]
     for name in strays:
         (tmp_path / "c" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "c" / name).write_bytes(b"keep")
-    (tmp_path / "c" / "v2").mkdir()  # an entry of another format version goes too
-    (tmp_path / "c" / "v2" / f"space-{'e' * 40}.bin").write_bytes(b"old")
+    (tmp_path / "c" / older).mkdir()  # an entry of another format version goes too
+    (tmp_path / "c" / older / f"space-{'e' * 40}.bin").write_bytes(b"old")
     assert disk.clear() == 2
     assert sorted(_tree(tmp_path / "c")) == sorted([cache_dir.MARKER_NAME, *strays])
 
@@ -324,7 +331,7 @@ def test_an_unmarked_cache_of_an_older_version_is_adopted(tmp_path):
     assert cache_dir.state(str(tmp_path / "old")) == cache_dir.OURS
     (tmp_path / "old" / cache_dir.MARKER_NAME).unlink()
     assert DiskCache(str(tmp_path / "old")).clear() == 2  # clear works without the marker too
-    (tmp_path / "old" / "v1" / "x.txt").write_text("a stranger")  # then it is not ours
+    (tmp_path / "old" / f"v{FORMAT_VERSION}" / "x.txt").write_text("a stranger")  # not ours now
     assert cache_dir.state(str(tmp_path / "old")) == cache_dir.FOREIGN
 
 
@@ -367,7 +374,9 @@ def test_entries_start_with_the_magic_and_a_readable_header(tmp_path):
     data = open(disk.path_of("result", ["k"]), "rb").read()
     assert data.startswith(MAGIC)
     length = int.from_bytes(data[8:16], "little")
-    header = json.loads(data[16 : 16 + length])
+    checksum = int.from_bytes(data[16:24], "little")
+    assert checksum == zlib.crc32(data[8:16] + data[24:])  # everything but magic and itself
+    header = json.loads(data[24 : 24 + length])
     assert header["key"] == '["k"]' and header["meta"]["content_type"] == "application/json"
 
 

@@ -120,6 +120,36 @@ def test_window_filters_rows_and_caps():
     assert len(capped["flows"]["from_row"]) <= 3 and capped["flows_truncated"]
 
 
+@pytest.mark.parametrize(
+    "params, limit",
+    [
+        ({"max_events": "100000000"}, at.MAX_EVENTS_LIMIT),
+        ({"format": "columnar", "max_flows": "100000000"}, at.MAX_FLOWS_LIMIT),
+        ({"search": "fusion", "max_results": "100000000"}, at.MAX_RESULTS_LIMIT),
+    ],
+    ids=["max_events", "max_flows", "max_results"],
+)
+def test_caps_above_their_hard_maximum_are_refused_naming_it(params, limit):
+    hosts = _hosts("jax_cpu_train")
+    name = next(k for k in params if k.startswith("max_"))
+    with pytest.raises(InvalidArgument, match=f"{name}.*at most {limit:,}"):
+        TOOL.convert(hosts, params)
+    assert TOOL.convert(hosts, dict(params, **{name: str(limit)}))  # the maximum itself is fine
+
+
+def test_a_huge_max_events_gets_a_400_json_error_from_the_server():
+    from werkzeug.test import Client
+
+    from tensorboard_plugin_profile.web.server import StandaloneApp
+
+    client = Client(StandaloneApp(str(FIXTURES / "jax_cpu_train")))
+    for query in ("max_events=100000000", "search=fusion&max_results=100000000"):
+        response = client.get(f"/data?run=session_1&tag=trace_viewer@&host=vm&{query}")
+        assert response.status_code == 400, response.get_data(as_text=True)[:300]
+        error = json.loads(response.get_data())["error"]
+        assert error["code"] == "INVALID_ARGUMENT" and "at most" in error["message"]
+
+
 def test_window_is_clamped_and_relative_to_its_start():
     hosts = _hosts("jax_cpu_train")
     full = _window(hosts, format="columnar")
