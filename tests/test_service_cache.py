@@ -219,10 +219,11 @@ def test_hosts_decoded_in_worker_processes_give_the_same_answers(fixture, tmp_pa
     pooled = ProfileService(str(logdir), config=CacheConfig(disk_dir=str(tmp_path)))
     try:
         run = in_process.runs()[0]
-        # Tools that read every host's tables (the merging ones use summaries: tests/pod/).
-        for tool in ("advisor", "op_types", "scope_view"):
-            expected = _body(in_process.tool_data(run, tool))
-            assert _body(pooled.tool_data(run, tool)) == expected, tool
+        # The trace of several hosts reads every host's tables (every merging tool, the
+        # advisor and the op views included, uses per-host summaries: tests/pod/).
+        hosts = ",".join(in_process.logdir.session(run).hosts())
+        expected = _body(in_process.tool_data(run, "trace_viewer", hosts=hosts))
+        assert _body(pooled.tool_data(run, "trace_viewer", hosts=hosts)) == expected
         assert pooled.spaces.pool is not None and pooled.spaces.pool._executor is not None
         assert pooled.spaces.decodes == 2  # in the workers, counted by the parent
     finally:
@@ -239,7 +240,12 @@ def test_when_the_worker_pool_cannot_start_hosts_are_decoded_in_process(tmp_path
     logdir = FIXTURES / "tf_two_hosts"
     service = ProfileService(str(logdir), config=CacheConfig(disk_dir=str(tmp_path)))
     run = service.runs()[0]
-    expected = _body(_memory_only(logdir).tool_data(run, "advisor"))
-    assert _body(service.tool_data(run, "advisor")) == expected
+    hosts = ",".join(service.logdir.session(run).hosts())
+    expected = _body(_memory_only(logdir).tool_data(run, "trace_viewer", hosts=hosts))
+    assert _body(service.tool_data(run, "trace_viewer", hosts=hosts)) == expected
     assert service.spaces.decodes == 2 and not service.spaces.pool.usable
+    # The pod map falls back to this process too (tests/pod/ covers it in every mode).
+    assert _body(service.tool_data(run, "advisor")) == _body(
+        _memory_only(logdir).tool_data(run, "advisor")
+    )
     service.close()
