@@ -27,7 +27,7 @@ import time
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from . import tools as tool_registry
-from .common import json_out
+from .common import json_out, work
 from .common.errors import InvalidArgument, NotApplicable, NotFound
 from .common.formats import XSPACE
 from .common.params import int_param
@@ -180,7 +180,8 @@ class ProfileService:
             selected = self._module_host(selected, params.get("module_name"))
         with self.progress.task(run, tool.name) as task, self._computing(), blockpool.reusing():
             need = self.spaces.estimate(selected)
-            with self.cache.reservation(need, on_wait=task.stage):
+            listen = work.listening(progress=task.detail)  # the decoder's "35 of 120 MB read"
+            with listen, self.cache.reservation(need, on_wait=task.stage):
                 spaces = self.spaces.get_many(selected, task.stage)
                 task.stage("converting")
                 started = time.perf_counter()

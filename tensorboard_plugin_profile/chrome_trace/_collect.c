@@ -8,9 +8,10 @@
  * and (pid, tid) pairs are looked up in C hash tables and only a distinct text reaches
  * the Collector's Python interners (same ids, same first-seen order).
  *
- * scan(text, pos, collector) -> (pos, count)
+ * scan(text, pos, collector[, max_chars]) -> (pos, count)
  *     text: the stream's window (a str of 1-byte kind, else nothing is scanned); pos: the
- *     start of an array element. Consumes complete events while each is one this scanner
+ *     start of an array element; max_chars: an event longer than this stops the scan (the
+ *     stream skips such events). Consumes complete events while each is one this scanner
  *     handles exactly like Collector.add, and returns the position just after the last
  *     one consumed (before its comma) and how many. Anything else (another phase, an
  *     escape in a string, a number or value it does not reproduce, a duplicate arg, the
@@ -453,6 +454,7 @@ static int dur_ps(const Event *ev, int64_t *out) {
     else return 0;
     double r = nearbyint(d * 1e6);
     if (!isfinite(r) || !(fabs(r) < 9.2e18)) return 0;
+    if (r < 0) return 0; /* negative: the Python path clamps it to 0 and counts it */
     *out = d == 0 ? 0 : (int64_t)r;
     return 1;
 }
@@ -600,8 +602,8 @@ static int flush(Scan *sc, PyObject *collector, int had_base) {
 
 static PyObject *scan(PyObject *self, PyObject *args) {
     PyObject *text, *collector;
-    Py_ssize_t pos;
-    if (!PyArg_ParseTuple(args, "UnO", &text, &pos, &collector)) return NULL;
+    Py_ssize_t pos, max_chars = PY_SSIZE_T_MAX;
+    if (!PyArg_ParseTuple(args, "UnO|n", &text, &pos, &collector, &max_chars)) return NULL;
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND || pos < 0 || pos >= length)
         return Py_BuildValue("(nn)", pos, (Py_ssize_t)0);
@@ -625,7 +627,9 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             ps->p++;
         }
         ws(ps);
+        const char *start = ps->p;
         if (ps->p >= ps->end || *ps->p != '{' || !event(ps, ev)) break;
+        if (ps->p - start > max_chars) break; /* too long: the stream skips it */
         int done = commit(sc, ev);
         if (done < 0) goto done;
         if (!done) break;

@@ -6,7 +6,8 @@ categories and stat keys are interned once (ids into small tables), string stat
 values too. What each phase becomes:
 
 - ``X`` (and ``B``/``E`` pairs, instants ``i``/``I``/``R``): an event on the line of
-  its (pid, tid); ``args`` become stats.
+  its (pid, tid); ``args`` become stats. A negative ``dur`` becomes 0 (counted in
+  ``negative_durations``), as an ``E`` before its ``B`` does.
 - ``s``/``t``/``f``: a flow point, bound to an event later (``raw.py``).
 - ``C``: one sample per series on a counter line of the process.
 - ``N``/``O``/``D``: one object, shown as an event from creation to deletion with
@@ -71,6 +72,7 @@ class Collector:
         self.process_meta: dict = {}  # pid -> {"name", "labels", "sort_index"}
         self.thread_meta: dict = {}  # (pid, tid) -> {"name", "sort_index"}
         self.skipped: dict = {}  # phase -> count of events not shown
+        self.negative_durations = 0  # X events whose dur < 0, kept with duration 0
         # Events: line, name, category, begin, duration (ps).
         self.ev_line = array("q")
         self.ev_name = array("q")
@@ -120,6 +122,9 @@ class Collector:
             dur = ev.get("dur") or 0
             begin = self._ps(ts)
             dur_ps = _int64(int(round(dur * 1e6))) if dur else 0
+            if dur_ps < 0:  # an error of the writer: drawn as an instant, and counted
+                self.negative_durations += 1
+                dur_ps = 0
             self._event(ev, begin, dur_ps, ev.get("args"))
         elif ph in _FLOW_PHASES:
             self._flow(ev, _FLOW_PHASES[ph])

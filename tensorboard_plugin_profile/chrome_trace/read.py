@@ -6,10 +6,11 @@ import logging
 import os
 from typing import IO, Callable, Optional
 
+from ..common import work
 from ..common.errors import CorruptProfile, NotFound, ProfileTooLarge
 from ..common.formats import PROFILER_HOOK, PYTORCH
 from ..kernels import compiled
-from ..xspace.limits import DECOMPRESS_RATIO, Limits
+from ..xspace.limits import DECOMPRESS_RATIO, Limits, decoded_estimate
 from ..xspace.model import Space
 from . import collect
 from .collect import Collector
@@ -37,19 +38,28 @@ def read_chrome_trace(path: str, opener: Optional[Callable[[], IO[bytes]]] = Non
     open, so a file swapped for a link is never followed outside the logdir).
     """
     name = os.path.basename(path)
-    stream = TraceStream(path, opener=opener)
-    collector = Collector()
     limits = Limits.from_env()
+    collector = Collector()
+    try:
+        budget = _Budget(name, os.path.getsize(path), limits, collector)
+    except FileNotFoundError:
+        raise NotFound(f"Profile file {name} does not exist.") from None
+    except OSError as e:
+        raise CorruptProfile(f"Profile file {name} cannot be read: {e.strerror or e}.") from None
+    stream = TraceStream(
+        path, opener=opener, on_block=budget.block, max_value_chars=limits.max_json_value_bytes
+    )
+    budget.stream = stream
     checked = [0]
 
     def check() -> None:
         if stream.count - checked[0] >= _CHECK_EVERY:
             checked[0] = stream.count
-            _check_limits(name, path, stream, collector, limits)
+            budget.check()
 
     def scan(text: str, pos: int) -> tuple:
         assert _collect is not None
-        done = _collect.scan(text, pos, collector)
+        done = _collect.scan(text, pos, collector, limits.max_json_value_bytes)
         check()
         return done
 
@@ -65,7 +75,7 @@ def read_chrome_trace(path: str, opener: Optional[Callable[[], IO[bytes]]] = Non
     except TraceFormatError as e:
         raise CorruptProfile(f"Profile file {name} is not a Chrome trace: {e}.") from None
     collector.finish()
-    _check_limits(name, path, stream, collector, limits)
+    budget.check()
     if not len(collector.ev_begin):
         raise CorruptProfile(f"Profile file {name} holds no trace events.")
     raw = raw_space(collector)
@@ -77,26 +87,51 @@ def read_chrome_trace(path: str, opener: Optional[Callable[[], IO[bytes]]] = Non
         "metadata": stream.metadata,
         "base_ns": raw["base_ns"],
         "truncated": stream.truncated,
-        "skipped": dict(collector.skipped),
+        "skipped": {**collector.skipped, **stream.skipped},
     }
     return space_from_raw(raw, name, _format_of(name, stream.metadata), extras)
 
 
-def _check_limits(
-    name: str, path: str, stream: TraceStream, collector: Collector, limits: Limits
-) -> None:
-    """The decoder's size limits (docs/decoder.md), checked while the file streams in."""
-    events = len(collector.ev_begin)
-    if events > limits.max_events:
-        raise limits.too_many_events(name, events)
-    size = os.path.getsize(path)
-    inflated_limit = max(limits.max_decompressed_bytes, DECOMPRESS_RATIO * size)
-    if stream.bytes_read > inflated_limit and stream.bytes_read > size:
-        raise ProfileTooLarge(
-            f"Profile file {name} inflates to more than {inflated_limit:,} bytes. "
-            "Set TBPROF_MAX_DECOMPRESSED_BYTES to raise it."
+class _Budget:
+    """The decoder's limits (docs/decoder.md), checked while the file streams in, and its
+    checkpoints (``common/work.py``): progress, the memory it holds, cancellation."""
+
+    def __init__(self, name: str, size: int, limits: Limits, collector: Collector):
+        self.name, self.size, self.limits, self.collector = name, size, limits, collector
+        self.stream: Optional[TraceStream] = None
+        self._pids: set = set()
+        self._lines_seen = 0
+
+    def block(self) -> None:
+        """After every block of text: the inflate cap, then a checkpoint."""
+        stream = self.stream
+        assert stream is not None
+        inflated_limit = max(self.limits.max_decompressed_bytes, DECOMPRESS_RATIO * self.size)
+        if stream.bytes_read > inflated_limit and stream.bytes_read > self.size:
+            raise ProfileTooLarge(
+                f"Profile file {self.name} inflates to more than {inflated_limit:,} bytes. "
+                "Set TBPROF_MAX_DECOMPRESSED_BYTES to raise it."
+            )
+        self.check()
+
+    def check(self) -> None:
+        """Events, decoded size (lines and processes too), then a checkpoint."""
+        c, limits = self.collector, self.limits
+        events = len(c.ev_begin)
+        if events > limits.max_events:
+            raise limits.too_many_events(self.name, events)
+        lines = c.lines.values
+        self._pids.update(pid for pid, _ in lines[self._lines_seen :])
+        self._lines_seen = len(lines)
+        stats, planes = len(c.st_key), len(self._pids)
+        limits.check_decoded(self.name, events, stats, self.size, len(lines), planes)
+        stream = self.stream
+        done = stream.file_position if stream is not None else 0
+        work.checkpoint(
+            f"{done / 1e6:,.0f} of {self.size / 1e6:,.0f} MB read",
+            held_bytes=decoded_estimate(events, stats, len(lines), planes)
+            + (stream.window_chars if stream is not None else 0),
         )
-    limits.check_decoded(name, events, len(collector.st_key), size)
 
 
 def _format_of(name: str, metadata: dict) -> str:
@@ -115,4 +150,13 @@ def _warnings(name: str, stream: TraceStream, collector: Collector) -> list:
         )
     for what, count in sorted(collector.skipped.items()):
         out.append(f"{name}: {count} events not shown ({what}).")
+    for what, count in sorted(stream.skipped.items()):
+        out.append(f"{name}: {count} {what} not read.")
+    if stream.trailing_bytes:
+        out.append(f"{name}: {stream.trailing_bytes:,} bytes after the gzip data were ignored.")
+    if collector.negative_durations:
+        out.append(
+            f"{name}: {collector.negative_durations} events with a negative duration "
+            "are shown with duration 0."
+        )
     return out

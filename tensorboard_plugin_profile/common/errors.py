@@ -93,3 +93,10 @@ class Overloaded(ProfileError):
 
     http_status = 503
     code = "OVERLOADED"
+
+
+class Cancelled(ProfileError):
+    """The work stopped because no request waited for it any more; asking again restarts it."""
+
+    http_status = 503
+    code = "CANCELLED"

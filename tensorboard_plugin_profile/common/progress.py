@@ -1,8 +1,9 @@
 """What the service is working on now, for the page's progress display.
 
 Conversions register a task and move it through stages ("decoding vm (1/2)",
-"converting"); the ``progress`` route lists the tasks in flight so the page
-can show more than a spinner while a large profile is decoded.
+"converting"), with details from the work's checkpoints ("decoding vm (1/2): 35 of
+120 MB read", ``common/work.py``); the ``progress`` route lists the tasks in flight so
+the page can show more than a spinner while a large profile is decoded.
 
 Usage::
 
@@ -28,16 +29,24 @@ class Task:
         self.tool = tool
         self.started = time.time()
         self.current = "starting"
+        self.details = ""
 
     def stage(self, text: str) -> None:
         with self._tracker._lock:
             self.current = text
+            self.details = ""
+
+    def detail(self, text: str) -> None:
+        """How far the current stage is (the decoder's checkpoints: "35 of 120 MB read")."""
+        with self._tracker._lock:
+            self.details = text
 
     def as_dict(self) -> dict:
+        stage = f"{self.current}: {self.details}" if self.details else self.current
         return {
             "run": self.run,
             "tool": self.tool,
-            "stage": self.current,
+            "stage": stage,
             "elapsed_s": round(time.time() - self.started, 3),
         }
 

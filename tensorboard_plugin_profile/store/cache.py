@@ -15,6 +15,10 @@ budget by at most one value's working set. The newest value is kept even when
 it alone is over budget (every other entry is evicted for it): dropping it would
 make every later request rebuild it.
 
+A computation's reservation grows to what it reports holding (``common/work.py``), so a
+decode that turns out larger than its estimate evicts others instead of going unseen;
+and it stops (``Cancelled``) once no caller waits for it any more.
+
 Usage::
 
     cache = ByteBudgetCache(budget_bytes=2 << 30)
@@ -31,7 +35,8 @@ import threading
 import time
 from typing import Any, Callable, Hashable, Iterator, Optional
 
-from ..common.errors import Overloaded
+from ..common import work
+from ..common.errors import Cancelled, Overloaded
 from ..common.memsize import release_free_memory
 
 logger = logging.getLogger(__name__)
@@ -45,6 +50,26 @@ class _Pending:
         self.done = threading.Event()
         self.value: Any = None
         self.error: Optional[BaseException] = None
+        # Whom the computation is for: its owner's request, then every caller that waits on it.
+        self.wanted_by = work.AnyOf(work.current_interest())
+
+
+class _Held:
+    """Bytes a computation in flight holds against the budget: its reservation, grown to
+    what the work reports holding (``work.checkpoint(held_bytes=...)``)."""
+
+    def __init__(self, cache: ByteBudgetCache, reserved: int):
+        self.cache, self.bytes = cache, reserved
+
+    def grow(self, held: int) -> None:
+        cache = self.cache
+        with cache._lock:
+            if held <= self.bytes:
+                return
+            cache.reserved_bytes += held - self.bytes
+            self.bytes = held
+            cache._evict_to(cache.budget_bytes - cache.reserved_bytes)
+            cache._note_peak()
 
 
 class ByteBudgetCache:
@@ -81,6 +106,27 @@ class ByteBudgetCache:
         reserve: int = 0,
         on_wait: Optional[Callable[[str], None]] = None,
     ) -> Any:
+        """The value of ``key``, computed once however many callers ask at the same time.
+
+        The computation stops (``Cancelled``, from its ``work.checkpoint`` calls) when none of
+        the callers waiting for it wants it any more; a caller that still does starts it again.
+        """
+        while True:
+            try:
+                return self._get_or_compute(key, compute, size_of, reserve, on_wait)
+            except Cancelled:
+                if not work.wanted():
+                    raise
+                # Another caller's computation stopped as this one joined it: compute anew.
+
+    def _get_or_compute(
+        self,
+        key: Hashable,
+        compute: Callable[[], Any],
+        size_of: Callable[[Any], int],
+        reserve: int = 0,
+        on_wait: Optional[Callable[[str], None]] = None,
+    ) -> Any:
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
@@ -106,13 +152,14 @@ class ByteBudgetCache:
                 reserved = 0
         assert pending is not None
         if not owner:
-            pending.done.wait()
-            if pending.error is not None:
-                raise pending.error
-            return pending.value
+            return self._wait_for(pending)
         size = 0
+        held = _Held(self, reserved)
         try:
-            pending.value = compute()
+            # Without a reservation of its own, what it holds counts in the caller's.
+            grow = held.grow if reserved else None
+            with work.interest(pending.wanted_by), work.listening(holding=grow):
+                pending.value = compute()
             size = max(int(size_of(pending.value)), 1)  # measured outside the lock: it may be slow
         except BaseException as e:
             pending.error = e
@@ -120,10 +167,23 @@ class ByteBudgetCache:
         finally:
             with self._lock:
                 del self._pending[key]
-                self._release(reserved)
+                self._release(held.bytes)
                 if pending.error is None:
                     self._store(key, pending.value, size)
             pending.done.set()
+        return pending.value
+
+    @staticmethod
+    def _wait_for(pending: _Pending) -> Any:
+        """Another caller's computation, counted as wanted by this caller while it waits."""
+        me = work.current_interest()
+        pending.wanted_by.add(me)
+        try:
+            pending.done.wait()
+        finally:
+            pending.wanted_by.remove(me)
+        if pending.error is not None:
+            raise pending.error
         return pending.value
 
     @contextlib.contextmanager
@@ -131,13 +191,14 @@ class ByteBudgetCache:
         self, size: int, on_wait: Optional[Callable[[str], None]] = None
     ) -> Iterator[None]:
         """Holds ``size`` bytes of the budget for work that will build values (admission)."""
-        reserved = self._admit(size, on_wait)
+        held = _Held(self, self._admit(size, on_wait))
         try:
-            yield
+            with work.listening(holding=held.grow):
+                yield
         finally:
             with self._lock:
-                self._release(reserved)
-            if reserved:
+                self._release(held.bytes)
+            if held.bytes:
                 release_free_memory()  # the work's transient memory, before others start
 
     def recharge(self, key: Hashable, size: int) -> None:
@@ -176,6 +237,8 @@ class ByteBudgetCache:
                             self._releases,
                         )
                     left = deadline - time.monotonic()
+                    if not work.wanted():
+                        raise Cancelled("Stopped waiting for memory: the request went away.")
                     if left <= 0:
                         raise Overloaded(
                             f"The server is busy opening other profiles and its memory budget "

@@ -23,6 +23,7 @@ Usage::
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import logging
 import threading
@@ -30,6 +31,7 @@ import time
 from typing import Any, Callable, Optional
 
 from ..common import memo
+from ..common.errors import CorruptProfile, ProfileTooLarge
 from ..common.memsize import deep_size, limit_heap_fragmentation
 from .cache import ByteBudgetCache
 from .disk_cache import DiskCache, code_fingerprint
@@ -48,6 +50,8 @@ INITIAL_BYTES_PER_FILE_BYTE = 25
 # docs/cold_path.md), so a reservation scales the learned ratio up to the working set, with
 # a wide margin: the first files of other kinds and other tools' memos are learned later.
 PEAK_OVER_KEPT = 2.5
+# Decode failures remembered (by file identity), oldest forgotten first.
+MAX_FAILURES_KEPT = 256
 # What a stored Space depends on: the decoders, and the preprocessing applied to an XSpace
 # before it is kept (``formats.py``'s readers, through ``profile_reader.read_host_profile``),
 # with the helpers both call.
@@ -73,6 +77,7 @@ class SpaceStore:
         self._ratio: Optional[float] = None  # measured bytes in memory per file byte
         self._ratios: dict = {}  # the same, per input kind (_input_kind)
         self._measured: dict = {}  # cache key -> (memo entries, their growth) when last measured
+        self._failures: collections.OrderedDict = collections.OrderedDict()  # key -> error
         limit_heap_fragmentation()  # freed event columns go back to the OS, not to holes
 
     @staticmethod
@@ -80,13 +85,28 @@ class SpaceStore:
         return ("space", code_fingerprint(_DECODER_CODE)) + host_file.key
 
     def get(self, host_file: Any, reserve: bool = True, in_worker: bool = False) -> Any:
-        """The Space of one host file (``reserve``: admission for a decode of its own)."""
-        return self.cache.get_or_compute(
-            self.key(host_file),
-            lambda: self._load_or_decode(host_file, in_worker),
-            size_of=deep_size,
-            reserve=self.estimate([host_file]) if reserve else 0,
-        )
+        """The Space of one host file (``reserve``: admission for a decode of its own).
+
+        A file that failed to decode (too large, corrupt) fails again at once while it is the
+        same file (same cache key): retrying a 413 must not cost another decode.
+        """
+        key = self.key(host_file)
+        failed = self._failures.get(key)
+        if failed is not None:
+            raise type(failed)(failed.message)  # a fresh error: no shared traceback
+        try:
+            return self.cache.get_or_compute(
+                key,
+                lambda: self._load_or_decode(host_file, in_worker),
+                size_of=deep_size,
+                reserve=self.estimate([host_file]) if reserve else 0,
+            )
+        except (ProfileTooLarge, CorruptProfile) as e:
+            with self._lock:
+                self._failures[key] = e
+                while len(self._failures) > MAX_FAILURES_KEPT:
+                    self._failures.popitem(last=False)
+            raise
 
     def get_many(self, host_files: list, stage: Callable[[str], None]) -> list:
         """[(host, Space)] in order; hosts missing from memory are decoded in parallel."""

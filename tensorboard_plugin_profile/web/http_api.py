@@ -24,10 +24,11 @@ from werkzeug import Request, Response
 from werkzeug.security import safe_join
 
 from .. import __version__
-from ..common import json_out
+from ..common import json_out, work
 from ..common.errors import InvalidArgument, NotFound, ProfileError
 from ..service import ProfileService
 from . import conflicts
+from .connection import OpenConnection
 from .guard import LOOPBACK_NAMES, Guard
 
 logger = logging.getLogger(__name__)
@@ -132,7 +133,9 @@ def handles_errors(
             guard.check_host(request)
             if request.method not in methods:
                 return _method_not_allowed(request, methods)
-            return handler(request)
+            # Work done for this request stops when its client hangs up (common/work.py).
+            with work.interest(OpenConnection.of(request.environ)):
+                return handler(request)
         except ProfileError as e:
             return _error_response(request, e)
         except Exception:

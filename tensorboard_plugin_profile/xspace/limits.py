@@ -9,7 +9,12 @@ and the environment variable that raises it:
 - ``TBPROF_MAX_EVENTS``: events in one file (default 1,000,000,000);
 - ``TBPROF_MAX_DECODED_BYTES``: the decoded tables' estimated size (default
   1 GiB) or 16x the serialized size, whichever is more — real profiles decode
-  to 5-10x their size, a file of empty events (2 bytes each) to 50x.
+  to 5-10x their size, a file of empty events (2 bytes each) to 50x. Lines and
+  planes count too (``LINE_BYTES``, ``PLANE_BYTES``: a Chrome trace of a million
+  one-event threads or processes is small on disk and large in tables).
+
+Chrome-trace JSON also has ``TBPROF_MAX_JSON_VALUE_BYTES``: one event or top-level
+value longer than this (default 64 MiB) is skipped, not kept (``chrome_trace/stream.py``).
 
 See docs/decoder.md.
 """
@@ -28,6 +33,10 @@ DECODE_RATIO = 16
 # Estimated decoded bytes of one event and of one stat row (see docs/decoder.md).
 EVENT_BYTES = 96
 STAT_BYTES = 40
+# ... of one line (its row, name and index entries) and of one plane (its tables, metadata
+# and the per-plane work every tool does: 7 KB of tables and ~10 ms of CPU measured).
+LINE_BYTES = 256
+PLANE_BYTES = 64 << 10
 _PIECE = 1 << 24  # inflate in 16 MB pieces
 
 
@@ -36,6 +45,7 @@ class Limits:
     max_events: int = 1_000_000_000
     max_decompressed_bytes: int = _GIB
     max_decoded_bytes: int = _GIB
+    max_json_value_bytes: int = 64 << 20
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -46,6 +56,9 @@ class Limits:
                 "TBPROF_MAX_DECOMPRESSED_BYTES", default.max_decompressed_bytes
             ),
             max_decoded_bytes=_env_int("TBPROF_MAX_DECODED_BYTES", default.max_decoded_bytes),
+            max_json_value_bytes=_env_int(
+                "TBPROF_MAX_JSON_VALUE_BYTES", default.max_json_value_bytes
+            ),
         )
 
     def too_many_events(self, source: str, events: int) -> ProfileTooLarge:
@@ -54,15 +67,25 @@ class Limits:
             f"{self.max_events:,}. Set TBPROF_MAX_EVENTS to raise it."
         )
 
-    def check_decoded(self, source: str, events: int, stats: int, serialized: int) -> None:
-        estimate = events * EVENT_BYTES + stats * STAT_BYTES
+    def check_decoded(
+        self, source: str, events: int, stats: int, serialized: int, lines: int = 0, planes: int = 0
+    ) -> None:
+        estimate = decoded_estimate(events, stats, lines, planes)
         limit = max(self.max_decoded_bytes, DECODE_RATIO * serialized)
         if estimate > limit:
+            held = f"{events:,} events"
+            if lines or planes:
+                held += f" on {lines:,} lines of {planes:,} processes"
             raise ProfileTooLarge(
                 f"Profile file {source} would decode to about {_mb(estimate)} MB "
-                f"({events:,} events in {_mb(serialized)} MB), more than the limit of "
+                f"({held} in {_mb(serialized)} MB), more than the limit of "
                 f"{_mb(limit)} MB. Set TBPROF_MAX_DECODED_BYTES to raise it."
             )
+
+
+def decoded_estimate(events: int, stats: int, lines: int = 0, planes: int = 0) -> int:
+    """Estimated bytes of the decoded tables."""
+    return events * EVENT_BYTES + stats * STAT_BYTES + lines * LINE_BYTES + planes * PLANE_BYTES
 
 
 def _env_int(name: str, default: int) -> int:
