@@ -13,6 +13,7 @@ import json
 import pathlib
 import threading
 
+import pytest
 from conftest import FIXTURES
 from werkzeug.test import Client
 
@@ -73,3 +74,57 @@ def test_top_level_metadata_nested_hundreds_of_levels_is_answered(tmp_path):
         status, body = _get(client, "data", run=run, tag=tool)
         _assert_answer_or_4xx(status, body, tool)
     assert _get(client, "data", run=run, tag="pytorch_overview")[0] == 200
+
+
+# --- names holding lone surrogates ------------------------------------------------------
+def _with_lone_surrogates(trace: dict) -> dict:
+    """Every event name ends in a lone high surrogate, every string argument in a lone low
+    one (as a JSON file writes them: ``\\ud800``, ``\\udfff``)."""
+
+    def walk(value, in_args: bool):
+        if isinstance(value, dict):
+            return {
+                k: v + "\ud800"
+                if k == "name" and isinstance(v, str)
+                else walk(v, in_args or k == "args")
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [walk(v, in_args) for v in value]
+        if isinstance(value, str) and in_args:
+            return value + "\udfff"
+        return value
+
+    return walk(trace, False)
+
+
+SURROGATE_TRACES = (
+    ("pytorch_two_ranks/run/rank0.1.pt.trace.json.gz", "worker.1.pt.trace.json"),
+    ("profiler_hook/train/timeline-4.json", "timeline-4.json"),
+)
+
+
+@pytest.mark.parametrize("source,name", SURROGATE_TRACES)
+def test_lone_surrogates_in_names_are_sent_as_replacement_characters(tmp_path, source, name):
+    # Before: UnicodeEncodeError, so a 500 from op_types, scope_view, the pytorch_* tools,
+    # framework_op_stats, advisor, trace_viewer@ windows and every CSV of them.
+    text = json.dumps(_with_lone_surrogates(_trace(FIXTURES / source)))
+    assert "\\ud800" in text and "\\udfff" in text
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / name).write_text(text)
+    client = Client(StandaloneApp(str(tmp_path)))
+    (run,) = json.loads(_get(client, "runs")[1])
+    tools = json.loads(_get(client, "run_tools", run=run)[1]) + ["trace_viewer"]
+    queries = [("data", {}), ("data_csv", {})]
+    queries += [("data", {"format": "columnar"}), ("data", {"search": "a"})]
+    replaced = 0
+    for tool in tools:
+        for route, extra in queries:
+            if extra and tool != "trace_viewer@":
+                continue
+            status, body = _get(client, route, run=run, tag=tool, **extra)
+            _assert_answer_or_4xx(status, body, f"{route} {tool} {extra}")
+            if status == 200:
+                text = body.decode("utf-8")  # strict: valid UTF-8
+                replaced += "\ufffd" in text
+    assert replaced >= len(tools)  # the names are there, marked, in most answers
