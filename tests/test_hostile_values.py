@@ -14,13 +14,26 @@ import pathlib
 import threading
 
 import pytest
+from capture.capture_fakes import FakeProfiler, FakeServer
 from conftest import FIXTURES
 from werkzeug.test import Client
 
+from tensorboard_plugin_profile.capture.routes import _INT_PARAMS as CAPTURE_INT_PARAMS
+from tensorboard_plugin_profile.tools import TOOLS
 from tensorboard_plugin_profile.web.server import StandaloneApp
 
 PREFIX = "/data/plugin/profile"
+HOSTILE_NUMBERS = ("nan", "inf", "-inf", "1e308", "-1", str(2**64))
+# One run per kind of input; a tool is asked on the first of them that lists it.
+RUNS = (
+    "jax_cpu_train/session_1",
+    "tf_memory/session_1",
+    "pytorch_cpu_only/run/1074",
+    "profiler_hook/train/timeline-4",
+)
 REQUEST_TIMEOUT_S = 60
+# Parameters of the route itself (the advisor also reads ``run``, to link to pages).
+ROUTE_PARAMS = ("run", "tag", "host", "hosts")
 
 
 def _body(response) -> bytes:
@@ -128,3 +141,105 @@ def test_lone_surrogates_in_names_are_sent_as_replacement_characters(tmp_path, s
                 text = body.decode("utf-8")  # strict: valid UTF-8
                 replaced += "\ufffd" in text
     assert replaced >= len(tools)  # the names are there, marked, in most answers
+
+
+# --- numeric request parameters --------------------------------------------------------
+@pytest.fixture(scope="module")
+def fixtures_client():
+    return Client(StandaloneApp(str(FIXTURES)))
+
+
+def _tool_cases(client: Client) -> list:
+    """(tool, run, host, base params) for every tool that declares parameters."""
+    listed = {run: json.loads(_get(client, "run_tools", run=run)[1]) for run in RUNS}
+    module = _get(client, "module_list", run=RUNS[0])[1].decode().split(",")[0]
+    bases = {
+        "trace_viewer@": [{"format": "columnar"}, {"search": "a"}, {"details": "1"}],
+        "graph_viewer": [{"module_name": module, "type": "graph", "node_name": "a"}],
+        "memory_viewer": [{"module_name": module}],
+    }
+    cases = []
+    for tool in TOOLS.values():
+        if not tool.params:
+            continue
+        run = next((r for r in RUNS if tool.name in listed[r]), None)
+        assert run is not None, f"no fixture run lists {tool.name}: add one to RUNS"
+        hosts = json.loads(_get(client, "hosts", run=run, tag=tool.name)[1])
+        host = hosts[0]["hostname"]
+        for base in bases.get(tool.name, [{}]):
+            cases.append((tool, run, host, base))
+    return cases
+
+
+def test_every_numeric_parameter_of_every_tool_gets_an_answer_or_a_4xx(fixtures_client):
+    # On the code before this fix: start_time_ms / end_time_ms = nan, inf or 1e308 were 500s
+    # (int() of a non-finite product), and so were integers past int64 (2**64) in windows,
+    # searches, details and graph widths.
+    asked, failed = 0, []
+    for tool, run, host, base in _tool_cases(fixtures_client):
+        for name in set(tool.params) - set(ROUTE_PARAMS):
+            for value in HOSTILE_NUMBERS:
+                params = {**base, "run": run, "tag": tool.name, "host": host, name: value}
+                status, body = _get(fixtures_client, "data", **params)
+                try:
+                    _assert_answer_or_4xx(status, body, f"{tool.name} {base} {name}={value}")
+                except AssertionError as e:
+                    failed.append(str(e).splitlines()[0])
+                asked += 1
+    assert not failed, "\n".join(failed)
+    assert asked > 200
+
+
+def test_the_csv_table_number_gets_an_answer_or_a_4xx(fixtures_client):
+    for tag in ("framework_op_stats", "op_types"):
+        for value in HOSTILE_NUMBERS:
+            status, body = _get(fixtures_client, "data_csv", run=RUNS[1], tag=tag, table=value)
+            _assert_answer_or_4xx(status, body, f"data_csv {tag} table={value}")
+
+
+def test_a_non_finite_or_absurd_number_is_refused_naming_the_parameter(fixtures_client):
+    for name in ("start_time_ms", "end_time_ms"):
+        for value in ("nan", "inf", "-inf", "1e308"):
+            params = {"run": RUNS[0], "tag": "trace_viewer@", name: value}
+            status, body = _get(fixtures_client, "data", **params)
+            assert status == 400, (name, value, body)
+            message = json.loads(body)["error"]["message"]
+            assert repr(name) in message and value in message, message
+    status, body = _get(fixtures_client, "data", run=RUNS[0], tag="trace_viewer@", pids=str(2**64))
+    assert status == 400 and "'pids'" in json.loads(body)["error"]["message"]
+
+
+# capture/ is being bounded under issue 24 item 5 (durations, jobs); until that merges, a
+# duration past the int64 or uint64 range fails inside the job with an internal error.
+_CAPTURE_DURATION_XFAIL = pytest.mark.xfail(
+    strict=True,
+    reason="capture/routes.py does not bound duration (2**63: OverflowError, 2**64: "
+    "ValueError in the job); item 5 of issue 24 bounds it",
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=_CAPTURE_DURATION_XFAIL) if n == "duration" else n
+        for n in CAPTURE_INT_PARAMS
+    ],
+)
+def test_every_numeric_capture_parameter_is_refused_with_a_message(tmp_path, name):
+    # A capture that gets past the guard answers 200 with {"error": ...} (docs/capture.md);
+    # the profiler answers every capture, so a value that is not refused captures.
+    server = FakeServer(FakeProfiler(), None, "127.0.0.1")
+    try:
+        client = Client(StandaloneApp(str(tmp_path)))
+        token = json.loads(_get(client, "capture_token")[1])["token"]
+        headers = {"X-TBProf-Token": token, "Sec-Fetch-Site": "same-origin"}
+        for value in HOSTILE_NUMBERS:
+            form = {"service_addr": server.address, name: value}
+            response = client.post(f"{PREFIX}/capture_profile", data=form, headers=headers)
+            body = _body(response)
+            _assert_answer_or_4xx(response.status_code, body, f"capture {name}={value}")
+            error = json.loads(body).get("error", "")
+            assert error and "internal error" not in error, (name, value, body)
+    finally:
+        server.stop()
+    assert not any(tmp_path.iterdir())
