@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import pathlib
 import threading
 
@@ -18,6 +19,7 @@ from capture.capture_fakes import FakeProfiler, FakeServer
 from conftest import FIXTURES
 from werkzeug.test import Client
 
+from tensorboard_plugin_profile.analysis.pytorch.distributed import BYTES_PER_VALUE
 from tensorboard_plugin_profile.capture.routes import _INT_PARAMS as CAPTURE_INT_PARAMS
 from tensorboard_plugin_profile.tools import TOOLS
 from tensorboard_plugin_profile.web.server import StandaloneApp
@@ -243,3 +245,50 @@ def test_every_numeric_capture_parameter_is_refused_with_a_message(tmp_path, nam
     finally:
         server.stop()
     assert not any(tmp_path.iterdir())
+
+
+# --- hostile values in the fields an analysis parses ------------------------------------
+_HOSTILE_SHAPES = (
+    ("Input Dims", None),  # missing: NaN in the column
+    ("Input Dims", 5),
+    ("Input Dims", [[1e308, 2]]),
+    ("Input Dims", [["a"]]),
+    ("Input Dims", {"a": 1}),
+    ("Input Dims", [[True, 2]]),
+    ("Input Dims", [[2**70, 2**70]]),
+    ("Input type", [["float"]]),
+    ("Input type", {"float": 1}),
+    ("Input type", None),
+)
+
+
+def test_collectives_with_hostile_input_shapes_are_answered(tmp_path):
+    # Found by the JSON fuzz campaign: a collective whose "Input Dims" or "Input type" is
+    # missing (NaN), or holds another type, made pytorch_distributed answer 500.
+    trace = _trace(FIXTURES / "pytorch_two_ranks/run/rank0.1.pt.trace.json.gz")
+    events = trace["traceEvents"]
+    real = [e["args"] for e in events if e.get("name") == "nccl:all_reduce"]
+    calls, call = len(real), next(e for e in events if e.get("name") == "nccl:all_reduce")
+    real_bytes = sum(
+        math.prod(dims) * BYTES_PER_VALUE[kind]
+        for args in real
+        for dims, kind in zip(args["Input Dims"], args["Input type"])
+    )
+    for i, (key, value) in enumerate(_HOSTILE_SHAPES, 1):
+        copy = json.loads(json.dumps(call))  # one more call per hostile value, later on
+        copy["ts"] += 1000 * i
+        if value is None:
+            del copy["args"][key]
+        else:
+            copy["args"][key] = value
+        events.append(copy)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "worker.1.pt.trace.json").write_text(json.dumps(trace))
+    client = Client(StandaloneApp(str(tmp_path)))
+    (run,) = json.loads(_get(client, "runs")[1])
+    status, body = _get(client, "data", run=run, tag="pytorch_distributed")
+    assert status == 200, body
+    (table,) = [t for t in json.loads(body) if t["p"]["title"] == "Communication operations"]
+    (row,) = [r["c"] for r in table["rows"] if r["c"][1]["v"] == "nccl:all_reduce"]
+    assert row[2]["v"] == calls + len(_HOSTILE_SHAPES)  # every call counted, its bytes or 0
+    assert row[3]["v"] == real_bytes  # the hostile calls add 0
