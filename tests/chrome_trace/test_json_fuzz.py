@@ -23,13 +23,13 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import re
 import threading
 import traceback
 from typing import Optional
 
 import pytest
 from fuzz_traces import cases
+from peak_memory import peak_growth
 from werkzeug.test import Client
 
 from tensorboard_plugin_profile.web.server import StandaloneApp
@@ -118,30 +118,12 @@ def _ask_everything(client: Client, turn: int) -> list:
     return answers.problems
 
 
-def _peak_rss_reset() -> bool:
-    """Resets the process's peak RSS (Linux); False where that is not possible."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        match = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.M)
-    return int(match.group(1)) if match else 0
-
-
 @pytest.mark.parametrize("case", _params())
 def test_a_mutated_trace_is_answered_or_refused_never_a_500(case, tmp_path):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     (run_dir / case.file_name).write_bytes(case.data)
     client = Client(StandaloneApp(str(tmp_path)))
-    measure = _peak_rss_reset()
-    rss_before = _status_kib("VmRSS") if measure else 0
     result: dict = {}
     turn = int(case.label.rsplit(":", 1)[1])
 
@@ -151,11 +133,11 @@ def test_a_mutated_trace_is_answered_or_refused_never_a_500(case, tmp_path):
         except BaseException:  # the test client raised: reported below
             result["problems"] = [traceback.format_exc(limit=-3)]
 
-    worker = threading.Thread(target=run, daemon=True, name=f"fuzz {case.label}")
-    worker.start()
-    worker.join(CASE_TIMEOUT_S)
+    with peak_growth() as grown:
+        worker = threading.Thread(target=run, daemon=True, name=f"fuzz {case.label}")
+        worker.start()
+        worker.join(CASE_TIMEOUT_S)
     assert not worker.is_alive(), f"{case.label}: no answer within {CASE_TIMEOUT_S} s"
     assert not result["problems"], "\n".join(result["problems"])
-    if measure:
-        grown = (_status_kib("VmHWM") - rss_before) << 10
-        assert grown <= MEMORY_LIMIT_BYTES, f"{case.label}: peak memory grew {grown >> 20} MiB"
+    if grown.bytes is not None:
+        assert grown.bytes <= MEMORY_LIMIT_BYTES, f"{case.label}: peak grew {grown.bytes >> 20} MiB"

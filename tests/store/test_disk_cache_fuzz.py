@@ -7,7 +7,8 @@ session's decoded Space and the results of ``run_tools`` and a few tools. Each c
 that cache, damages one entry, starts a new service on it and asks the questions that entry
 answers (for a Space entry: a trace window no entry holds, so the Space itself must be
 read). The answer must be the one computed before the damage, byte for byte (or the same
-error); nothing may raise, hang or answer differently.
+error); nothing may raise, hang (60 s) or answer differently, nor raise the process's peak
+memory by more than 512 MiB.
 
 Damage families, each applied to every entry in turn:
 
@@ -43,6 +44,7 @@ from typing import Optional
 import pytest
 from conftest import FIXTURES
 from fuzz_traces import seeds as json_seeds
+from peak_memory import peak_growth
 
 from tensorboard_plugin_profile.common.errors import ProfileError
 from tensorboard_plugin_profile.protobuf import xplane_pb2
@@ -53,6 +55,7 @@ from tensorboard_plugin_profile.store.disk_cache import MAGIC
 CASES = int(os.environ.get("TBPROF_FUZZ_CACHE_CASES", "84"))
 FAMILIES = ("payload", "cut", "prefix", "header", "fields", "nested", "swap")
 CASE_TIMEOUT_S = 60.0
+MEMORY_LIMIT_BYTES = 512 << 20
 _FIXED_MTIME_NS = 1_700_000_000_123_456_789  # keys (path, size, mtime) without a clock
 _EVENTS_PER_LINE = 60
 # The questions asked of each session; a tool is asked only where run_tools lists it.
@@ -342,10 +345,13 @@ def test_a_damaged_entry_is_recomputed_or_gives_the_same_answer(pristine, label)
         except BaseException:  # reported below, with the entry that caused it
             result["raised"] = traceback.format_exc(limit=-3)
 
-    worker = threading.Thread(target=ask, daemon=True, name=f"cache fuzz {label}")
-    worker.start()
-    worker.join(CASE_TIMEOUT_S)
+    with peak_growth() as grown:
+        worker = threading.Thread(target=ask, daemon=True, name=f"cache fuzz {label}")
+        worker.start()
+        worker.join(CASE_TIMEOUT_S)
     assert not worker.is_alive(), f"{label} ({entry.name}): no answer in {CASE_TIMEOUT_S} s"
     assert "answers" in result, f"{label} ({entry.name}): the service raised\n{result['raised']}"
     for query, answer in result["answers"].items():
         assert answer == good[query], f"{label}: {entry.name} damaged, {query} answers differently"
+    if grown.bytes is not None:
+        assert grown.bytes <= MEMORY_LIMIT_BYTES, f"{label}: peak grew {grown.bytes >> 20} MiB"
