@@ -344,7 +344,7 @@ def _to_result(output: Any) -> ToolResult:
     if isinstance(output, bytes):
         body = output
     else:
-        body = json_out.dumps(output, separators=(",", ":"), ensure_ascii=False).encode()
+        body = json_out.utf8(json_out.dumps(output, separators=(",", ":"), ensure_ascii=False))
     return ToolResult("application/json", _Body(body))
 
 

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import itertools
 import mmap
 import sys
 import weakref
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 import pandas as pd
@@ -178,8 +179,15 @@ _MINCORE = _mincore()
 
 
 def deep_size(value: Any, seen: Optional[set] = None) -> int:
-    """Bytes held by ``value`` and everything it references (buffers counted once)."""
+    """Bytes held by ``value`` and everything it references (buffers counted once).
+
+    The walk keeps its own stack, so nesting of any depth (a trace's metadata nested a
+    thousand levels) costs a list entry per level, not a Python frame: no RecursionError.
+    """
     return _Sizer(seen if seen is not None else set()).size(value)
+
+
+_DONE = object()
 
 
 class _Sizer:
@@ -187,40 +195,50 @@ class _Sizer:
         self.seen = seen  # ids of buffers and containers already counted
 
     def size(self, value: Any) -> int:
+        """``value``'s bytes and its references', walked depth first on an explicit stack
+        of iterators (one per container being walked)."""
+        total, children = self.own(value)
+        stack = [] if children is None else [children]
+        while stack:
+            item = next(stack[-1], _DONE)
+            if type(item) in _SCALARS:  # most items: no call
+                total += 0 if item is None else sys.getsizeof(item)
+                continue
+            if item is _DONE:
+                stack.pop()
+                continue
+            own, children = self.own(item)
+            total += own
+            if children is not None:
+                stack.append(children)
+        return total
+
+    def own(self, value: Any) -> tuple:
+        """(bytes of ``value`` itself, iterator over what it references or None)."""
         kind = type(value)
         if kind in _SCALARS:  # most of what a walk meets: skip the isinstance chain
-            return 0 if value is None else sys.getsizeof(value)
-        if value is None or isinstance(value, (bool, int, float)):
-            return 0 if value is None else sys.getsizeof(value)
-        if isinstance(value, (str, bytes)):
-            return sys.getsizeof(value)
+            return (0 if value is None else sys.getsizeof(value)), None
+        if value is None or isinstance(value, (bool, int, float, str, bytes)):
+            return sys.getsizeof(value), None
         if isinstance(value, np.ndarray):  # marks its buffer as seen itself
-            return self.array(value)
+            return self.array(value), None
         if id(value) in self.seen:
-            return 0
+            return 0, None
         self.seen.add(id(value))
-        if kind in _CONTAINERS:
-            return self.container(value)
+        if kind in _CONTAINERS or isinstance(value, (dict, list, tuple, set, frozenset)):
+            return sys.getsizeof(value), _references(value)
         if isinstance(value, pd.DataFrame):
-            return _FRAME_OVERHEAD + self.index(value.index) + self.columns(value)
+            return _FRAME_OVERHEAD + self.index(value.index) + self.columns(value), None
         if isinstance(value, pd.Series):
-            return _FRAME_OVERHEAD + self.index(value.index) + self.extension(value.array)
+            return _FRAME_OVERHEAD + self.index(value.index) + self.extension(value.array), None
         if isinstance(value, pd.Index):
-            return self.index(value)
+            return self.index(value), None
         if isinstance(value, pd.api.extensions.ExtensionArray):
-            return self.extension(value)
+            return self.extension(value), None
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = (getattr(value, f.name) for f in dataclasses.fields(value))
-            return sys.getsizeof(value) + sum(self.size(v) for v in fields)
-        if isinstance(value, (dict, list, tuple, set, frozenset)):
-            return self.container(value)
-        return sys.getsizeof(value)
-
-    def container(self, value: Any) -> int:
-        if isinstance(value, dict):
-            items = sum(self.size(k) + self.size(v) for k, v in value.items())
-            return sys.getsizeof(value) + items
-        return sys.getsizeof(value) + sum(self.size(v) for v in value)
+            return sys.getsizeof(value), fields
+        return sys.getsizeof(value), None
 
     def columns(self, frame: pd.DataFrame) -> int:
         """The frame's column arrays, read from its blocks: one array per block of
@@ -291,3 +309,10 @@ class _Sizer:
             levels = sum(self.index(level) for level in index.levels)
             return levels + sum(self.array(np.asarray(codes)) for codes in index.codes)
         return self.extension(index.array)
+
+
+def _references(container: Any) -> Iterator:
+    """What a plain container references: a dict's keys and values, the others' items."""
+    if isinstance(container, dict):
+        return itertools.chain.from_iterable(container.items())
+    return iter(container)

@@ -131,7 +131,12 @@ def to_csv(table: Mapping[str, Any]) -> str:
         cells = row.get("c", []) if isinstance(row, dict) else []
         values = [csv_cell(c.get("v") if c else None, scale) for c, scale in zip(cells, scales)]
         writer.writerow(values + [""] * (len(cols) - len(values)))  # short rows padded
-    return out.getvalue()
+    text = out.getvalue()
+    try:
+        text.encode()  # a lone surrogate (from a JSON trace's name) cannot be sent
+    except UnicodeEncodeError:
+        text = json_out.well_formed(text)
+    return text
 
 
 def csv_cell(value: Any, scale: int = 1) -> str:

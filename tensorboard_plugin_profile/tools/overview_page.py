@@ -23,6 +23,7 @@ from ..analysis.input_pipeline import breakdown as ia
 from ..analysis.ops import metrics as ops
 from ..analysis.ops.op_stats import OpStats
 from ..analysis.steps.guess import ANNOTATION_HINT
+from ..common import json_out
 from . import ToolOutput
 from .datatable import Column, data_table, dumps, percent
 from .overview_tables import (
@@ -63,7 +64,8 @@ def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
     tables = overview_tables(combined_op_stats([s for _, s in summaries]))
     body = "[" + ",".join(dumps(t) for t in tables[:5]) + ", {},"
     body += dumps(tables[6]) + "]"
-    return ToolOutput(json_obj=tables, chunks=lambda: [body.encode()])
+    data = json_out.utf8(body)
+    return ToolOutput(json_obj=tables, chunks=lambda: [data])
 
 
 def overview_tables(stats: OpStats) -> list:

@@ -57,7 +57,8 @@ def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
             "steps to show per core."
         )
     db = pod_viewer_database(summaries)
-    return ToolOutput(json_obj=db, chunks=lambda: [proto_json(db).encode()])
+    data = json_out.utf8(proto_json(db))
+    return ToolOutput(json_obj=db, chunks=lambda: [data])
 
 
 def pod_viewer_database(summaries: Sequence[tuple]) -> dict:

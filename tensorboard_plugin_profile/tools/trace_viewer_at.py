@@ -97,7 +97,7 @@ def window_of(index: TraceIndex, params: Mapping[str, str]) -> tuple:
 
 # --- answers -------------------------------------------------------------------------
 def _json(obj) -> bytes:
-    return json_out.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    return json_out.utf8(json_out.dumps(obj, separators=(",", ":"), ensure_ascii=False))
 
 
 def _ms(ps: int) -> float:

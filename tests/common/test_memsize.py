@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mmap
+import sys
 
 import numpy as np
 import pandas as pd
@@ -64,3 +65,15 @@ def test_int_values_read_only_present_rows_and_match_the_dense_conversion():
             np.testing.assert_array_equal(int_values_at(column, rows), dense.view(np.int64)[rows])
             checked += int(present.any())
     assert checked >= 3
+
+
+def test_deep_size_walks_nesting_of_any_depth_without_recursion():
+    # A trace's top-level metadata is kept as decoded: 500 levels used to raise
+    # RecursionError here, which every tool of that profile answered with a 500.
+    nested: object = "leaf"
+    for level in range(100_000):
+        nested = {"k": [nested, level]} if level % 2 else [nested]
+    size = deep_size(nested)
+    assert size > 100_000 * sys.getsizeof([])
+    shared = ["x" * 1000]
+    assert deep_size([shared, shared, [shared]]) < 2 * sys.getsizeof("x" * 1000) + 500

@@ -115,3 +115,10 @@ def test_csv_text_never_starts_a_formula():
     columns = [Column("name", "Name", "string"), Column("parent", "Parent", "number")]
     table = data_table(columns, [["=HYPERLINK(1)", -1], ["@x", 2], ["ok", 3]])
     assert to_csv(table) == '"Name","Parent"\n"\'=HYPERLINK(1)","-1"\n"\'@x","2"\n"ok","3"\n'
+
+
+def test_csv_of_names_with_lone_surrogates_is_valid_utf8():
+    # A Chrome-trace name may hold "\ud800"; before, the CSV could not be encoded (a 500).
+    table = data_table([Column("name", "Name\udfff", "string")], [["op\ud800"], ["=b\ud800"]])
+    text = to_csv(table)
+    assert text.encode("utf-8").decode("utf-8") == '"Name\ufffd"\n"op\ufffd"\n"\'=b\ufffd"\n'

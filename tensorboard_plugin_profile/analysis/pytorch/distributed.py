@@ -15,6 +15,7 @@ Usage::
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -64,13 +65,26 @@ def communication_ops(space: Space) -> pd.DataFrame:
 
 
 def _bytes(dims_text, types_text) -> int:
-    """Bytes of one call's inputs; unknown element types count 0 (as torch-tb-profiler)."""
+    """Bytes of one call's inputs; unknown element types count 0 (as torch-tb-profiler).
+
+    The texts come from the trace as written: a missing one is NaN, and a hostile one may
+    hold anything, so only lists of whole non-negative dimensions and type names count.
+    """
+    if not (isinstance(dims_text, str) and isinstance(types_text, str)):
+        return 0
     try:
         dims, types = json.loads(dims_text or "[]"), json.loads(types_text or "[]")
-    except ValueError:
+    except (ValueError, RecursionError):
+        return 0
+    if not (isinstance(dims, list) and isinstance(types, list)):
         return 0
     total = 0
     for shape, kind in zip(dims, types):
-        count = int(np.prod(shape)) if isinstance(shape, list) else 0
-        total += count * BYTES_PER_VALUE.get(kind, 0)
+        if isinstance(kind, str) and _is_shape(shape):
+            total += math.prod(shape) * BYTES_PER_VALUE.get(kind, 0)
     return total
+
+
+def _is_shape(shape) -> bool:
+    """A list of whole non-negative dimensions (``True`` is not one)."""
+    return isinstance(shape, list) and all(type(d) is int and 0 <= d < 2**63 for d in shape)
