@@ -21,6 +21,7 @@ from werkzeug.test import Client
 
 from tensorboard_plugin_profile.analysis.pytorch.distributed import BYTES_PER_VALUE
 from tensorboard_plugin_profile.capture.routes import _INT_PARAMS as CAPTURE_INT_PARAMS
+from tensorboard_plugin_profile.chrome_trace.stream import MAX_NESTING
 from tensorboard_plugin_profile.tools import TOOLS
 from tensorboard_plugin_profile.web.server import StandaloneApp
 
@@ -73,17 +74,25 @@ def _trace(path: pathlib.Path) -> dict:
 
 
 # --- deeply nested metadata -------------------------------------------------------------
-def test_top_level_metadata_nested_hundreds_of_levels_is_answered(tmp_path):
+@pytest.mark.parametrize("depth", [MAX_NESTING, 900])
+def test_top_level_metadata_nested_hundreds_of_levels_is_answered(tmp_path, depth):
     # Before: measuring the decoded profile for the cache (memsize) recursed once per level,
-    # and 400 levels were a RecursionError: every tool of the profile answered 500.
+    # and 400 levels were a RecursionError: every tool of the profile answered 500. Now the
+    # reader keeps up to MAX_NESTING levels (measured without recursion) and refuses deeper
+    # values with a 422 naming the limit.
     trace = _trace(FIXTURES / "pytorch_cpu_only/run/rank-34.1074.pt.trace.json.gz")
-    nested = '{"a":' * 900 + "1" + "}" * 900
+    levels = depth - 1  # the "deepMetadata" object itself is inside the top-level one
+    nested = '{"a":' * levels + "1" + "}" * levels
     text = json.dumps(trace)[:-1] + f', "deepMetadata": {nested}}}'
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "worker.1.pt.trace.json").write_text(text)
     client = Client(StandaloneApp(str(tmp_path)))
     (run,) = json.loads(_get(client, "runs")[1])
     status, body = _get(client, "run_tools", run=run)
+    if depth > MAX_NESTING:
+        assert status == 422, body
+        assert f"nested more than {MAX_NESTING} levels" in json.loads(body)["error"]["message"]
+        return
     assert status == 200, body
     for tool in json.loads(body):
         status, body = _get(client, "data", run=run, tag=tool)
@@ -211,22 +220,7 @@ def test_a_non_finite_or_absurd_number_is_refused_naming_the_parameter(fixtures_
     assert status == 400 and "'pids'" in json.loads(body)["error"]["message"]
 
 
-# capture/ is being bounded under issue 24 item 5 (durations, jobs); until that merges, a
-# duration past the int64 or uint64 range fails inside the job with an internal error.
-_CAPTURE_DURATION_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="capture/routes.py does not bound duration (2**63: OverflowError, 2**64: "
-    "ValueError in the job); item 5 of issue 24 bounds it",
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=_CAPTURE_DURATION_XFAIL) if n == "duration" else n
-        for n in CAPTURE_INT_PARAMS
-    ],
-)
+@pytest.mark.parametrize("name", CAPTURE_INT_PARAMS)
 def test_every_numeric_capture_parameter_is_refused_with_a_message(tmp_path, name):
     # A capture that gets past the guard answers 200 with {"error": ...} (docs/capture.md);
     # the profiler answers every capture, so a value that is not refused captures.

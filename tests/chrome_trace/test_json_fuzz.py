@@ -12,10 +12,6 @@ most ``MEMORY_LIMIT_BYTES``.
 cores); a longer campaign: ``TBPROF_FUZZ_JSON_CASES=5000 pytest
 tests/chrome_trace/test_json_fuzz.py``. Cases are deterministic: a label names its seed,
 family and index.
-
-Cases the fuzzer found failing in code other engineers are changing now are marked
-``xfail(strict=True)`` (``_known_failure``: nesting of 1,000 levels and more, and the labels
-in ``KNOWN_FAILURES``): when their fix merges, the strict marker fails and is removed.
 """
 
 from __future__ import annotations
@@ -25,7 +21,6 @@ import json
 import os
 import threading
 import traceback
-from typing import Optional
 
 import pytest
 from fuzz_traces import cases
@@ -39,30 +34,10 @@ CASE_TIMEOUT_S = 30.0
 MEMORY_LIMIT_BYTES = 512 << 20
 PREFIX = "/data/plugin/profile"
 
-# Failures in chrome_trace/ (the JSON decoder), which the JSON branch of issue 24 is changing
-# now (item 11, "JSON nesting"); remove each when it passes. Every value nested 1,000 levels
-# or more fails the same way, so those are recognised by their depth.
-_NESTED = (
-    "a value nested 1,000+ levels deep: RecursionError from the json module in "
-    "chrome_trace/stream.py, run_tools answers 500 (issue 24 item 11)"
-)
-KNOWN_FAILURES: dict = {  # label -> reason (reached with TBPROF_FUZZ_JSON_CASES > 580)
-    "profiler_hook:nesting:580": "an object snapshot event ('ph': 'O') whose args are a "
-    "list: AttributeError in chrome_trace/objects.py, run_tools answers 500",
-}
-
-
-def _known_failure(case) -> Optional[str]:
-    return _NESTED if case.nesting_depth >= 1000 else KNOWN_FAILURES.get(case.label)
 
 
 def _params() -> list:
-    out = []
-    for case in cases(CASES):
-        reason = _known_failure(case)
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        out.append(pytest.param(case, id=case.label, marks=marks))
-    return out
+    return [pytest.param(case, id=case.label) for case in cases(CASES)]
 
 
 def _no_constant(name: str) -> None:
