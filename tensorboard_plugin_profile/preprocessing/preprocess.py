@@ -67,8 +67,9 @@ def preprocess_decoded(space: Space, with_flows: bool = True) -> Space:
     Not memoised: the service keeps only this copy, and every tool reads it; ``preprocess``
     of it is itself. ``space`` is consumed: each plane's decoded columns are dropped while
     its edited copy is built (``PlaneEdit(consume=True)``), so the two never coexist whole.
-    ``with_flows=False`` leaves out step 3, which only the trace viewer reads: for a copy
-    that is summarised and dropped (``analysis/host_summary.py``), never kept or shown.
+    ``with_flows=False`` leaves out steps 3 and 4 (flows and threadpool regions, which carry
+    no group and only the trace viewer reads): for a copy that is summarised and dropped
+    (``analysis/host_summary.py``), never kept or shown.
     """
     return space if space.preprocessed else _preprocess(space, True, with_flows)
 
@@ -101,8 +102,8 @@ def _mutated(plane, consume: bool = False):
 
 
 def _grouped(index: int, plane, result: grouping.Grouping, host_id, consume: bool = False):
-    """The plane with its groups, step names, eager flags, flows (unless ``host_id`` is
-    None) and threadpool regions."""
+    """The plane with its groups, step names, eager flags, and unless ``host_id`` is None
+    (a copy only summarised) its flows and threadpool regions."""
     edit = PlaneEdit(plane, consume)
     edit.set_groups(result.group_ids[index])  # the events' column, no stats rows
     step_names = result.step_names[index]
@@ -110,9 +111,9 @@ def _grouped(index: int, plane, result: grouping.Grouping, host_id, consume: boo
         edit.set_stat(list(step_names), schema.STEP_NAME, list(step_names.values()), KIND_STR)
     eager_rows, eager_flags = result.is_eager[index]
     edit.set_stat(eager_rows, schema.IS_EAGER, eager_flags, KIND_INT64)
-    if host_id is not None:
+    if host_id is not None:  # a copy for the trace viewer too: its flows and regions
         flows.add_flows(edit, host_id, is_host_plane=not schema.is_device_plane(plane.name))
-    mutators.add_threadpool_regions(edit)
+        mutators.add_threadpool_regions(edit)
     return edit.build()
 
 
