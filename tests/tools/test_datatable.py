@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tensorboard_plugin_profile.service import ProfileService
-
 from tensorboard_plugin_profile.tools.datatable import (
     Column,
     column_table,
