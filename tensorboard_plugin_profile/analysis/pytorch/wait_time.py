@@ -119,8 +119,9 @@ def wait_time(hosts: list) -> WaitTime:
     per_rank = [(worker, *collectives(space)) for worker, space in hosts]
     problem = _mismatch(per_rank)
     if problem is not None or not per_rank:
-        empty_step = pd.DataFrame(columns=["worker", "step", "transfer_ps", "synchronizing_ps"])
-        empty_op = pd.DataFrame(columns=["worker", "name", "transfer_ps", "latency_ps"])
+        # Typed even when empty: older pandas refuses arithmetic like round() on object columns.
+        empty_step = _empty(["worker", "step"], ["transfer_ps", "synchronizing_ps"])
+        empty_op = _empty(["worker", "name"], ["transfer_ps", "latency_ps"])
         return WaitTime(empty_step, empty_op, problem or "There are no ranks.")
     durations = np.stack([(r["end_ps"] - r["begin_ps"]).to_numpy() for _, _, r in per_rank])
     shortest = durations.min(axis=0)
@@ -179,3 +180,9 @@ def _union_by(keys: np.ndarray, begin: np.ndarray, end: np.ndarray) -> dict:
     )
     length = (merged["end"] - merged["begin"]).groupby(merged["key"], sort=False).sum()
     return {k: float(v) for k, v in length.items()}
+
+
+def _empty(text: list, numbers: list) -> pd.DataFrame:
+    columns = {c: pd.Series(dtype=object) for c in text}
+    columns.update({c: pd.Series(dtype=np.float64) for c in numbers})
+    return pd.DataFrame(columns)
