@@ -3,8 +3,9 @@
 ``go tool pprof`` and speedscope read this format. Each op record is one sample:
 its path (scopes or Python frames, the op last) is the stack, leaf first, and its
 values are the op's self time in nanoseconds and its run count. Each distinct path
-part is one function and one location; Python frames (``$file.py:12 fn`` from XLA's
-tracer, ``file.py(12): fn`` from PyTorch's) keep their file and line.
+part is one function and one location; Python frames (``file.py:12 fn`` from HLO
+metadata, ``$file.py:12 fn`` from XLA's tracer, ``file.py(12): fn`` from PyTorch's)
+keep their file and line.
 
 The encoder writes the wire format directly (a few field types): one pass over the
 records, one over the distinct names, no per-event work.
@@ -24,7 +25,7 @@ import pandas as pd
 
 CONTENT_TYPE = "application/vnd.google.protobuf+gzip"
 SAMPLE_TYPES = (("time", "nanoseconds"), ("occurrences", "count"))
-_XLA_FRAME = re.compile(r"^\$(?P<file>.+?):(?P<line>\d+) (?P<name>.+)$")
+_XLA_FRAME = re.compile(r"^\$?(?P<file>.+?):(?P<line>\d+) (?P<name>.+)$")
 _TORCH_FRAME = re.compile(r"^(?P<file>\S+\.py)\((?P<line>\d+)\): (?P<name>.+)$")
 
 
