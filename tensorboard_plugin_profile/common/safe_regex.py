@@ -81,8 +81,8 @@ class Pattern:
                 if inside_repeat:
                     raise InvalidArgument(
                         f"Parameter {name!r}: {_shown(self.text)} repeats a group that repeats "
-                        "or has alternatives (like (a+)+ or (a|b)*), which can take exponential "
-                        "time; write it flat, e.g. (a|b)* as [ab]*."
+                        "or has alternatives (like (a+)+ or (ab|a)*), which can take exponential "
+                        "time; write it without a repeated group, e.g. [ab]* for (a|b)*."
                     )
                 if kind == "BRANCH":
                     self.factor *= max(len(arg[1]), 1)

@@ -21,7 +21,7 @@ from ..common.errors import NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 
 # Sent whatever ``select`` asks: the page draws the tree from them.
-ALWAYS_SENT = ("name", "id", "parent", "depth", "path")
+ALWAYS_SENT = ("name", "kind", "id", "parent", "depth", "path")
 COLUMNS = (
     Column("name", "Name", "string"),
     Column("kind", "Kind", "string"),

@@ -124,6 +124,7 @@ def test_select_sends_the_chosen_columns_and_the_tree(jax):
     table = scope_view.convert(jax, {"select": "micros,occurrence"})
     assert [c["id"] for c in table["cols"]] == [
         "name",
+        "kind",
         "total_time_us",
         "occurrences",
         "id",
