@@ -52,4 +52,4 @@ def _table(records, params: Mapping[str, str]) -> ToolAnswer:
     if options.format == "pprof":
         return ToolOutput(CONTENT_TYPE, chunks=once(pprof_bytes(records, paths)))
     nodes = shaped(build_tree(records, paths, "frame"), options)
-    return tree_table(nodes, {"view": "code_view", **options.properties()}, options.select)
+    return tree_table(nodes, {"view": "code_view"}, options.select)

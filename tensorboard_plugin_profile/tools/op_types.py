@@ -41,4 +41,4 @@ def _table(records, params: Mapping[str, str]) -> dict:
         (t, f"{n} ({s})") for t, n, s in zip(records["type"], records["name"], records["side"])
     ]
     nodes = shaped(build_tree(records, paths, "type"), options)
-    return tree_table(nodes, {"view": "op_types", **options.properties()}, options.select)
+    return tree_table(nodes, {"view": "op_types"}, options.select)

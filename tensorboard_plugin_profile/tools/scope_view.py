@@ -39,4 +39,4 @@ def _table(records, params: Mapping[str, str]) -> ToolAnswer:
     if options.format == "pprof":
         return ToolOutput(CONTENT_TYPE, chunks=once(pprof_bytes(records, records["scope"])))
     nodes = shaped(build_tree(records, records["scope"], "scope"), options)
-    return tree_table(nodes, {"view": "scope_view", **options.properties()}, options.select)
+    return tree_table(nodes, {"view": "scope_view"}, options.select)

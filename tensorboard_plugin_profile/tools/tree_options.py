@@ -13,7 +13,7 @@ Each option is a query parameter (the same names over HTTP, in ``tbprof convert
 - ``select``: the columns to send (the tree's own columns always come along).
 
 Totals stay those of the whole subtree, hidden nodes included: hiding a node changes
-what is listed, not what was measured. Patterns are user input: ``common/safe_regex``
+what is listed, not what was measured. Patterns are user input: ``common/name_patterns``
 checks them and bounds the matching work before any runs.
 
 Usage::
@@ -33,7 +33,7 @@ import pandas as pd
 
 from ..common.errors import InvalidArgument
 from ..common.params import float_param, int_param
-from ..common.safe_regex import Pattern, matching, parse_patterns
+from ..common.name_patterns import Pattern, matching, parse_patterns
 
 # Columns a user may select or order by, and the node column each one sorts on.
 SORT_KEYS = {
@@ -70,10 +70,6 @@ class TreeOptions:
     hide: Tuple[Pattern, ...] = ()
     account: Tuple[Pattern, ...] = ()
     format: str = "json"
-
-    def properties(self) -> dict:
-        """The options in effect, echoed in the table's properties for the page."""
-        return {"order_by": self.order_by}
 
 
 def tree_options(params: Mapping[str, str]) -> TreeOptions:

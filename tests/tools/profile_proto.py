@@ -1,4 +1,4 @@
-"""pprof's profile.proto (github.com/google/pprof, proto/profile.proto), written from the
+"""pprof's profile format (the proto folder of github.com/google/pprof), written from the
 public specification as a descriptor, to decode our output with the protobuf runtime.
 
 Only the messages and fields a reader of our profiles needs; unknown fields would be

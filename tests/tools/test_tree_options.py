@@ -132,7 +132,6 @@ def test_select_sends_the_chosen_columns_and_the_tree(jax):
         "depth",
         "path",
     ]
-    assert table["p"]["order_by"] == "total_time_us"
 
 
 @pytest.mark.parametrize(
@@ -178,7 +177,8 @@ def test_options_over_http(client):
     assert status == 200
     table = json.loads(body)
     assert max(r["depth"] for r in rows(table)) == 1
-    assert table["p"]["order_by"] == "name"
+    names = [r["name"] for r in rows(table) if r["depth"] == 1]
+    assert names == sorted(names)
 
 
 def test_a_hostile_pattern_is_a_400_answered_at_once(client):

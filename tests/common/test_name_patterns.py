@@ -8,7 +8,7 @@ import time
 import pytest
 
 from tensorboard_plugin_profile.common.errors import InvalidArgument
-from tensorboard_plugin_profile.common.safe_regex import (
+from tensorboard_plugin_profile.common.name_patterns import (
     MAX_MATCH_WORK,
     Pattern,
     matching,

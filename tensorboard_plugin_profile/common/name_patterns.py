@@ -1,8 +1,11 @@
-"""Regular expressions from users, run by Python's ``re`` with a bound on the work.
+"""Name patterns from users (the tree views' tfprof options), run by Python's ``re``
+with a bound on the work and no deadline.
 
-A backtracking engine can take exponential time on a few characters (``(a+)+b``)
-and polynomial time in the name length on chains of wildcards (``.*.*.*x``). We
-have no timeout to stop a match, so a pattern is checked before it runs:
+The trace search (``analysis/trace/safe_regex.py``) matches under a deadline in a worker
+process. The tree views answer in the request, for every tree request, so their patterns
+are bounded before they run instead, by shape and by an estimate of the work (a
+backtracking engine can take exponential time on a few characters, ``(a+)+b``, and
+polynomial time in the name length on chains of wildcards, ``.*.*.*x``):
 
 - at most ``MAX_PATTERN_CHARS`` characters and ``MAX_PATTERNS`` patterns a list;
 - no back-references, look-arounds or conditionals;
