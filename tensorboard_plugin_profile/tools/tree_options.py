@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from ..common.errors import InvalidArgument
-from ..common.params import float_param, int_param
 from ..common.name_patterns import Pattern, matching, parse_patterns
+from ..common.params import float_param, int_param
 
 # Columns a user may select or order by, and the node column each one sorts on.
 SORT_KEYS = {
