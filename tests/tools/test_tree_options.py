@@ -189,3 +189,17 @@ def test_a_hostile_pattern_is_a_400_answered_at_once(client):
         assert status == 400, (pattern, body)
         assert time.perf_counter() - started < 5
         assert json.loads(body)["error"]["code"] == "INVALID_ARGUMENT"
+
+
+def test_a_pod_session_merges_hosts_then_applies_the_options(client):
+    # Several hosts answer from per-host summaries (reduce); the options apply the same way.
+    params = {"max_depth": "2", "order_by": "occurrence", "hide_name_regexes": ".*Iterator.*"}
+    run = next(
+        r
+        for r in json.loads(client.get("/data/plugin/profile/runs").get_data())
+        if r.startswith("tf_two_hosts")
+    )
+    status, body = _get(client, run=run, tag="scope_view", host="ALL_HOSTS", **params)
+    assert status == 200, body
+    expected = scope_view.convert(list(fixture_hosts("tf_two_hosts")), params)
+    assert json.loads(body)["rows"] == expected["rows"]
