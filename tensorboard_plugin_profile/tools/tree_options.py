@@ -116,22 +116,35 @@ def accounted(records: pd.DataFrame, options: TreeOptions) -> pd.DataFrame:
 
 def shaped(nodes: pd.DataFrame, options: TreeOptions) -> pd.DataFrame:
     """The ``build_tree`` nodes the options show, ordered, with their shown parent and depth."""
+    if _shows_all(options) and options.order_by == "total_time_us":
+        return nodes  # build_tree's own order: the answer without options, unchanged
     shown = _shown(nodes, options)
-    parents = nodes["parent"].to_numpy()
-    position = {int(i): k for k, i in enumerate(nodes["id"].to_numpy())}
+    parents = nodes["parent"].to_numpy().tolist()
+    position = {int(i): k for k, i in enumerate(nodes["id"].to_numpy().tolist())}
     # Nodes come parents first: the nearest shown ancestor of each node in one pass.
     shown_parent = np.full(len(nodes), -1, dtype=np.int64)
     depth = np.zeros(len(nodes), dtype=np.int64)
     for k in range(1, len(nodes)):  # once per tree node, not per event
-        p = position[int(parents[k])]
+        p = position[parents[k]]
         shown_parent[k] = p if shown[p] else shown_parent[p]
         depth[k] = depth[shown_parent[k]] + 1
     kept = np.flatnonzero(shown)
     order = _depth_first(nodes, kept, shown_parent, options.order_by)
     out = nodes.iloc[order].copy()
-    out["parent"] = [int(nodes["id"].iat[p]) if p >= 0 else -1 for p in shown_parent[order]]
+    ids = nodes["id"].to_numpy()
+    above = shown_parent[order]
+    out["parent"] = np.where(above >= 0, ids[np.maximum(above, 0)], -1)
     out["depth"] = depth[order]
     return out.reset_index(drop=True)
+
+
+def _shows_all(options: TreeOptions) -> bool:
+    return (
+        options.max_depth is None
+        and options.min_micros <= 0
+        and not options.show
+        and not options.hide
+    )
 
 
 def _shown(nodes: pd.DataFrame, options: TreeOptions) -> np.ndarray:
