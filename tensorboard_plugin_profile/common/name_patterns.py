@@ -122,13 +122,16 @@ def parse_patterns(params: Mapping[str, str], name: str) -> List[Pattern]:
 def matching(patterns: Sequence[Pattern], names: Sequence[str], name: str = "regex"):
     """A list of bools: whether each name fully matches any pattern (checked for work first)."""
     lengths = [len(n) for n in names]
-    work = sum(p.work(n) for p in patterns for n in lengths)
-    if work > MAX_MATCH_WORK:
-        raise InvalidArgument(
-            f"Parameter {name!r}: the patterns could take about {work:.2g} matching steps on "
-            f"this profile's {len(names)} names (the limit is {MAX_MATCH_WORK:.0g}); use fewer "
-            "wildcards (.*) or more literal text."
-        )
+    work = 0  # an int: the estimate of a long chain of wildcards outgrows any float
+    for pattern in patterns:
+        for length in lengths:
+            work += pattern.work(length)
+            if work > MAX_MATCH_WORK:
+                raise InvalidArgument(
+                    f"Parameter {name!r}: the patterns could take more than "
+                    f"{MAX_MATCH_WORK:.0g} matching steps on this profile's {len(names)} "
+                    "names; use fewer wildcards (.*) or more literal text."
+                )
     return [any(p.regex.fullmatch(n) for p in patterns) for n in names]
 
 

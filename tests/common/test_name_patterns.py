@@ -77,3 +77,10 @@ def test_pattern_length_and_count_are_bounded():
         Pattern("a" * 257, "p")
     with pytest.raises(InvalidArgument, match="16 patterns"):
         parse_patterns({"p": ",".join("a" * 17)}, "p")
+
+
+def test_a_long_chain_of_wildcards_on_a_long_name_is_refused_not_an_overflow():
+    # 120 repeats on 100,000 characters: an estimate far past what a float holds.
+    chain = Pattern(".*" * 120 + "x", "p")
+    with pytest.raises(InvalidArgument, match="more than"):
+        matching([chain], ["a" * 100_000], "show_name_regexes")
