@@ -60,17 +60,22 @@ class Pattern:
                 f"Parameter {name!r}: a pattern may have at most {MAX_PATTERN_CHARS} "
                 f"characters, not {len(text)}."
             )
+        self.text = text
+        self.repeats = 0  # unbounded or long repeats: a factor of n each
+        self.factor = 1  # optionals (x2) and alternations (branches)
         try:
             tree = _sre.parse(text)
+        except (re.error, RecursionError, OverflowError) as e:
+            raise InvalidArgument(
+                f"Parameter {name!r}: {_shown(text)} is not a regex ({e})."
+            ) from None
+        self._walk(tree, name, inside_repeat=False)  # refused shapes are never compiled
+        try:
             self.regex = re.compile(text)
         except (re.error, RecursionError, OverflowError) as e:
             raise InvalidArgument(
                 f"Parameter {name!r}: {_shown(text)} is not a regex ({e})."
             ) from None
-        self.text = text
-        self.repeats = 0  # unbounded or long repeats: a factor of n each
-        self.factor = 1  # optionals (x2) and alternations (branches)
-        self._walk(tree, name, inside_repeat=False)
 
     def _walk(self, tree, name: str, inside_repeat: bool) -> None:
         for op, arg in tree:
