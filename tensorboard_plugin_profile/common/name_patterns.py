@@ -108,7 +108,7 @@ class Pattern:
             elif kind == "ATOMIC_GROUP":
                 self._walk(arg, name, inside_repeat)
 
-    def work(self, length: int) -> float:
+    def work(self, length: int) -> int:
         """The most backtracking steps a full match on ``length`` characters can take."""
         return self.factor * (math.comb(length + self.repeats, self.repeats) + length)
 
