@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -203,3 +205,48 @@ def test_a_pod_session_merges_hosts_then_applies_the_options(client):
     assert status == 200, body
     expected = scope_view.convert(list(fixture_hosts("tf_two_hosts")), params)
     assert json.loads(body)["rows"] == expected["rows"]
+
+
+def test_tbprof_convert_takes_the_options_as_tfprof_named_flags():
+    from conftest import host_files
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tensorboard_plugin_profile",
+            "convert",
+            str(host_files("jax_cpu_train")[0]),
+            "--tool",
+            "scope_view",
+            "--max_depth",
+            "1",
+            "--order_by",
+            "name",
+            "--select",
+            "micros,occurrence",
+        ],
+        capture_output=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    table = json.loads(result.stdout)
+    assert [c["id"] for c in table["cols"]][:4] == ["name", "kind", "total_time_us", "occurrences"]
+    names = [r["name"] for r in rows(table)[1:]]
+    assert names == sorted(names) and max(r["depth"] for r in rows(table)) == 1
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tensorboard_plugin_profile",
+            "convert",
+            str(host_files("jax_cpu_train")[0]),
+            "--tool",
+            "scope_view",
+            "--order_by",
+            "colour",
+        ],
+        capture_output=True,
+        timeout=120,
+    )
+    assert bad.returncode != 0 and b"colour" in bad.stderr and b"Traceback" not in bad.stderr
