@@ -25,6 +25,7 @@ import pandas as pd
 
 CONTENT_TYPE = "application/vnd.google.protobuf+gzip"
 SAMPLE_TYPES = (("time", "nanoseconds"), ("occurrences", "count"))
+MAPPING_NAME = "tensorboard-plugin-profile"
 _XLA_FRAME = re.compile(r"^\$?(?P<file>.+?):(?P<line>\d+) (?P<name>.+)$")
 _TORCH_FRAME = re.compile(r"^(?P<file>\S+\.py)\((?P<line>\d+)\): (?P<name>.+)$")
 
@@ -50,8 +51,13 @@ def pprof_bytes(records: pd.DataFrame, paths: Iterable[Sequence[str]]) -> bytes:
         function += _varint_field(3, strings[name]) + _varint_field(4, strings[file])
         functions.append(_message(5, function))
         line_message = _varint_field(1, ident) + _varint_field(2, line)
-        locations.append(_message(4, _varint_field(1, ident) + _message(4, line_message)))
-    body = sample_types + b"".join(samples) + b"".join(locations) + b"".join(functions)
+        location = _varint_field(1, ident) + _varint_field(2, 1) + _message(4, line_message)
+        locations.append(_message(4, location))
+    # One mapping that says the functions are already named (pprof looks for no binary).
+    mapping = _varint_field(1, 1) + _varint_field(5, strings[MAPPING_NAME])
+    mapping += _varint_field(7, 1) + _varint_field(8, 1) + _varint_field(9, 1)
+    body = sample_types + b"".join(samples) + _message(3, mapping)
+    body += b"".join(locations) + b"".join(functions)
     body += b"".join(_message(6, s.encode("utf-8", "replace")) for s in strings.table)
     body += _varint_field(14, strings["time"])  # default_sample_type
     return gzip.compress(body, mtime=0)

@@ -56,6 +56,9 @@ _MESSAGES = {
         ("filename", 5, _INT64, _ONE, None),
         ("build_id", 6, _INT64, _ONE, None),
         ("has_functions", 7, _BOOL, _ONE, None),
+        ("has_filenames", 8, _BOOL, _ONE, None),
+        ("has_line_numbers", 9, _BOOL, _ONE, None),
+        ("has_inline_frames", 10, _BOOL, _ONE, None),
     ],
     "Location": [
         ("id", 1, _UINT64, _ONE, None),

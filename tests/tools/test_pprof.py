@@ -1,15 +1,18 @@
 """``format=pprof`` of the scope and code views: a profile.proto a pprof reader accepts.
 
-No Go toolchain is installed here, so ``go tool pprof`` cannot run; the profile is decoded
-with the protobuf runtime against profile.proto written from the public specification
-(``profile_proto.py``), and checked for what ``go tool pprof`` and speedscope's importer
-rely on: ids that resolve, one value per sample type, string indices in range, string 0
-empty, a stack per sample leaf first.
+The profile is decoded with the protobuf runtime against pprof's messages written from
+the public specification (``profile_proto.py``) and checked for what ``go tool pprof`` and
+speedscope's importer rely on: ids that resolve, one value per sample type, string
+indices in range, string 0 empty, a stack per sample leaf first. Where a Go toolchain is
+installed (Debian's ``golang-go``), ``go tool pprof`` itself reads the files too.
 """
 
 from __future__ import annotations
 
 import gzip
+import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -39,6 +42,7 @@ def check_structure(profile) -> None:
     in_range = range(len(strings))
     assert [strings[t.type] for t in profile.sample_type] == ["time", "occurrences"]
     assert strings[profile.default_sample_type] == "time"
+    assert [m.has_functions for m in profile.mapping] == [True]
     functions = {f.id: f for f in profile.function}
     locations = {loc.id: loc for loc in profile.location}
     assert 0 not in functions and 0 not in locations
@@ -46,6 +50,7 @@ def check_structure(profile) -> None:
         assert f.name in in_range and f.filename in in_range and strings[f.name]
     for loc in profile.location:
         assert loc.line and all(line.function_id in functions for line in loc.line)
+        assert loc.mapping_id == profile.mapping[0].id
     for sample in profile.sample:
         assert len(sample.value) == len(profile.sample_type)
         assert sample.location_id and all(i in locations for i in sample.location_id)
@@ -137,3 +142,36 @@ def test_tbprof_convert_format_pprof_writes_the_file(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     check_structure(decode(out.read_bytes()))
+
+
+def go_pprof(path, *args, home) -> str:
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("no Go toolchain here (apt-get install golang-go runs go tool pprof)")
+    env = {**os.environ, "HOME": str(home), "GOCACHE": str(home / "gocache")}
+    result = subprocess.run(
+        [go, "tool", "pprof", *args, str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "binary" not in result.stderr, result.stderr  # the mapping says: no binary to find
+    return result.stdout
+
+
+@pytest.mark.parametrize(
+    "tool, name", [("code_view", "jax_cpu_train"), ("scope_view", "tf_keras2_fit")]
+)
+def test_go_tool_pprof_reads_the_file(tmp_path, tool, name):
+    hosts = list(fixture_hosts(name))
+    module = code_view if tool == "code_view" else scope_view
+    path = tmp_path / f"{tool}.pb.gz"
+    path.write_bytes(b"".join(module.convert(hosts, {"format": "pprof"}).chunks()))
+    top = go_pprof(path, "-top", "-unit=us", home=tmp_path)
+    total_us = float(re.search(r"of ([\d.]+)us total", top).group(1))
+    expected_us = sum(op_records(hosts)["self_time_ps"] // 1000) / 1e3
+    assert total_us == pytest.approx(expected_us, abs=0.01), top[:400]
+    traces = go_pprof(path, "-traces", home=tmp_path)
+    assert ("train_step" if tool == "code_view" else "Conv2DBackpropFilter") in traces
