@@ -188,6 +188,7 @@ class Routes:
             "/index.html": self.static,
             "/capture_token": self.capture_token,
             "/capture_status": self.capture_status,
+            "/session_export": self.session_export,
         }
         table = {name: handles_errors(handler, self.guard) for name, handler in routes.items()}
         for name, handler in (
@@ -233,6 +234,13 @@ class Routes:
         response = _bytes_response(request, [text.encode()], "text/csv; charset=utf-8")
         response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
+
+    def session_export(self, request: Request) -> Response:
+        """The run's profile files as one ``.zip`` download (``store/session_export.py``)."""
+        filename, chunks = self.service.export_session(_required(request, "run"))
+        response = Response(chunks, content_type="application/zip", direct_passthrough=True)
+        response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return _security_headers(response)
 
     def config(self, request: Request) -> Response:
         config = {
