@@ -34,6 +34,7 @@ from .common.params import int_param
 from .common.progress import ProgressTracker
 from .kernels import blockpool
 from .pod.host_map import HostMap
+from .store import session_export
 from .store.cache import ByteBudgetCache
 from .store.cache_config import DEFAULT_MEMORY_BYTES, CacheConfig
 from .store.disk_cache import DiskCache, code_fingerprint
@@ -137,6 +138,11 @@ class ProfileService:
             elif tool.hosts_mode == tool_registry.HOSTS_EACH_OR_ALL:
                 names = sorted(names + [ALL_HOSTS])
         return [{"hostname": name} for name in names]
+
+    def export_session(self, run: str, max_bytes: Optional[int] = None) -> tuple:
+        """(file name, iterator of bytes): the run's profile files as one ``.zip``
+        (``store/session_export.py``: listed files only, bounded)."""
+        return session_export.export_session(self.logdir.session(run), max_bytes)
 
     def module_list(self, run: str) -> list:
         """The compiled programs of a session (``module(program_id)``), from every host (a

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import os
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import pandas as pd
@@ -252,6 +253,24 @@ class Profile:
         return run_query(self, query, timeout_s, max_rows)
 
     # --- life, display -----------------------------------------------------------------
+    def export(self, path: str) -> str:
+        """Writes this run's profile files as one ``.zip`` at ``path`` (a folder: a file named
+        after the run inside it); returns the file's path. Bounded as the page's download
+        (``TBPROF_EXPORT_MAX_BYTES``); unzip it into ``<logdir>/plugins/profile/`` to reopen."""
+        name, chunks = self.service.export_session(self.run)
+        if os.path.isdir(path):
+            path = os.path.join(path, name)
+        partial = path + ".partial"
+        try:
+            with open(partial, "wb") as out:
+                for chunk in chunks:
+                    out.write(chunk)
+            os.replace(partial, path)
+        finally:
+            if os.path.exists(partial):
+                os.remove(partial)
+        return path
+
     def close(self) -> None:
         self.service.close()
 

@@ -79,8 +79,13 @@ def trace(
     connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
     cancel: threading.Event | None = None,
     limits: CaptureLimits | None = None,
+    **option_kwargs: Any,
 ) -> CaptureResult:
     """Captures ``duration_ms`` of every host in ``service_addr`` into ``logdir``.
+
+    ``options`` is a ``ProfilerOptions``, TF's namedtuple or a dict; keyword arguments
+    (``host_tracer_level=3``, ``delay_ms=1000``, ...) override it. Unknown keys and
+    levels out of range (host 0-3, device 0-2, python 0-1) raise ``InvalidArgument``.
 
     ``progress(phase, info)`` is called with phases ``waiting``, ``tracing``,
     ``collecting``, ``writing``; ``deadline_s`` overrides the per-attempt gRPC
@@ -92,6 +97,7 @@ def trace(
     """
     started = time.monotonic()
     limits = limits or CaptureLimits.from_env()
+    options = opt_lib.ProfilerOptions.coerce(options, **option_kwargs)
     plan = _plan(
         service_addr, logdir, duration_ms, worker_list, num_tracing_attempts, options, limits
     )

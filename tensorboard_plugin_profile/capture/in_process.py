@@ -27,6 +27,7 @@ CaptureResult(session_id='2026_11_26_22_50_43', ...)
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
 import logging
@@ -36,7 +37,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from typing import Optional
+from typing import Any, Iterator, Optional
 
 from tensorboard_plugin_profile.capture.jobs import CaptureParams
 from tensorboard_plugin_profile.capture.options import ProfilerOptions
@@ -156,6 +157,31 @@ class InProcessProfiler:
             report("writing", {"files": len(files)})
             return _save(logdir, files, note, time.monotonic() - started)
 
+    @contextlib.contextmanager
+    def trace_block(
+        self, logdir: str, options: Optional[ProfilerOptions] = None
+    ) -> Iterator[BlockTrace]:
+        """Traces this process while the ``with`` block runs, then saves the session into
+        ``logdir`` (``BlockTrace.result``). Bounded as ``capture``: a watchdog stops the
+        trace after ``max_duration_ms`` or once the process grew by ``max_trace_bytes``
+        (the result's notes say so). A block that raises saves nothing."""
+        if not self._busy.acquire(blocking=False):
+            raise Unavailable("A capture of this process is already running; wait for it to end.")
+        try:
+            trace = BlockTrace()
+            started = time.monotonic()
+            with tempfile.TemporaryDirectory(prefix="tbprof-live-") as scratch:
+                _start(self.framework, scratch, options or ProfilerOptions())
+                watchdog = _Watchdog(self.framework, self.limits)
+                try:
+                    yield trace
+                finally:
+                    note = watchdog.finish()
+                files = self._written_files(scratch)
+                trace.result = _save(logdir, files, note, time.monotonic() - started)
+        finally:
+            self._busy.release()
+
     def _written_files(self, scratch: str) -> list:
         pattern = os.path.join(scratch, "plugins", "profile", "*", "*" + _XSPACE_SUFFIX)
         files = sorted(glob.glob(pattern))
@@ -170,6 +196,65 @@ class InProcessProfiler:
                 "Capture for less time or with lower tracer levels."
             )
         return files
+
+
+@dataclasses.dataclass
+class BlockTrace:
+    """What ``trace_block`` saved, once the block has ended."""
+
+    result: Optional[CaptureResult] = None
+
+    @property
+    def session_dir(self) -> Optional[str]:
+        return self.result.session_dir if self.result else None
+
+
+class _Watchdog:
+    """Stops a block's trace from a thread of its own once it passes the limits."""
+
+    def __init__(self, framework: str, limits: TraceLimits):
+        self.framework = framework
+        self.limits = limits
+        self.note = ""
+        self._done = threading.Event()
+        self._stop_lock = threading.Lock()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._watch, name="tbprof-trace-limits", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        note = _trace_within(self.limits.max_duration_ms, self.limits.max_trace_bytes, self._done)
+        if self._done.is_set():
+            return
+        self.note = note or (
+            f"Stopped after {self.limits.max_duration_ms / 1000:g} s, the longest a trace of "
+            "this process may last (max_duration_ms); the rest of the block was not traced."
+        )
+        self._stop_once()
+
+    def _stop_once(self) -> None:
+        with self._stop_lock:
+            if not self._stopped:
+                self._stopped = True
+                _stop(self.framework)
+
+    def finish(self) -> str:
+        """Ends the watch and stops the trace unless the watchdog did; its note, if any."""
+        self._done.set()
+        self._thread.join()
+        self._stop_once()
+        return self.note
+
+
+def step_annotation(framework: str, step_num: int) -> Any:
+    """The framework's step marker (``train`` step ``step_num``), so a trace finds steps."""
+    if framework == JAX:
+        import jax.profiler
+
+        return jax.profiler.StepTraceAnnotation("train", step_num=step_num)
+    import tensorflow as tf
+
+    return tf.profiler.experimental.Trace("train", step_num=step_num, _r=1)
 
 
 def _trace_within(duration_ms: int, max_growth: int, cancel: threading.Event) -> str:

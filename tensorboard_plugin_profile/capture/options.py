@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from tensorboard_plugin_profile.common.errors import InvalidArgument
@@ -46,6 +47,17 @@ LEGACY_TOOLS = (
 )
 
 
+# Accepted tracer levels (the founding TF documentation of ``ProfilerOptions`` and the
+# capture dialog): host 0 off, 1 critical, 2 info, 3 verbose; device 0 off, 1 on, and 2
+# for the verbose device tracing the options proto leaves to each device; python 0 off,
+# 1 on. Anything else is a typo: servers silently fall back to their defaults.
+TRACER_LEVELS = {
+    "host_tracer_level": (0, 3),
+    "device_tracer_level": (0, 2),
+    "python_tracer_level": (0, 1),
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class ProfilerOptions:
     """What to trace. Levels as in the capture dialog; ``delay_ms=None`` means 0."""
@@ -60,21 +72,56 @@ class ProfilerOptions:
             value = getattr(self, field.name)
             if value is not None or field.name != "delay_ms":
                 object.__setattr__(self, field.name, _checked_uint32(field.name, value))
+        for name, (low, high) in TRACER_LEVELS.items():
+            level = getattr(self, name)
+            if not low <= level <= high:
+                raise InvalidArgument(
+                    f"{name} must be between {low} and {high}, got {level}; "
+                    f"see docs/capture.md for what each level traces."
+                )
 
     @classmethod
-    def coerce(cls, options: Any) -> ProfilerOptions:
-        """Accepts None, this class, or any object with these attributes (TF's namedtuple)."""
-        if options is None:
-            return cls()
-        if isinstance(options, cls):
+    def coerce(cls, options: Any = None, **overrides: Any) -> ProfilerOptions:
+        """The options however the caller spelled them.
+
+        ``options`` is None, this class, a dict (``options['delay_ms'] = 1000`` as in
+        TensorFlow's multi-GPU example), or any object with these attributes (TF's
+        ``ProfilerOptions`` namedtuple); ``overrides`` are keyword arguments that win
+        over it. An unknown key raises ``InvalidArgument``, as does a bad level.
+        """
+        given = _as_mapping(options)
+        given.update(overrides)
+        unknown = sorted(str(key) for key in given if key not in _FIELD_NAMES)
+        if unknown:
+            raise InvalidArgument(
+                f"Unknown profiler option(s) {', '.join(unknown)[:200]}; the options are "
+                f"{', '.join(_FIELD_NAMES)}."
+            )
+        if not overrides and isinstance(options, cls):
             return options
-        defaults = cls()
-        return cls(
-            **{
-                field.name: getattr(options, field.name, getattr(defaults, field.name))
-                for field in dataclasses.fields(cls)
-            }
+        return cls(**given)
+
+
+_FIELD_NAMES = tuple(field.name for field in dataclasses.fields(ProfilerOptions))
+
+
+def _as_mapping(options: Any) -> dict[str, Any]:
+    if options is None:
+        return {}
+    if isinstance(options, Mapping):
+        return dict(options)
+    if isinstance(options, ProfilerOptions):
+        return dataclasses.asdict(options)
+    as_dict = getattr(options, "_asdict", None)  # a namedtuple: every field it has
+    if callable(as_dict):
+        return dict(as_dict())
+    found = {name: getattr(options, name) for name in _FIELD_NAMES if hasattr(options, name)}
+    if not found:
+        raise InvalidArgument(
+            f"options must be a ProfilerOptions, a dict or a namedtuple with "
+            f"{', '.join(_FIELD_NAMES)}; got {type(options).__name__}."
         )
+    return found
 
 
 def _checked_uint32(name: str, value: Any) -> int:

@@ -29,7 +29,7 @@ from tensorboard_plugin_profile.capture.jobs import (
     success_text,
 )
 from tensorboard_plugin_profile.capture.limits import CaptureLimits, env_name
-from tensorboard_plugin_profile.capture.options import ProfilerOptions
+from tensorboard_plugin_profile.capture.options import TRACER_LEVELS, ProfilerOptions
 from tensorboard_plugin_profile.common.errors import InvalidArgument, ProfileError
 
 logger = logging.getLogger("tensorboard_plugin_profile.capture")
@@ -44,9 +44,9 @@ _MAX_DIGITS = 20
 _INT_PARAMS: dict[str, tuple[int, int, int | str]] = {
     "duration": (1000, 1, "max_duration_ms"),
     "num_retry": (0, 0, MAX_ATTEMPTS - 1),
-    "host_tracer_level": (2, 0, _MAX_UINT32),
-    "device_tracer_level": (1, 0, _MAX_UINT32),
-    "python_tracer_level": (0, 0, _MAX_UINT32),
+    "host_tracer_level": (2, *TRACER_LEVELS["host_tracer_level"]),
+    "device_tracer_level": (1, *TRACER_LEVELS["device_tracer_level"]),
+    "python_tracer_level": (0, *TRACER_LEVELS["python_tracer_level"]),
     "delay": (0, 0, "max_delay_ms"),
 }
 

@@ -165,8 +165,10 @@ class Routes:
         capture_manager: Optional[Any] = None,
         live: Optional[dict] = None,
         guard: Optional[Guard] = None,
+        live_steps: Optional[Any] = None,
     ):
         self.service = service
+        self.live_steps = live_steps  # live.serve's StepLog (capture/live_steps.py)
         self.hide_capture = hide_capture
         self.capture_manager = capture_manager  # None: the process-wide one
         self.live = live  # set by live.serve: this process's profiler, for the capture dialog
@@ -188,11 +190,14 @@ class Routes:
             "/index.html": self.static,
             "/capture_token": self.capture_token,
             "/capture_status": self.capture_status,
+            "/session_export": self.session_export,
+            "/live_steps": self.live_steps_list,
         }
         table = {name: handles_errors(handler, self.guard) for name, handler in routes.items()}
         for name, handler in (
             ("/capture_profile", self.capture_profile),
             ("/capture_cancel", self.capture_cancel),
+            ("/live_capture_step", self.live_capture_step),
         ):
             table[name] = handles_errors(handler, self.guard, methods=WRITE_METHODS)
         return table
@@ -233,6 +238,13 @@ class Routes:
         response = _bytes_response(request, [text.encode()], "text/csv; charset=utf-8")
         response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
+
+    def session_export(self, request: Request) -> Response:
+        """The run's profile files as one ``.zip`` download (``store/session_export.py``)."""
+        filename, chunks = self.service.export_session(_required(request, "run"))
+        response = Response(chunks, content_type="application/zip", direct_passthrough=True)
+        response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return _security_headers(response)
 
     def config(self, request: Request) -> Response:
         config = {
@@ -282,6 +294,25 @@ class Routes:
         from ..capture.routes import capture_status_route
 
         return _json_response(request, capture_status_route(request.args, self.capture_manager))
+
+    def _step_log(self) -> Any:
+        if self.live_steps is None:
+            raise NotFound(
+                "Steps are listed on the live page only: live.serve() or live.tracing() in the "
+                "training script, with its steps in `with server.step():`."
+            )
+        return self.live_steps
+
+    def live_steps_list(self, request: Request) -> Response:
+        """The steps this (live) process ran and the state of a step capture."""
+        return _json_response(request, self._step_log().snapshot())
+
+    def live_capture_step(self, request: Request) -> Response:
+        """Asks the live process to trace its next step (guarded as ``capture_profile``)."""
+        self.guard.check_write(request)
+        steps = self._step_log()
+        steps.request_capture()
+        return _json_response(request, steps.snapshot())
 
     def static(self, request: Request) -> Response:
         return serve_static(request, request.path.rsplit("/", 1)[-1])

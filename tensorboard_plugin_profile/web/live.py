@@ -35,8 +35,14 @@ Usage::
             train_step()
 
     server = live.serve(port=8791, logdir="/tmp/logs")   # or keep it running
-    ...
+    for step in range(steps):
+        with server.step():                  # listed on the page; "Capture next step" traces one
+            train_step()
     server.stop()
+
+    with live.timeline(logdir="/tmp/logs") as t:   # one block of code, saved as a session
+        evaluate()
+    print(t.session_dir)
 """
 
 from __future__ import annotations
@@ -58,18 +64,22 @@ from ..capture.in_process import (
     JAX,
     LIVE_TARGET,
     TENSORFLOW,
+    BlockTrace,
     InProcessProfiler,
     TraceLimits,
     loaded_framework,
 )
 from ..capture.jobs import CaptureManager
+from ..capture.live_steps import DEFAULT_MAX_STEPS, StepLog
+from ..capture.options import ProfilerOptions
+from ..common.errors import InvalidArgument, ProfileError
 from . import access_token
 from .guard import Guard, allowed_hosts_setting, is_loopback, parse_host_list
 from .server import DEFAULT_HOST, DEFAULT_PORT, StandaloneApp
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["JAX", "TENSORFLOW", "LiveServer", "loaded_framework", "serve", "tracing"]
+__all__ = ["JAX", "TENSORFLOW", "LiveServer", "loaded_framework", "serve", "timeline", "tracing"]
 
 
 @dataclasses.dataclass
@@ -87,6 +97,14 @@ class LiveServer:
     _thread: Optional[threading.Thread] = dataclasses.field(repr=False, default=None)
     _profiler: Any = dataclasses.field(repr=False, default=None)
     _stopped: bool = dataclasses.field(repr=False, default=False)
+    _steps: Optional[StepLog] = dataclasses.field(repr=False, default=None)
+
+    def step(self, step_num: Optional[int] = None) -> Any:
+        """``with server.step():`` around one training step: the page lists it, and traces
+        the next one when asked (``capture/live_steps.py``). Yields the step's number."""
+        if self._steps is None:
+            raise ProfileError("This live server keeps no step list.")
+        return self._steps.step(step_num)
 
     def route_url(self, route: str, **params: Any) -> str:
         """The URL of one route (``runs``, ``capture_profile``, ...) with the token."""
@@ -122,6 +140,7 @@ def serve(
     max_duration_ms: int = DEFAULT_MAX_DURATION_MS,
     max_trace_bytes: int = DEFAULT_MAX_TRACE_BYTES,
     allowed_hosts: Optional[Sequence[str]] = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
 ) -> LiveServer:
     """Starts the page in a background thread; returns at once.
 
@@ -131,7 +150,8 @@ def serve(
     names the page answers besides loopback (default: ``TBPROF_ALLOWED_HOSTS``); the
     access token is needed whatever the name. ``profiler_port`` (0: a free one) also
     starts the framework's gRPC profiler server, which listens on all interfaces
-    without authentication: only for capture clients that need it.
+    without authentication: only for capture clients that need it. The page lists the
+    last ``max_steps`` steps marked with ``server.step()``.
     """
     logdir = os.path.abspath(logdir or "profile_logs")
     os.makedirs(os.path.join(logdir, "plugins", "profile"), exist_ok=True)
@@ -139,6 +159,7 @@ def serve(
     profiler = InProcessProfiler(framework, TraceLimits(max_duration_ms, max_trace_bytes))
     token = access_token.new_token()
     live_info = {"service_addr": LIVE_TARGET, "framework": framework, "pid": os.getpid()}
+    steps = StepLog(profiler, logdir, max_steps)
     extra = (
         allowed_hosts_setting(None)
         if allowed_hosts is None
@@ -150,11 +171,13 @@ def serve(
         capture_manager=CaptureManager(local=profiler),
         access_token=token,
         guard=Guard.for_bind(host, extra),
+        live_steps=steps,
     )
     http = make_server(host, port, app, threaded=True, request_handler=_QuietHandler)
     if not is_loopback(host):
         logger.warning("live page listening on %s: reachable from other machines", host)
     server = _start_page(http, framework, logdir, token, host)
+    server._steps = steps
     atexit.register(server.stop)
     if profiler_port is not None:
         try:
@@ -197,6 +220,30 @@ def tracing(
         yield server
     finally:
         server.stop()
+
+
+@contextlib.contextmanager
+def timeline(
+    logdir: Optional[str] = None,
+    options: Any = None,
+    *,
+    max_duration_ms: int = DEFAULT_MAX_DURATION_MS,
+    max_trace_bytes: int = DEFAULT_MAX_TRACE_BYTES,
+    **option_kwargs: Any,
+) -> Iterator[BlockTrace]:
+    """``with live.timeline(logdir=...) as t:`` traces this process for one block of code and
+    writes it into ``logdir`` as a session (``t.session_dir`` after the block), as
+    tftracer's ``Timeline`` did; no page, no port. ``options`` / keyword arguments are the
+    capture options (``host_tracer_level=3``, ``python_tracer_level=1``, ...; a delay makes
+    no sense here and is refused). Bounded as a live capture (``max_duration_ms``,
+    ``max_trace_bytes``); a block that raises saves nothing."""
+    chosen = ProfilerOptions.coerce(options, **option_kwargs)
+    if chosen.delay_ms:
+        raise InvalidArgument("live.timeline traces the block as it runs: delay_ms must be 0.")
+    logdir = os.path.abspath(logdir or "profile_logs")
+    profiler = InProcessProfiler(loaded_framework(), TraceLimits(max_duration_ms, max_trace_bytes))
+    with profiler.trace_block(logdir, chosen) as trace:
+        yield trace
 
 
 def _start_profiler_server(framework: str, port: int) -> tuple:

@@ -51,6 +51,7 @@ class StandaloneApp:
         guard: Optional[Guard] = None,
         capture_manager: Optional[Any] = None,
         access_token: Optional[str] = None,
+        live_steps: Optional[Any] = None,
     ):
         self.service = service or ProfileService(logdir, config=config)
         self.guard = guard or Guard.for_bind(DEFAULT_HOST)
@@ -60,6 +61,7 @@ class StandaloneApp:
             capture_manager=capture_manager,
             live=live,
             guard=self.guard,
+            live_steps=live_steps,
         )
         self.routes = routes.table()
         if access_token:

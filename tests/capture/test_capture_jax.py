@@ -92,3 +92,25 @@ def test_concurrent_capture_reports_a_busy_profiler(jax_server, tmp_path):
 def test_monitor_is_not_implemented_by_jax(jax_server):
     with pytest.raises(Unavailable, match="does not implement Monitor"):
         monitor(jax_server, 100)
+
+
+def test_trace_takes_options_as_a_dict_like_the_multi_gpu_example(jax_server, tmp_path, timer):
+    options = {"host_tracer_level": 2, "python_tracer_level": 1}
+    options["delay_ms"] = 1000
+    with timer() as t:
+        result = trace(f"grpc://{jax_server}", str(tmp_path), 300, options=options)
+    # The server waited for the delay before tracing (before the fix: no delay at all).
+    assert t.elapsed >= 1.3, t.elapsed
+    space = _decode(os.path.join(result.session_dir, result.files[0]))
+    _assert_loop_was_traced(space)
+    host = {plane.name: plane for plane in space.planes}["/host:CPU"]
+    names = {m.name for m in host.event_metadata.values()}
+    # python_tracer_level=1 reached the server: Python function events are there.
+    assert any(name.startswith("$") for name in names), sorted(names)[:40]
+
+
+def test_trace_takes_options_as_keywords(jax_server, tmp_path, timer):
+    with timer() as t:
+        result = trace(jax_server, str(tmp_path), 300, delay_ms=800, host_tracer_level=1)
+    assert t.elapsed >= 1.1, t.elapsed
+    assert result.hosts_written == (jax_server,)

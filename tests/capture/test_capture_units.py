@@ -218,3 +218,47 @@ def test_writer_moves_aside_when_another_process_took_the_id(tmp_path):
         "s1_1",
         "s1_1/mine.xplane.pb",
     ]
+
+
+def test_options_as_dict_namedtuple_or_keywords():
+    import collections
+
+    # TensorFlow's multi-GPU example fills a dict: options['delay_ms'] = 1000.
+    options = {"host_tracer_level": 3, "python_tracer_level": 1}
+    options["delay_ms"] = 1000
+    assert ProfilerOptions.coerce(options) == ProfilerOptions(3, 1, 1, 1000)
+    tf_style = collections.namedtuple(
+        "ProfilerOptions",
+        ["host_tracer_level", "python_tracer_level", "device_tracer_level", "delay_ms"],
+    )
+    assert ProfilerOptions.coerce(tf_style(1, 0, 0, 500)) == ProfilerOptions(1, 0, 0, 500)
+    assert ProfilerOptions.coerce(options, delay_ms=0).delay_ms == 0
+    assert ProfilerOptions.coerce(None, device_tracer_level=2) == ProfilerOptions(
+        device_tracer_level=2
+    )
+
+
+@pytest.mark.parametrize(
+    "options, fragment",
+    [
+        ({"delay": 1000}, "Unknown profiler option(s) delay"),
+        ({"host_tracer_level": 7}, "host_tracer_level must be between 0 and 3, got 7"),
+        ({"device_tracer_level": 5}, "device_tracer_level must be between 0 and 2, got 5"),
+        ({"python_tracer_level": 2}, "python_tracer_level must be between 0 and 1, got 2"),
+        ({"host_tracer_level": "x"}, "host_tracer_level must be an integer"),
+        (42, "options must be a ProfilerOptions, a dict or a namedtuple"),
+    ],
+)
+def test_options_unknown_keys_and_levels_out_of_range_are_rejected(options, fragment):
+    with pytest.raises(InvalidArgument) as info:
+        ProfilerOptions.coerce(options)
+    assert fragment in info.value.message
+
+
+def test_trace_rejects_bad_options_before_contacting_anyone(tmp_path):
+    from tensorboard_plugin_profile.capture import trace
+
+    for kwargs in ({"options": {"host_tracer_level": 7}}, {"delay": 5}, {"python_tracer_level": 2}):
+        with pytest.raises(InvalidArgument):
+            trace("localhost:1", str(tmp_path), 100, **kwargs)
+    assert not os.listdir(tmp_path)

@@ -27,10 +27,21 @@ def _problems(name):
     return problems
 
 
+# Kernels attributed to the TF op of their host launch (analysis/ops/launches.py): the
+# top-10 device ops are shown where upstream shows none (docs/differences.md).
+LAUNCH_ATTRIBUTED = {
+    "gpu_multi_worker": [
+        "gpu_multi_worker slot 0 p[device_tf_op_percent]: ours '16.6%' != ref '0.0%'",
+        "gpu_multi_worker slot 0 p[host_tf_op_percent]: ours '83.4%' != ref '100.0%'",
+        "gpu_multi_worker slot 0 row count: ours 10 != ref 0",
+    ]
+}
+
+
 @pytest.mark.parametrize("name", sorted(set(fixture_names()) - GUESSED))
 def test_matches_reference(name):
     problems = _problems(name)
-    assert not problems, "\n".join(problems[:20])
+    assert problems == LAUNCH_ATTRIBUTED.get(name, []), "\n".join(problems[:20])
 
 
 @pytest.mark.parametrize("name", ["jax_cpu_train", "jax_remote_capture", "jax_two_hosts"])

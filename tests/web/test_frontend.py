@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 
@@ -169,3 +170,48 @@ def test_the_capture_dialog_cancels_a_capture_of_a_hanging_server(built, tmp_pat
     assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
     assert len(profiler.requests) == 1 and seen_cancel == [True]
     assert files_under(str(logdir)) == []
+
+
+def test_the_live_page_lists_steps_captures_one_and_downloads_it(built, tmp_path):
+    """Issue 29: the live page lists the steps a real JAX loop ran; "Capture next step" saves
+    one as a session, which the page selects; "Download session" answers its zip."""
+    from advisor.test_live_workflow import ENV, JAX_STEP, STEPS
+
+    logdir, stop_file = tmp_path / "logs", tmp_path / "stop"
+    child = subprocess.Popen(
+        [sys.executable, "-c", STEPS, str(logdir), str(stop_file), JAX_STEP],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        text=True,
+    )
+    try:
+        first = child.stdout.readline()
+        if first.startswith("noimport"):
+            pytest.skip(first)
+        assert first.startswith("ready"), first
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        env = {
+            **os.environ,
+            "PROFILE_E2E_LIVE_URL": first.split()[1],
+            "PROFILE_E2E_ARTIFACTS": str(ARTIFACTS),
+        }
+        result = subprocess.run(
+            ["node", "e2e/live-steps.mjs"],
+            cwd=FRONTEND,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    finally:
+        stop_file.write_text("stop")
+        child.communicate(timeout=60)
+    assert result.returncode == 0, f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    (session,) = [
+        line.split()[1] for line in result.stdout.splitlines() if line.startswith("captured")
+    ]
+    assert files_under(str(logdir / "plugins/profile")) == [
+        session,
+        f"{session}/{os.listdir(logdir / 'plugins/profile' / session)[0]}",
+    ]

@@ -11,6 +11,7 @@ import { toolLabel } from '../state';
 import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext } from '../views/contract';
 import './capture-dialog';
 import './diagnosis-card';
+import './live-steps';
 import type { CaptureDialog } from './capture-dialog';
 import './loading-skeleton';
 import './message-card';
@@ -128,6 +129,10 @@ export class AppShell extends LitElement {
               >Live: ${m.config.live.framework} process ${m.config.live.pid}</span
             >`
           : nothing}
+        ${run
+          ? html`<a class="button download" href=${this.api.url('session_export', { run })} download
+              title="All profile files of this run as one .zip">Download session</a>`
+          : nothing}
         ${showCapture
           ? html`<button type="button" class="primary" @click=${() => this.captureDialog.open()}>
               Capture Profile
@@ -139,6 +144,13 @@ export class AppShell extends LitElement {
           (warning) => html`<pf-message kind="error" heading="Installation problem" .message=${warning}></pf-message>`,
         )}
         ${m.notice ? html`<pf-message class="notice" kind="info" heading="Not found" .message=${m.notice}></pf-message>` : nothing}
+        ${m.config.live
+          ? html`<pf-live-steps
+              .api=${this.api}
+              @pf-select-run=${(e: CustomEvent<{ run: string }>) => void m.reloadRunsAndSelectNewest(e.detail.run)}
+              @pf-step-captured=${() => void m.refreshRuns()}
+            ></pf-live-steps>`
+          : nothing}
         ${this.renderMain()}
       </main>
       ${showCapture

@@ -26,6 +26,7 @@ from ...kernels import per_name
 from ...kernels.nesting import nest
 from ...xspace import op_names, schema
 from ...xspace.model import Plane
+from .launches import LaunchOps
 
 IDLE = "IDLE"
 UNKNOWN_CATEGORY = "Unknown"
@@ -272,22 +273,47 @@ def _activities(ev, rows, names, types, eager, keys, program_id, key_offset, sub
 
 
 # --- device (GPU) -----------------------------------------------------------------
-def device_op_metrics(planes: Iterable[Plane]) -> OpMetricsDb:
-    """GPU kernels annotated with ``tf_op``, per plane, then combined."""
-    dbs = [_gpu_plane_ops(p) for p in planes]
+def device_op_metrics(planes: Iterable[Plane], launched: Optional[LaunchOps] = None) -> OpMetricsDb:
+    """GPU kernels annotated with ``tf_op``, per plane, then combined.
+
+    A kernel without ``tf_op`` gets the op of its host launch (``launched``, joined on
+    ``correlation_id``; ``launches.launch_ops``) when there is one.
+    """
+    dbs = [_gpu_plane_ops(p, launched) for p in planes]
     return combine(dbs) if dbs else OpMetricsDb(empty_ops())
 
 
-def _gpu_plane_ops(plane: Plane) -> OpMetricsDb:
+def _kernel_tf_ops(ev: pd.DataFrame, launched: Optional[LaunchOps]) -> tuple:
+    """(bool per event: it has an op, the op of each such event as an object array):
+    its own ``tf_op``, else its launch's op. Strings only for the events kept."""
+    has_own = per_name.per_value(ev["tf_op"], lambda s: s != "")
+    keep = has_own.copy()
+    by_launch = np.zeros(0, dtype=object)
+    if launched is not None and len(launched) and schema.CORRELATION_ID in ev:
+        candidates = np.flatnonzero(~has_own & per_name.present(ev[schema.CORRELATION_ID]))
+        by_launch = launched.tf_ops_of(ev[schema.CORRELATION_ID].iloc[candidates])
+        found = by_launch != ""
+        keep[candidates[found]] = True
+        by_launch = by_launch[found]
+    ops = np.empty(int(keep.sum()), dtype=object)
+    own_at = has_own[keep]
+    ops[own_at] = ev["tf_op"].iloc[np.flatnonzero(has_own)].to_numpy(dtype=object)
+    ops[~own_at] = by_launch
+    return keep, ops
+
+
+def _gpu_plane_ops(plane: Plane, launched: Optional[LaunchOps] = None) -> OpMetricsDb:
     ev = plane.events[_nonderived(plane)]
     if ev.empty:
         return OpMetricsDb(_idle_row(0), 0, 0)
     begin = ev["begin_ps"].to_numpy()
     end = begin + ev["duration_ps"].to_numpy()
     span = int(end.max() - begin.min())
-    kernels = ev[per_name.per_value(ev["tf_op"], lambda s: s != "")]
+    keep, tf_ops = _kernel_tf_ops(ev, launched)
+    kernels = ev[keep]
     ops = empty_ops()
     if not kernels.empty:
+        kernels = kernels.assign(tf_op=tf_ops)
         codes, uniques = pd.factorize(kernels["tf_op"])
         parsed = op_names.parse_op_names(list(uniques)).iloc[codes]
         duration = kernels["duration_ps"].to_numpy(dtype=np.int64)

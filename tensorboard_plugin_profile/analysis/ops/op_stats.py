@@ -24,7 +24,7 @@ from ...xspace.model import Space
 from .. import environment
 from ..steps import build as steps
 from ..steps import step_db
-from . import kernels
+from . import kernels, launches
 from . import metrics as ops
 
 
@@ -44,9 +44,12 @@ def analyse_host(space: Space) -> OpStats:
     """Every OpStats piece of one (preprocessed) host."""
     errors, warnings = environment.diagnostics(space)
     env = environment.run_environment(space)
+    gpus = environment.gpu_planes(space)
+    # Kernels without tf_op get their host launch's op; no GPU, no host pass for it.
+    launched = launches.launch_ops(space.plane(schema.HOST_PLANE)) if gpus else None
     return OpStats(
         host_ops=ops.host_op_metrics(space.plane(schema.HOST_PLANE)),
-        device_ops=ops.device_op_metrics(environment.gpu_planes(space)),
+        device_ops=ops.device_op_metrics(gpus, launched),
         kernels=kernels.kernel_reports(space),
         steps=steps.step_database(space),
         run_environment=env,
