@@ -391,7 +391,7 @@ def to_datatable(frame: pd.DataFrame) -> dict:
     for name in frame.columns:
         kind = "number" if pd.api.types.is_numeric_dtype(frame[name]) else "string"
         cols.append({"id": name, "label": name, "type": kind})
-    columns = []
+    columns: list = []
     for name, col in zip(frame.columns, cols):
         series = frame[name]
         if col["type"] == "number":
