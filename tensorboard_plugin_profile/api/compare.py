@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import re
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -37,6 +38,8 @@ from .tables import table_frame, tables_of
 ADDED, REMOVED, COMMON = "added", "removed", "common"
 BASE, EXP, DELTA, DELTA_PCT = "base", "exp", "delta", "delta_pct"
 DUPLICATE = "duplicate"  # the n-th row of one key on one side, when a key repeats
+_PROGRAM_ID = re.compile(r"\(\d+\)$")
+_MODULE_ID = re.compile(r"\((\d+)\)$")
 SUMMARY_CHANGES = 3
 NAME_CHARS = 60
 
@@ -88,6 +91,22 @@ def _step_table(answer: Any) -> pd.DataFrame:
     raise NotApplicable("This profile marks no steps; there is no step time to compare.")
 
 
+def _program_name(module: str) -> str:
+    """``jit_train_step(32)`` -> ``jit_train_step``: the id changes from run to run."""
+    return _PROGRAM_ID.sub("", module)
+
+
+def _with_program_names(frame: pd.DataFrame, side: Side) -> pd.DataFrame:
+    """HLO stats rows with ``program``: the name of the program their ``program_id`` names."""
+    names = {}
+    for module in side.service.module_list(side.run):
+        match = _MODULE_ID.search(module)
+        if match:
+            names[match.group(1)] = _program_name(module)
+    ids = frame["program_id"].astype("string").fillna("")
+    return frame.assign(program=ids.map(names).fillna(ids).astype("string"))
+
+
 def _op_profile_rows(answer: Any) -> pd.DataFrame:
     """The op_profile tree (by program) as one row per node, keyed by its path of names."""
     paths, times, occurrences, flops = [], [], [], []
@@ -95,7 +114,8 @@ def _op_profile_rows(answer: Any) -> pd.DataFrame:
     stack = [(child, "") for child in reversed((root or {}).get("children") or [])]
     while stack:
         node, parent = stack.pop()
-        path = f"{parent}/{node.get('name', '')}" if parent else str(node.get("name", ""))
+        name = str(node.get("name", ""))
+        path = f"{parent}/{name}" if parent else _program_name(name)
         metrics = node.get("metrics") or {}
         paths.append(path)
         times.append(float(metrics.get("rawTime") or 0) / 1e6)  # ps -> us
@@ -163,7 +183,7 @@ ROW_TOOLS = {
         ("name",), ("total_us", "calls", "mean_us"), _table(0), "kernel time (us)"
     ),
     "hlo_stats": Spec(
-        ("program_id", "hlo_op_name"),
+        ("program", "hlo_op_name"),
         ("total_self_time_us", "total_time_us", "occurrences", "avg_self_time_us"),
         _table(0),
         "total self time (us)",
@@ -206,7 +226,10 @@ def compare_runs(base: Side, exp: Side, tool: str) -> pd.DataFrame:
         )
         what = "step time"
     else:
-        frame = join(spec.frame(base_answer), spec.frame(exp_answer), spec.keys, spec.values)
+        sides = [spec.frame(base_answer), spec.frame(exp_answer)]
+        if tool == "hlo_stats":
+            sides = [_with_program_names(f, side) for f, side in zip(sides, (base, exp))]
+        frame = join(sides[0], sides[1], spec.keys, spec.values)
         what = spec.what
     frame.attrs.update(tool=tool, base_run=base.run, exp_run=exp.run)
     frame.attrs["summary"] = summary(frame, what, spec is None or spec.additive)

@@ -16,6 +16,7 @@ from tensorboard_plugin_profile.api.compare import (
     COMPARABLE,
     ROW_TOOLS,
     Side,
+    _with_program_names,
     compare_in_logdir,
     compare_runs,
     join,
@@ -108,6 +109,20 @@ def test_each_side_equals_its_own_tool_on_xspace(service, base_run, exp_run, too
             want = np.sort(own[value].to_numpy(dtype=np.float64))
             np.testing.assert_array_equal(got, want, err_msg=f"{side} {value}")
     assert frame.attrs["summary"]
+
+
+def test_hlo_programs_align_by_name_not_by_their_run_specific_id(service):
+    """A program compiled again in another run gets another id: rows align on its name."""
+    rows = pd.DataFrame({"program_id": ["32", "7"], "hlo_op_name": ["fusion.1", "dot"]})
+    named = _with_program_names(rows, Side(service, JAX))
+    assert named["program"].tolist() == ["jit_train_step", "7"]  # 7: no such program here
+    renamed = pd.DataFrame({"program": ["jit_train_step", "7"], "hlo_op_name": ["fusion.1", "dot"]})
+    out = join(
+        named.assign(t=[1.0, 2.0]), renamed.assign(t=[3.0, 2.0]), ("program", "hlo_op_name"), ("t",)
+    )
+    assert set(out["status"]) == {"common"}
+    programs = compare_in_logdir(service, JAX, JAX, "op_profile")["path"].str.split("/").str[0]
+    assert "jit_train_step" in set(programs) and not programs.str.contains("(", regex=False).any()
 
 
 def test_steps_average_and_chosen_step_are_the_overviews(service):
