@@ -60,6 +60,11 @@ class Side:
             result = self.service.tool_data(self.run, tool, host=self.host, params=params)
         except NotApplicable as e:
             raise NotApplicable(f"The {self.role} run {self.run!r}: {e.message}") from None
+        except InvalidArgument as e:
+            which = "base_host" if self.role == "baseline" else "host"
+            raise InvalidArgument(
+                f"The {self.role} run {self.run!r}: {e.message.rstrip('.')} (parameter {which})."
+            ) from None
         parsed = result.json()
         if parsed is None:
             raise InvalidArgument(f"Tool {tool} streams its answer; it cannot be compared.")

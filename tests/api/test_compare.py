@@ -201,6 +201,14 @@ def test_formats_can_be_mixed(service):
     assert (frame["status"] == "common").sum() < (frame["status"] != "common").sum()
 
 
+def test_a_baseline_of_several_hosts_names_the_parameter_to_choose_one(service):
+    with pytest.raises(
+        InvalidArgument,
+        match=r"The baseline run .*choose one of rank0, rank1 \(parameter base_host\)",
+    ):
+        compare_in_logdir(service, EXP_RUN, "pytorch_two_ranks/run/1", "pytorch_kernels")
+
+
 def test_uncomparable_tools_and_unknown_runs_say_what_to_do(service):
     with pytest.raises(InvalidArgument, match="cannot be compared; the tools that can: "):
         compare_in_logdir(service, EXP_RUN, BASE_RUN, "trace_viewer")
@@ -222,3 +230,28 @@ def test_notebook_compare_with_a_path_a_run_and_a_profile():
         exp = logdir.with_run(EXP_RUN)
         by_run = exp.compare(BASE_RUN, "pytorch_operators")
     pd.testing.assert_frame_equal(by_run.reset_index(drop=True), by_path.reset_index(drop=True))
+
+
+@pytest.mark.parametrize(
+    "base_run,exp_run,base_host",
+    [
+        ("profiler_hook/train/timeline-4", "profiler_hook/train/timeline-8", None),
+        ("tf_keras2_fit/session_1", "tf_memory/session_1", None),
+        (JAX, JAX_REMOTE, None),
+        ("pytorch_two_ranks/run/1", EXP_RUN, "rank1"),
+    ],
+    ids=["profiler_hook", "tensorflow", "jax", "pytorch"],
+)
+def test_every_comparable_tool_of_every_format_compares(service, base_run, exp_run, base_host):
+    """Each comparable tool both runs list answers a comparison (or says which side has nothing)."""
+    listed = set(service.run_tools(base_run)) & set(service.run_tools(exp_run))
+    compared = []
+    for tool in sorted(listed & set(COMPARABLE)):
+        try:
+            frame = compare_in_logdir(service, exp_run, base_run, tool, base_host=base_host)
+        except NotApplicable as e:
+            assert e.message.startswith(("The baseline run", "The experiment run")), e.message
+            continue
+        assert frame.attrs["summary"] and {"status"} <= set(frame.columns), tool
+        compared.append(tool)
+    assert compared, listed
