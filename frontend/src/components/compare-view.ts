@@ -2,6 +2,7 @@
  * `<pf-compare-view>`: the selected tool of the selected run (the experiment) against a baseline
  * run, as the server compares them (`data?base_run=`, docs/compare.md): the summary line on top,
  * then the comparison table, sortable by any delta, with Export as CSV (`data_csv?base_run=`).
+ * The baseline is compared on the experiment's host when it has a host of that name, else on all.
  * A tool the server cannot compare shows its message, which names the tools that can.
  */
 import { LitElement, css, html } from 'lit';
@@ -53,9 +54,12 @@ export class CompareView extends LitElement {
     this.abort?.abort();
   }
 
+  /** The baseline's host: the experiment's host name when the baseline has it, else all. */
+  private baseHost = '';
+
   private params() {
     const c = this.context!;
-    return { run: c.run, tag: c.tool, host: c.host || undefined, base_run: this.baseRun };
+    return { run: c.run, tag: c.tool, host: c.host || undefined, base_run: this.baseRun, base_host: this.baseHost || undefined };
   }
 
   private async load(): Promise<void> {
@@ -65,7 +69,10 @@ export class CompareView extends LitElement {
     this.abort = abort;
     this.phase = { kind: 'loading' };
     try {
-      const data = await this.context.api.getJson<unknown>('data', this.params(), abort.signal);
+      const { api, tool, host } = this.context;
+      const baseHosts = host ? await api.hosts(this.baseRun, tool, abort.signal) : [];
+      this.baseHost = baseHosts.includes(host) ? host : '';
+      const data = await api.getJson<unknown>('data', this.params(), abort.signal);
       if (abort.signal.aborted) return;
       if (!isDataTable(data)) throw new ApiError(0, 'BAD_ANSWER', 'The server answered no comparison table.');
       this.phase = { kind: 'ready', table: data };
