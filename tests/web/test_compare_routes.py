@@ -110,6 +110,11 @@ def test_http_step_parameters(client):
         (f"run={EXP_RUN}&base_run={BASE_RUN}&tag=trace_viewer", 400, "cannot be compared"),
         (f"run={EXP_RUN}&base_run={BASE_RUN}", 400, "'tag' parameter is required"),
         (f"run={EXP_RUN}&base_run={JAX_RUN}&tag=pytorch_operators", 404, "The baseline run"),
+        (
+            f"run={EXP_RUN}&base_run={BASE_RUN}&tag=pytorch_operators&base_host=../../etc",
+            404,
+            "../../etc",
+        ),
     ],
 )
 def test_http_bad_base_run_is_a_clear_4xx(client, query, status, message):
