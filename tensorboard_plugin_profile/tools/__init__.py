@@ -210,6 +210,19 @@ TRACE_QUERY_PARAMS = (
 
 # Tools whose pod-session answer merges each host's summary and details.
 _DETAILED: dict = {"from_summaries": True, "with_details": True}
+# tfprof's options of the tree views (tools/tree_options.py; kept here, where every
+# tool's parameters are, so listing the registry imports no pandas).
+TREE_PARAMS = (
+    "select",
+    "order_by",
+    "max_depth",
+    "min_micros",
+    "show_name_regexes",
+    "hide_name_regexes",
+    "account_type_regexes",
+    "format",
+)
+_TREE: dict = dict(_DETAILED, params=TREE_PARAMS)
 
 # In display order (upstream's, docs/http_api.md "Tool list"): ``TOOL_ORDER`` is this order.
 _REGISTERED = (
@@ -309,9 +322,9 @@ _REGISTERED = (
         params=("run",),
         **_DETAILED,
     ),
-    Tool("op_types", "op_types", HOSTS_EACH_OR_ALL, listed_for=_has_op_records, **_DETAILED),
-    Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL, listed_for=_has_op_records, **_DETAILED),
-    Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources, **_DETAILED),
+    Tool("op_types", "op_types", HOSTS_EACH_OR_ALL, listed_for=_has_op_records, **_TREE),
+    Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL, listed_for=_has_op_records, **_TREE),
+    Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources, **_TREE),
     # Chrome-trace profiles (chrome_trace/): PyTorch analyses, ProfilerHook tensor memory.
     Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
     Tool(

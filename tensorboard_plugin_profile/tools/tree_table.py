@@ -12,7 +12,7 @@ Usage::
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,8 @@ import pandas as pd
 from ..common.errors import NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 
+# Sent whatever ``select`` asks: the page draws the tree from them.
+ALWAYS_SENT = ("name", "kind", "id", "parent", "depth", "path")
 COLUMNS = (
     Column("name", "Name", "string"),
     Column("kind", "Kind", "string"),
@@ -38,10 +40,18 @@ COLUMNS = (
 )
 
 
-def tree_table(nodes: pd.DataFrame, properties: Mapping[str, str]) -> dict:
-    """The DataTable of a ``build_tree`` frame."""
+def tree_table(
+    nodes: pd.DataFrame,
+    properties: Mapping[str, str],
+    select: Optional[Sequence[str]] = None,
+) -> dict:
+    """The DataTable of a ``build_tree`` frame; ``select`` names the columns (None: all)."""
     if len(nodes) <= 1:
         raise NotApplicable("This profile records no op that this view can attribute.")
+    return _table(nodes, properties, select)
+
+
+def _table(nodes: pd.DataFrame, properties: Mapping[str, str], select) -> dict:
     root_total = float(nodes["total_time_ps"].iloc[0]) or 1.0
     cells = {
         "name": nodes["name"],
@@ -59,7 +69,8 @@ def tree_table(nodes: pd.DataFrame, properties: Mapping[str, str]) -> dict:
         "depth": nodes["depth"],
         "path": nodes["path"],
     }
-    rows = rows_from_columns(*(cells[c.id] for c in COLUMNS))
+    columns = [c for c in COLUMNS if select is None or c.id in select or c.id in ALWAYS_SENT]
+    rows = rows_from_columns(*(cells[c.id] for c in columns))
     p = {"tree": "true", "bytes_recorded": "true" if nodes["bytes"].iloc[0] > 0 else "false"}
     p.update(properties)
-    return data_table(COLUMNS, rows, p)
+    return data_table(columns, rows, p)

@@ -77,10 +77,13 @@ def _write_converted(service: ProfileService, args: argparse.Namespace) -> int:
             _, text = service.tool_csv(run, args.tool, host=args.host, params=params)
             out.write(text.encode())
         else:
+            if args.format == "pprof":  # the scope and code views' profile.proto (gzip)
+                params["format"] = "pprof"
             result = service.tool_data(run, args.tool, host=args.host, params=params)
             for chunk in result.chunks():
                 out.write(chunk)
-            out.write(b"\n")
+            if args.format == "json":
+                out.write(b"\n")
     finally:
         if args.output:
             out.close()
@@ -91,7 +94,23 @@ def _params(args: argparse.Namespace) -> dict:
     params = dict(p.split("=", 1) for p in args.param if "=" in p)
     if args.table is not None:
         params["table"] = str(args.table)
+    for name in TREE_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None:
+            params[name] = str(value)
     return params
+
+
+# The tree views' options as flags, named as tfprof names them (tools/tree_options.py).
+TREE_OPTIONS = {
+    "select": "comma list of columns to show (e.g. micros,occurrence)",
+    "order_by": "column that orders siblings (e.g. name, micros, occurrence)",
+    "max_depth": "show nodes at most this many levels under the root",
+    "min_micros": "show nodes with at least this total time (us)",
+    "show_name_regexes": "comma list: show nodes whose name fully matches one",
+    "hide_name_regexes": "comma list: hide nodes whose name fully matches one",
+    "account_type_regexes": "comma list: count only ops whose type fully matches one",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,10 +131,20 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("path", help="a session folder or one profile file")
     convert.add_argument("--tool", required=True)
     convert.add_argument("--host", default=None)
-    convert.add_argument("--format", choices=("json", "csv"), default="json")
+    convert.add_argument(
+        "--format",
+        choices=("json", "csv", "pprof"),
+        default="json",
+        help="pprof: profile.proto (gzip) of scope_view or code_view, for go tool pprof",
+    )
     convert.add_argument("--table", type=int, default=None, help="table index for CSV")
     convert.add_argument("--param", action="append", default=[], help="extra KEY=VALUE")
     convert.add_argument("-o", "--output", default=None, help="write here instead of stdout")
+    tree = convert.add_argument_group(
+        "tfprof options of op_types, scope_view and code_view (docs/tfprof_views.md)"
+    )
+    for name, help_text in TREE_OPTIONS.items():
+        tree.add_argument(f"--{name}", default=None, help=help_text)
     add_flags(convert)
     convert.set_defaults(func=_convert)
 

@@ -14,6 +14,7 @@ script reading ``tbprof advise --format json`` treats both the same:
   the step while the GPU waits;
 - ``slow_steps``, ``idle_between_steps``: the steps of the Overview;
 - ``kernels``, ``tiny_kernels``: the Kernel view's launches;
+- ``nhwc_convolutions``: layout-conversion kernels (``nchwToNhwcKernel``), per step;
 - ``nothing_ran`` when the trace has no operator, step or device activity.
 
 Each worker is checked on its own (evidence names the worker when there are several);
@@ -196,6 +197,10 @@ def _kernels(ctx: Context, space, label: str) -> list:
             {"launches": int(launches), "kernel_time_ms": total_us / 1e3},
         )
     ]
+    steps = len(step_overview(space).steps)
+    link = page_link(ctx, "pytorch_kernels")
+    ns = table["total_us"].to_numpy(dtype=np.float64) * 1e3
+    out += xo.layout_finding(ctx, table["name"], calls, ns, steps, link, label)
     tiny = float(calls[table["mean_us"].to_numpy(dtype=np.float64) < xo.TINY_KERNEL_US].sum())
     share = percent(tiny, launches)
     if launches >= xo.MIN_LAUNCHES and share >= xo.TINY_KERNEL_SHARE:
