@@ -153,6 +153,35 @@ class Profile:
             raise InvalidArgument(f"Table {index} does not exist; tool {tool} has {len(found)}.")
         return table_frame(found[index], tool)
 
+    def compare(
+        self,
+        baseline: Union[Profile, str],
+        tool: str,
+        host: Optional[str] = None,
+        baseline_host: Optional[str] = None,
+        step: Optional[str] = None,
+        baseline_step: Optional[str] = None,
+    ) -> pd.DataFrame:
+        """This run (the experiment) against ``baseline``: a ``Profile``, a run of this log
+        directory, or the path of another profile. One row per aligned row of ``tool``
+        (docs/compare.md): its keys, ``status`` (common, added, removed) and, per value,
+        ``*_base``, ``*_exp``, ``*_delta``, ``*_delta_pct``; ``attrs["summary"]`` says it in
+        a line. ``step``/``baseline_step`` pick one step of each side (default: average)."""
+        from .compare import Side, compare_runs
+
+        owned = None
+        if isinstance(baseline, str):
+            if baseline in self.runs:
+                baseline = self.with_run(baseline)
+            else:
+                baseline = owned = open_profile(baseline, config=self.service.config)
+        try:
+            base = Side(baseline.service, baseline.run, baseline_host, baseline_step)
+            return compare_runs(base, Side(self.service, self.run, host, step), tool)
+        finally:
+            if owned is not None:
+                owned.close()
+
     # --- events --------------------------------------------------------------------
     def events(
         self,

@@ -5,6 +5,7 @@
     tbprof advise PATH [--format text|json] [--fail-on critical|warning]
     tbprof convert PATH --tool TOOL [--host H] [--format json|csv] [-o FILE] [cache flags]
     tbprof cache info|clear [--cache_dir DIR]
+    tbprof diff BASE EXP --tool TOOL [--format text|json|csv]  compare two runs (diff_cli.py)
     tbprof runs|tools|summary|top-ops|steps|search|sql PATH ... [--format text|json]
                                                                  (agent_cli.py)
     tbprof mcp --logdir DIR                  the MCP server for coding agents (mcp_server.py)
@@ -154,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .agent_cli import add_agent_arguments
 
     add_agent_arguments(commands)
+
+    from .diff_cli import add_diff_arguments
+
+    add_diff_arguments(commands)
 
     from .mcp_server import add_mcp_arguments
 

@@ -17,6 +17,7 @@ import gzip
 import logging
 import mimetypes
 import os
+import re
 import zlib
 from typing import Any, Callable, Iterable, Iterator, Optional
 
@@ -51,6 +52,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
     ]
 )
 _GZIP_MIN_BYTES = 1024
+_UNSAFE_FILENAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 # Routes that only read; werkzeug answers HEAD with GET's headers and no body. Starting a
 # capture is a POST (a page of another site can make a browser send any GET).
 READ_METHODS = ("GET", "HEAD")
@@ -218,6 +220,11 @@ class Routes:
 
     def data(self, request: Request) -> Response:
         args = request.args
+        if args.get("base_run"):
+            from ..api.compare import to_datatable
+
+            table = to_datatable(self._compare(request))
+            return _json_response(request, table)
         result = self.service.tool_data(
             _required(request, "run"),
             _required(request, "tag"),
@@ -229,6 +236,14 @@ class Routes:
         return _bytes_response(request, chunks, result.content_type)
 
     def data_csv(self, request: Request) -> Response:
+        if request.args.get("base_run"):
+            frame = self._compare(request)
+            text = frame.to_csv(index=False)
+            name = f"{frame.attrs['tool']}_{frame.attrs['base_run']}_vs_{frame.attrs['exp_run']}"
+            filename = _UNSAFE_FILENAME_CHARS.sub("_", name) + ".csv"
+            response = _bytes_response(request, [text.encode()], "text/csv; charset=utf-8")
+            response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+            return response
         filename, text = self.service.tool_csv(
             _required(request, "run"),
             _required(request, "tag"),
@@ -245,6 +260,22 @@ class Routes:
         response = Response(chunks, content_type="application/zip", direct_passthrough=True)
         response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
         return _security_headers(response)
+
+    def _compare(self, request: Request) -> Any:
+        """The comparison a ``base_run`` asks of /data or /data_csv (docs/compare.md)."""
+        from ..api.compare import compare_in_logdir
+
+        args = request.args
+        return compare_in_logdir(
+            self.service,
+            _required(request, "run"),
+            _required(request, "base_run"),
+            _required(request, "tag"),
+            host=args.get("host") or None,
+            base_host=args.get("base_host") or None,
+            step=args.get("step") or None,
+            base_step=args.get("base_step") or None,
+        )
 
     def config(self, request: Request) -> Response:
         config = {

@@ -6,10 +6,12 @@
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, query } from 'lit/decorators.js';
 import type { ProfileApi } from '../api';
+import { baseRunOptions, readBaseRun, withBaseRun } from '../compare';
 import { ShellModel } from '../shell-model';
 import { toolLabel } from '../state';
 import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext } from '../views/contract';
 import './capture-dialog';
+import './compare-view';
 import './diagnosis-card';
 import './live-steps';
 import type { CaptureDialog } from './capture-dialog';
@@ -28,7 +30,12 @@ export class AppShell extends LitElement {
   private model!: ShellModel;
   private context: ToolContext | null = null;
   private liveTimer: ReturnType<typeof setInterval> | undefined;
-  private readonly onPopState = () => void this.model.followUrl();
+  /** The baseline run of a comparison ("Compare with"), '' when none; kept in the URL. */
+  private baseRun = readBaseRun(window.location.search);
+  private readonly onPopState = () => {
+    this.baseRun = readBaseRun(window.location.search);
+    void this.model.followUrl();
+  };
   private readonly onNavigate = (event: Event) => {
     const tool = (event as CustomEvent<NavigateDetail>).detail?.tool;
     if (tool && this.model.tools?.includes(tool)) void this.model.selectTool(tool);
@@ -107,6 +114,14 @@ export class AppShell extends LitElement {
           .options=${(m.runs ?? []).map((r) => ({ value: r, label: r }))}
           ?loading=${m.loading === 'runs'}
           @pf-select=${(e: CustomEvent<{ value: string }>) => void m.selectRun(e.detail.value)}
+        ></pf-select-field>
+        <pf-select-field
+          label="Compare with"
+          title="A baseline run: the tool then shows what changed from it to this run"
+          .value=${this.baseRun}
+          .options=${baseRunOptions(m.runs ?? [], run)}
+          ?loading=${m.loading === 'runs'}
+          @pf-select=${(e: CustomEvent<{ value: string }>) => this.selectBaseRun(e.detail.value)}
         ></pf-select-field>
         <pf-select-field
           label="Tool"
@@ -188,8 +203,18 @@ export class AppShell extends LitElement {
           message="This run holds no profile data the tools can read (no .xplane.pb files)."
         ></pf-message>`;
       case 'ready':
+        if (this.baseRun) {
+          return html`<pf-compare-view .context=${this.toolContext()} .baseRun=${this.baseRun}></pf-compare-view>`;
+        }
         return html`<pf-tool-view .context=${this.toolContext()}></pf-tool-view>`;
     }
+  }
+
+  private selectBaseRun(baseRun: string): void {
+    this.baseRun = baseRun;
+    const { pathname, search, hash } = window.location;
+    window.history.pushState(window.history.state, '', pathname + withBaseRun(search, baseRun) + hash);
+    this.requestUpdate();
   }
 
   /** The same object while the selection is unchanged, so the tool view does not reload. */
