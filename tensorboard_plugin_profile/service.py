@@ -38,7 +38,7 @@ from .store.cache import ByteBudgetCache
 from .store.cache_config import DEFAULT_MEMORY_BYTES, CacheConfig
 from .store.disk_cache import DiskCache, code_fingerprint
 from .store.formats import reader_for
-from .store.host_pool import HostPool
+from .store.host_pool import pool_for
 from .store.logdir import LogDir, Session
 from .store.space_store import SpaceStore
 from .tools import ALL_HOSTS, ToolOutput
@@ -81,7 +81,7 @@ class ProfileService:
         self.disk = DiskCache(config.disk_dir, config.disk_bytes) if config.disk_dir else None
         if self.disk is not None and not self.disk.usable():
             self.disk = None  # a folder the cache did not make (docs/cache.md): stay off
-        self.spaces = SpaceStore(self.cache, self.disk, HostPool(config.workers))
+        self.spaces = SpaceStore(self.cache, self.disk, pool_for(config.workers))
         self.host_map = HostMap(
             self.spaces, self.cache, self.disk, self.spaces.pool, _cluster(config)
         )
