@@ -75,7 +75,7 @@ def pool_for(workers: Optional[int]) -> Optional[HostPool]:
     if workers is None and not spawn_is_safe():
         logger.info(
             "per-host work runs in this process: worker processes would re-import %s. "
-            "To use them, guard the script with `if __name__ == \"__main__\":` and set "
+            'To use them, guard the script with `if __name__ == "__main__":` and set '
             "TBPROF_WORKERS=N (or CacheConfig(workers=N)).",
             getattr(sys.modules.get("__main__"), "__file__", "the main module"),
         )

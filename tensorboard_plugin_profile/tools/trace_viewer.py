@@ -291,4 +291,3 @@ def _number(text: str):
     except ValueError:
         return text
     return int(value) if value.is_integer() and "." not in text and "e" not in text else value
-

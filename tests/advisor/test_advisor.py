@@ -126,4 +126,3 @@ def test_tbprof_advise_advises_every_run_and_fails_on_any(tmp_path):
     assert one.returncode == 0 and "a_input_bound" not in one.stdout
     missing = run_cli("advise", str(tmp_path), "--run", "nope")
     assert missing.returncode == 1 and "runs: " in missing.stderr
-

@@ -147,8 +147,18 @@ def _warm_up_trace(tmp_path, keep_steps: int):
     for e in kept:
         if e.get("name") == first["name"]:
             e["ts"], e["dur"] = first["ts"], first["dur"] + delay
-    kept.append({"ph": "X", "cat": "cpu_op", "name": "aten::empty_strided", "pid": first["pid"],
-                 "tid": first["tid"], "ts": first["ts"] + 1, "dur": delay - 2, "args": {}})
+    kept.append(
+        {
+            "ph": "X",
+            "cat": "cpu_op",
+            "name": "aten::empty_strided",
+            "pid": first["pid"],
+            "tid": first["tid"],
+            "ts": first["ts"] + 1,
+            "dur": delay - 2,
+            "args": {},
+        }
+    )
     trace["traceEvents"] = kept
     out = tmp_path / "worker0.1.pt.trace.json"
     out.write_text(json.dumps(trace))

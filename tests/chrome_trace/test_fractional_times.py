@@ -26,6 +26,7 @@ EPOCH_US = 1_660_000_000_000_000
 
 def _at_epoch(source, target) -> None:
     text = gzip.decompress(source.read_bytes()).decode()
+
     def moved(m):
         return f'"ts": {int(m.group(1)) + EPOCH_US}{m.group(2) or ""}'
 
