@@ -424,7 +424,7 @@ static int64_t flow_key_of(Scan *sc, Span cat, Span id) {
     return got;
 }
 
-/* numbers.micros_to_ps: microseconds written [-]digits[.digits] -> picoseconds, exactly (a
+/* exact_times.micros_to_ps: microseconds written [-]digits[.digits] -> picoseconds, exactly (a
  * seventh decimal on rounds half to even). 1 = done, 0 = another form (an exponent: the
  * float rules apply), -1 = beyond int64 (the event is left to the Python path). */
 static int micros_to_ps(Span t, int64_t *out) {
@@ -475,7 +475,7 @@ static int to_ps(Scan *sc, const Value *ts, int64_t *base, int *has_base, int64_
     int64_t exact, base_ps;
     int got = micros_to_ps(ts->text, &exact);
     if (got < 0) return 0;
-    if (got > 0) { /* from the text, to the picosecond (numbers.py) */
+    if (got > 0) { /* from the text, to the picosecond (exact_times.py) */
         if (__builtin_mul_overflow(b, 1000000, &base_ps) || __builtin_sub_overflow(exact, base_ps, out))
             return 0;
         *base = b; *has_base = 1;
@@ -497,7 +497,7 @@ static int dur_ps(const Event *ev, int64_t *out) {
         int64_t exact;
         int got = micros_to_ps(ev->dur.text, &exact);
         if (got < 0) return 0;
-        if (got > 0) { /* from the text (numbers.py); negative: left to the Python path */
+        if (got > 0) { /* from the text (exact_times.py); negative: left to the Python path */
             if (exact < 0) return 0;
             *out = d == 0 ? 0 : exact;
             return 1;

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR
 from .memory import add_memory_counters
-from .numbers import JsonFloat, micros_to_ps, text_of
+from .exact_times import JsonFloat, micros_to_ps, text_of
 from .objects import ObjectTable
 
 COUNTER_CATEGORY = "counter"
@@ -110,7 +110,7 @@ class Collector:
             self.base_us = int(ts)
         text = text_of(ts)
         exact = None if text is None else micros_to_ps(text)
-        if exact is not None:  # to the picosecond, from the text (numbers.py says why)
+        if exact is not None:  # to the picosecond, from the text (exact_times.py says why)
             return _int64(exact - self.base_us * 1_000_000)
         delta = ts - self.base_us
         ps = delta * 1_000_000 if type(delta) is int else int(round(delta * 1e6))

@@ -2,7 +2,7 @@
 
 Recent PyTorch writes ``ts``/``dur`` in epoch microseconds with three decimals. Read as
 doubles (a quarter microsecond at that size), a call could end after its parent; both
-readers now take times from the number's text (``chrome_trace/numbers.py``). No torch is
+readers now take times from the number's text (``chrome_trace/exact_times.py``). No torch is
 installed here to record such a trace, so it is made from real ones by the rule PyTorch
 follows: the fixtures' traces moved to epoch microseconds, each ``ts`` keeping its decimals
 as written (text arithmetic on the integer part, nothing re-rounded).
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from conftest import FIXTURES
 
-from tensorboard_plugin_profile.chrome_trace.numbers import micros_to_ps
+from tensorboard_plugin_profile.chrome_trace.exact_times import micros_to_ps
 from tensorboard_plugin_profile.chrome_trace.read import read_chrome_trace
 from tensorboard_plugin_profile.service import ProfileService
 

@@ -133,7 +133,7 @@ EDGE_EVENTS = [
     {"ph": "X", "name": "late", "pid": 1, "tid": 2, "ts": 99999999999, "dur": 1e400},
 ]
 EDGE_TEXT_TIMES = [
-    # Times read from their text to the picosecond (chrome_trace/numbers.py): epoch
+    # Times read from their text to the picosecond (chrome_trace/exact_times.py): epoch
     # microseconds (1e12) with three decimals, seven and more (half to even), negative, long.
     '{"ph": "X", "name": "ns", "pid": 1, "tid": 5, "ts": 1000000000000.123, "dur": 9.876}',
     '{"ph": "X", "name": "7dp", "pid": 1, "tid": 5, "ts": 1000.0000015, "dur": 0.0000025}',
