@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from ..xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR
-from .memory import add_memory_counters
 from .exact_times import JsonFloat, micros_to_ps, text_of
+from .memory import add_memory_counters
 from .objects import ObjectTable
 
 COUNTER_CATEGORY = "counter"
