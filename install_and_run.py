@@ -18,10 +18,12 @@ import argparse
 import glob
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
 import venv
+from typing import Callable, Sequence, Union
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(ROOT, ".venv")
@@ -115,22 +117,47 @@ def demo_logdir() -> str:
 def start(logdir: str, port: int, host: str) -> int:
     logdir = os.path.abspath(logdir) if logdir else demo_logdir()
     step(f"starting TensorBoard on {logdir}")
-    print(f"Open http://{host}:{port}/#profile  (Ctrl+C stops it)", flush=True)
     tensorboard = os.path.join(BIN, "tensorboard")
+    command = [tensorboard, "--logdir", logdir, "--port", str(port), "--host", host]
+    return serve_and_announce(command, host, port, f"http://{host}:{port}/#profile")
+
+
+def serve_and_announce(command: list, host: str, port: int, url: str) -> int:
+    """Runs ``command`` (a server) and prints ``url`` once the port accepts connections:
+    before, the URL came first and opening it at once gave "connection refused"."""
+    server = subprocess.Popen(command)
     try:
-        return subprocess.call(
-            [tensorboard, "--logdir", logdir, "--port", str(port), "--host", host]
-        )
+        if wait_listening(server, host, port):
+            print(f"Open {url}  (Ctrl+C stops it)", flush=True)
+        return server.wait()
     except KeyboardInterrupt:
+        server.terminate()
         return 0
 
 
-def test_oldest(pytest_args: list) -> int:
+def wait_listening(server: subprocess.Popen, host: str, port: int, timeout_s: float = 300) -> bool:
+    """True once ``host:port`` accepts a connection; False if ``server`` exits first."""
+    deadline = time.monotonic() + timeout_s
+    while server.poll() is None and time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.2)
+    return False
+
+
+def skipped(reason: str) -> str:
+    """A stage that could not run here: said now, and again in the summary."""
+    print(f"(skipped: {reason})", flush=True)
+    return f"skipped: {reason}"
+
+
+def test_oldest(pytest_args: list) -> Union[int, str]:
     """The Python suite again on Python 3.9 and protobuf 4.21 (no browser, no JAX)."""
     python39 = find_python("3.9")
     if not python39:
-        print("(skipped: no Python 3.9 on this machine for the oldest-runtime run)")
-        return 0
+        return skipped("no Python 3.9 on this machine for the oldest-runtime run")
     step("oldest runtime: Python 3.9 with protobuf 4.21")
     python = os.path.join(OLDEST_VENV, "bin", "python")
     if not os.path.exists(python):
@@ -148,7 +175,7 @@ TF_VENV = os.path.join(ROOT, ".venv-tf")
 TF_LIVE_TEST = ["tests/advisor/test_live.py", "-k", "TensorFlow"]
 
 
-def test_tensorflow_live() -> int:
+def test_tensorflow_live() -> Union[int, str]:
     """Live tracing inside a real TensorFlow loop (skipped where tensorflow-cpu has no wheel)."""
     step("live tracing with TensorFlow (tensorflow-cpu in .venv-tf)")
     python = os.path.join(TF_VENV, "bin", "python")
@@ -160,8 +187,7 @@ def test_tensorflow_live() -> int:
         env=env,
     )  # fmt: skip
     if installed:
-        print("(skipped: tensorflow-cpu cannot be installed for this Python)", flush=True)
-        return 0
+        return skipped("tensorflow-cpu cannot be installed for this Python")
     env["TBPROF_REQUIRE_LIVE"] = "TensorFlow"  # installed: the case must run, not skip
     return subprocess.call([python, "-m", "pytest", "-q", *TF_LIVE_TEST], cwd=ROOT, env=env)
 
@@ -243,21 +269,61 @@ def test_packages() -> None:
         print(f"({time.monotonic() - started:.0f} s)", flush=True)
 
 
+class Stages:
+    """What each stage of the test command did, printed together at the end: the last
+    stage's own pytest line ("1 passed, 3 deselected") read as if one test had run."""
+
+    def __init__(self) -> None:
+        self.done: list = []  # (stage, exit status or "skipped: why", seconds)
+
+    def run(self, name: str, fn: Callable[[], Union[None, int, str]]) -> int:
+        """Runs one stage; its exit status (0 when it passed or was skipped)."""
+        started = time.monotonic()
+        try:
+            outcome = fn() or 0
+        except subprocess.CalledProcessError as e:
+            outcome = e.returncode or 1
+        except SystemExit as e:  # a stage that stops with a message
+            print(e.code, flush=True)
+            outcome = e.code if isinstance(e.code, int) and e.code else 1
+        self.done.append((name, outcome, time.monotonic() - started))
+        return outcome if isinstance(outcome, int) else 0
+
+    def summary(self, skipped: Sequence[str] = ()) -> str:
+        lines = ["", "==> summary of the test command"]
+        for name, status, seconds in self.done:
+            if isinstance(status, str):
+                outcome = status
+            else:
+                outcome = "ok" if status == 0 else f"FAILED (exit {status})"
+            lines.append(f"  {name:<58} {outcome:<16} {seconds:7.0f} s")
+        lines += [f"  {name:<58} {'not run':<16}" for name in skipped]
+        return "\n".join(lines)
+
+
 def test(pytest_args: list) -> int:
     ensure_chromium()
     install(editable=True, extra=[])
     step("installing the test tools (pytest, JAX for the capture tests)")
     run([PYTHON, "-m", "pip", "install", "--quiet", *TEST_PACKAGES])
+    stages = Stages()
+    later = [
+        ("packages: sdist and wheel on every Python present", lambda: test_packages()),
+        ("oldest runtime: Python 3.9, protobuf 4.21", lambda: test_oldest(pytest_args)),
+        ("live tracing with TensorFlow (.venv-tf)", test_tensorflow_live),
+    ]
     step("lint: ruff")
-    run([PYTHON, "-m", "ruff", "check", ROOT])
+    status = stages.run("lint: ruff", lambda: subprocess.call(
+        [PYTHON, "-m", "ruff", "check", ROOT]))  # fmt: skip
     step("tests: pytest (Python, frontend checks, browser, TensorBoard)")
-    newest = subprocess.call([PYTHON, "-m", "pytest", *pytest_args], cwd=ROOT)
-    if newest:
-        # Stop at the first failing stage: a second run on the oldest runtime would only bury it.
-        print(f"pytest failed (exit {newest}); skipping the later stages", flush=True)
-        return newest
-    test_packages()  # about 9 minutes for five Pythons on 2 cores: after the faster stages
-    return test_oldest(pytest_args) or test_tensorflow_live()
+    status = status or stages.run("pytest: the whole suite", lambda: subprocess.call(
+        [PYTHON, "-m", "pytest", *pytest_args], cwd=ROOT))  # fmt: skip
+    while later and not status:  # packages take ~9 min on 2 cores: after the faster stages
+        name, fn = later.pop(0)
+        status = stages.run(name, fn)
+    # Stop at the first failing stage: a later one (the oldest runtime) would only bury it.
+    print(stages.summary([name for name, _ in later]), flush=True)
+    return status
 
 
 def main() -> int:

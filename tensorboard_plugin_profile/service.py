@@ -39,7 +39,7 @@ from .store.cache import ByteBudgetCache
 from .store.cache_config import DEFAULT_MEMORY_BYTES, CacheConfig
 from .store.disk_cache import DiskCache, code_fingerprint
 from .store.formats import reader_for
-from .store.host_pool import HostPool
+from .store.host_pool import pool_for
 from .store.logdir import LogDir, Session
 from .store.space_store import SpaceStore
 from .tools import ALL_HOSTS, ToolOutput
@@ -82,7 +82,7 @@ class ProfileService:
         self.disk = DiskCache(config.disk_dir, config.disk_bytes) if config.disk_dir else None
         if self.disk is not None and not self.disk.usable():
             self.disk = None  # a folder the cache did not make (docs/cache.md): stay off
-        self.spaces = SpaceStore(self.cache, self.disk, HostPool(config.workers))
+        self.spaces = SpaceStore(self.cache, self.disk, pool_for(config.workers))
         self.host_map = HostMap(
             self.spaces, self.cache, self.disk, self.spaces.pool, _cluster(config)
         )
@@ -172,11 +172,25 @@ class ProfileService:
         tool = self._tool(tag)
         session = self.logdir.session(run)
         selected = self._select_hosts(session, tool, host, hosts)
+        source = reader_for(selected[0].name)
+        if source.name not in tool.formats:
+            reason = f"Tool {tool.name} does not apply to this run ({source.display_name})."
+            raise self._not_applicable(run, reason)
         relevant = tool.relevant_params(params or {})
         key: tuple = ("tool", code_fingerprint(), tool.name, tuple(sorted(relevant.items())))
         key += tuple(f.key for f in selected)
-        return self._cached_result(
-            key, lambda: self._convert(run, tool, selected, relevant), on_disk=tool.disk_cached
+        try:
+            return self._cached_result(
+                key, lambda: self._convert(run, tool, selected, relevant), on_disk=tool.disk_cached
+            )
+        except NotApplicable as e:
+            raise self._not_applicable(run, e.message) from None
+
+    def _not_applicable(self, run: str, reason: str) -> NotApplicable:
+        """``reason``, then the tools that have data for ``run`` (also as ``tools``)."""
+        listed = [t.rstrip("@") for t in self.run_tools(run)]
+        return NotApplicable(
+            f"{reason} Tools with data for run {run}: {', '.join(listed)}.", {"tools": listed}
         )
 
     def _convert(self, run: str, tool: Any, selected: list, params: dict) -> Any:
@@ -294,7 +308,12 @@ class ProfileService:
             raise InvalidArgument("The 'tag' parameter (tool name) is required.")
         name = tool_registry.canonical_name(tag)
         if name is None:
-            raise NotFound(f"Unknown tool {tag!r}.")
+            names = [n for n in tool_registry.TOOL_ORDER if not n.endswith("@")]
+            raise NotFound(
+                f"Unknown tool {tag!r}. Tools: {', '.join(names)}; `run_tools` lists those "
+                "with data for a run.",
+                {"tools": names},
+            )
         return tool_registry.TOOLS[name]
 
     @staticmethod

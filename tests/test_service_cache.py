@@ -216,7 +216,9 @@ def test_beyond_the_budget_a_request_gets_503_with_a_message():
 def test_hosts_decoded_in_worker_processes_give_the_same_answers(fixture, tmp_path):
     logdir = FIXTURES / fixture
     in_process = _memory_only(logdir)
-    pooled = ProfileService(str(logdir), config=CacheConfig(disk_dir=str(tmp_path)))
+    # Asked for: under pytest the main module is not ours, so none by default (host_pool).
+    config = CacheConfig(disk_dir=str(tmp_path), workers=2)
+    pooled = ProfileService(str(logdir), config=config)
     try:
         run = in_process.runs()[0]
         # The trace of several hosts reads every host's tables (every merging tool, the
@@ -238,7 +240,7 @@ def test_when_the_worker_pool_cannot_start_hosts_are_decoded_in_process(tmp_path
 
     monkeypatch.setattr(host_pool, "_context", no_processes)
     logdir = FIXTURES / "tf_two_hosts"
-    service = ProfileService(str(logdir), config=CacheConfig(disk_dir=str(tmp_path)))
+    service = ProfileService(str(logdir), config=CacheConfig(disk_dir=str(tmp_path), workers=2))
     run = service.runs()[0]
     hosts = ",".join(service.logdir.session(run).hosts())
     expected = _body(_memory_only(logdir).tool_data(run, "trace_viewer", hosts=hosts))

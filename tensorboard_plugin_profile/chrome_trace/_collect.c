@@ -424,6 +424,39 @@ static int64_t flow_key_of(Scan *sc, Span cat, Span id) {
     return got;
 }
 
+/* exact_times.micros_to_ps: microseconds written [-]digits[.digits] -> picoseconds, exactly (a
+ * seventh decimal on rounds half to even). 1 = done, 0 = another form (an exponent: the
+ * float rules apply), -1 = beyond int64 (the event is left to the Python path). */
+static int micros_to_ps(Span t, int64_t *out) {
+    const char *p = t.s, *end = t.s + t.n;
+    for (const char *q = p; q < end; q++) if (*q == 'e' || *q == 'E') return 0;
+    int negative = p < end && *p == '-';
+    if (negative) p++;
+    int64_t whole = 0, frac = 0;
+    for (; p < end && *p != '.'; p++) {
+        if (__builtin_mul_overflow(whole, 10, &whole) || __builtin_add_overflow(whole, *p - '0', &whole))
+            return -1;
+    }
+    if (p < end) p++; /* the point */
+    int digits = 0;
+    for (; p < end && digits < 6; p++, digits++) frac = frac * 10 + (*p - '0');
+    for (; digits < 6; digits++) frac *= 10;
+    int64_t ps;
+    if (__builtin_mul_overflow(whole, 1000000, &ps) || __builtin_add_overflow(ps, frac, &ps))
+        return -1;
+    if (p < end) { /* past the sixth decimal: half to even */
+        int up = *p > '5';
+        if (*p == '5') {
+            int more = 0;
+            for (const char *q = p + 1; q < end; q++) if (*q != '0') more = 1;
+            up = more || (ps & 1);
+        }
+        if (up && __builtin_add_overflow(ps, 1, &ps)) return -1;
+    }
+    *out = negative ? -ps : ps;
+    return 1;
+}
+
 /* Collector._ps: picoseconds from the first timestamp (int microseconds); 0 = stop. */
 static int to_ps(Scan *sc, const Value *ts, int64_t *base, int *has_base, int64_t *out) {
     if (ts->type == V_INT) {
@@ -439,6 +472,15 @@ static int to_ps(Scan *sc, const Value *ts, int64_t *base, int *has_base, int64_
         if (!(fabs(ts->d) < 9.2e18)) return 0;
         b = (int64_t)ts->d; /* int(ts) truncates */
     }
+    int64_t exact, base_ps;
+    int got = micros_to_ps(ts->text, &exact);
+    if (got < 0) return 0;
+    if (got > 0) { /* from the text, to the picosecond (exact_times.py) */
+        if (__builtin_mul_overflow(b, 1000000, &base_ps) || __builtin_sub_overflow(exact, base_ps, out))
+            return 0;
+        *base = b; *has_base = 1;
+        return 1;
+    }
     double r = nearbyint((ts->d - (double)b) * 1e6); /* round() is half-even */
     if (!(fabs(r) < 9.2e18)) return 0;
     *out = (int64_t)r; *base = b; *has_base = 1;
@@ -450,7 +492,17 @@ static int dur_ps(const Event *ev, int64_t *out) {
     if (!ev->has_dur || ev->dur.type == V_NULL || ev->dur.type == V_FALSE) return 1;
     double d;
     if (ev->dur.type == V_INT) d = (double)ev->dur.i; /* dur * 1e6 is a float product */
-    else if (ev->dur.type == V_FLOAT) d = ev->dur.d;
+    else if (ev->dur.type == V_FLOAT) {
+        d = ev->dur.d;
+        int64_t exact;
+        int got = micros_to_ps(ev->dur.text, &exact);
+        if (got < 0) return 0;
+        if (got > 0) { /* from the text (exact_times.py); negative: left to the Python path */
+            if (exact < 0) return 0;
+            *out = d == 0 ? 0 : exact;
+            return 1;
+        }
+    }
     else return 0;
     double r = nearbyint(d * 1e6);
     if (!isfinite(r) || !(fabs(r) < 9.2e18)) return 0;

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..xspace.model import KIND_DOUBLE, KIND_INT64, KIND_STR
+from .exact_times import JsonFloat, micros_to_ps, text_of
 from .memory import add_memory_counters
 from .objects import ObjectTable
 
@@ -61,6 +62,13 @@ class Interner:
             found = self.ids[value] = len(self.values)
             self.values.append(value)
         return found
+
+
+def _dur_ps(dur: Any) -> int:
+    """A duration in microseconds as picoseconds: exactly from a fraction's text."""
+    text = text_of(dur)
+    exact = None if text is None else micros_to_ps(text)
+    return int(round(dur * 1e6)) if exact is None else exact
 
 
 class Collector:
@@ -100,6 +108,10 @@ class Collector:
     def _ps(self, ts: Any) -> int:
         if self.base_us is None:
             self.base_us = int(ts)
+        text = text_of(ts)
+        exact = None if text is None else micros_to_ps(text)
+        if exact is not None:  # to the picosecond, from the text (exact_times.py says why)
+            return _int64(exact - self.base_us * 1_000_000)
         delta = ts - self.base_us
         ps = delta * 1_000_000 if type(delta) is int else int(round(delta * 1e6))
         return _int64(ps)
@@ -121,7 +133,7 @@ class Collector:
                 return self._skip("X without ts")
             dur = ev.get("dur") or 0
             begin = self._ps(ts)
-            dur_ps = _int64(int(round(dur * 1e6))) if dur else 0
+            dur_ps = _int64(_dur_ps(dur)) if dur else 0
             if dur_ps < 0:  # an error of the writer: drawn as an instant, and counted
                 self.negative_durations += 1
                 dur_ps = 0
@@ -196,7 +208,7 @@ class Collector:
                     continue
                 except OverflowError:
                     value = str(value)
-            elif tv is float:
+            elif tv is float or tv is JsonFloat:
                 kinds.append(KIND_DOUBLE)
                 int_values.append(0)
                 float_values.append(value)

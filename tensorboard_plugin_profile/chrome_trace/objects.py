@@ -14,6 +14,9 @@ import re
 from typing import Any
 
 REQUESTED_BYTES = "requested_bytes"
+# The object's id, on its event: marks it as an object (the trace export writes it back as
+# N/O/D, tools/trace_viewer.py); internal, so not shown among the event's stats.
+OBJECT_ID = "_object"
 ALLOCATOR_NAME = "allocator_name"
 DTYPE = "dtype"
 SHAPE = "shape"
@@ -41,11 +44,12 @@ class ObjectTable:
             entry[2] = ts_ps
 
     def finish(self, collector: Any) -> None:
-        for (_, cat, name, _), (line, begin, end, snapshot) in self._order:
+        for (_, cat, name, object_id), (line, begin, end, snapshot) in self._order:
             stop = collector.end_ps if end is None else end
             row = collector.add_event(
                 line, str(name or ""), str(cat or ""), begin, max(stop - begin, 0)
             )
+            collector.add_stat(row, OBJECT_ID, object_id)
             for key, value in snapshot_stats(snapshot).items():
                 collector.add_stat(row, key, value)
         self._live.clear()

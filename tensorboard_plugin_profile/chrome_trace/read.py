@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from typing import IO, Callable, Optional
@@ -84,7 +85,7 @@ def read_chrome_trace(path: str, opener: Optional[Callable[[], IO[bytes]]] = Non
     for warning in warnings:
         logger.warning("%s", warning)
     extras = {
-        "metadata": stream.metadata,
+        "metadata": json.loads(json.dumps(stream.metadata)),  # plain floats (exact_times.py)
         "base_ns": raw["base_ns"],
         "truncated": stream.truncated,
         "skipped": {**collector.skipped, **stream.skipped},

@@ -40,6 +40,8 @@ import re
 import zlib
 from typing import IO, Any, Callable, Iterator, Optional
 
+from .exact_times import json_float
+
 BLOCK_CHARS = 1 << 20
 # Deepest nesting of one event or top-level value (real traces nest fewer than 10 levels).
 MAX_NESTING = 100
@@ -80,7 +82,7 @@ class TraceStream:
         self.bytes_read = 0  # of text (inflated)
         self.trailing_bytes = 0  # ignored after the last gzip member
         self.skipped: dict = {}  # reason -> count of values skipped (OVERSIZED_*)
-        self._decoder = json.JSONDecoder()
+        self._decoder = json.JSONDecoder(parse_float=json_float)  # exact times: exact_times.py
         self._file: Optional[Any] = None
         self._text = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
         self._buf = ""

@@ -7,6 +7,8 @@ becomes an opaque 500 and a log line, never its ``str()`` in a page.
 
 from __future__ import annotations
 
+from typing import Optional
+
 
 class ProfileError(Exception):
     """Base class: ``message`` is shown to the user as is."""
@@ -14,9 +16,11 @@ class ProfileError(Exception):
     http_status = 500
     code = "INTERNAL"
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, details: Optional[dict] = None):
         super().__init__(message)
         self.message = message
+        # Extra fields of the JSON error, for a page to act on (e.g. ``tools``: what applies).
+        self.details = dict(details or {})
 
 
 class InvalidArgument(ProfileError):

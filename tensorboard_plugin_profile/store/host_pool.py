@@ -15,6 +15,14 @@ the pool cannot start or breaks, ``decode_to_disk`` returns False and ``map`` ra
 ``PoolUnavailable``: callers then work in-process. A typed error raised in a worker (a
 corrupt file) comes back as the same error.
 
+A spawned worker first re-imports the program's main module: a user's script without an
+``if __name__ == "__main__":`` guard would run again in every worker (and a script read
+from stdin cannot be re-imported at all). Whether a script has that guard cannot be known,
+so ``pool_for`` starts workers only when that is safe or was asked for (``spawn_is_safe``):
+under ``tbprof`` and TensorBoard, in a notebook or the interactive prompt (nothing to
+re-run), or with an explicit worker count (``--workers``, ``TBPROF_WORKERS``,
+``CacheConfig(workers=N)``). Elsewhere per-host work runs in this process.
+
 Usage::
 
     pool = HostPool(workers=2)
@@ -28,6 +36,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from typing import Any, Callable, Optional, Sequence
@@ -39,6 +48,39 @@ logger = logging.getLogger(__name__)
 ORPHAN_POLL_S = 0.5
 # Worker processes that died are replaced this many times before the pool gives up.
 MAX_RESTARTS = 3
+
+
+# Programs whose main module a worker may re-import: ours (``tbprof``, ``python -m
+# tensorboard_plugin_profile``) and TensorBoard's; their entry points guard ``main()``.
+SAFE_MAIN_PACKAGES = ("tensorboard_plugin_profile", "tensorboard")
+SAFE_MAIN_SCRIPTS = ("tbprof", "tensorboard")
+
+
+def spawn_is_safe() -> bool:
+    """Whether a spawned worker would re-run nothing of the user's program (module doc)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    name = getattr(spec, "name", None)
+    if name:  # ``python -m NAME``: the worker imports NAME again
+        return name.split(".")[0] in SAFE_MAIN_PACKAGES
+    path = getattr(main, "__file__", None)
+    if path is None:  # notebook, ``python -c``, the prompt: spawn re-imports nothing
+        return True
+    return os.path.basename(str(path)) in SAFE_MAIN_SCRIPTS  # else a script, or "<stdin>"
+
+
+def pool_for(workers: Optional[int]) -> Optional[HostPool]:
+    """A pool of ``workers`` processes (None: as many as cores, when ``spawn_is_safe``);
+    None to work in-process."""
+    if workers is None and not spawn_is_safe():
+        logger.info(
+            "per-host work runs in this process: worker processes would re-import %s. "
+            'To use them, guard the script with `if __name__ == "__main__":` and set '
+            "TBPROF_WORKERS=N (or CacheConfig(workers=N)).",
+            getattr(sys.modules.get("__main__"), "__file__", "the main module"),
+        )
+        return None
+    return HostPool(workers)
 
 
 class PoolUnavailable(Exception):

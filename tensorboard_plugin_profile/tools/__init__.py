@@ -95,6 +95,10 @@ class Tool:
     # parameters take endless values (trace windows) would otherwise write an entry for
     # every request, while it answers one from memory in milliseconds anyway.
     disk_cached: bool = True
+    # The input formats the tool reads (common/formats.py). Asked of a profile in another
+    # format, the service answers ``NotApplicable`` naming the run's tools instead of
+    # running it (an empty TensorFlow overview for a PyTorch trace said nothing true).
+    formats: tuple = (XSPACE,)
 
     def relevant_params(self, params: Mapping[str, str]) -> dict:
         """The subset of ``params`` this tool reads, without empty values."""
@@ -136,7 +140,13 @@ def _has_pytorch_kernels(space: Any) -> bool:
 
 
 def _is_distributed_pytorch(space: Any) -> bool:
-    return _is_pytorch(space) and bool(space.extras.get("metadata", {}).get("distributedInfo"))
+    """A rank of a distributed job that ran collectives: one rank without any has three
+    empty tables, not worth a tool (the session's first rank stands for the others)."""
+    if not (_is_pytorch(space) and space.extras.get("metadata", {}).get("distributedInfo")):
+        return False
+    from ..analysis.pytorch.distributed import communication_ops
+
+    return not communication_ops(space).empty
 
 
 def _has_gpu(space: Any) -> bool:
@@ -208,6 +218,9 @@ TRACE_QUERY_PARAMS = (
     "details",
 )
 
+ALL_FORMATS = (XSPACE, PROFILER_HOOK, PYTORCH)
+_OP_RECORD_FORMATS = ALL_FORMATS  # what analysis/ops/attribution.py reads
+
 # Tools whose pod-session answer merges each host's summary and details.
 _DETAILED: dict = {"from_summaries": True, "with_details": True}
 # tfprof's options of the tree views (tools/tree_options.py; kept here, where every
@@ -227,13 +240,14 @@ _TREE: dict = dict(_DETAILED, params=TREE_PARAMS)
 # In display order (upstream's, docs/http_api.md "Tool list"): ``TOOL_ORDER`` is this order.
 _REGISTERED = (
     Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL, from_summaries=True),
-    Tool("trace_viewer", "trace_viewer", HOSTS_TRACE, listed_for=_any_format),
+    Tool("trace_viewer", "trace_viewer", HOSTS_TRACE, listed_for=_any_format, formats=ALL_FORMATS),
     Tool(
         "trace_viewer@",
         "trace_viewer_at",
         HOSTS_TRACE,
         listed_for=_any_format,
         params=TRACE_QUERY_PARAMS,
+        formats=ALL_FORMATS,
         disk_cached=False,
     ),
     Tool(
@@ -296,6 +310,7 @@ _REGISTERED = (
         HOSTS_EACH_OR_ALL,
         listed_for=_tf_stats_input,
         aliases=("tensorflow_stats",),
+        formats=(XSPACE, PROFILER_HOOK),
         from_summaries=True,
     ),
     Tool(
@@ -320,28 +335,70 @@ _REGISTERED = (
         HOSTS_EACH_OR_ALL,
         listed_for=_any_format,
         params=("run",),
+        formats=ALL_FORMATS,
         **_DETAILED,
     ),
-    Tool("op_types", "op_types", HOSTS_EACH_OR_ALL, listed_for=_has_op_records, **_TREE),
-    Tool("scope_view", "scope_view", HOSTS_EACH_OR_ALL, listed_for=_has_op_records, **_TREE),
-    Tool("code_view", "code_view", HOSTS_EACH_OR_ALL, listed_for=_has_python_sources, **_TREE),
+    Tool(
+        "op_types",
+        "op_types",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_has_op_records,
+        formats=_OP_RECORD_FORMATS,
+        **_TREE,
+    ),
+    Tool(
+        "scope_view",
+        "scope_view",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_has_op_records,
+        formats=_OP_RECORD_FORMATS,
+        **_TREE,
+    ),
+    Tool(
+        "code_view",
+        "code_view",
+        HOSTS_EACH_OR_ALL,
+        listed_for=_has_python_sources,
+        formats=_OP_RECORD_FORMATS,
+        **_TREE,
+    ),
     # Chrome-trace profiles (chrome_trace/): PyTorch analyses, ProfilerHook tensor memory.
-    Tool("pytorch_overview", "pytorch_overview", HOSTS_SINGLE, listed_for=_is_pytorch),
+    Tool(
+        "pytorch_overview",
+        "pytorch_overview",
+        HOSTS_SINGLE,
+        listed_for=_is_pytorch,
+        formats=(PYTORCH,),
+    ),
     Tool(
         "pytorch_operators",
         "pytorch_operators",
         HOSTS_SINGLE,
         listed_for=_is_pytorch,
         params=("group_by", "op_name", "input_shape"),
+        formats=(PYTORCH,),
     ),
-    Tool("pytorch_kernels", "pytorch_kernels", HOSTS_SINGLE, listed_for=_has_pytorch_kernels),
+    Tool(
+        "pytorch_kernels",
+        "pytorch_kernels",
+        HOSTS_SINGLE,
+        listed_for=_has_pytorch_kernels,
+        formats=(PYTORCH,),
+    ),
     Tool(
         "pytorch_distributed",
         "pytorch_distributed",
         HOSTS_COMBINED,
         listed_for=_is_distributed_pytorch,
+        formats=(PYTORCH,),
     ),
-    Tool("tensor_memory", "tensor_memory", HOSTS_SINGLE, listed_for=_has_tensor_memory),
+    Tool(
+        "tensor_memory",
+        "tensor_memory",
+        HOSTS_SINGLE,
+        listed_for=_has_tensor_memory,
+        formats=(PROFILER_HOOK,),
+    ),
 )
 
 TOOLS = {tool.name: tool for tool in _REGISTERED}

@@ -21,6 +21,11 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
         raise NotApplicable(
             "This trace was not recorded by a distributed job (no distributedInfo)."
         )
+    if len(hosts) < 2 and communication_ops(hosts[0][1]).empty:
+        raise NotApplicable(
+            "This rank ran no collective (NCCL or Gloo) operation: there is no communication "
+            "to show. Profile two or more ranks into one run to compare them."
+        )
     o = overlap_by_step(hosts)
     overlap = data_table(
         (

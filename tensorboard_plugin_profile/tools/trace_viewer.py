@@ -14,7 +14,9 @@ Processes: ``/host:CPU`` is pid 701, device planes (GPU, else TPU, else custom) 
 come in table order (host lines first, then device planes), zero-length ones as
 ``"ph": "i"``; args are every non-internal stat as a string, metadata stats first.
 Several hosts: pids are offset by ``1000 × (host index + 1)`` and process names
-prefixed with the host name.
+prefixed with the host name. A Chrome-trace profile (ProfilerHook, PyTorch) gets its
+counters back as ``"ph": "C"`` samples (``{series: value}``, named by the counter's row)
+and its objects as ``N`` / ``O`` (the snapshot's fields) / ``D``, not as slices.
 
 Per event we only build its JSON line; names, metadata args and stat strings are
 prepared per metadata id or by column.
@@ -31,6 +33,8 @@ from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
+from ..chrome_trace.collect import COUNTER_CATEGORY, COUNTER_VALUE
+from ..chrome_trace.objects import OBJECT_ID
 from ..common import json_out
 from ..common.formats import XSPACE, format_of
 from ..preprocessing.preprocess import preprocess
@@ -94,6 +98,7 @@ def _trace(hosts: list, max_events: int) -> Iterator[str]:
         for host, space, offset in hosts
         for pid, plane in trace_planes(space)
     ]
+    chrome = {id(p) for _, space, _ in hosts if format_of(space) != XSPACE for p in space.planes}
     metadata = []
     for pid, process_name, plane in sorted(shown, key=lambda s: s[0]):
         metadata += _process_metadata(pid, process_name, plane)
@@ -101,7 +106,7 @@ def _trace(hosts: list, max_events: int) -> Iterator[str]:
     cutoff = _time_cutoff([plane for _, _, plane in shown], max_events)
     for pid, _, plane in shown:
         batch = []
-        for line in _event_lines(plane, pid, cutoff):
+        for line in _event_lines(plane, pid, cutoff, id(plane) in chrome):
             batch.append(line)
             if len(batch) >= _CHUNK_LINES:
                 yield ",\n".join(batch) + ",\n"
@@ -196,7 +201,7 @@ def _event_args(plane: Plane) -> dict:
     return out
 
 
-def _event_lines(plane: Plane, pid: int, cutoff) -> Iterator[str]:
+def _event_lines(plane: Plane, pid: int, cutoff, chrome: bool = False) -> Iterator[str]:
     ev = plane.events
     if not len(ev):
         return
@@ -216,6 +221,9 @@ def _event_lines(plane: Plane, pid: int, cutoff) -> Iterator[str]:
     meta_args = _metadata_args(plane)
     event_args = _event_args(plane)
     head = f'"pid": {pid}, "tid": '
+    objects = _object_ids(plane) if chrome else {}
+    line_names = plane.lines["name"].astype(object).tolist() if chrome else []
+    lines = ev["line"].to_numpy()
     for row, tid, t, d, d_ps, name, display, mid in zip(
         rows.tolist(), tids, ts, durs, dur_ps.tolist(), names, displays, meta_ids
     ):
@@ -227,6 +235,10 @@ def _event_lines(plane: Plane, pid: int, cutoff) -> Iterator[str]:
         if extra:
             args.update(extra)
         name = args.get(schema.STEP_NAME, name)
+        if chrome and (row in objects or _is_counter_sample(args)):
+            line_name = line_names[lines[row]]
+            yield _chrome_object_or_counter(args, name, line_name, objects.get(row), pid, tid, t, d)
+            continue
         prefix = "{" + (f'"args": {_dumps(args)}, ' if args else "")
         if d_ps > 0:
             yield (
@@ -238,3 +250,44 @@ def _event_lines(plane: Plane, pid: int, cutoff) -> Iterator[str]:
                 f'{prefix}"name": {json.dumps(name)}, "ph": "i", "pid": {pid}, "s": "t", '
                 f'"tid": {tid}, "ts": {t!r}}}'
             )
+
+
+def _object_ids(plane: Plane) -> dict:
+    """Event row → object id of the Chrome-trace objects (``chrome_trace/objects.py``)."""
+    table = stats_in_order(plane)
+    if not len(table):
+        return {}
+    marked = (table["stat"].astype(object) == OBJECT_ID).to_numpy()
+    if not marked.any():
+        return {}
+    rows = table["event"].to_numpy()[marked].tolist()
+    return dict(zip(rows, stat_strings(table[marked])))
+
+
+def _is_counter_sample(args: dict) -> bool:
+    return args.get("cat") == COUNTER_CATEGORY and COUNTER_VALUE in args
+
+
+def _chrome_object_or_counter(
+    args: dict, name: str, line_name: str, object_id, pid: int, tid: int, ts: float, dur: float
+) -> str:
+    """A counter sample as ``C``; an object as its ``N``, ``O`` and ``D`` events."""
+    if object_id is None:
+        value = _number(args[COUNTER_VALUE])
+        return _dumps({"args": {name: value}, "name": line_name, "ph": "C", "pid": pid, "ts": ts})
+    cat = args.pop("cat", "")
+    head = {"cat": cat, "id": object_id, "name": name, "pid": pid, "tid": tid}
+    snapshot = {**head, "args": {"snapshot": args}, "ph": "O", "ts": ts}
+    return ",\n".join(
+        _dumps(e)
+        for e in ({**head, "ph": "N", "ts": ts}, snapshot, {**head, "ph": "D", "ts": ts + dur})
+    )
+
+
+def _number(text: str):
+    """A counter value back as a JSON number (the stat strings are text)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return int(value) if value.is_integer() and "." not in text and "e" not in text else value

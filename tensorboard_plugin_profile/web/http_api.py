@@ -109,7 +109,7 @@ def _bytes_response(
 
 
 def _error_response(request: Request, error: ProfileError) -> Response:
-    payload = {"error": {"code": error.code, "message": error.message}}
+    payload = {"error": {**error.details, "code": error.code, "message": error.message}}
     return _json_response(request, payload, error.http_status)
 
 

@@ -177,7 +177,9 @@ ELEMENT_ID = "element_id"
 PARENT_ID = "parent_id"
 
 # Stats hidden from the trace viewer.
-INTERNAL_STATS = frozenset({"_pt", "_p", "_ct", "_c", "_r", "flops", "program_id", "symbol_id"})
+INTERNAL_STATS = frozenset(
+    {"_pt", "_p", "_ct", "_c", "_r", "flops", "program_id", "symbol_id", "_object"}
+)
 
 # --- event names ------------------------------------------------------------
 MEMORY_ALLOCATION = "MemoryAllocation"

@@ -104,3 +104,25 @@ def test_tbprof_advise_prints_findings_and_gates_ci():
     assert report["findings"][0]["check"] == "input_bound"
     idle = run_cli("advise", str(FIXTURES / "tf_idle_capture"), "--fail-on", "warning")
     assert idle.returncode == 0, idle.stdout
+
+
+def test_tbprof_advise_advises_every_run_and_fails_on_any(tmp_path):
+    """A log directory of several runs: each is advised and ``--fail-on`` sees them all.
+    Before, only the first run found was advised (here the idle one: exit 0)."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "tf_idle_capture", tmp_path / "b_idle")
+    shutil.copytree(FIXTURES / "tf_keras2_fit", tmp_path / "a_input_bound")
+    text = run_cli("advise", str(tmp_path), "--fail-on", "critical")
+    assert text.returncode == 2, text.stderr
+    assert "Advisor: b_idle/" in text.stdout and "Advisor: a_input_bound/" in text.stdout
+    assert "[CRITICAL] The steps are highly input-bound" in text.stdout
+    as_json = run_cli("advise", str(tmp_path), "--format", "json")
+    assert as_json.returncode == 0
+    reports = json.loads(as_json.stdout)["runs"]
+    assert sorted(r["run"].split("/")[0] for r in reports) == ["a_input_bound", "b_idle"]
+    idle_run = next(r["run"] for r in reports if r["run"].startswith("b_idle"))
+    one = run_cli("advise", str(tmp_path), "--run", idle_run, "--fail-on", "warning")
+    assert one.returncode == 0 and "a_input_bound" not in one.stdout
+    missing = run_cli("advise", str(tmp_path), "--run", "nope")
+    assert missing.returncode == 1 and "runs: " in missing.stderr

@@ -90,6 +90,46 @@ def test_profiler_hook_tf_stats_are_the_op_events():
     assert all(by_node[e["args"]["name"]] == e["args"]["op"] for e in x)
 
 
+def test_profiler_hook_trace_keeps_every_event_in_its_own_phase():
+    """``tbprof convert timeline-N.json --tool trace_viewer``: every op is there, the ones of
+    ``dur: 0`` (Const, VarHandleOp, _Retval...) as instants as upstream writes them; the
+    allocator counter as ``C`` samples and the tensors as ``N``/``O``/``D`` objects, with
+    the source's times and values. Before, counters and objects came out as ``X`` slices."""
+    for timeline in ("timeline-4", "timeline-12"):
+        path = HOOK / "train" / f"{timeline}.json"
+        raw = json.loads(path.read_text())["traceEvents"]
+        origin = min(e["ts"] for e in raw if "ts" in e)  # times come relative to the first
+        raw = [dict(e, ts=e["ts"] - origin) if "ts" in e else e for e in raw]
+        result = subprocess.run(
+            [sys.executable, "-m", "tensorboard_plugin_profile", "convert", str(path),
+             "--tool", "trace_viewer"],
+            capture_output=True, timeout=120,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        out = [e for e in json.loads(result.stdout)["traceEvents"] if e]
+
+        def of(events, *phases):
+            return [e for e in events if e.get("ph") in phases]
+
+        ops = sorted((e["name"], e["ts"]) for e in of(raw, "X"))
+        assert any(e["dur"] == 0 for e in of(raw, "X"))
+        assert sorted((e["name"], e["ts"]) for e in of(out, "X", "i")) == ops
+        assert len(of(out, "i")) == sum(e["dur"] == 0 for e in of(raw, "X"))
+        counters = sorted((e["name"], e["ts"], tuple(e["args"].items())) for e in of(raw, "C"))
+        assert sorted((e["name"], e["ts"], tuple(e["args"].items())) for e in of(out, "C")) == (
+            counters
+        )
+        for phase in "ND":
+            expected = sorted((e["name"], e["ts"], str(e["id"])) for e in of(raw, phase))
+            assert sorted((e["name"], e["ts"], e["id"]) for e in of(out, phase)) == expected
+        # A snapshot is written at its object's creation (the reader keeps its fields, not
+        # its own time, a microsecond later in these files).
+        expected = sorted((e["name"], str(e["id"])) for e in of(raw, "O"))
+        assert sorted((e["name"], e["id"]) for e in of(out, "O")) == expected
+        snapshot = next(e for e in of(out, "O"))["args"]["snapshot"]
+        assert {"requested_bytes", "allocator_name", "dtype", "shape"} <= set(snapshot)
+
+
 def test_profiler_hook_memory_peak_agrees_with_the_allocator_counter():
     service = ProfileService(str(HOOK))
     for run in service.runs():

@@ -132,6 +132,17 @@ EDGE_EVENTS = [
     {"name": "no phase", "ts": 1},
     {"ph": "X", "name": "late", "pid": 1, "tid": 2, "ts": 99999999999, "dur": 1e400},
 ]
+EDGE_TEXT_TIMES = [
+    # Times read from their text to the picosecond (chrome_trace/exact_times.py): epoch
+    # microseconds (1e12) with three decimals, seven and more (half to even), negative, long.
+    '{"ph": "X", "name": "ns", "pid": 1, "tid": 5, "ts": 1000000000000.123, "dur": 9.876}',
+    '{"ph": "X", "name": "7dp", "pid": 1, "tid": 5, "ts": 1000.0000015, "dur": 0.0000025}',
+    '{"ph": "X", "name": "8dp", "pid": 1, "tid": 5, "ts": 1000.00000150001, "dur": 2.1234565}',
+    '{"ph": "X", "name": "neg", "pid": 1, "tid": 5, "ts": -5.25, "dur": -0.5}',
+    '{"ph": "X", "name": "long", "pid": 1, "tid": 5, "ts": 99999999999999999999.5}',
+    '{"ph": "i", "name": "inst", "pid": 1, "tid": 5, "ts": 1000000000000.999}',
+    '{"ph": "s", "id": 7, "cat": "ac2g", "pid": 1, "tid": 5, "ts": 1000000000000.124}',
+]
 EDGE_TEXT = [
     # Written by hand: a repeated key (last wins), -0, NaN, blanks and a big ts.
     '{"ph": "X", "name": "dup", "name": "dup2", "pid": 1, "tid": 2, "ts": 1007, "dur": 1}',
@@ -148,7 +159,7 @@ EDGE_TEXT = [
 
 
 def _edge_file(tmp_path, wrap: bool, tail: str = "]}"):
-    body = ",\n".join([json.dumps(e) for e in EDGE_EVENTS] + EDGE_TEXT)
+    body = ",\n".join([json.dumps(e) for e in EDGE_EVENTS] + EDGE_TEXT + EDGE_TEXT_TIMES)
     text = ('{"schemaVersion": 1, "traceEvents": [' if wrap else "[") + body + ",\n"
     text += tail if wrap else tail[:1]
     path = tmp_path / ("edge.json.gz" if wrap else "edge.json")
@@ -164,7 +175,13 @@ def test_edge_cases_read_the_same(tmp_path, wrap):
     c, stream, _ = _collect(path, True)
     names = c.strings.values
     assert 'esc"aped \u00e9' in names and "12" in names and "dup2" in names
-    assert stream.count == len(EDGE_EVENTS) + len(EDGE_TEXT) - 2  # two are not objects
+    # two are not objects
+    assert stream.count == len(EDGE_EVENTS) + len(EDGE_TEXT) + len(EDGE_TEXT_TIMES) - 2
+    pure, _, _ = _collect(path, False)
+    ns = pure.strings.ids["ns"]
+    row = list(pure.ev_name).index(ns)  # read from the text, to the picosecond
+    assert pure.ev_begin[row] == 1000000000000123000 - pure.base_us * 1_000_000
+    assert pure.ev_dur[row] == 9_876_000
 
 
 def test_cut_file_reads_the_same(tmp_path):

@@ -15,7 +15,11 @@ script reading ``tbprof advise --format json`` treats both the same:
 - ``slow_steps``, ``idle_between_steps``: the steps of the Overview;
 - ``kernels``, ``tiny_kernels``: the Kernel view's launches;
 - ``nhwc_convolutions``: layout-conversion kernels (``nchwToNhwcKernel``), per step;
-- ``nothing_ran`` when the trace has no operator, step or device activity.
+- ``nothing_ran`` when the trace has no operator, step or device activity;
+- ``warm_up`` (``pytorch_warmup``): steps that are start-up work. When every step is, the
+  step, utilization and top-op checks are left out (they would describe start-up: "GPU
+  0.0 %", "aten::empty_strided 69 %") and the finding says which steps to profile
+  instead; otherwise the warm-up steps are not judged as slow steps.
 
 Each worker is checked on its own (evidence names the worker when there are several);
 GPU utilization is one finding over every worker's GPUs.
@@ -32,6 +36,7 @@ from ..pytorch.overview import step_overview
 from . import checks as xc
 from . import op_checks as xo
 from .findings import CRITICAL, INFO, WARNING, Context, Finding, page_link, percent
+from .pytorch_warmup import WarmUp, warm_up_steps
 
 INPUT_MODERATE, INPUT_HIGH = 5.0, 20.0  # percent of the step, as the XSpace input check
 HOST_ONLY_PERCENT = 15.0
@@ -41,13 +46,54 @@ def pytorch_checks(ctx: Context) -> list:
     """Every PyTorch finding of the session's workers (unsorted)."""
     if all(_nothing_ran(space) for _, space in ctx.hosts):
         return xc.nothing_ran_finding(ctx)
-    findings = device_utilization(ctx)
+    warm = {worker: warm_up_steps(space) for worker, space in ctx.hosts}
+    findings = [f for w, space in ctx.hosts for f in _warm_up(ctx, w, warm[w])]
+    if all(w.only_warm_up for w in warm.values()):
+        return findings + [f for w, space in ctx.hosts for f in _kernels(ctx, space, "")]
+    findings += device_utilization(ctx)
     for worker, space in ctx.hosts:
         label = f"{worker}: " if len(ctx.hosts) > 1 else ""
         findings += _step_parts(ctx, space, label)
-        findings += _step_outliers(ctx, space, label)
+        findings += _step_outliers(ctx, space, label, warm[worker].positions)
         findings += _kernels(ctx, space, label)
     return findings + xo.top_ops(ctx)
+
+
+def _warm_up(ctx: Context, worker: str, warm: WarmUp) -> list:
+    if not warm.steps:
+        return []
+    label = f"{worker}: " if len(ctx.hosts) > 1 else ""
+    why = "; ".join(f"step {s}: {r}" for s, r in zip(warm.steps, warm.reasons))
+    if warm.only_warm_up:
+        title = (
+            f"{label}The profiled step is a warm-up step"
+            if warm.all_steps == 1
+            else f"{label}All {warm.all_steps} profiled steps are warm-up steps"
+        )
+        advice = (
+            "GPU utilization, the step breakdown and the top ops here describe start-up, not "
+            "training, so they are not judged. Profile steps after the first ones, e.g. "
+            "torch.profiler.schedule(wait=1, warmup=1, active=3) (and repeat=1), and look "
+            "again."
+        )
+    else:
+        title = f"{label}{len(warm.steps)} of {warm.all_steps} steps are warm-up steps"
+        advice = (
+            "They are not judged as slow steps; the step breakdown and GPU "
+            "utilization still average them in. Skip them in the profiler's schedule "
+            "(wait=1, warmup=1) to measure training steps only."
+        )
+    return [
+        Finding(
+            "warm_up",
+            INFO,
+            title,
+            f"Start-up work, not training: {why}.",
+            advice,
+            page_link(ctx, "pytorch_overview"),
+            {"warm_up_steps": list(warm.steps), "steps": warm.all_steps},
+        )
+    ]
 
 
 def _nothing_ran(space) -> bool:
@@ -163,16 +209,21 @@ def _step_parts(ctx: Context, space, label: str) -> list:
     return out
 
 
-def _step_outliers(ctx: Context, space, label: str) -> list:
+def _step_outliers(ctx: Context, space, label: str, warm_up: list) -> list:
+    """Idle gaps between all steps; slow steps among those that are not warm-up steps
+    (``warm_up``: positions in time order)."""
     steps = step_overview(space).steps.sort_values("begin_ps", kind="stable")
     if len(steps) < 2:
         return []
     begin = steps["begin_ps"].to_numpy(dtype=np.int64)
     end = steps["end_ps"].to_numpy(dtype=np.int64)
-    named = pd.DataFrame({"step_name": [f"{label}step {s}" for s in steps["step"]]})
     out = xc.idle_gaps(ctx, begin, end)
-    if len(steps) >= 3:
-        out += xc.slow_steps(ctx, named, begin, end)
+    judged = np.setdiff1d(np.arange(len(steps)), np.asarray(warm_up, dtype=np.int64))
+    if len(judged) >= 3:
+        named = pd.DataFrame(
+            {"step_name": [f"{label}step {s}" for s in steps["step"].iloc[judged]]}
+        )
+        out += xc.slow_steps(ctx, named, begin[judged], end[judged])
     return out
 
 
