@@ -173,14 +173,6 @@ def _has_xla_ops(space: Any) -> bool:
     return has_xla_ops(space)
 
 
-def _has_roofline(space: Any) -> bool:
-    from ..analysis.environment import perf_env
-
-    perf = perf_env(space)
-    peaks = perf.peak_tera_flops_per_second > 0 and perf.peak_hbm_bw_giga_bytes_per_second > 0
-    return peaks and _has_xla_ops(space)
-
-
 def _has_op_records(space: Any) -> bool:
     """Inputs the op-type and scope views read (analysis/ops/attribution.py)."""
     return format_of(space) in (XSPACE, PROFILER_HOOK, PYTORCH)
@@ -273,7 +265,8 @@ _REGISTERED = (
         "roofline_model",
         "roofline_model",
         HOSTS_EACH_OR_ALL,
-        listed_for=_has_roofline,
+        listed_for=_has_xla_ops,
+        params=("peak_gflops", "peak_gib_s"),
         from_summaries=True,
     ),
     Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED, from_summaries=True),

@@ -38,6 +38,7 @@ def test_run_tools_lists_in_that_order():
             "op_profile",
             "input_pipeline_analyzer",
             "memory_viewer",
+            "roofline_model",
             "pod_viewer",
             "framework_op_stats",
             "hlo_stats",

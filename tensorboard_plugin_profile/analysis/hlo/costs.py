@@ -128,9 +128,7 @@ class ModuleCosts:
             return 0
         numbers = instruction.dot_dimension_numbers
         dims = lhs.shape.dimensions
-        contracted = _product(
-            dims[d] for d in numbers.lhs_contracting_dimensions if d < len(dims)
-        )
+        contracted = _product(dims[d] for d in numbers.lhs_contracting_dimensions if d < len(dims))
         return 2 * _elements(instruction.shape) * contracted
 
     def _convolution(self, instruction: Any) -> int:
