@@ -173,6 +173,12 @@ def _has_xla_ops(space: Any) -> bool:
     return has_xla_ops(space)
 
 
+def _has_model(space: Any) -> bool:
+    from .model_view import is_listed
+
+    return is_listed(space)
+
+
 def _has_op_records(space: Any) -> bool:
     """Inputs the op-type and scope views read (analysis/ops/attribution.py)."""
     return format_of(space) in (XSPACE, PROFILER_HOOK, PYTORCH)
@@ -286,6 +292,7 @@ _REGISTERED = (
         aliases=("hlo_op_stats",),
         from_summaries=True,
     ),
+    Tool("model_view", "model_view", HOSTS_COMBINED, listed_for=_has_model),
     Tool(
         "tf_data_bottleneck_analysis",
         "tf_data_bottleneck_analysis",

@@ -112,3 +112,29 @@ def test_fusion_reduce_and_grouped_convolution_by_hand():
     tuple_shape = hlo_pb2.ShapeProto(element_type=hlo_pb2.TUPLE)
     tuple_shape.tuple_shapes.extend([_shape([2, 3]), _shape([4], hlo_pb2.BF16)])
     assert array_bytes(tuple_shape) == 6 * 4 + 4 * 2
+
+
+def test_a_cycle_of_called_computations_ends():
+    """A hostile module: a fusion calling its own computation, and a chain deeper than the stack."""
+    module = hlo_pb2.HloModuleProto(name="m", id=1, entry_computation_id=1)
+    entry = module.computations.add(id=1, name="main")
+    entry.instructions.add(id=1, name="x", opcode="parameter", shape=_shape([4]))
+    entry.instructions.add(id=2, name="neg", opcode="negate", shape=_shape([4]), operand_ids=[1])
+    looping = entry.instructions.add(
+        id=3, name="loop", opcode="fusion", shape=_shape([4]), operand_ids=[2],
+        called_computation_ids=[1],
+    )  # fmt: skip
+    costs = ModuleCosts(module)
+    assert costs.flops(looping) == 4  # the negate, counted once
+    depth = 5000
+    for level in range(depth):
+        computation = module.computations.add(id=100 + level, name=f"c{level}")
+        computation.instructions.add(
+            id=10_000 + level, name=f"f{level}", opcode="fusion", shape=_shape([4]),
+            called_computation_ids=[101 + level],
+        )  # fmt: skip
+    last = module.computations.add(id=100 + depth, name="leaf")
+    last.instructions.add(id=99_999, name="add", opcode="add", shape=_shape([4]))
+    costs = ModuleCosts(module)
+    top = module.computations[2].instructions[0]
+    assert costs.flops(top) == 0  # past MAX_CALL_DEPTH: no RecursionError

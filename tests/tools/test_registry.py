@@ -42,6 +42,7 @@ def test_run_tools_lists_in_that_order():
             "pod_viewer",
             "framework_op_stats",
             "hlo_stats",
+            "model_view",
             "advisor",
             "op_types",
             "scope_view",

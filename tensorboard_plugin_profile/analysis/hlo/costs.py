@@ -39,6 +39,9 @@ ELEMENTWISE = frozenset(
     rsqrt select shift-left shift-right-arithmetic shift-right-logical sign sine sqrt
     subtract tan tanh xor""".split()
 )
+# Computations nested deeper than this (XLA's are a few levels) count 0: a hostile
+# HloProto's chain of thousands must not exhaust the stack.
+MAX_CALL_DEPTH = 64
 # Opcodes whose called computations run once per op (their FLOPs are the callees').
 _CALLS = frozenset({"fusion", "call", "while", "conditional", "async-start"})
 
@@ -73,6 +76,7 @@ class ModuleCosts:
         self.instructions = {int(i.id): i for c in module.computations for i in c.instructions}
         self._flops: Dict[int, int] = {}
         self._computation_flops: Dict[int, int] = {}
+        self._depth = 0
 
     def operand(self, instruction: Any, number: int) -> Any:
         return self.instructions.get(int(instruction.operand_ids[number]))
@@ -97,8 +101,12 @@ class ModuleCosts:
             self._computation_flops[computation_id] = 0  # a cycle counts nothing twice
             computation = self.computations.get(computation_id)
             total = 0
-            if computation is not None:
-                total = sum(self.flops(i) for i in computation.instructions)
+            if computation is not None and self._depth < MAX_CALL_DEPTH:
+                self._depth += 1
+                try:
+                    total = sum(self.flops(i) for i in computation.instructions)
+                finally:
+                    self._depth -= 1
             self._computation_flops[computation_id] = total
         return self._computation_flops[computation_id]
 
