@@ -5,9 +5,9 @@ rate and the highest memory bandwidth. When the user gives neither (``peak_gflop
 ``peak_gib_s``), we measure them once per process with a short numpy run and say so
 on the page ("measured on this machine"):
 
-- FLOP rate: the best of a few float32 matrix products of ``matrix_size`` squared
+- FLOP rate: the best of ten float32 matrix products of ``matrix_size`` squared
   (2*n^3 FLOPs each) through numpy's BLAS, on all the cores it uses;
-- bandwidth: the best of a few copies of an array of ``copy_bytes`` (read + write).
+- bandwidth: the best of ten copies of an array of ``copy_bytes`` (read + write).
 
 These are what numpy reaches, not the vendor's peaks: a lower roof than the data
 sheet, and the one a numpy/XLA program on this machine can aim at. The measurement
@@ -47,7 +47,7 @@ def _best_seconds(run, repeats: int) -> float:
     return max(best, 1e-9)
 
 
-def measure(matrix_size: int = 512, copy_bytes: int = 64 << 20, repeats: int = 5) -> Peaks:
+def measure(matrix_size: int = 512, copy_bytes: int = 64 << 20, repeats: int = 10) -> Peaks:
     """One measurement (about 0.1-0.5 s on a laptop-class CPU)."""
     rng = np.random.default_rng(0)
     a = rng.random((matrix_size, matrix_size), dtype=np.float32)

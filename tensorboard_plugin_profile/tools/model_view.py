@@ -134,18 +134,26 @@ def _model_tables(table: pd.DataFrame, origin: str, trainable_only: bool) -> lis
 
 
 def _scope_table(table: pd.DataFrame) -> dict:
-    grouped = table.groupby(["program", "scope", "kind"], sort=True)
-    scopes = grouped.agg(
-        count=("name", "size"), elements=("elements", "sum"), bytes=("bytes", "sum")
-    ).reset_index()
-    totals = table.groupby(["program", "kind"], sort=True).agg(
-        count=("name", "size"), elements=("elements", "sum"), bytes=("bytes", "sum")
-    )
-    totals = totals.reset_index().assign(scope=TOTAL)
-    both = pd.concat([scopes, totals], ignore_index=True)
+    """Per (program, kind): a ``(total)`` row when there are several scopes, then the scopes
+    by size; programs as in the parameters table, trainable before slots before the rest."""
+    sums = {"count": ("name", "size"), "elements": ("elements", "sum"), "bytes": ("bytes", "sum")}
+    scopes = table.groupby(["program", "scope", "kind"], sort=True).agg(**sums).reset_index()
+    totals = table.groupby(["program", "kind"], sort=True).agg(**sums).reset_index()
+    several = scopes.groupby(["program", "kind"])["scope"].transform("size") > 1
+    many = set(map(tuple, scopes.loc[several, ["program", "kind"]].to_numpy().tolist()))
+    keep = [(p, k) in many for p, k in zip(totals["program"], totals["kind"])]
+    both = pd.concat([totals[keep].assign(scope=TOTAL, first=0), scopes.assign(first=1)])
     both["rank"] = both["program"].map(table.groupby("program")["rank"].first())
-    both = both.sort_values(["rank", "elements"], ascending=[True, False], kind="stable")
+    both["kind_rank"] = both["kind"].map(_KIND_ORDER).fillna(len(_KIND_ORDER))
+    both = both.sort_values(
+        ["rank", "kind_rank", "first", "elements"],
+        ascending=[True, True, True, False],
+        kind="stable",
+    )
     return data_table(_SCOPES, rows_from_columns(*(both[c.id] for c in _SCOPES)))
+
+
+_KIND_ORDER = {"trainable": 0, "optimizer slot": 1, "variable": 2, "argument": 2, "other": 3}
 
 
 def _op_tables(ops: pd.DataFrame) -> list:

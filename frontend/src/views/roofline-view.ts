@@ -1,7 +1,7 @@
 /**
- * roofline_model: each HLO op's FLOP rate against its operational intensity under the device's
- * roof (peak FLOP rate and bandwidth from the table properties), and the op table. Profiles
- * without peak numbers (CPU) answer NOT_APPLICABLE, shown by the tool view as its reason.
+ * roofline_model: each HLO op's FLOP rate against its operational intensity under the roof
+ * (peak FLOP rate and bandwidth from the table properties), and the op table. On a CPU the roof
+ * is the user's or measured on the server's machine; `peak_source` says which and is shown.
  */
 import { LitElement, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
@@ -50,6 +50,7 @@ export class RooflineView extends LitElement implements ToolViewElement {
           { label: 'Peak FLOP rate', value: `${formatNumber(model.peakGflops)} GFLOP/s` },
           { label: 'Peak memory bandwidth', value: `${formatNumber(Math.round(model.peakGibS))} GiB/s` },
           { label: 'Ridge point', value: `${formatNumber(Math.round((model.peakGflops / model.peakGibS) * 100) / 100)} FLOP/byte` },
+          { label: 'Peaks', value: String(table.p?.peak_source ?? 'recorded in the profile') },
         ])}
         <pf-echart class="roofline" height="360" label="Roofline" .option=${(t: ChartTheme) => rooflineOption(model, t)}></pf-echart>
       </section>
