@@ -20,7 +20,7 @@ the read with a clear message) but not the data's: a wrong graph fails to parse.
 Usage::
 
     with open(path, "rb") as f:
-        variables = graph_variables(f)      # DataFrame, or None without a graph
+        facts = graph_facts(f)   # {"graph_variables": ..., "graph_op_costs": ...}, or None
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import IO, Iterator, Optional
 import pandas as pd
 
 from ..common.errors import CorruptProfile
+from .graph_costs import node_costs
 
 EVENT_FILE_PREFIX = "events.out.tfevents."
 # A graph sits in the first records; a long run's summaries after it are not read.
@@ -84,12 +85,13 @@ def records(f: IO[bytes], max_bytes: int = MAX_SCANNED_BYTES) -> Iterator[bytes]
         yield data
 
 
-def graph_variables(f: IO[bytes], max_bytes: int = MAX_SCANNED_BYTES) -> Optional[pd.DataFrame]:
-    """One row per variable of the file's graph; None when the file holds no graph."""
+def graph_facts(f: IO[bytes], max_bytes: int = MAX_SCANNED_BYTES) -> Optional[dict]:
+    """``{"graph_variables": one row per variable, "graph_op_costs": FLOPs and bytes per
+    node (graph_costs.py; empty without a traced step)}``; None when the file holds no graph."""
     from google.protobuf.message import DecodeError
-    from tensorboard.compat.proto import event_pb2, graph_pb2, meta_graph_pb2
+    from tensorboard.compat.proto import config_pb2, event_pb2, graph_pb2, meta_graph_pb2
 
-    graph, trainable = None, None
+    graph, trainable, run_metadata = None, None, None
     try:
         for data in records(f, max_bytes):
             event = event_pb2.Event.FromString(data)
@@ -101,14 +103,24 @@ def graph_variables(f: IO[bytes], max_bytes: int = MAX_SCANNED_BYTES) -> Optiona
                 trainable = _trainable_names(meta)
                 if graph is None and meta.HasField("graph_def"):
                     graph = meta.graph_def
-            if graph is not None and trainable is not None:
+            elif what == "tagged_run_metadata" and run_metadata is None:
+                tagged = event.tagged_run_metadata.run_metadata
+                run_metadata = config_pb2.RunMetadata.FromString(tagged)
+            if graph is not None and trainable is not None and run_metadata is not None:
                 break
     except DecodeError:
         raise CorruptProfile(
             "The event file holds a record that is not a TensorFlow event: the model view "
             "cannot read its graph."
         ) from None
-    return None if graph is None else _variables(graph, trainable)
+    if graph is None:
+        return None
+    costs = (
+        node_costs(graph, run_metadata)
+        if run_metadata is not None
+        else pd.DataFrame(columns=["name", "flops", "bytes"])
+    )
+    return {"graph_variables": _variables(graph, trainable), "graph_op_costs": costs}
 
 
 def _trainable_names(meta) -> Optional[set]:

@@ -22,7 +22,7 @@ import re
 from typing import Any, Callable, Optional
 
 from ..chrome_trace import read_chrome_trace
-from ..chrome_trace.event_file import EVENT_FILE_PREFIX, graph_variables
+from ..chrome_trace.event_file import EVENT_FILE_PREFIX, graph_facts
 from ..chrome_trace.names import loose_trace_file_name, pytorch_file_name, timeline_file_name
 from ..chrome_trace.sniff import unreadable_reason as chrome_unreadable_reason
 from ..common.errors import CorruptProfile, NotFound, PermissionDenied
@@ -77,8 +77,9 @@ def _read_listed_chrome_trace(host_file: Any, with_flows: bool = True) -> Space:
 
 
 def _graph_beside(host_file: Any) -> dict:
-    """``{"graph_variables": DataFrame}`` from the newest event file with a graph beside the
-    timeline, else ``{"graph_note": why not}``; a damaged event file never fails the trace."""
+    """The graph's variables and op costs (``event_file.graph_facts``) from the newest event
+    file with a graph beside the timeline, else ``{"graph_note": why not}``; a damaged event
+    file never fails the trace."""
     folder = os.path.dirname(host_file.path)
     try:
         names = sorted(n for n in os.listdir(folder) if n.startswith(EVENT_FILE_PREFIX))
@@ -93,12 +94,12 @@ def _graph_beside(host_file: Any) -> dict:
             with open_inside(
                 host_file.logdir_real or os.path.realpath(folder), os.path.join(folder, name)
             ) as f:
-                variables = graph_variables(f)
+                facts = graph_facts(f)
         except (CorruptProfile, OSError, NotFound, PermissionDenied) as e:
             note = f"{name}: {e}"
             continue
-        if variables is not None:
-            return {"graph_variables": variables, "graph_file": name}
+        if facts is not None:
+            return {**facts, "graph_file": name}
     return {"graph_note": note}
 
 

@@ -10,9 +10,10 @@ tfprof's "model architecture" half (docs/model_view.md). Four tables:
    HLO metadata's ``op_name``), with the FLOP rate over their self time;
 4. HLO ops: FLOPs and bytes of one run of each HLO op, and in total.
 
-Tables 3 and 4 need XLA op events; a TensorFlow graph from a ProfilerHook run has
-only tables 1 and 2. The first table's properties hold the totals and say where
-the parameters come from.
+Tables 3 and 4 need XLA op events; for a TensorFlow graph from a ProfilerHook run,
+table 3 is the timeline's ops (TF stats) with the FLOPs and bytes the graph and its
+traced step's shapes give them (``chrome_trace/graph_costs.py``), and there is no 4.
+The first table's properties hold the totals and say where the parameters come from.
 
 Usage::
 
@@ -29,6 +30,7 @@ import pandas as pd
 from ..analysis.hlo import parameters
 from ..analysis.hlo.modules import has_modules
 from ..analysis.hlo.op_events import hlo_op_table
+from ..analysis.ops.timeline import timeline_op_stats
 from ..common.errors import NotApplicable
 from ..common.formats import PROFILER_HOOK, PYTORCH, XSPACE, format_of
 from .datatable import Column, data_table, rows_from_columns
@@ -99,7 +101,7 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
     if source == PROFILER_HOOK and "graph_variables" in space.extras:
         table = space.extras["graph_variables"].assign(program="graph")
         origin = f"TensorFlow graph in {space.extras.get('graph_file', 'the event file')}"
-        return _model_tables(table, origin, trainable_only=True)
+        return _model_tables(table, origin, trainable_only=True) + [_graph_op_table(hosts)]
     if source == XSPACE and has_modules(space):
         table = parameters.entry_parameters(space).assign(kind="argument")
         tables = _model_tables(table, "entry parameters of the XLA programs", False)
@@ -174,6 +176,20 @@ def _op_tables(ops: pd.DataFrame) -> list:
     )
     by_framework["op"] = by_framework["op"].astype(str) + " HLO ops"
     return [_cost_table(by_framework), _cost_table(ops.assign(op=ops["hlo_op"]))]
+
+
+def _graph_op_table(hosts: Sequence[tuple]) -> dict:
+    """The timeline's ops (TF stats rows) with the graph's FLOPs and bytes for them."""
+    stats = timeline_op_stats(hosts)
+    frame = pd.concat([stats.host_ops.ops, stats.device_ops.ops], ignore_index=True)
+    frame = frame[frame["name"] != "IDLE"]
+    frame = frame.assign(
+        module="graph",
+        op=frame["name"],
+        framework_op=frame["name"],
+        self_ps=frame["self_time_ps"],
+    )
+    return _cost_table(frame)
 
 
 def _cost_table(frame: pd.DataFrame) -> dict:

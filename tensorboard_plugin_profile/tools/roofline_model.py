@@ -88,14 +88,14 @@ def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> list:
 
 def roof_of(perf, params: Mapping[str, str]) -> cpu_peaks.Peaks:
     """The peaks: the user's, else the profile's, else this machine's measured ones."""
-    given = [float_param(params, name, _MAX_PEAK) for name in PEAK_PARAMS]
-    if any(v is not None for v in given):
-        if any(v is None or v <= 0 for v in given):
+    gflops, gib_s = (float_param(params, name, _MAX_PEAK) for name in PEAK_PARAMS)
+    if gflops is not None or gib_s is not None:
+        if gflops is None or gib_s is None or gflops <= 0 or gib_s <= 0:
             raise InvalidArgument(
                 "Give both peak_gflops (GFLOP/s) and peak_gib_s (GiB/s) as positive "
                 "numbers, or neither to use the profile's or this machine's measured peaks."
             )
-        return cpu_peaks.Peaks(gflops=given[0], gib_s=given[1], source=cpu_peaks.GIVEN)
+        return cpu_peaks.Peaks(gflops=gflops, gib_s=gib_s, source=cpu_peaks.GIVEN)
     if perf.peak_tera_flops_per_second > 0 and perf.peak_hbm_bw_giga_bytes_per_second > 0:
         return cpu_peaks.Peaks(
             gflops=perf.peak_tera_flops_per_second * 1e3,

@@ -46,7 +46,7 @@ def _by(table, *keys):
 
 
 def test_profiler_hook_graph_variables_by_hand():
-    listed, (params, scopes) = _tables(FIXTURES / "profiler_hook")
+    listed, (params, scopes, graph_ops) = _tables(FIXTURES / "profiler_hook")
     assert listed
     rows = _by(params, "name")
     assert rows[("conv1/w",)]["shape"] == "3x3x1x16" and rows[("conv1/w",)]["elements"] == 144
@@ -149,3 +149,71 @@ def test_cli_converts_the_model_view_to_csv(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     text = out.read_text()
     assert "conv1/w" in text and "3136x10" in text
+
+
+def _stats_rows(run_dir):
+    service = ProfileService(str(run_dir))
+    try:
+        table = service.tool_data(service.runs()[0], "framework_op_stats").json()
+    finally:
+        service.close()
+    table = table[0] if isinstance(table, list) else table
+    return _by(table, "operation")
+
+
+def test_profiler_hook_tf_stats_get_the_graph_flops_by_hand():
+    """The traced step ran a batch of 32: conv1 makes [32,28,28,16] from a 3x3x1 window,
+    dense/MatMul [32,10] from [32,3136]; one run of each per timeline."""
+    rows = _stats_rows(FIXTURES / "profiler_hook")
+    conv = rows[("conv1/Conv2D",)]
+    conv_flops = 2 * 32 * 28 * 28 * 16 * 9 * 1  # 7,225,344
+    assert conv["occurrences"] == 1
+    assert conv["model_flop_rate"] == pytest.approx(conv_flops / (conv["total_self_time"] * 1e3))
+    matmul = rows[("dense/MatMul",)]
+    matmul_flops = 2 * 32 * 10 * 3136  # 2,007,040
+    assert matmul["model_flop_rate"] == pytest.approx(
+        matmul_flops / (matmul["total_self_time"] * 1e3)
+    )
+    # bytes: x [32,3136] and w [3136,10] read, [32,10] written, 4 bytes each.
+    matmul_bytes = 4 * (32 * 3136 + 3136 * 10 + 32 * 10)
+    assert matmul["operational_intensity"] == pytest.approx(matmul_flops / matmul_bytes)
+    _, tables = _tables(FIXTURES / "profiler_hook")
+    graph_ops = _by(tables[2], "op")
+    assert graph_ops[("conv1/Conv2D",)]["flops_per_run"] == conv_flops
+    # MaxPool 2x2 over [32,28,28,16]: 4 comparisons per output of [32,14,14,16].
+    assert graph_ops[("conv1/MaxPool2d",)]["flops_per_run"] == 32 * 14 * 14 * 16 * 4
+
+
+def test_graph_costs_of_strided_input_gradients_and_transposed_matmuls():
+    from tensorboard.compat.proto import config_pb2, graph_pb2
+
+    from tensorboard_plugin_profile.chrome_trace.graph_costs import node_costs
+
+    graph = graph_pb2.GraphDef()
+    for name, op, inputs in [
+        ("sizes", "Const", []),
+        ("filter", "Const", []),
+        ("dy", "Const", []),
+        ("dx", "Conv2DBackpropInput", ["sizes", "filter", "dy"]),
+        ("a", "Const", []),
+        ("b", "Const", []),
+        ("ab", "MatMul", ["a:0", "b", "^dx"]),
+    ]:
+        graph.node.add(name=name, op=op, input=inputs)
+    graph.node[6].attr["transpose_a"].b = True
+    shapes = {
+        "sizes": [4], "filter": [3, 3, 8, 16], "dy": [2, 7, 7, 16], "dx": [2, 14, 14, 8],
+        "a": [5, 4], "b": [5, 6], "ab": [4, 6],
+    }  # fmt: skip
+    metadata = config_pb2.RunMetadata()
+    device = metadata.step_stats.dev_stats.add()
+    for name, dims in shapes.items():
+        out = device.node_stats.add(node_name=name).output.add(slot=0)
+        out.tensor_description.dtype = 1  # float
+        for size in dims:
+            out.tensor_description.shape.dim.add(size=size)
+    costs = node_costs(graph, metadata).set_index("name")["flops"]
+    # Stride 2: the forward convolution made dy [2,7,7,16] from 3x3x8 windows.
+    assert costs["dx"] == 2 * (2 * 7 * 7 * 16) * (3 * 3 * 8)
+    # a is [5,4] transposed: K = 5; output [4,6].
+    assert costs["ab"] == 2 * 4 * 6 * 5
