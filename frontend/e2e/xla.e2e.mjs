@@ -7,7 +7,7 @@
 // server's neighbourhood, a fusion expands, the HLO text tab shows the module's text), op profile
 // (rows are the tree's children, drill-down, group by category, an op opens the graph viewer),
 // HLO stats (row count, CSV equals data_csv) and the roofline on a CPU (peaks measured on this
-// machine, and labelled so). Fails on requests to other origins, console errors, page errors
+// machine, and labelled so; the user's peaks through the form; half a roof refused). Fails on requests to other origins, console errors, page errors
 // or CSP violations. Screenshots land in PROFILE_E2E_ARTIFACTS (xla-*.png).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -161,7 +161,26 @@ async function rooflineOnCpu(run) {
   check(text.includes('measured on this machine'), `the roofline summary "${text}" does not say where the peaks come from`);
   await el.locator('pf-echart.roofline canvas').first().waitFor({ timeout: TIMEOUT_MS });
   await shot(`roofline-cpu-${run}`);
-  return `roof ${Math.round(Number(ops.p.peak_flop_rate))} GFLOP/s, ${Math.round(Number(ops.p.peak_hbm_bw))} GiB/s, measured on this machine`;
+  // The user's roof: the summary and the table follow it, and says so.
+  const form = el.locator('pf-roofline-peaks');
+  await form.locator('input[name="peak_gflops"]').fill('100');
+  await form.locator('input[name="peak_gib_s"]').fill('10');
+  await form.locator('button[type="submit"]').click();
+  await page.waitForFunction(
+    (node) => node.shadowRoot.querySelector('section[aria-label="Device peaks"]')?.textContent.includes('given by the user'),
+    await el.elementHandle(),
+    { timeout: TIMEOUT_MS },
+  );
+  const given = (await summary.textContent()).replace(/\s+/g, ' ');
+  check(given.includes('100 GFLOP/s') && given.includes('10 FLOP/byte'), `the summary "${given}" does not show the given roof`);
+  await shot(`roofline-given-peaks-${run}`);
+  // Half a roof is refused before any request, naming both parameters.
+  await form.locator('input[name="peak_gib_s"]').fill('');
+  await form.locator('button[type="submit"]').click();
+  const alert = form.locator('p.error[role="alert"]');
+  await alert.waitFor({ timeout: TIMEOUT_MS });
+  check((await alert.textContent()).includes('peak_gib_s'), 'the refusal does not name the missing peak');
+  return `roof ${Math.round(Number(ops.p.peak_flop_rate))} GFLOP/s, ${Math.round(Number(ops.p.peak_hbm_bw))} GiB/s, measured on this machine; given peaks applied; half a roof refused`;
 }
 
 async function main() {
