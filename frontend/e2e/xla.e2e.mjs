@@ -110,6 +110,8 @@ async function opProfile(run) {
   await table.locator('button.drill').first().click();
   const opLinks = table.locator('a.op-link');
   await opLinks.first().waitFor({ timeout: TIMEOUT_MS });
+  const rates = await table.locator('tbody tr td:nth-child(6)').allTextContents();
+  check(rates.some((text) => Number(text.replace(/,/g, '')) > 0), 'no op shows a GFLOP/s (FLOPs from the HLO)');
   await shot(`op-profile-${run}`);
   await el.locator('select[name="group_by"]').selectOption('category');
   await page.waitForFunction(
