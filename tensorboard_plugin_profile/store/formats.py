@@ -95,8 +95,11 @@ def _graph_beside(host_file: Any) -> dict:
                 host_file.logdir_real or os.path.realpath(folder), os.path.join(folder, name)
             ) as f:
                 facts = graph_facts(f)
-        except (CorruptProfile, OSError, NotFound, PermissionDenied) as e:
+        except (CorruptProfile, NotFound, PermissionDenied) as e:
             note = f"{name}: {e}"
+            continue
+        except OSError as e:  # its text may hold a server path: only the reason is shown
+            note = f"{name} could not be read ({e.strerror or 'I/O error'})."
             continue
         if facts is not None:
             return {**facts, "graph_file": name}
