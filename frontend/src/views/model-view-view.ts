@@ -16,6 +16,9 @@ import type { ToolContext, ToolViewElement } from './contract';
 export const MODEL_VIEW_TAG = 'pf-model-view';
 
 const CAPTIONS = ['Parameters', 'Parameters per scope', 'FLOPs per framework op', 'FLOPs per HLO op'];
+/** The FLOP tables' first columns; the Columns menu has the rest (totals, bytes, time). */
+const COST_COLUMNS = ['op', 'framework_op', 'occurrences', 'flops_per_run', 'flop_rate', 'operational_intensity'];
+const COST_LABELS = { flop_rate: 'GFLOP/s', operational_intensity: 'FLOP/byte' };
 
 /** Parameter counts grouped by thousands (31,504), as model summaries print them. */
 const count = (value: unknown) =>
@@ -61,8 +64,10 @@ export class ModelView extends LitElement implements ToolViewElement {
               <h2>${CAPTIONS[index] ?? `Table ${index}`}</h2>
               <pf-data-table
                 .table=${table}
+                .columns=${index >= 2 ? COST_COLUMNS : []}
+                .labels=${index >= 2 ? COST_LABELS : {}}
                 .shortColumns=${['name', 'framework_op', 'op', 'category']}
-                short-chars="60"
+                short-chars="40"
                 caption=${CAPTIONS[index] ?? `Table ${index}`}
                 csv-href=${api.csvUrl(run, tool, host, index)}
               ></pf-data-table>
