@@ -6,8 +6,8 @@
 // chart drawn, a buffer's op opens the graph viewer), the graph viewer (the drawn ops are the
 // server's neighbourhood, a fusion expands, the HLO text tab shows the module's text), op profile
 // (rows are the tree's children, drill-down, group by category, an op opens the graph viewer),
-// HLO stats (row count, CSV equals data_csv) and roofline's NOT_APPLICABLE reason on a CPU.
-// Fails on requests to other origins, console errors (a NOT_APPLICABLE 404 excepted), page errors
+// HLO stats (row count, CSV equals data_csv) and the roofline on a CPU (peaks measured on this
+// machine, and labelled so; the user's peaks through the form; half a roof refused). Fails on requests to other origins, console errors, page errors
 // or CSP violations. Screenshots land in PROFILE_E2E_ARTIFACTS (xla-*.png).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -110,6 +110,8 @@ async function opProfile(run) {
   await table.locator('button.drill').first().click();
   const opLinks = table.locator('a.op-link');
   await opLinks.first().waitFor({ timeout: TIMEOUT_MS });
+  const rates = await table.locator('tbody tr td:nth-child(6)').allTextContents();
+  check(rates.some((text) => Number(text.replace(/,/g, '')) > 0), 'no op shows a GFLOP/s (FLOPs from the HLO)');
   await shot(`op-profile-${run}`);
   await el.locator('select[name="group_by"]').selectOption('category');
   await page.waitForFunction(
@@ -150,25 +152,37 @@ async function hloStats(run) {
   return `${data.rows.length} ops, CSV = data_csv, ${op} opens the graph viewer`;
 }
 
-async function rooflineWhyNot(run) {
-  const response = await api('data', { run, tag: 'roofline_model' }, 'response');
-  check(response.status === 404, `roofline_model answered ${response.status} on a CPU run`);
-  const reason = (await response.json()).error.message;
-  await page.route('**/run_tools?*', async (route) => {
-    const tools = await (await route.fetch()).json();
-    await route.fulfill({ json: tools.includes('roofline_model') ? tools : [...tools, 'roofline_model'] });
-  });
-  try {
-    await page.goto(appUrl({ run, tool: 'roofline_model' }));
-    const card = page.locator('pf-tool-view > pf-message[kind="info"]');
-    await card.waitFor({ timeout: TIMEOUT_MS });
-    const shown = await card.evaluate((node) => node.shadowRoot.textContent.replace(/\s+/g, ' '));
-    check(shown.includes(reason), `info card lacks the server's reason "${reason}"`);
-    await shot(`roofline-not-applicable-${run}`);
-  } finally {
-    await page.unroute('**/run_tools?*');
-  }
-  return `"${reason.slice(0, 50)}…"`;
+async function rooflineOnCpu(run) {
+  const [ops] = await api('data', { run, tag: 'roofline_model' });
+  check(ops.p.peak_source === 'measured on this machine', `roofline peaks are "${ops.p.peak_source}" on a CPU run`);
+  await page.goto(appUrl({ run, tool: 'roofline_model' }));
+  const el = await view('pf-roofline-view');
+  const summary = el.locator('section[aria-label="Device peaks"]');
+  await summary.waitFor({ timeout: TIMEOUT_MS });
+  const text = (await summary.textContent()).replace(/\s+/g, ' ');
+  check(text.includes('measured on this machine'), `the roofline summary "${text}" does not say where the peaks come from`);
+  await el.locator('pf-echart.roofline canvas').first().waitFor({ timeout: TIMEOUT_MS });
+  await shot(`roofline-cpu-${run}`);
+  // The user's roof: the summary and the table follow it, and says so.
+  const form = el.locator('pf-roofline-peaks');
+  await form.locator('input[name="peak_gflops"]').fill('100');
+  await form.locator('input[name="peak_gib_s"]').fill('10');
+  await form.locator('button[type="submit"]').click();
+  await page.waitForFunction(
+    (node) => node.shadowRoot.querySelector('section[aria-label="Device peaks"]')?.textContent.includes('given by the user'),
+    await el.elementHandle(),
+    { timeout: TIMEOUT_MS },
+  );
+  const given = (await summary.textContent()).replace(/\s+/g, ' ');
+  check(given.includes('100 GFLOP/s') && given.includes('10 FLOP/byte'), `the summary "${given}" does not show the given roof`);
+  await shot(`roofline-given-peaks-${run}`);
+  // Half a roof is refused before any request, naming both parameters.
+  await form.locator('input[name="peak_gib_s"]').fill('');
+  await form.locator('button[type="submit"]').click();
+  const alert = form.locator('p.error[role="alert"]');
+  await alert.waitFor({ timeout: TIMEOUT_MS });
+  check((await alert.textContent()).includes('peak_gib_s'), 'the refusal does not name the missing peak');
+  return `roof ${Math.round(Number(ops.p.peak_flop_rate))} GFLOP/s, ${Math.round(Number(ops.p.peak_hbm_bw))} GiB/s, measured on this machine; given peaks applied; half a roof refused`;
 }
 
 async function main() {
@@ -185,7 +199,7 @@ async function main() {
         ['graph viewer', graphViewer],
         ['op profile', opProfile],
         ['HLO stats', hloStats],
-        ['roofline why-not', rooflineWhyNot],
+        ['roofline on a CPU', rooflineOnCpu],
       ]) {
         step = `${name} ${run}`;
         try {

@@ -17,12 +17,15 @@ Usage::
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Callable, Optional
 
 from ..chrome_trace import read_chrome_trace
+from ..chrome_trace.event_file import EVENT_FILE_PREFIX, graph_facts
 from ..chrome_trace.names import loose_trace_file_name, pytorch_file_name, timeline_file_name
 from ..chrome_trace.sniff import unreadable_reason as chrome_unreadable_reason
+from ..common.errors import CorruptProfile, NotFound, PermissionDenied
 from ..common.formats import (
     NAMED_FILES,
     PROFILER_HOOK,
@@ -36,6 +39,7 @@ from ..preprocessing.preprocess import preprocess_decoded
 from ..xspace import decode_xspace, read_xspace
 from ..xspace.filebytes import FileBytes
 from ..xspace.model import Space
+from .safe_open import open_inside
 
 XPLANE_SUFFIX = ".xplane.pb"
 _XPLANE_HOST = re.compile(r"(?:(.*)\.)?(xplane\.pb)")
@@ -63,8 +67,43 @@ def _read_listed_xspace(host_file: Any, with_flows: bool = True) -> Space:
 
 
 def _read_listed_chrome_trace(host_file: Any, with_flows: bool = True) -> Space:
-    """A Chrome trace's flows come from the file itself: ``with_flows`` changes nothing."""
-    return read_chrome_trace(host_file.path, opener=host_file.open)
+    """A Chrome trace's flows come from the file itself: ``with_flows`` changes nothing.
+    A ProfilerHook timeline also gets the variables of the graph in the event file
+    beside it (the model view)."""
+    space = read_chrome_trace(host_file.path, opener=host_file.open)
+    if space.source_format == PROFILER_HOOK:
+        space.extras.update(_graph_beside(host_file))
+    return space
+
+
+def _graph_beside(host_file: Any) -> dict:
+    """The graph's variables and op costs (``event_file.graph_facts``) from the newest event
+    file with a graph beside the timeline, else ``{"graph_note": why not}``; a damaged event
+    file never fails the trace."""
+    folder = os.path.dirname(host_file.path)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.startswith(EVENT_FILE_PREFIX))
+    except OSError:
+        names = []
+    note = (
+        "No events.out.tfevents.* file beside the timeline holds a graph: run the training "
+        "with a summary writer (MonitoredTrainingSession writes one to its checkpoint_dir)."
+    )
+    for name in reversed(names):
+        try:
+            with open_inside(
+                host_file.logdir_real or os.path.realpath(folder), os.path.join(folder, name)
+            ) as f:
+                facts = graph_facts(f)
+        except (CorruptProfile, NotFound, PermissionDenied) as e:
+            note = f"{name}: {e}"
+            continue
+        except OSError as e:  # its text may hold a server path: only the reason is shown
+            note = f"{name} could not be read ({e.strerror or 'I/O error'})."
+            continue
+        if facts is not None:
+            return {**facts, "graph_file": name}
+    return {"graph_note": note}
 
 
 def _named_by(matcher: Callable[[str], Optional[FileName]]) -> Callable[[str], bool]:

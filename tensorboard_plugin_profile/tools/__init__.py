@@ -183,12 +183,10 @@ def _has_xla_ops(space: Any) -> bool:
     return has_xla_ops(space)
 
 
-def _has_roofline(space: Any) -> bool:
-    from ..analysis.environment import perf_env
+def _has_model(space: Any) -> bool:
+    from .model_view import is_listed
 
-    perf = perf_env(space)
-    peaks = perf.peak_tera_flops_per_second > 0 and perf.peak_hbm_bw_giga_bytes_per_second > 0
-    return peaks and _has_xla_ops(space)
+    return is_listed(space)
 
 
 def _has_op_records(space: Any) -> bool:
@@ -300,7 +298,8 @@ _REGISTERED = (
         "roofline_model",
         "roofline_model",
         HOSTS_EACH_OR_ALL,
-        listed_for=_has_roofline,
+        listed_for=_has_xla_ops,
+        params=("peak_gflops", "peak_gib_s"),
         from_summaries=True,
     ),
     Tool("pod_viewer", "pod_viewer", HOSTS_COMBINED, from_summaries=True),
@@ -321,6 +320,7 @@ _REGISTERED = (
         aliases=("hlo_op_stats",),
         from_summaries=True,
     ),
+    Tool("model_view", "model_view", HOSTS_COMBINED, listed_for=_has_model),
     Tool(
         "tf_data_bottleneck_analysis",
         "tf_data_bottleneck_analysis",

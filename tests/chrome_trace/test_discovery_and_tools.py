@@ -55,6 +55,7 @@ def test_run_tools_per_kind():
     assert service.run_tools("profiler_hook/train/timeline-4") == [
         "trace_viewer@",
         "framework_op_stats",
+        "model_view",  # the graph in the event file beside the timelines
         "advisor",
         "op_types",
         "scope_view",

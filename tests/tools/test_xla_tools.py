@@ -169,15 +169,59 @@ def test_op_profile_on_xla_cpu_sums_to_the_direct_count():
     assert by_program["byProgramExcludeIdle"] == by_program["byProgram"]  # no idle on a CPU
 
 
-def test_roofline_on_a_cpu_says_why_not_and_is_not_listed():
+def test_roofline_on_a_cpu_is_listed_with_the_ops_of_the_other_xla_tools():
     service = ProfileService(str(REFERENCE.parent / "jax_cpu_train"))
     (run,) = service.runs()
-    assert "roofline_model" not in service.run_tools(run)
-    assert {"memory_viewer", "graph_viewer", "op_profile", "hlo_stats"} <= set(
+    assert {"memory_viewer", "graph_viewer", "op_profile", "hlo_stats", "roofline_model"} <= set(
         service.run_tools(run)
     )
-    with pytest.raises(NotApplicable, match="peak"):
-        roofline_model.convert([("h", _space("jax_cpu_train"))], {})
+
+
+def _roofline_rows(ops):
+    names = [c["id"] for c in ops["cols"]]
+    return names, {r["c"][3]["v"]: [c["v"] for c in r["c"]] for r in ops["rows"]}
+
+
+def test_roofline_on_a_cpu_with_the_users_peaks_by_hand():
+    params = {"peak_gflops": "100", "peak_gib_s": "10"}
+    ops, diagnostics = roofline_model.convert([("h", _space("jax_cpu_train"))], params)
+    assert ops["p"]["peak_source"] == "given by the user" and ops["p"]["device_type"] == "CPU"
+    assert float(ops["p"]["hbm_ridge_point"]) == pytest.approx(10.0)  # 100 GFLOP/s / 10 GiB/s
+    names, rows = _roofline_rows(ops)
+    dot = rows["dot"]
+    # dot: 12 runs of 2*784*128*64 FLOPs, reading and writing (64*784 + 64*128 + 784*128) floats.
+    flops, nbytes = 12 * 2 * 784 * 128 * 64, 12 * 4 * (64 * 784 + 64 * 128 + 784 * 128)
+    self_us = dot[names.index("total_self_time")]
+    assert dot[names.index("measured_flop_rate")] == pytest.approx(flops / (self_us * 1e3))
+    intensity = flops / nbytes  # 77.4 FLOP/byte, past the ridge of 10
+    assert dot[names.index("operational_intensity")] == pytest.approx(intensity)
+    assert dot[names.index("bound_by")] == "Compute"
+    assert dot[names.index("roofline_efficiency")] == pytest.approx(flops / (self_us * 1e3) / 100)
+    assert rows["wrapped_iota"][names.index("bound_by")] == "Memory"  # no FLOPs, only bytes
+    assert "given by the user" in diagnostics["rows"][0]["c"][1]["v"]
+
+
+def test_roofline_on_a_cpu_measures_this_machine_and_says_so():
+    ops, diagnostics = roofline_model.convert([("h", _space("jax_cpu_train"))], {})
+    assert ops["p"]["peak_source"] == "measured on this machine"
+    assert float(ops["p"]["peak_flop_rate"]) > 0 and float(ops["p"]["peak_hbm_bw"]) > 0
+    assert "measured on this machine" in diagnostics["rows"][0]["c"][1]["v"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"peak_gflops": "100"},
+        {"peak_gib_s": "10"},
+        {"peak_gflops": "nan", "peak_gib_s": "10"},
+        {"peak_gflops": "-1", "peak_gib_s": "10"},
+        {"peak_gflops": "1e300", "peak_gib_s": "10"},
+        {"peak_gflops": "fast", "peak_gib_s": "10"},
+    ],
+)
+def test_roofline_refuses_half_or_bad_peaks(params):
+    with pytest.raises(InvalidArgument, match="peak_g"):
+        roofline_model.convert([("h", _space("jax_cpu_train"))], params)
 
 
 def test_no_xla_ops_no_xla_tools():

@@ -27,7 +27,7 @@ describe('op profile tree', () => {
     name: 'by_program',
     metrics: { rawTime: 4e9 },
     children: [
-      { name: 'jit_f(1)', metrics: { rawTime: 3e9, occurrences: 3 }, children: [{ name: 'dot', children: [{ name: 'dot.1', xla: { op: 'dot.1', module: 'jit_f(1)' } }] }] },
+      { name: 'jit_f(1)', metrics: { rawTime: 3e9, occurrences: 3, rawFlops: 6e9 }, children: [{ name: 'dot', children: [{ name: 'dot.1', xla: { op: 'dot.1', module: 'jit_f(1)' } }] }] },
       { name: 'IDLE', metrics: { rawTime: 1e9 } },
     ],
   };
@@ -44,6 +44,8 @@ describe('op profile tree', () => {
       ['IDLE', 1, 0.25],
     ]);
     expect(childRows(nodeAt(root, ['jit_f(1)', 'dot']).node, 1)[0].isOp).toBe(true);
+    // 6e9 FLOPs in 3 ms: 2,000 GFLOP/s; IDLE has none.
+    expect(rows.map((r) => r.gflops)).toEqual([2000, 0]);
   });
 
   it('names the op behind a tuple-element buffer', () => {

@@ -188,6 +188,8 @@ export interface OpRow {
   timeMs: number;
   share: number;
   occurrences: number;
+  /** FLOPs / self time (rawFlops over rawTime in ps), 0 without FLOPs. */
+  gflops: number;
   hasChildren: boolean;
   isOp: boolean;
   module: string;
@@ -203,6 +205,7 @@ export function childRows(node: OpNode, total: number): OpRow[] {
       timeMs: time / 1e9,
       share: total > 0 ? time / total : 0,
       occurrences: c.metrics?.occurrences ?? 0,
+      gflops: time > 0 ? ((c.metrics?.rawFlops ?? 0) / time) * 1e3 : 0, // FLOP/ps → GFLOP/s
       hasChildren: (c.children ?? []).length > 0,
       isOp: !!c.xla?.op,
       module: c.xla?.module ?? '',

@@ -45,6 +45,7 @@ const FIRST_COLUMNS = [
   'total_self_time',
   'total_self_time_percent',
   'cumulative_total_self_time_percent',
+  'model_flop_rate',
 ];
 const SHORT_LABELS = {
   hlo_op_name: 'HLO op',

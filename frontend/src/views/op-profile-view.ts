@@ -106,6 +106,7 @@ export class OpProfileView extends LitElement implements ToolViewElement {
           <th class="number">Share</th>
           <th>Share of total</th>
           <th class="number">Occurrences</th>
+          <th class="number">GFLOP/s</th>
           <th>Framework op</th>
         </tr>
       </thead>
@@ -123,6 +124,7 @@ export class OpProfileView extends LitElement implements ToolViewElement {
             <td class="number">${formatNumber(Math.round(r.share * 1000) / 10)}%</td>
             <td class="bar"><meter min="0" max="1" .value=${r.share}></meter></td>
             <td class="number">${r.occurrences}</td>
+            <td class="number">${formatNumber(Math.round(r.gflops * 1000) / 1000)}</td>
             <td>${r.provenance}</td>
           </tr>`,
         )}

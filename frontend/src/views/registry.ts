@@ -179,6 +179,12 @@ function registerXlaViews(): void {
     load: async () => (await import('./hlo-stats-view')).HLO_STATS_VIEW_TAG,
   });
   registerToolView({
+    id: 'model-view',
+    matchesTool: toolIs('model_view'),
+    matchesPayload: isList,
+    load: async () => (await import('./model-view-view')).MODEL_VIEW_TAG,
+  });
+  registerToolView({
     id: 'roofline',
     matchesTool: toolIs('roofline_model'),
     matchesPayload: isList,

@@ -27,6 +27,7 @@ from ...xspace import schema
 from ...xspace.event_stats import int_stat, typed_column_at
 from . import modules
 from .attribution import source_info
+from .costs import ModuleCosts
 from .printer import ModuleIndex, instruction_text
 
 COLUMNS = (
@@ -166,11 +167,21 @@ def _with_hlo_facts(ops: pd.DataFrame, programs: dict) -> pd.DataFrame:
     ]
     for column in _FACTS:
         ops[column] = [f[column] for f in facts]
+    # Where the events carry no cost stats (XLA:CPU, most GPU profiles), the HLO's own
+    # count for one run of the op (analysis/hlo/costs.py) times its occurrences.
+    occurrences = ops["occurrences"].to_numpy(dtype=np.int64)
+    for column in ("flops", "bytes_accessed"):
+        per_op = np.array([f[column] for f in facts], dtype=np.int64)
+        recorded = ops[column].to_numpy(dtype=np.int64)
+        ops[column] = np.where(recorded > 0, recorded, per_op * occurrences)
     return ops[list(COLUMNS)]
 
 
 def _facts(index: Any, op: str) -> dict:
-    empty = {"module": "", "category": "unknown", "expression": "", "tf_op": "", "source": ""}
+    empty = {
+        "module": "", "category": "unknown", "expression": "", "tf_op": "", "source": "",
+        "flops": 0, "bytes_accessed": 0,
+    }  # fmt: skip
     if index is None:
         return empty
     proto = index.proto
@@ -185,6 +196,8 @@ def _facts(index: Any, op: str) -> dict:
         "expression": instruction_text(index.index, instruction),
         "tf_op": instruction.metadata.op_name,
         "source": f"{source['fileName']}:{source.get('lineNumber', 0)}" if source else "",
+        "flops": index.costs.flops(instruction),
+        "bytes_accessed": index.costs.bytes_accessed(instruction),
     }
 
 
@@ -193,6 +206,7 @@ class _IndexByName:
         self.proto = proto
         self.index = ModuleIndex(proto.hlo_module)
         self.by_name = {i.name: i for i in self.index.instructions.values()}
+        self.costs = ModuleCosts(proto.hlo_module)
 
 
 def category(instruction: Any) -> str:

@@ -37,9 +37,10 @@ def timeline_op_stats(hosts: Sequence[tuple]) -> OpStats:
     ev = pd.concat(frames, ignore_index=True) if frames else _op_events(None)
     gpu = ev["device"].to_numpy(dtype=bool)
     device_type = "GPU" if gpu.any() else environment.CPU
+    costs = _graph_costs(hosts)
     return OpStats(
-        host_ops=_op_db(ev[~gpu]),
-        device_ops=_op_db(ev[gpu]),
+        host_ops=_op_db(ev[~gpu], costs),
+        device_ops=_op_db(ev[gpu], costs),
         kernels=kernels.empty_reports(),
         steps=step_db.StepDb(steps=step_db.empty_steps()),
         run_environment=environment.RunEnvironment(
@@ -72,7 +73,17 @@ def _op_events(space) -> pd.DataFrame:
     )
 
 
-def _op_db(ev: pd.DataFrame) -> ops.OpMetricsDb:
+def _graph_costs(hosts: Sequence[tuple]) -> pd.DataFrame:
+    """FLOPs and bytes of one run of each graph node, from the event file beside the
+    timelines (``chrome_trace/graph_costs.py``), indexed by node name; empty without one."""
+    for _, space in hosts:
+        costs = space.extras.get("graph_op_costs") if space is not None else None
+        if costs is not None and not costs.empty:
+            return costs.drop_duplicates("name").set_index("name")
+    return pd.DataFrame({"flops": [], "bytes": []})
+
+
+def _op_db(ev: pd.DataFrame, costs: pd.DataFrame) -> ops.OpMetricsDb:
     if ev.empty:
         return ops.OpMetricsDb(ops.empty_ops())
     ev = ev.assign(time_ps=ev["end_ps"] - ev["begin_ps"])
@@ -82,12 +93,19 @@ def _op_db(ev: pd.DataFrame) -> ops.OpMetricsDb:
     spans = ev.groupby("key").agg(first=("begin_ps", "min"), last=("end_ps", "max"))
     op_time = int(grouped["time_ps"].sum())
     total = max(int((spans["last"] - spans["first"]).sum()), op_time)
+    # One run's FLOPs and bytes per node (the traced step's shapes) times its runs.
+    per_run = costs.reindex(grouped.index).fillna(0)
+    occurrences = grouped["occurrences"].to_numpy()
+    flops = per_run["flops"].to_numpy(dtype=np.int64) * occurrences
     frame = ops._ops_frame(
         name=grouped.index.to_numpy(dtype=object),
         category=grouped["category"].to_numpy(dtype=object),
-        occurrences=grouped["occurrences"].to_numpy(),
+        occurrences=occurrences,
         time_ps=grouped["time_ps"].to_numpy(),
         self_time_ps=grouped["time_ps"].to_numpy(),
+        flops=flops,
+        model_flops=flops,
+        bytes_accessed=per_run["bytes"].to_numpy(dtype=np.int64) * occurrences,
     )
     frame = pd.concat([frame, ops._idle_row(total - op_time)], ignore_index=True)
     return ops.OpMetricsDb(frame, total_time_ps=total, total_op_time_ps=op_time)
