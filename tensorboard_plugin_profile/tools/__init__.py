@@ -320,7 +320,7 @@ _REGISTERED = (
         aliases=("hlo_op_stats",),
         from_summaries=True,
     ),
-    Tool("model_view", "model_view", HOSTS_COMBINED, listed_for=_has_model),
+    Tool("model_view", "model_view", HOSTS_COMBINED, listed_for=_has_model, formats=ALL_FORMATS),
     Tool(
         "tf_data_bottleneck_analysis",
         "tf_data_bottleneck_analysis",
