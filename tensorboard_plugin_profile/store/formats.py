@@ -64,7 +64,7 @@ def _read_listed_xspace(host_file: Any, with_flows: bool = True) -> Space:
 
 def _read_listed_chrome_trace(host_file: Any, with_flows: bool = True) -> Space:
     """A Chrome trace's flows come from the file itself: ``with_flows`` changes nothing."""
-    return read_chrome_trace(host_file.path, opener=host_file.open)
+    return read_chrome_trace(host_file.local_path(), opener=host_file.open)
 
 
 def _named_by(matcher: Callable[[str], Optional[FileName]]) -> Callable[[str], bool]:
