@@ -195,3 +195,49 @@ def test_a_missing_client_library_names_the_extra():
     assert out.startswith("Unavailable")
     assert "pip install 'tensorboard-plugin-profile[cloud]'" in out
     assert "s3fs" in out
+
+
+def test_the_cli_and_notebooks_take_urls_of_single_files(s3, tmp_path):
+    url = "s3://profiles/logs/pytorch_two_ranks/run/rank0.1.pt.trace.json.gz"
+    local = os.path.join(DATA, "pytorch_two_ranks", "run", "rank0.1.pt.trace.json.gz")
+    outputs = []
+    for path in (url, local):
+        out = tmp_path / f"out{len(outputs)}.json"
+        command = ["convert", path, "--tool", "op_types", "--no_cache", "-o", str(out)]
+        subprocess.run(
+            [sys.executable, "-m", "tensorboard_plugin_profile", *command],
+            check=True,
+            timeout=120,
+            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+        )
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] and outputs[0].startswith(b"{")
+    import tensorboard_plugin_profile
+
+    config = CacheConfig(disk_dir=str(tmp_path / "cache"), workers=1)
+    profile = tensorboard_plugin_profile.open("s3://profiles/logs/jax_two_hosts", config=config)
+    assert profile.run == "multi_jax2__xprof_client"
+    profile.service.close()
+
+
+def test_is_active_never_waits_on_the_network(tmp_path, monkeypatch):
+    """A store that accepts connections and never answers: the probe returns at once."""
+    import socket
+    import time
+
+    from tensorboard_plugin_profile.store.remote_logdir import RemoteLogDir
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{silent.getsockname()[1]}")
+    remote.forget_filesystems()
+    try:
+        logdir = RemoteLogDir("s3://profiles/logs", str(tmp_path))
+        started = time.monotonic()
+        assert logdir.probe_has_runs() is None
+        assert logdir.has_runs_cached() is None
+        assert time.monotonic() - started < 0.2
+    finally:
+        remote.forget_filesystems()
+        silent.close()
