@@ -67,7 +67,7 @@ class RemoteObject:
 
 def is_remote(path: Any) -> bool:
     match = _URL.fullmatch(str(path or ""))
-    return bool(match) and match.group(1).lower() in SCHEMES
+    return match is not None and match.group(1).lower() in SCHEMES
 
 
 def shown(url: str) -> str:

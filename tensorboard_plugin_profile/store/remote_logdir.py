@@ -199,8 +199,8 @@ class RemoteLogDir:
         folder, objects = runs[run]
         if objects is None:  # a session folder: its hosts are listed now
             _, listed = self._list(folder)
-            pairs = [(formats.match(o.name, SESSION_FOLDERS), o) for o in listed]
-            pairs = [(found.host, o) for found, o in pairs if found is not None and found.host]
+            matched = [(formats.match(o.name, SESSION_FOLDERS), o) for o in listed]
+            pairs = [(found.host, o) for found, o in matched if found is not None and found.host]
         else:
             pairs = [(self._host_of(o.name), o) for o in objects]
         files = [self._host_file(host, obj) for host, obj in pairs]
