@@ -26,7 +26,7 @@ import threading
 import time
 from typing import IO, Any, Callable, Optional
 
-from ..common.errors import InvalidArgument, NotFound, ProfileError
+from ..common.errors import InvalidArgument, NotFound
 from ..common.formats import NAMED_FILES, SESSION_FOLDERS
 from . import formats, remote
 from .logdir import Diagnosis, HostFile, LogDir, Session
@@ -71,7 +71,7 @@ class RemoteHostFile(HostFile):
 class RemoteLogDir:
     """Discovery over one remote logdir, session folder or single file."""
 
-    def __init__(self, url: str, cache_folder: Optional[str] = None):
+    def __init__(self, url: str, cache_folder: Optional[str] = None, start_listing: bool = True):
         self.path = remote.shown(url).rstrip("/")
         self.root = self.path
         self._cache_folder = cache_folder
@@ -79,8 +79,12 @@ class RemoteLogDir:
         self._runs: Optional[dict] = None
         self._discovered_at = 0.0
         self._refreshing = False
-        self._error: Optional[ProfileError] = None
-        self.requests = 0  # listings made (tests, docs/remote_logdirs.md)
+        self._listing = threading.Lock()  # one listing of the whole logdir at a time
+        self.requests = 0  # listings made
+        if start_listing:
+            # The store's client takes a moment to start (credentials, endpoint): do it and
+            # the first listing now, so the page's first request finds them done.
+            self._refresh_in_background()
 
     # --- discovery ---------------------------------------------------------
     def runs(self) -> list:
@@ -98,17 +102,20 @@ class RemoteLogDir:
         return known
 
     def refresh(self) -> None:
-        self._store(self._discover())
+        with self._listing:
+            self._store(self._discover())
 
     def _run_map(self) -> dict:
         with self._lock:
             runs, age = self._runs, time.monotonic() - self._discovered_at
         if runs is None:
-            self.refresh()
-            with self._lock:
-                if self._runs is None and self._error is not None:
-                    raise self._error
-                return self._runs or {}
+            with self._listing:  # a listing in flight (the first, started at once) is awaited
+                with self._lock:
+                    runs = self._runs
+                if runs is None:
+                    runs = self._discover()
+                    self._store(runs)
+            return runs
         if age > DISCOVERY_TTL_S:
             self._refresh_in_background()  # answer now from the last listing
         return runs
@@ -137,12 +144,7 @@ class RemoteLogDir:
 
     def _list(self, url: str) -> tuple:
         self.requests += 1
-        try:
-            return remote.list_folder(url)
-        except ProfileError as e:
-            with self._lock:
-                self._error = e
-            raise
+        return remote.list_folder(url)
 
     def _discover(self) -> dict:
         single = remote.stat(self.path) if formats.single_file_name(self._name()) else None
