@@ -241,3 +241,37 @@ def test_is_active_never_waits_on_the_network(tmp_path, monkeypatch):
     finally:
         remote.forget_filesystems()
         silent.close()
+
+
+def test_the_tensorboard_plugin_serves_an_s3_logdir(s3, tmp_path):
+    """TensorBoard's plugin object over real WSGI, given ``--logdir s3://...``."""
+    import argparse
+    import json
+    import time
+
+    from tensorboard.plugins import base_plugin
+    from werkzeug.test import Client
+    from werkzeug.wrappers import Response
+
+    from tensorboard_plugin_profile.web.plugin import ProfilePlugin
+
+    flags = argparse.Namespace(cache_dir=str(tmp_path), workers="1")
+    context = base_plugin.TBContext(logdir="s3://profiles/logs", flags=flags)
+    plugin = ProfilePlugin(context)
+    try:
+        deadline = time.monotonic() + 30
+        while not plugin.is_active() and time.monotonic() < deadline:
+            time.sleep(0.05)  # is_active answers at once; the listing runs behind it
+        assert plugin.is_active()
+        apps = plugin.get_plugin_apps()
+
+        def get(route, query=""):
+            reply = Client(apps[route], Response).get(f"{route}?{query}")
+            return reply.status_code, json.loads(reply.get_data())
+
+        status, runs = get("/runs")
+        assert status == 200 and "jax_two_hosts/multi_jax2__xprof_client" in runs
+        status, _ = get("/data", "run=jax_two_hosts/multi_jax2__xprof_client&tag=overview_page")
+        assert status == 200
+    finally:
+        plugin.service.close()
