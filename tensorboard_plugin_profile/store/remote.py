@@ -263,3 +263,35 @@ def _fetch_into(fd: int, obj: RemoteObject) -> None:
     with concurrent.futures.ThreadPoolExecutor(PARALLEL_PARTS) as pool:
         for future in [pool.submit(get, part) for part in parts]:
             future.result()
+
+
+def upload_session(local_session: str, profile_root_url: str) -> str:
+    """Uploads a captured session folder into ``<profile_root_url>/<session>/``; its URL.
+
+    The files go first under a hidden ``.tmp-<session>-<random>/`` prefix (discovery skips
+    names starting with a dot), then are copied to their final names by the store itself and
+    the temporary objects deleted: a reader never sees a partial object, and a failed upload
+    leaves nothing under the session's name. The only write to a bucket we ever make.
+    """
+    fs = filesystem(profile_root_url)
+    session = os.path.basename(local_session.rstrip(os.sep))
+    staging_url = join(profile_root_url, f".tmp-{session}-{os.urandom(4).hex()}")
+    final_url = join(profile_root_url, session)
+    names = sorted(
+        n for n in os.listdir(local_session) if os.path.isfile(os.path.join(local_session, n))
+    )
+    _, staging = _split(staging_url)
+    _, final = _split(final_url)
+    try:
+        for name in names:
+            fs.put_file(os.path.join(local_session, name), f"{staging}/{name}")
+        for name in names:
+            fs.copy(f"{staging}/{name}", f"{final}/{name}")
+    except Exception as e:  # noqa: BLE001
+        raise error_for(final_url, e) from None
+    finally:
+        try:
+            fs.rm([f"{staging}/{name}" for name in names])
+        except Exception:  # noqa: BLE001 - a leftover hidden prefix is never listed
+            logger.warning("could not delete the temporary upload %s", shown(staging_url))
+    return shown(final_url)
