@@ -3,8 +3,8 @@
     python bench/remote_s3.py BIG.xplane.pb      # e.g. a 200 MB profile (make_large_profile.py)
 
 Starts moto's S3 server (``.venv-moto``, see tests/remote_servers.py), uploads the file as
-``s3://bench/logs/plugins/profile/s/host.xplane.pb`` and times the overview request after the run list (as the page asks), each with a fresh
-disk cache:
+``s3://bench/logs/plugins/profile/s/host.xplane.pb`` and times the overview request after
+the run list (as the page asks), each with a fresh disk cache:
 
 1. the overview page of the local copy (cold: decode + analysis);
 2. the overview page of the S3 copy (cold: download + decode + analysis); target <= 1.3x of 1;
