@@ -42,7 +42,11 @@ TEST_PACKAGES = [
     "distributed",  # the pod tests run a real Dask scheduler and workers
     "duckdb",  # the [sql] extra: Profile.sql, tbprof sql
     "mcp>=1.10; python_version >= '3.10'",  # the [mcp] extra: tbprof mcp (its tests skip on 3.9)
-]
+    "s3fs", "gcsfs", "adlfs",  # the [cloud] extra: remote logdirs (docs/remote_logdirs.md)
+]  # fmt: skip
+# The S3 server the remote-logdir tests run (tests/remote_servers.py): moto pins Werkzeug and
+# boto versions of its own, so it gets a venv beside ours and runs as a separate process.
+MOTO_VENV = os.path.join(ROOT, ".venv-moto")
 CHROMIUM = "/usr/bin/chromium"
 # The oldest runtime we claim: Python 3.9 with protobuf 4.21 (what old TensorFlow pins).
 OLDEST_VENV = os.path.join(ROOT, ".venv-oldest")
@@ -306,6 +310,11 @@ def test(pytest_args: list) -> int:
     install(editable=True, extra=[])
     step("installing the test tools (pytest, JAX for the capture tests)")
     run([PYTHON, "-m", "pip", "install", "--quiet", *TEST_PACKAGES])
+    step(f"installing moto's S3 server into {MOTO_VENV} (the remote-logdir tests)")
+    if not os.path.isdir(MOTO_VENV):
+        venv.EnvBuilder(with_pip=True).create(MOTO_VENV)
+    moto_bin = os.path.join(MOTO_VENV, "Scripts" if os.name == "nt" else "bin")
+    run([os.path.join(moto_bin, "python"), "-m", "pip", "install", "--quiet", "moto[server]"])
     stages = Stages()
     later = [
         ("packages: sdist and wheel on every Python present", lambda: test_packages()),

@@ -100,6 +100,8 @@ setup(
         "sql": ["duckdb>=1.0"],
         # `tbprof mcp`: the MCP server for coding agents; the SDK needs Python 3.10+.
         "mcp": ["mcp>=1.10; python_version >= '3.10'"],
+        # gs://, s3:// and az:// logdirs, read through fsspec (docs/remote_logdirs.md).
+        "cloud": ["fsspec>=2023.1", "s3fs>=2023.1", "gcsfs>=2023.1", "adlfs>=2023.1"],
         "test": [
             "pytest>=7",
             "hypothesis>=6",

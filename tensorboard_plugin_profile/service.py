@@ -40,7 +40,8 @@ from .store.cache_config import DEFAULT_MEMORY_BYTES, CacheConfig
 from .store.disk_cache import DiskCache, code_fingerprint
 from .store.formats import reader_for
 from .store.host_pool import pool_for
-from .store.logdir import LogDir, Session
+from .store.logdir import Session
+from .store.remote_logdir import open_logdir
 from .store.space_store import SpaceStore
 from .tools import ALL_HOSTS, ToolOutput
 from .tools.datatable import to_csv
@@ -77,11 +78,11 @@ class ProfileService:
         if cache_bytes is not None:
             config = dataclasses.replace(config, memory_bytes=cache_bytes)
         self.config = config
-        self.logdir = LogDir(logdir)
         self.cache = ByteBudgetCache(config.memory_bytes, config.admission_timeout_s)
         self.disk = DiskCache(config.disk_dir, config.disk_bytes) if config.disk_dir else None
         if self.disk is not None and not self.disk.usable():
             self.disk = None  # a folder the cache did not make (docs/cache.md): stay off
+        self.logdir = open_logdir(logdir, self.disk)  # a path, or a gs://, s3://, az:// URL
         self.spaces = SpaceStore(self.cache, self.disk, pool_for(config.workers))
         self.host_map = HostMap(
             self.spaces, self.cache, self.disk, self.spaces.pool, _cluster(config)

@@ -70,7 +70,7 @@ def _read_listed_chrome_trace(host_file: Any, with_flows: bool = True) -> Space:
     """A Chrome trace's flows come from the file itself: ``with_flows`` changes nothing.
     A ProfilerHook timeline also gets the variables of the graph in the event file
     beside it (the model view)."""
-    space = read_chrome_trace(host_file.path, opener=host_file.open)
+    space = read_chrome_trace(host_file.local_path(), opener=host_file.open)
     if space.source_format == PROFILER_HOOK:
         space.extras.update(_graph_beside(host_file))
     return space

@@ -81,6 +81,10 @@ class HostFile:
     def name(self) -> str:
         return os.path.basename(self.path)
 
+    def local_path(self) -> str:
+        """Where the file's bytes are on this machine (a remote object is fetched first)."""
+        return self.path
+
     def open(self) -> IO[bytes]:
         """The file, opened through ``open_host_file`` (never outside its logdir)."""
         return open_host_file(self)

@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
-from typing import Optional
+import tempfile
+from typing import Callable, Optional
 
 from ..common.errors import ProfileError
 from ..service import ProfileService
+from ..store import remote
 from ..store.cache_config import CacheConfig, add_flags
 from ..store.disk_cache import DiskCache
 from .guard import add_flags as add_host_flags
@@ -175,7 +178,29 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_capture_arguments(commands)
+        capture = commands.choices["capture"]
+        capture.set_defaults(func=_capture_into(capture.get_default("func")))
     return parser
+
+
+def _capture_into(run_capture: Callable) -> Callable:
+    """``tbprof capture`` into a gs://, s3:// or az:// logdir: captured into a local staging
+    folder, then each session uploaded under a temporary name and moved into place
+    (``store.remote.upload_session``, docs/remote_logdirs.md)."""
+
+    def capture(args: argparse.Namespace) -> int:
+        if not remote.is_remote(args.logdir):
+            return run_capture(args)
+        target = args.logdir.rstrip("/") + "/plugins/profile"
+        with tempfile.TemporaryDirectory(prefix="tbprof-capture-") as staging:
+            code = run_capture(argparse.Namespace(**dict(vars(args), logdir=staging)))
+            sessions = os.path.join(staging, "plugins", "profile")
+            for session in sorted(os.listdir(sessions)) if os.path.isdir(sessions) else []:
+                url = remote.upload_session(os.path.join(sessions, session), target)
+                print(f"Uploaded the session to {url}", file=sys.stderr)
+        return code
+
+    return capture
 
 
 def main(argv: Optional[list] = None) -> int:

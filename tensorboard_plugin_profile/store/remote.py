@@ -1,0 +1,297 @@
+"""Object-store URLs (``gs://``, ``s3://``, ``az://``/``abfs://``): listing and fetching, read-only.
+
+Remote logdirs are read through fsspec and each store's own client (gcsfs, s3fs, adlfs: the
+``[cloud]`` extra). Credentials and endpoints come from each client's standard environment
+(``AWS_ENDPOINT_URL``, ``AWS_PROFILE``, ``GOOGLE_APPLICATION_CREDENTIALS``,
+``STORAGE_EMULATOR_HOST``, ``AZURE_STORAGE_*``); no flag of ours carries them. Nothing here
+writes to a bucket except ``upload_folder`` (capture into a remote logdir, docs/remote_logdirs.md).
+
+A profile is fetched once into the disk cache, keyed by URL, size and ETag/generation, under a
+temporary name that is renamed only once its size is checked, so nothing half-downloaded is
+ever decoded; large objects come in ranged parts fetched in parallel. Every failure of the
+store becomes a typed error naming the URL (never credentials, never the client's own text).
+
+Usage::
+
+    folders, objects = list_folder("s3://bucket/logs")    # one listing request
+    local = fetch(objects[0], cache_folder)                # a local path with the same bytes
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import threading
+from typing import Any, Optional
+
+from ..common.errors import NotFound, PermissionDenied, ProfileError, Unavailable
+
+logger = logging.getLogger(__name__)
+
+# scheme -> (fsspec protocol, the client library that implements it)
+SCHEMES = {
+    "gs": ("gcs", "gcsfs"),
+    "gcs": ("gcs", "gcsfs"),
+    "s3": ("s3", "s3fs"),
+    "az": ("az", "adlfs"),
+    "abfs": ("abfs", "adlfs"),
+    "abfss": ("abfs", "adlfs"),
+}
+_URL = re.compile(r"([a-z0-9]+)://(.*)", re.IGNORECASE | re.DOTALL)
+EXTRA = "pip install 'tensorboard-plugin-profile[cloud]'"
+# Objects larger than this come in parts of this size, fetched in parallel.
+PART_BYTES = 16 << 20
+PARALLEL_PARTS = 8
+
+_FILESYSTEMS: dict = {}
+_FILESYSTEMS_LOCK = threading.Lock()
+_FETCH_LOCKS: dict = {}
+_FETCH_LOCKS_LOCK = threading.Lock()
+
+
+@dataclasses.dataclass(frozen=True)
+class RemoteObject:
+    url: str  # scheme://bucket/key
+    size: int
+    version: str  # ETag, generation or version id: what changes when the bytes do
+
+    @property
+    def name(self) -> str:
+        return self.url.rstrip("/").rsplit("/", 1)[-1]
+
+
+def is_remote(path: Any) -> bool:
+    match = _URL.fullmatch(str(path or ""))
+    return match is not None and match.group(1).lower() in SCHEMES
+
+
+def shown(url: str) -> str:
+    """The URL as messages and logs show it: no query (SAS tokens) and no user info."""
+    match = _URL.fullmatch(url)
+    if not match:
+        return url
+    rest = match.group(2).split("?", 1)[0].split("#", 1)[0]
+    return f"{match.group(1).lower()}://{rest}"
+
+
+def join(url: str, name: str) -> str:
+    return url.rstrip("/") + "/" + name
+
+
+def _split(url: str) -> tuple:
+    match = _URL.fullmatch(url)
+    if not match or match.group(1).lower() not in SCHEMES:
+        raise NotFound(f"{shown(url)} is not a gs://, s3:// or az:// URL.")
+    return match.group(1).lower(), match.group(2).split("?", 1)[0].rstrip("/")
+
+
+def filesystem(url: str) -> Any:
+    """The fsspec file system of the URL's scheme (one per scheme and process)."""
+    scheme, _ = _split(url)
+    protocol, library = SCHEMES[scheme]
+    with _FILESYSTEMS_LOCK:
+        if protocol in _FILESYSTEMS:
+            return _FILESYSTEMS[protocol]
+        try:
+            import fsspec
+
+            __import__(library)
+        except ImportError:
+            raise Unavailable(
+                f"Reading {scheme}:// URLs needs the {library} package, which is not installed: "
+                f"{EXTRA}"
+            ) from None
+        options: dict = {"skip_instance_cache": True, "use_listings_cache": False}
+        if protocol == "gcs" and os.environ.get("STORAGE_EMULATOR_HOST"):
+            # An emulator takes no credentials; without this gcsfs first asks the cloud
+            # metadata server for some and waits for it to time out.
+            options["token"] = "anon"
+        fs = fsspec.filesystem(protocol, **options)
+        _FILESYSTEMS[protocol] = fs
+        return fs
+
+
+def forget_filesystems() -> None:
+    """Drops the clients, so the next call reads the environment again (tests)."""
+    with _FILESYSTEMS_LOCK:
+        _FILESYSTEMS.clear()
+
+
+def error_for(url: str, error: BaseException) -> ProfileError:
+    """A typed error naming the URL; the client's message is not shown (it may hold secrets)."""
+    if isinstance(error, ProfileError):
+        return error
+    where = shown(url)
+    if isinstance(error, FileNotFoundError):
+        return NotFound(f"{where} does not exist (any more); reload the page.")
+    if isinstance(error, PermissionError) or "403" in str(error) or "AccessDenied" in str(error):
+        return PermissionDenied(
+            f"{where} cannot be read: access denied. Check the credentials in the store "
+            "client's environment (docs/remote_logdirs.md)."
+        )
+    kind = type(error).__name__
+    return Unavailable(f"{where} cannot be reached now ({kind}); try again in a moment.")
+
+
+def _version_of(info: dict) -> str:
+    for key in ("generation", "VersionId", "ETag", "etag", "md5Hash", "last_modified", "mtime"):
+        value = info.get(key)
+        if value:
+            return str(value).strip('"')
+    return ""
+
+
+def list_folder(url: str) -> tuple:
+    """(sub-folder names, [RemoteObject]) directly inside ``url``: one listing request."""
+    fs = filesystem(url)
+    scheme, path = _split(url)
+    try:
+        entries = fs.ls(path, detail=True)
+    except FileNotFoundError:
+        return [], []
+    except Exception as e:  # noqa: BLE001 - every client error becomes a typed one
+        raise error_for(url, e) from None
+    folders, objects = [], []
+    for entry in entries:
+        name = str(entry.get("name", "")).rstrip("/").rsplit("/", 1)[-1]
+        if not name or str(entry.get("name", "")).rstrip("/") == path:
+            continue
+        if entry.get("type") == "directory":
+            folders.append(name)
+        else:
+            size = int(entry.get("size") or 0)
+            objects.append(RemoteObject(join(url, name), size, _version_of(entry)))
+    return sorted(folders), sorted(objects, key=lambda o: o.url)
+
+
+def stat(url: str) -> Optional[RemoteObject]:
+    """The object at ``url`` (None if it is a folder or missing)."""
+    fs = filesystem(url)
+    _, path = _split(url)
+    try:
+        info = fs.info(path)
+    except FileNotFoundError:
+        return None
+    except Exception as e:  # noqa: BLE001
+        raise error_for(url, e) from None
+    if info.get("type") == "directory":
+        return None
+    return RemoteObject(url, int(info.get("size") or 0), _version_of(info))
+
+
+def cache_name(obj: RemoteObject) -> str:
+    """The file name of an object's local copy: a hash of URL, size and version."""
+    digest = hashlib.sha256(f"{obj.url}\0{obj.size}\0{obj.version}".encode()).hexdigest()
+    return f"remote-{digest[:40]}.bin"
+
+
+_SCRATCH: list = []
+
+
+def scratch_folder() -> str:
+    """Where copies go when the disk cache is off: one folder per process."""
+    with _FETCH_LOCKS_LOCK:
+        if not _SCRATCH:
+            _SCRATCH.append(tempfile.mkdtemp(prefix="tbprof-remote-"))
+        return _SCRATCH[0]
+
+
+def fetch(obj: RemoteObject, local: str) -> str:
+    """``local``, holding the object's bytes: downloaded unless a complete copy is there."""
+    with _FETCH_LOCKS_LOCK:
+        lock = _FETCH_LOCKS.setdefault(local, threading.Lock())
+    with lock:  # two requests for one object download it once
+        try:
+            if os.path.getsize(local) == obj.size:
+                return local
+        except OSError:
+            pass
+        _download(obj, local)
+    return local
+
+
+def _download(obj: RemoteObject, local: str) -> None:
+    folder = os.path.dirname(local)
+    os.makedirs(folder, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        _fetch_into(fd, obj)
+        if os.fstat(fd).st_size != obj.size:
+            raise Unavailable(f"{shown(obj.url)} changed while it was downloaded; reload the page.")
+        os.close(fd)
+        fd = -1
+        os.replace(temp, local)  # only a complete copy ever has the final name
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if os.path.exists(temp):
+            os.remove(temp)
+
+
+def _fetch_into(fd: int, obj: RemoteObject) -> None:
+    fs = filesystem(obj.url)
+    _, path = _split(obj.url)
+    parts = [(start, min(start + PART_BYTES, obj.size)) for start in range(0, obj.size, PART_BYTES)]
+    done = [0]
+    lock = threading.Lock()
+
+    def get(part: tuple) -> None:
+        start, end = part
+        try:
+            data = fs.cat_file(path, start=start, end=end)
+        except Exception as e:  # noqa: BLE001
+            raise error_for(obj.url, e) from None
+        if len(data) != end - start:
+            raise Unavailable(f"{shown(obj.url)} changed while it was downloaded; reload the page.")
+        os.pwrite(fd, data, start)
+        with lock:
+            done[0] += len(data)
+            if len(parts) > 1:
+                logger.info(
+                    "fetching %s: %d of %d MB", shown(obj.url), done[0] >> 20, obj.size >> 20
+                )
+
+    if len(parts) <= 1:
+        if parts:
+            get(parts[0])
+        return
+    with concurrent.futures.ThreadPoolExecutor(PARALLEL_PARTS) as pool:
+        for future in [pool.submit(get, part) for part in parts]:
+            future.result()
+
+
+def upload_session(local_session: str, profile_root_url: str) -> str:
+    """Uploads a captured session folder into ``<profile_root_url>/<session>/``; its URL.
+
+    The files go first under a hidden ``.tmp-<session>-<random>/`` prefix (discovery skips
+    names starting with a dot), then are copied to their final names by the store itself and
+    the temporary objects deleted: a reader never sees a partial object, and a failed upload
+    leaves nothing under the session's name. The only write to a bucket we ever make.
+    """
+    fs = filesystem(profile_root_url)
+    session = os.path.basename(local_session.rstrip(os.sep))
+    staging_url = join(profile_root_url, f".tmp-{session}-{os.urandom(4).hex()}")
+    final_url = join(profile_root_url, session)
+    names = sorted(
+        n for n in os.listdir(local_session) if os.path.isfile(os.path.join(local_session, n))
+    )
+    _, staging = _split(staging_url)
+    _, final = _split(final_url)
+    try:
+        for name in names:
+            fs.put_file(os.path.join(local_session, name), f"{staging}/{name}")
+        for name in names:
+            fs.copy(f"{staging}/{name}", f"{final}/{name}")
+    except Exception as e:  # noqa: BLE001
+        raise error_for(final_url, e) from None
+    finally:
+        try:
+            fs.rm([f"{staging}/{name}" for name in names])
+        except Exception:  # noqa: BLE001 - a leftover hidden prefix is never listed
+            logger.warning("could not delete the temporary upload %s", shown(staging_url))
+    return shown(final_url)

@@ -1,0 +1,277 @@
+"""Logdirs in S3, against moto's real S3 server on loopback (docs/remote_logdirs.md).
+
+Skipped, with the reason, when s3fs (the ``[cloud]`` extra) or ``moto_server`` is missing;
+``.ci/run`` installs both, so CI runs them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from remote_servers import CountingProxy, MotoServer, moto_server_command
+
+from tensorboard_plugin_profile.common.errors import NotFound, ProfileError, Unavailable
+from tensorboard_plugin_profile.service import ProfileService
+from tensorboard_plugin_profile.store import remote
+from tensorboard_plugin_profile.store.cache_config import CacheConfig
+
+s3fs = pytest.importorskip(
+    "s3fs", reason="s3fs is not installed: pip install 'tensorboard-plugin-profile[cloud]'"
+)
+MOTO = moto_server_command()
+pytestmark = pytest.mark.skipif(
+    MOTO is None, reason="moto_server not found (.ci/run makes .venv-moto with moto[server])"
+)
+DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
+FIXTURES = ("jax_two_hosts", "pytorch_two_ranks", "profiler_hook")
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """(proxy, client): moto behind a counting proxy; the environment points s3fs at it."""
+    server = MotoServer(MOTO)
+    proxy = CountingProxy(server.port)
+    saved = {k: os.environ.get(k) for k in _ENV}
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="testing-key-id",
+        AWS_SECRET_ACCESS_KEY="testing-secret-value",
+        AWS_DEFAULT_REGION="us-east-1",
+        AWS_ENDPOINT_URL=f"http://127.0.0.1:{proxy.port}",
+    )
+    remote.forget_filesystems()
+    client = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False)
+    client.mkdir("profiles")
+    for name in FIXTURES:
+        client.put(os.path.join(DATA, name), f"profiles/logs/{name}", recursive=True)
+    yield proxy, client
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    remote.forget_filesystems()
+    proxy.stop()
+    server.stop()
+
+
+_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL")
+
+
+def _service(url, cache_dir):
+    return ProfileService(url, config=CacheConfig(disk_dir=str(cache_dir), workers=1))
+
+
+def _answers(service):
+    """Every tool's bytes for every run and host, as a comparable dict."""
+    answers = {}
+    for run in service.runs():
+        for tool in service.run_tools(run):
+            for host in service.hosts(run, tool):
+                try:
+                    result = service.tool_data(run, tool, host=host["hostname"])
+                    answer = b"".join(result.chunks())
+                except ProfileError as e:  # the same refusal either way (graph_viewer's)
+                    answer = f"{type(e).__name__}: {e.message}".encode()
+                answers[(run, tool, host["hostname"])] = answer
+    return answers
+
+
+def test_every_tool_answers_the_same_bytes_as_from_local_disk(s3, tmp_path):
+    proxy, client = s3
+    before = sorted(client.find("profiles"))
+    proxy.requests.clear()
+    remote_service = _service("s3://profiles/logs", tmp_path / "remote-cache")
+    local = tmp_path / "local"
+    for name in FIXTURES:
+        shutil.copytree(os.path.join(DATA, name), local / name)
+    local_service = ProfileService(str(local), config=CacheConfig(workers=1))
+    try:
+        got, expected = _answers(remote_service), _answers(local_service)
+    finally:
+        remote_service.close()
+        local_service.close()
+    assert expected and set(got) == set(expected)
+    assert [k for k in expected if got[k] != expected[k]] == []
+    # Never written to the bucket: the same objects as uploaded.
+    assert sorted(client.find("profiles")) == before
+    writes = [r for r in proxy.requests if r[0] in ("PUT", "POST", "DELETE")]
+    assert writes == [], "the bucket was written to"
+
+
+def test_a_restarted_server_answers_from_the_cache_without_fetching_again(s3, tmp_path):
+    proxy, _ = s3
+    run = "jax_two_hosts/multi_jax2__xprof_client"
+    first = _service("s3://profiles/logs", tmp_path)
+    try:
+        expected = b"".join(first.tool_data(run, "overview_page").chunks())
+    finally:
+        first.close()
+    proxy.requests.clear()
+    second = _service("s3://profiles/logs", tmp_path)
+    try:
+        assert b"".join(second.tool_data(run, "overview_page").chunks()) == expected
+    finally:
+        second.close()
+    ranged_gets = [r for r in proxy.requests if r[0] == "GET" and "list-type" not in r[1]]
+    assert ranged_gets == [], "the profile was downloaded again"
+
+
+def test_listing_1000_sessions_takes_one_request_per_folder_level(s3, tmp_path):
+    proxy, client = s3
+    client.pipe({f"profiles/many/plugins/profile/s{i:04d}/h.xplane.pb": b"" for i in range(1000)})
+    proxy.requests.clear()
+    service = _service("s3://profiles/many", tmp_path)
+    try:
+        runs = service.runs()
+    finally:
+        service.close()
+    assert len(runs) == 1000
+    listings = [r for r in proxy.requests if r[0] == "GET"]
+    # many/, many/plugins/, many/plugins/profile/: the sessions' folders are not opened.
+    assert len(listings) == 3, listings
+    assert len(proxy.requests) == 3
+
+
+def test_an_object_changed_during_the_download_is_never_decoded(s3, tmp_path):
+    _, client = s3
+    client.pipe("profiles/changing/vm.xplane.pb", b"x" * 1000)
+    listed = remote.stat("s3://profiles/changing/vm.xplane.pb")
+    client.pipe("profiles/changing/vm.xplane.pb", b"x" * 10)  # shorter now
+    local = str(tmp_path / remote.cache_name(listed))
+    with pytest.raises(Unavailable, match="s3://profiles/changing/vm.xplane.pb changed"):
+        remote.fetch(listed, local)
+    assert os.listdir(tmp_path) == []  # no final file, no temporary one
+
+
+def test_large_objects_come_in_parallel_ranged_parts(s3, tmp_path, monkeypatch):
+    proxy, client = s3
+    data = os.urandom(5 * 1000 + 7)
+    client.pipe("profiles/big/blob.xplane.pb", data)
+    monkeypatch.setattr(remote, "PART_BYTES", 1000)
+    obj = remote.stat("s3://profiles/big/blob.xplane.pb")
+    proxy.requests.clear()
+    local = remote.fetch(obj, str(tmp_path / remote.cache_name(obj)))
+    with open(local, "rb") as f:
+        assert f.read() == data
+    assert len([r for r in proxy.requests if r[0] == "GET"]) == 6
+
+
+def test_a_vanished_object_is_a_404_naming_the_url(s3, tmp_path):
+    _, client = s3
+    client.pipe("profiles/gone/vm.xplane.pb", b"x" * 100)
+    obj = remote.stat("s3://profiles/gone/vm.xplane.pb")
+    client.rm("profiles/gone/vm.xplane.pb")
+    with pytest.raises(NotFound, match="s3://profiles/gone/vm.xplane.pb does not exist"):
+        remote.fetch(obj, str(tmp_path / remote.cache_name(obj)))
+
+
+def test_an_unreachable_store_is_a_503_naming_the_url_and_no_secret(s3, tmp_path, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    remote.forget_filesystems()
+    try:
+        with pytest.raises(Unavailable) as caught:
+            remote.list_folder("s3://profiles/logs")
+    finally:
+        remote.forget_filesystems()
+    assert "s3://profiles/logs" in caught.value.message
+    assert "testing-secret-value" not in caught.value.message
+
+
+def test_a_missing_client_library_names_the_extra():
+    code = (
+        "import sys; sys.modules['s3fs'] = None\n"
+        "from tensorboard_plugin_profile.store import remote\n"
+        "try:\n    remote.list_folder('s3://b/logs')\n"
+        "except Exception as e:\n    print(type(e).__name__, e.message)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    assert out.startswith("Unavailable")
+    assert "pip install 'tensorboard-plugin-profile[cloud]'" in out
+    assert "s3fs" in out
+
+
+def test_the_cli_and_notebooks_take_urls_of_single_files(s3, tmp_path):
+    url = "s3://profiles/logs/pytorch_two_ranks/run/rank0.1.pt.trace.json.gz"
+    local = os.path.join(DATA, "pytorch_two_ranks", "run", "rank0.1.pt.trace.json.gz")
+    outputs = []
+    for path in (url, local):
+        out = tmp_path / f"out{len(outputs)}.json"
+        command = ["convert", path, "--tool", "op_types", "--no_cache", "-o", str(out)]
+        subprocess.run(
+            [sys.executable, "-m", "tensorboard_plugin_profile", *command],
+            check=True,
+            timeout=120,
+            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+        )
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] and outputs[0].startswith(b"{")
+    import tensorboard_plugin_profile
+
+    config = CacheConfig(disk_dir=str(tmp_path / "cache"), workers=1)
+    profile = tensorboard_plugin_profile.open("s3://profiles/logs/jax_two_hosts", config=config)
+    assert profile.run == "multi_jax2__xprof_client"
+    profile.service.close()
+
+
+def test_is_active_never_waits_on_the_network(tmp_path, monkeypatch):
+    """A store that accepts connections and never answers: the probe returns at once."""
+    import socket
+    import time
+
+    from tensorboard_plugin_profile.store.remote_logdir import RemoteLogDir
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{silent.getsockname()[1]}")
+    remote.forget_filesystems()
+    try:
+        logdir = RemoteLogDir("s3://profiles/logs", str(tmp_path))
+        started = time.monotonic()
+        assert logdir.probe_has_runs() is None
+        assert logdir.has_runs_cached() is None
+        assert time.monotonic() - started < 0.2
+    finally:
+        remote.forget_filesystems()
+        silent.close()
+
+
+def test_the_tensorboard_plugin_serves_an_s3_logdir(s3, tmp_path):
+    """TensorBoard's plugin object over real WSGI, given ``--logdir s3://...``."""
+    import argparse
+    import json
+    import time
+
+    from tensorboard.plugins import base_plugin
+    from werkzeug.test import Client
+    from werkzeug.wrappers import Response
+
+    from tensorboard_plugin_profile.web.plugin import ProfilePlugin
+
+    flags = argparse.Namespace(cache_dir=str(tmp_path), workers="1")
+    context = base_plugin.TBContext(logdir="s3://profiles/logs", flags=flags)
+    plugin = ProfilePlugin(context)
+    try:
+        deadline = time.monotonic() + 30
+        while not plugin.is_active() and time.monotonic() < deadline:
+            time.sleep(0.05)  # is_active answers at once; the listing runs behind it
+        assert plugin.is_active()
+        apps = plugin.get_plugin_apps()
+
+        def get(route, query=""):
+            reply = Client(apps[route], Response).get(f"{route}?{query}")
+            return reply.status_code, json.loads(reply.get_data())
+
+        status, runs = get("/runs")
+        assert status == 200 and "jax_two_hosts/multi_jax2__xprof_client" in runs
+        status, _ = get("/data", "run=jax_two_hosts/multi_jax2__xprof_client&tag=overview_page")
+        assert status == 200
+    finally:
+        plugin.service.close()
