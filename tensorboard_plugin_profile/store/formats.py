@@ -25,7 +25,7 @@ from ..chrome_trace import read_chrome_trace
 from ..chrome_trace.event_file import EVENT_FILE_PREFIX, graph_facts
 from ..chrome_trace.names import loose_trace_file_name, pytorch_file_name, timeline_file_name
 from ..chrome_trace.sniff import unreadable_reason as chrome_unreadable_reason
-from ..common.errors import CorruptProfile, NotFound, PermissionDenied
+from ..common.errors import CorruptProfile, NotFound, PermissionDenied, Unavailable
 from ..common.formats import (
     NAMED_FILES,
     PROFILER_HOOK,
@@ -81,8 +81,12 @@ def _graph_beside(host_file: Any) -> dict:
     file with a graph beside the timeline, else ``{"graph_note": why not}``; a damaged event
     file never fails the trace."""
     folder = os.path.dirname(host_file.path)
+    remote_names = getattr(host_file, "beside_names", None)  # a timeline in a bucket
     try:
-        names = sorted(n for n in os.listdir(folder) if n.startswith(EVENT_FILE_PREFIX))
+        if remote_names is not None:
+            names = remote_names()
+        else:
+            names = sorted(n for n in os.listdir(folder) if n.startswith(EVENT_FILE_PREFIX))
     except OSError:
         names = []
     note = (
@@ -91,11 +95,15 @@ def _graph_beside(host_file: Any) -> dict:
     )
     for name in reversed(names):
         try:
-            with open_inside(
-                host_file.logdir_real or os.path.realpath(folder), os.path.join(folder, name)
-            ) as f:
+            if remote_names is not None:
+                opened = host_file.open_beside(name)
+            else:
+                opened = open_inside(
+                    host_file.logdir_real or os.path.realpath(folder), os.path.join(folder, name)
+                )
+            with opened as f:
                 facts = graph_facts(f)
-        except (CorruptProfile, NotFound, PermissionDenied) as e:
+        except (CorruptProfile, NotFound, PermissionDenied, Unavailable) as e:
             note = f"{name}: {e}"
             continue
         except OSError as e:  # its text may hold a server path: only the reason is shown

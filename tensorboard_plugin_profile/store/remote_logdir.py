@@ -26,6 +26,7 @@ import threading
 import time
 from typing import IO, Any, Callable, Optional
 
+from ..chrome_trace.event_file import EVENT_FILE_PREFIX
 from ..common.errors import InvalidArgument, NotFound
 from ..common.formats import NAMED_FILES, SESSION_FOLDERS
 from . import formats, remote
@@ -44,6 +45,17 @@ class RemoteHostFile(HostFile):
 
     version: str = ""
     local: str = ""
+    # Event files listed in the same folder (a ProfilerHook timeline's graph, the model view).
+    beside: tuple = ()
+
+    def beside_names(self) -> list:
+        return sorted(o.name for o in self.beside)
+
+    def open_beside(self, name: str) -> IO[bytes]:
+        """One of ``beside``, fetched once into the cache folder like the profile itself."""
+        obj = next(o for o in self.beside if o.name == name)
+        local = os.path.join(os.path.dirname(self.local), remote.cache_name(obj))
+        return open(remote.fetch(obj, local), "rb")
 
     @property
     def key(self) -> tuple:
@@ -152,12 +164,12 @@ class RemoteLogDir:
             found = formats.single_file_name(single.name)
             parent = self.path.rsplit("/", 1)[0]
             if found is not None and formats.layout_of(found) == NAMED_FILES:
-                return {found.session: (parent, [single])}
-            return {parent.rsplit("/", 1)[-1] or "session": (parent, [single])}
+                return {found.session: (parent, [single], ())}
+            return {parent.rsplit("/", 1)[-1] or "session": (parent, [single], ())}
         runs: dict = {}
         folders, objects = self._list(self.path)
         if any(formats.match(o.name, SESSION_FOLDERS) for o in objects):
-            return {self._name() or "session": (self.path, None)}
+            return {self._name() or "session": (self.path, None, ())}
         self._walk("", self.path, folders, objects, runs, 0)
         return runs
 
@@ -167,8 +179,9 @@ class RemoteLogDir:
     def _walk(self, rel: str, url: str, folders: list, objects: list, runs: dict, depth: int):
         prefix = rel + "/" if rel else ""
         by_name = {o.name: o for o in objects}
+        events = tuple(o for o in objects if o.name.startswith(EVENT_FILE_PREFIX))
         for session, files in formats.sessions_in(list(by_name)).items():
-            runs.setdefault(prefix + session, (url, [by_name[name] for _, name in files]))
+            runs.setdefault(prefix + session, (url, [by_name[name] for _, name in files], events))
         if depth >= MAX_DEPTH:
             return
         for folder in folders:
@@ -182,7 +195,8 @@ class RemoteLogDir:
                     for session in sessions:
                         if not session.startswith("."):
                             runs.setdefault(
-                                prefix + session, (remote.join(sub_url, "profile/" + session), None)
+                                prefix + session,
+                                (remote.join(sub_url, "profile/" + session), None, ()),
                             )
                 continue
             sub_folders, sub_objects = self._list(sub_url)
@@ -198,14 +212,14 @@ class RemoteLogDir:
             runs = self._run_map()
         if run not in runs:
             raise NotFound(f"Run {run!r} was not found in the log directory.")
-        folder, objects = runs[run]
+        folder, objects, events = runs[run]
         if objects is None:  # a session folder: its hosts are listed now
             _, listed = self._list(folder)
             matched = [(formats.match(o.name, SESSION_FOLDERS), o) for o in listed]
             pairs = [(found.host, o) for found, o in matched if found is not None and found.host]
         else:
             pairs = [(self._host_of(o.name), o) for o in objects]
-        files = [self._host_file(host, obj) for host, obj in pairs]
+        files = [dataclasses.replace(self._host_file(h, o), beside=events) for h, o in pairs]
         return Session(run=run, path=folder, host_files=tuple(sorted(files, key=lambda f: f.host)))
 
     @staticmethod
