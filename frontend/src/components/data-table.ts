@@ -3,7 +3,8 @@
  * All cell text goes through Lit text bindings: profile strings are never parsed as HTML.
  * Wide tables stay readable: `.columns` names the columns shown first (a Columns menu shows the
  * others), `.shortColumns` the name columns shown in short form (full name on hover), and the
- * header row and first column stay in view while scrolling. CSV export always has every column.
+ * header row and first column stay in view while scrolling. CSV export always has every column:
+ * "Export as CSV" the whole table, "Export as shown" the rows the filter keeps, in the order shown.
  *
  *   <pf-data-table .table=${table} .columns=${['rank', 'operation']} csv-href=${url}></pf-data-table>
  */
@@ -186,7 +187,15 @@ export class DataTableElement extends LitElement {
         ${this.renderColumnMenu(allColumns)}
         ${this.csvHref
           ? html`<a class="button export" href=${this.csvHref} download=${this.csvName || nothing}>Export as CSV</a>`
-          : html`<button type="button" class="export" @click=${this.exportCsv}>Export as CSV</button>`}
+          : html`<button type="button" class="export" @click=${() => this.exportCsv(this.table)}>Export as CSV</button>`}
+        <button
+          type="button"
+          class="export-shown"
+          title="The rows on screen, filtered and sorted as shown (every column, raw values)"
+          @click=${() => this.exportCsv({ cols: this.table.cols, rows: sorted })}
+        >
+          Export as shown
+        </button>
       </div>
       <div class="scroll">
         <table aria-label=${this.caption || nothing} aria-rowcount=${filtered.length + 1}>
@@ -285,8 +294,8 @@ export class DataTableElement extends LitElement {
     return shown === total ? `${total} ${noun}` : `${shown} of ${total} ${noun}`;
   }
 
-  private exportCsv(): void {
-    const blob = new Blob([tableToCsv(this.table)], { type: 'text/csv;charset=utf-8' });
+  private exportCsv(table: DataTable): void {
+    const blob = new Blob([tableToCsv(table)], { type: 'text/csv;charset=utf-8' });
     const url = URL.createObjectURL(blob);
     const link = document.createElement('a');
     link.href = url;
