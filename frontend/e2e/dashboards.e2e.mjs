@@ -258,6 +258,10 @@ async function opStatsPage() {
   await view.locator('select[name="side"]').selectOption('Host');
   const hostRows = withIdle.rows.filter((r) => r.c[1].v === 'Host').length;
   check((await count()) === hostRows, `Host filter shows ${await count()} rows, data has ${hostRows}`);
+  // Issue 28, item 9: one count, against the whole table ("54 of 54 operations" stood beside "7 of 54 rows").
+  const said = await text(table.locator('.count'));
+  const want = hostRows === withIdle.rows.length ? `${hostRows} rows` : `${hostRows} of ${withIdle.rows.length} rows`;
+  check(said === want && (await view.locator('.filters .muted').count()) === 0, `count says "${said}" (want "${want}", and no second count)`);
   return `${run}: ${withoutIdle.rows.length} ops (${withIdle.rows.length} with IDLE), ${pies} pies, CSV = data_csv`;
 }
 

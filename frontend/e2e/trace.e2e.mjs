@@ -518,11 +518,11 @@ async function run() {
       await view.locator('pf-data-table').waitFor({ timeout: TIMEOUT_MS * 2 });
       const boxes = await view.locator('.filters input[type="search"]').evaluateAll((inputs) => inputs.map((i) => i.value));
       assert(boxes.some((v) => v && name.includes(v)), `filter boxes ${JSON.stringify(boxes)} do not show the filter for "${name}"`);
-      const count = await view.locator('.filters .muted').textContent();
-      const [shown, total] = count.match(/\d+/g).map(Number);
+      const count = await view.locator('pf-data-table .count').textContent();
+      const [shown, total = shown] = count.match(/\d+/g).map(Number);
       if (shown === 0) {
         await view.locator('button.clear-filters').click();
-        const after = (await view.locator('.filters .muted').textContent()).match(/\d+/g).map(Number);
+        const after = (await view.locator('pf-data-table .count').textContent()).match(/\d+/g).map(Number);
         assert(after[0] === total, `Clear filters shows ${after[0]} of ${total}`);
       }
       console.log(`     "${name}" → filter ${JSON.stringify(boxes)}, ${shown} of ${total} operations`);

@@ -37,6 +37,11 @@ export class DataTableElement extends LitElement {
   @property({ attribute: false }) shortColumns: readonly string[] = [];
   /** Shorter header labels by column id (the export keeps the converter's labels). */
   @property({ attribute: false }) labels: Readonly<Record<string, string>> = {};
+  /**
+   * Rows before the view's own filters (op stats' side/type/name boxes), so the one count reads
+   * "7 of 54 rows" against the whole table; the table's rows when unset.
+   */
+  @property({ type: Number, attribute: 'total-rows' }) totalRows = -1;
   /** Most characters of a short name. */
   @property({ type: Number, attribute: 'short-chars' }) shortChars = SHORT_NAME_CHARS;
   /**
@@ -173,7 +178,7 @@ export class DataTableElement extends LitElement {
     const visible = sorted.slice(info.start, info.end);
     return html`
       <div class="toolbar">
-        <span class="count" role="status">${this.countText(filtered.length, allRows.length)}</span>
+        <span class="count" role="status">${this.countText(filtered.length, Math.max(this.totalRows, allRows.length))}</span>
         <label>
           <span class="visually-hidden">Filter rows</span>
           <input
