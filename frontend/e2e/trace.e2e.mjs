@@ -530,6 +530,25 @@ async function run() {
       await page.waitForFunction((t) => new URLSearchParams(location.search).get('tool') === t, TOOL, { timeout: TIMEOUT_MS });
     });
 
+    await check('the timeline fills the window at 1366x768 (issue 28, item 10)', async () => {
+      const before = page.viewportSize();
+      await page.setViewportSize({ width: 1366, height: 768 });
+      try {
+        await page.waitForFunction(() => {
+          const el = document.querySelector('pf-app')?.shadowRoot?.querySelector('pf-tool-view')?.shadowRoot
+            ?.querySelector('pf-trace-view')?.shadowRoot?.querySelector('pf-trace-timeline');
+          const box = el?.getBoundingClientRect();
+          return box && box.height > 0 && Math.abs(window.innerHeight - box.bottom) <= 24;
+        }, null, { timeout: 5000 }).catch(() => {});
+        const box = await timeline().boundingBox();
+        const gap = 768 - (box.y + box.height);
+        assert(gap >= 0 && gap <= 24, `the timeline ends ${gap.toFixed(0)} px above the window's bottom (${box.height.toFixed(0)} px tall)`);
+        await page.screenshot({ path: join(ARTIFACTS, 'trace-1366x768.png') });
+      } finally {
+        await page.setViewportSize(before);
+      }
+    });
+
     await check('trace_viewer opens on the Summary tab; its Timeline tab draws', async () => {
       if (!target.tools.includes('trace_viewer')) {
         console.log('     (no trace_viewer tool in this run; skipped)');
