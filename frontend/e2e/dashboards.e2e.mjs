@@ -148,6 +148,10 @@ async function overviewPage() {
     const series = await view.locator('pf-echart.step-time').evaluate((el) => el.instance.getOption().series.map((s) => s.name));
     const input = await view.locator('pf-echart.step-time').evaluate((el) => el.instance.getOption().series.find((s) => s.name === 'Input')?.itemStyle?.color);
     if (series.includes('Input')) check(input === '#e03131', `input time is not red: ${input}`);
+    // Issue 28, item 9: the breakdown's shares add to 100% (a remainder row when components leave a gap).
+    const shares = (await view.locator('table.breakdown tbody td:last-child').allTextContents()).map((t) => Number(t.replace('%', '')));
+    const sum = shares.reduce((a, b) => a + b, 0);
+    if (shares.length) check(Math.abs(sum - 100) <= 0.5, `step-time shares add to ${sum.toFixed(1)}%: ${shares}`);
   }
   // Top-10 table against framework_op_stats (without IDLE).
   const tools = await api('run_tools', { run });
