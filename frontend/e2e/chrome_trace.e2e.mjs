@@ -75,6 +75,10 @@ async function tablePage(run, tool, host) {
   check((await shown.count()) === tables.length, `${await shown.count()} tables shown, server sent ${tables.length}`);
   const titles = await view.locator('section h2').allTextContents();
   for (const table of tables) check(titles.includes(table.p.title), `title "${table.p.title}" not shown`);
+  // Issue 28, item 9: the title is the heading, not a raw "Properties (1) > title: ..." panel.
+  const raw = await view.locator('details > summary', { hasText: 'Properties' }).allTextContents();
+  const onlyTitle = tables.every((t) => Object.keys(t.p ?? {}).every((key) => key === 'title'));
+  check(!onlyTitle || raw.length === 0, `raw metadata panels shown: ${raw}`);
   for (let i = 0; i < tables.length; i++) {
     const count = (await shown.nth(i).locator('.count').textContent()).trim();
     const n = tables[i].rows.length;

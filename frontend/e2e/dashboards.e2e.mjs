@@ -148,6 +148,10 @@ async function overviewPage() {
     const series = await view.locator('pf-echart.step-time').evaluate((el) => el.instance.getOption().series.map((s) => s.name));
     const input = await view.locator('pf-echart.step-time').evaluate((el) => el.instance.getOption().series.find((s) => s.name === 'Input')?.itemStyle?.color);
     if (series.includes('Input')) check(input === '#e03131', `input time is not red: ${input}`);
+    // Issue 28, item 9: the breakdown's shares add to 100% (a remainder row when components leave a gap).
+    const shares = (await view.locator('table.breakdown tbody td:last-child').allTextContents()).map((t) => Number(t.replace('%', '')));
+    const sum = shares.reduce((a, b) => a + b, 0);
+    if (shares.length) check(Math.abs(sum - 100) <= 0.5, `step-time shares add to ${sum.toFixed(1)}%: ${shares}`);
   }
   // Top-10 table against framework_op_stats (without IDLE).
   const tools = await api('run_tools', { run });
@@ -258,6 +262,10 @@ async function opStatsPage() {
   await view.locator('select[name="side"]').selectOption('Host');
   const hostRows = withIdle.rows.filter((r) => r.c[1].v === 'Host').length;
   check((await count()) === hostRows, `Host filter shows ${await count()} rows, data has ${hostRows}`);
+  // Issue 28, item 9: one count, against the whole table ("54 of 54 operations" stood beside "7 of 54 rows").
+  const said = await text(table.locator('.count'));
+  const want = hostRows === withIdle.rows.length ? `${hostRows} rows` : `${hostRows} of ${withIdle.rows.length} rows`;
+  check(said === want && (await view.locator('.filters .muted').count()) === 0, `count says "${said}" (want "${want}", and no second count)`);
   return `${run}: ${withoutIdle.rows.length} ops (${withIdle.rows.length} with IDLE), ${pies} pies, CSV = data_csv`;
 }
 

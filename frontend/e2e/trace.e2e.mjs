@@ -518,16 +518,35 @@ async function run() {
       await view.locator('pf-data-table').waitFor({ timeout: TIMEOUT_MS * 2 });
       const boxes = await view.locator('.filters input[type="search"]').evaluateAll((inputs) => inputs.map((i) => i.value));
       assert(boxes.some((v) => v && name.includes(v)), `filter boxes ${JSON.stringify(boxes)} do not show the filter for "${name}"`);
-      const count = await view.locator('.filters .muted').textContent();
-      const [shown, total] = count.match(/\d+/g).map(Number);
+      const count = await view.locator('pf-data-table .count').textContent();
+      const [shown, total = shown] = count.match(/\d+/g).map(Number);
       if (shown === 0) {
         await view.locator('button.clear-filters').click();
-        const after = (await view.locator('.filters .muted').textContent()).match(/\d+/g).map(Number);
+        const after = (await view.locator('pf-data-table .count').textContent()).match(/\d+/g).map(Number);
         assert(after[0] === total, `Clear filters shows ${after[0]} of ${total}`);
       }
       console.log(`     "${name}" → filter ${JSON.stringify(boxes)}, ${shown} of ${total} operations`);
       await page.goBack();
       await page.waitForFunction((t) => new URLSearchParams(location.search).get('tool') === t, TOOL, { timeout: TIMEOUT_MS });
+    });
+
+    await check('the timeline fills the window at 1366x768 (issue 28, item 10)', async () => {
+      const before = page.viewportSize();
+      await page.setViewportSize({ width: 1366, height: 768 });
+      try {
+        await page.waitForFunction(() => {
+          const el = document.querySelector('pf-app')?.shadowRoot?.querySelector('pf-tool-view')?.shadowRoot
+            ?.querySelector('pf-trace-view')?.shadowRoot?.querySelector('pf-trace-timeline');
+          const box = el?.getBoundingClientRect();
+          return box && box.height > 0 && Math.abs(window.innerHeight - box.bottom) <= 24;
+        }, null, { timeout: 5000 }).catch(() => {});
+        const box = await timeline().boundingBox();
+        const gap = 768 - (box.y + box.height);
+        assert(gap >= 0 && gap <= 24, `the timeline ends ${gap.toFixed(0)} px above the window's bottom (${box.height.toFixed(0)} px tall)`);
+        await page.screenshot({ path: join(ARTIFACTS, 'trace-1366x768.png') });
+      } finally {
+        await page.setViewportSize(before);
+      }
     });
 
     await check('trace_viewer opens on the Summary tab; its Timeline tab draws', async () => {

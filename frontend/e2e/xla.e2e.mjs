@@ -144,12 +144,47 @@ async function hloStats(run) {
   check(href.pathname.endsWith('/data_csv'), 'CSV link is not data_csv');
   check(file === (await api('data_csv', { run, tag: 'hlo_stats', host }, 'text')), 'downloaded CSV differs from data_csv');
   check(parseCsv(file).length - 1 === data.rows.length, 'CSV row count differs');
+  await percentShown(table, data);
+  await exportAsShown(table, data);
   await shot(`hlo-stats-${run}`);
   const link = table.locator('tbody a').first();
   const op = await link.textContent();
   await link.click();
   await graphDrawn(op);
   return `${data.rows.length} ops, CSV = data_csv, ${op} opens the graph viewer`;
+}
+
+// Issue 28, item 1: "Self time (%)" was shown as the converter's fraction (0.166) where op
+// profile and the CSV say 16.58: the page shows the percentage.
+async function percentShown(table, data) {
+  const headers = (await table.locator('thead th').allTextContents()).map((t) => t.replace(/[▲▼]/g, '').trim());
+  const shown = headers.indexOf('Self time (%)');
+  const column = data.cols.findIndex((c) => c.id === 'total_self_time_percent');
+  check(shown >= 0 && column >= 0, `no "Self time (%)" column among ${headers}`);
+  const text = await table.locator('tbody tr').first().locator('td').nth(shown).textContent();
+  const fraction = data.rows[0].c[column].v;
+  check(Math.abs(Number(text) - fraction * 100) < 0.002, `"Self time (%)" shows ${text} for the fraction ${fraction}`);
+}
+
+// Issue 28, item 12: "Export as shown" writes the rows the filter keeps, in the order on screen.
+async function exportAsShown(table, data) {
+  const column = data.cols.findIndex((c) => c.id === 'category');
+  const category = data.rows[data.rows.length - 1].c[column].v;
+  const wanted = data.rows.filter((r) => String(r.c[column].v) === category).length;
+  await table.locator('input[type="search"]').fill(category);
+  await table.locator('thead th', { hasText: 'Self time (us)' }).click(); // ascending
+  const count = (await table.locator('.count').textContent()).trim();
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: TIMEOUT_MS }),
+    table.locator('button.export-shown').click(),
+  ]);
+  const csv = parseCsv(readFileSync(await download.path(), 'utf8'));
+  const shownRows = Number(/^(\d+)/.exec(count)?.[1]);
+  check(csv.length - 1 === shownRows && shownRows >= wanted, `"as shown" CSV has ${csv.length - 1} rows, the page shows "${count}"`);
+  const self = csv[0].findIndex((label) => label.startsWith('Total self time'));
+  const times = csv.slice(1).map((r) => Number(r[self]));
+  check(self >= 0 && times.every((t, i) => i === 0 || times[i - 1] <= t), `"as shown" CSV not in the order shown: ${times}`);
+  await table.locator('input[type="search"]').fill('');
 }
 
 async function rooflineOnCpu(run) {

@@ -16,6 +16,14 @@ export function formatNumber(value: number): string {
   return text === '-0' ? '0' : text;
 }
 
+const compactFormat = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 2 });
+
+/** Axis ticks: short and readable (`50M`, `1.5K`, `0.25`), never `50,000,000`. */
+export function formatCompact(value: number): string {
+  if (!Number.isFinite(value)) return formatNumber(value);
+  return Math.abs(value) < 1000 ? formatNumber(value) : compactFormat.format(value);
+}
+
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'number') return formatNumber(value);

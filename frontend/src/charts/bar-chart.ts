@@ -5,7 +5,7 @@
  */
 import { LitElement, css, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import { formatNumber } from '../format';
+import { formatCompact, formatNumber } from '../format';
 
 export interface Bar {
   label: string;
@@ -70,7 +70,7 @@ export class BarChartElement extends LitElement {
         trigger: 'item',
         formatter: (p: { name: string; value: number }) => `${p.name}\n${formatNumber(p.value)} ${this.unit}`,
       },
-      xAxis: { type: 'value', axisLabel: { color: text } },
+      xAxis: { type: 'value', axisLabel: { color: text, formatter: formatCompact } },
       yAxis: {
         type: 'category',
         data: bars.map((bar) => bar.label),

@@ -6,6 +6,7 @@ import { podStepModel, type PodViewerPayload } from '../models/pod-viewer';
 import { haveReference, reference } from '../models/reference-fixtures';
 import { pieOption, pieTooltip, stackedBarOption, stackedTooltip, timelineOption } from './options';
 import { LIGHT_THEME } from './theme';
+import { formatCompact } from '../format';
 
 const XSS = '<img src=x onerror=alert(1)>';
 
@@ -55,5 +56,14 @@ describe('chart tooltips keep profile strings as text', () => {
 
   it('in a pie', () => {
     expect(pieTooltip({ name: XSS, value: 5 }, 10, 'us')).toBe(`${XSS}\n5 us (50%)`);
+  });
+});
+
+describe('value axes', () => {
+  it('label ticks compactly (issue 28, item 8: 50M, not 50,000,000)', () => {
+    expect([50_000_000, 1500, 999, 0.25, 0].map(formatCompact)).toEqual(['50M', '1.5K', '999', '0.25', '0']);
+    const model = { categories: ['a'], series: [{ name: 's', values: [50_000_000] }], axisLabel: 'us' };
+    const option = stackedBarOption(model as never, LIGHT_THEME) as { yAxis: { axisLabel: { formatter: (v: number) => string } } };
+    expect(option.yAxis.axisLabel.formatter(50_000_000)).toBe('50M');
   });
 });

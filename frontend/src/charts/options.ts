@@ -6,7 +6,7 @@
 import type { EChartsOption } from 'echarts';
 import { PALETTE, type PieModel, type PieSlice, type StackedBarModel, type TimelineChartModel } from '../models/chart-models';
 import { distinctShortNames } from '../models/names';
-import { formatNumber } from '../format';
+import { formatCompact, formatNumber } from '../format';
 import type { ChartTheme } from './theme';
 
 export type ChartOption = EChartsOption;
@@ -78,7 +78,7 @@ export function stackedBarOption(model: StackedBarModel, theme: ChartTheme): Cha
       type: 'value',
       name: model.axisLabel,
       nameTextStyle: { color: theme.muted, align: 'left' },
-      axisLabel: { color: theme.text },
+      axisLabel: { color: theme.text, formatter: formatCompact },
       splitLine: { lineStyle: { color: theme.border, opacity: 0.6 } },
     },
     series: model.series.map((s) => ({
@@ -141,7 +141,7 @@ export function timelineOption(model: TimelineChartModel, theme: ChartTheme): Ch
     type: 'value' as const,
     name,
     nameTextStyle: { color: theme.muted },
-    axisLabel: { color: theme.text },
+    axisLabel: { color: theme.text, formatter: formatCompact },
     splitLine: { lineStyle: { color: theme.border, opacity: 0.6 } },
   });
   return {

@@ -4,7 +4,7 @@
  */
 import { PALETTE } from '../models/chart-models';
 import type { HeapChartModel, PeakBar } from '../models/xla';
-import { formatNumber } from '../format';
+import { formatCompact, formatNumber } from '../format';
 import { clipLabel, tooltipBase, type ChartOption } from './options';
 import type { ChartTheme } from './theme';
 
@@ -13,7 +13,7 @@ function valueAxis(name: string, theme: ChartTheme) {
     type: 'value' as const,
     name,
     nameTextStyle: { color: theme.muted },
-    axisLabel: { color: theme.text },
+    axisLabel: { color: theme.text, formatter: formatCompact },
     splitLine: { lineStyle: { color: theme.border, opacity: 0.6 } },
   };
 }

@@ -3,7 +3,8 @@
  * All cell text goes through Lit text bindings: profile strings are never parsed as HTML.
  * Wide tables stay readable: `.columns` names the columns shown first (a Columns menu shows the
  * others), `.shortColumns` the name columns shown in short form (full name on hover), and the
- * header row and first column stay in view while scrolling. CSV export always has every column.
+ * header row and first column stay in view while scrolling. CSV export always has every column:
+ * "Export as CSV" the whole table, "Export as shown" the rows the filter keeps, in the order shown.
  *
  *   <pf-data-table .table=${table} .columns=${['rank', 'operation']} csv-href=${url}></pf-data-table>
  */
@@ -36,6 +37,11 @@ export class DataTableElement extends LitElement {
   @property({ attribute: false }) shortColumns: readonly string[] = [];
   /** Shorter header labels by column id (the export keeps the converter's labels). */
   @property({ attribute: false }) labels: Readonly<Record<string, string>> = {};
+  /**
+   * Rows before the view's own filters (op stats' side/type/name boxes), so the one count reads
+   * "7 of 54 rows" against the whole table; the table's rows when unset.
+   */
+  @property({ type: Number, attribute: 'total-rows' }) totalRows = -1;
   /** Most characters of a short name. */
   @property({ type: Number, attribute: 'short-chars' }) shortChars = SHORT_NAME_CHARS;
   /**
@@ -172,7 +178,7 @@ export class DataTableElement extends LitElement {
     const visible = sorted.slice(info.start, info.end);
     return html`
       <div class="toolbar">
-        <span class="count" role="status">${this.countText(filtered.length, allRows.length)}</span>
+        <span class="count" role="status">${this.countText(filtered.length, Math.max(this.totalRows, allRows.length))}</span>
         <label>
           <span class="visually-hidden">Filter rows</span>
           <input
@@ -186,7 +192,15 @@ export class DataTableElement extends LitElement {
         ${this.renderColumnMenu(allColumns)}
         ${this.csvHref
           ? html`<a class="button export" href=${this.csvHref} download=${this.csvName || nothing}>Export as CSV</a>`
-          : html`<button type="button" class="export" @click=${this.exportCsv}>Export as CSV</button>`}
+          : html`<button type="button" class="export" @click=${() => this.exportCsv(this.table)}>Export as CSV</button>`}
+        <button
+          type="button"
+          class="export-shown"
+          title="The rows on screen, filtered and sorted as shown (every column, raw values)"
+          @click=${() => this.exportCsv({ cols: this.table.cols, rows: sorted })}
+        >
+          Export as shown
+        </button>
       </div>
       <div class="scroll">
         <table aria-label=${this.caption || nothing} aria-rowcount=${filtered.length + 1}>
@@ -285,8 +299,8 @@ export class DataTableElement extends LitElement {
     return shown === total ? `${total} ${noun}` : `${shown} of ${total} ${noun}`;
   }
 
-  private exportCsv(): void {
-    const blob = new Blob([tableToCsv(this.table)], { type: 'text/csv;charset=utf-8' });
+  private exportCsv(table: DataTable): void {
+    const blob = new Blob([tableToCsv(table)], { type: 'text/csv;charset=utf-8' });
     const url = URL.createObjectURL(blob);
     const link = document.createElement('a');
     link.href = url;

@@ -73,6 +73,17 @@ function componentColumns(table: DataTable): number[] {
   return ids.map((id) => columnIndex(table, id)).filter((index) => index >= 0);
 }
 
+/**
+ * The part of the average step no component covers, so the shares add to 100% (issue 28: they
+ * added to 91.1%); null when the components already cover the step (within 0.5%).
+ */
+function unaccounted(components: readonly ComponentStat[], averageMs: number): ComponentStat | null {
+  const covered = components.reduce((sum, c) => sum + c.averageMs, 0);
+  const rest = averageMs - covered;
+  if (!(averageMs > 0) || rest <= averageMs * 0.005) return null;
+  return { id: 'unaccounted', label: 'Other (not in any component)', color: '#9aa0a6', averageMs: rest, deviationMs: NaN, percent: (100 * rest) / averageMs };
+}
+
 export function stepTimeModel(table: DataTable): StepTimeModel {
   const rows = tableRows(table);
   const stepIndex = columnIndex(table, 'stepnum');
@@ -110,6 +121,8 @@ export function stepTimeModel(table: DataTable): StepTimeModel {
       };
     })
     .filter((c) => c.averageMs > 0);
+  const remainder = unaccounted(components, averageMs);
+  if (remainder) components.push(remainder);
   return {
     steps: rows.length,
     averageMs,

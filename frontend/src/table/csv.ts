@@ -1,11 +1,16 @@
 /**
  * CSV of a DataTable, written the way the server's `data_csv` writes it (every field quoted,
- * `""` for null, `\n` line ends), for tables the page derives itself (memory breakdown, top ops).
+ * `""` for null, `\n` line ends, no cell that starts a formula), for tables the page derives
+ * itself (memory breakdown, top ops) and for "Export as shown" (the filtered, sorted rows).
  */
 import { columnLabel, tableRows, type DataTable } from './datatable';
 
+/** A text cell a spreadsheet would read as a formula gets a leading `'` (as the server's CSV). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 function field(value: unknown): string {
-  const text = value === null || value === undefined ? '' : String(value);
+  let text = value === null || value === undefined ? '' : String(value);
+  if (typeof value === 'string' && FORMULA_START.test(text)) text = `'${text}`;
   return '"' + text.replace(/"/g, '""') + '"';
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { columnLabel, isDataTable, isDataTableList, tableProperties, tableTitle, type DataRow } from './datatable';
+import { tableToCsv } from './csv';
 import { filterRows } from './filter';
 import { formatNumber, formatValue } from '../format';
 import { formatCell } from './format';
@@ -99,5 +100,18 @@ describe('datatable', () => {
       ['a', '1'],
       ['b', '2'],
     ]);
+  });
+});
+
+describe('csv', () => {
+  it('writes the given rows, quotes every field and never starts a formula', () => {
+    const table = {
+      cols: [
+        { id: 'name', label: 'Name', type: 'string' },
+        { id: 'time', label: 'Time (us)', type: 'number' },
+      ],
+      rows: [{ c: [{ v: '=HYPERLINK("x")' }, { v: -3.5 }] }, { c: [{ v: 'a"b' }, { v: null }] }],
+    };
+    expect(tableToCsv(table)).toBe('"Name","Time (us)"\n"\'=HYPERLINK(""x"")","-3.5"\n"a""b",""\n');
   });
 });

@@ -85,8 +85,10 @@ export class DataTableView extends LitElement implements ToolViewElement {
     if (tables.length === 0) return html`<p class="muted">This tool returned no table data.</p>`;
     const multiple = Array.isArray(this.data);
     return tables.map(({ table, index }) => {
-      const title = multiple ? tableTitle(table, index) : '';
-      const properties = tableProperties(table);
+      const own = typeof table.p?.title === 'string' ? table.p.title : '';
+      const title = multiple ? tableTitle(table, index) : own;
+      // The title is the heading; only the other properties are listed, and only when there are any.
+      const properties = tableProperties(table).filter(([key]) => !(key === 'title' && title === own));
       const exportable = table.cols.length > 0;
       return html`<section aria-label=${title || 'Table'}>
         ${title ? html`<h2>${title}</h2>` : nothing}

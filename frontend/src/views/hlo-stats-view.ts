@@ -11,6 +11,7 @@ import '../components/data-table';
 import { dashboardStyles, metricList } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
 import { topSlices, type PieModel } from '../models/chart-models';
+import { fractionsAsPercent } from '../models/gviz';
 import { isDataTable, tableRows, type DataColumn, type DataRow, type DataTable } from '../table/datatable';
 import { formatNumber } from '../format';
 import type { ToolContext, ToolViewElement } from './contract';
@@ -47,6 +48,9 @@ const FIRST_COLUMNS = [
   'cumulative_total_self_time_percent',
   'model_flop_rate',
 ];
+/** The converter writes these "(%)" columns as fractions (0.166); the page shows percentages. */
+const FRACTION_COLUMNS = new Set(['total_self_time_percent', 'cumulative_total_self_time_percent']);
+
 const SHORT_LABELS = {
   hlo_op_name: 'HLO op',
   tf_op_name: 'Framework op',
@@ -107,7 +111,7 @@ export class HloStatsView extends LitElement implements ToolViewElement {
       <section class="card wide" aria-label="HLO ops">
         <h2>HLO ops</h2>
         <pf-data-table
-          .table=${table}
+          .table=${fractionsAsPercent(table, FRACTION_COLUMNS)}
           .cellLink=${link}
           .columns=${FIRST_COLUMNS}
           .shortColumns=${['hlo_op_name', 'hlo_op_expression', 'tf_op_name']}

@@ -88,10 +88,10 @@ export class KernelStatsView extends LitElement implements ToolViewElement {
               <option value="eligible-unused">Eligible op, not using them</option>
             </select>
           </label>
-          <span class="muted">${tableRows(filtered).length} of ${tableRows(table).length} rows</span>
         </div>
         <pf-data-table
           .table=${filtered}
+          total-rows=${tableRows(table).length}
           caption="Kernels"
           .columns=${FIRST_COLUMNS}
           .shortColumns=${['kernel_name', 'op_name']}

@@ -119,13 +119,13 @@ export class OpStatsView extends LitElement implements ToolViewElement {
             >Operation name
             <input name="name" type="search" placeholder="substring" .value=${this.filter.name} @input=${this.onFilter}
           /></label>
-          <span class="muted">${tableRows(filtered).length} of ${tableRows(table).length} operations</span>
           ${isFiltered(this.filter)
             ? html`<button type="button" class="clear-filters" @click=${this.clearFilters}>Clear filters</button>`
             : nothing}
         </div>
         <pf-data-table
           .table=${filtered}
+          total-rows=${tableRows(table).length}
           caption="Operations"
           .columns=${FIRST_COLUMNS}
           .shortColumns=${['operation', 'type']}

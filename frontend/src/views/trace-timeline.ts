@@ -18,6 +18,8 @@ import { timeToX } from '../trace/viewport';
 
 export const TRACE_TIMELINE_TAG = 'pf-trace-timeline';
 
+/** Room left under the canvas at the bottom of the window. */
+const VIEWPORT_MARGIN_PX = 12;
 const DRAG_THRESHOLD_PX = 3;
 const DRAW_SAMPLES = 600;
 
@@ -133,6 +135,7 @@ export class TraceTimeline extends LitElement {
     this.canvas.addEventListener('wheel', this.onWheel, { passive: false });
     this.resizeObserver = new ResizeObserver(() => this.measure());
     this.resizeObserver.observe(this);
+    requestAnimationFrame(() => this.fitViewport()); // after the toolbar above has its height
     this.measure();
   }
 
@@ -190,7 +193,19 @@ export class TraceTimeline extends LitElement {
     this.dprQuery.addEventListener('change', this.onDprChange);
   }
 
-  private readonly onDprChange = () => this.measure();
+  private readonly onDprChange = () => {
+    this.fitViewport();
+    this.measure();
+  };
+
+  /**
+   * The canvas reaches the bottom of the window, whatever sits above it (a fixed `100vh - N`
+   * left ~180 px blank at 1366x768); never shorter than 320 px.
+   */
+  private fitViewport(): void {
+    const top = this.getBoundingClientRect().top + window.scrollY;
+    this.style.height = `${Math.max(320, Math.floor(window.innerHeight - top - VIEWPORT_MARGIN_PX))}px`;
+  }
 
   private draw(): void {
     if (!this.renderer || !this.model) return;
