@@ -189,6 +189,10 @@ async function livePrefill() {
     const body = await response.json();
     await route.fulfill({ response, json: { ...body, live: { service_addr: 'this-process', framework: 'JAX', pid: 4242 } } });
   });
+  // That server also lists the steps its script marked (none here).
+  await page.route('**/live_steps*', (route) =>
+    route.fulfill({ json: { steps: [], total: 0, capture: { state: 'idle' } } }),
+  );
   await open(JAX, 'advisor', 'pf-advisor-view');
   const badge = page.locator('pf-app .live');
   await badge.waitFor({ timeout: TIMEOUT_MS });
