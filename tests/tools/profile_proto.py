@@ -91,7 +91,9 @@ def _profile_class():
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
     descriptor = pool.FindMessageTypeByName("perftools.profiles.Profile")
-    return message_factory.GetMessageClass(descriptor)
+    if hasattr(message_factory, "GetMessageClass"):  # protobuf >= 4.22
+        return message_factory.GetMessageClass(descriptor)
+    return message_factory.MessageFactory(pool).GetPrototype(descriptor)  # the oldest runtime
 
 
 Profile = _profile_class()
