@@ -13,6 +13,12 @@ import pytest
 # directory); subprocesses (CLI, TensorBoard) inherit this.
 os.environ.setdefault("TBPROF_NO_CACHE", "1")
 
+# Capture tests leave gRPC's poller threads running in this process. On Python 3.9,
+# subprocess forks (3.10+ uses vfork), and gRPC's fork handlers then abort the child
+# now and then ("epoll_wait error: Bad file descriptor", SIGABRT) before it execs. The
+# product never forks after using gRPC (its pools spawn); the test process does.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "data"
 REFERENCE = FIXTURES / "reference"
