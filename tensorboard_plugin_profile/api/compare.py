@@ -31,6 +31,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pandas as pd
 
+from ..analysis.pytorch.operators import ALL_THREADS, SCOPES
 from ..common.errors import InvalidArgument, NotApplicable, NotFound
 from ..service import ProfileService
 from .tables import table_frame, tables_of
@@ -53,9 +54,12 @@ class Side:
     host: Optional[str] = None
     step: Optional[str] = None
     role: str = "experiment"
+    scope: Optional[str] = None  # which calls pytorch_operators counts (SCOPES)
 
     def answer(self, tool: str) -> Any:
         params = {"run": self.run}
+        if self.scope:
+            params["scope"] = self.scope
         try:
             result = self.service.tool_data(self.run, tool, host=self.host, params=params)
         except NotApplicable as e:
@@ -212,15 +216,27 @@ ROW_TOOLS = {
 }
 STEP_TOOLS = ("overview_page", "input_pipeline_analyzer", "pytorch_overview")
 COMPARABLE = tuple(sorted(set(ROW_TOOLS) | set(STEP_TOOLS)))
+SCOPED_TOOLS = ("pytorch_operators",)  # the tools that take ``scope``
 
 
-def compare_runs(base: Side, exp: Side, tool: str) -> pd.DataFrame:
-    """The comparison of ``tool`` between two runs (see the module docstring)."""
+def compare_runs(base: Side, exp: Side, tool: str, scope: Optional[str] = None) -> pd.DataFrame:
+    """The comparison of ``tool`` between two runs (see the module docstring). ``scope``
+    (``pytorch_operators`` only, both sides): ``all`` threads (the default) or
+    ``main_thread_steps``, as torch-tb-profiler's diff view counts."""
     if tool not in COMPARABLE:
         raise InvalidArgument(
             f"Tool {tool} cannot be compared; the tools that can: {', '.join(COMPARABLE)}."
         )
-    base = dataclasses.replace(base, role="baseline")
+    if scope and scope not in SCOPES:
+        raise InvalidArgument(f"scope must be one of {', '.join(SCOPES)}; got {scope!r}.")
+    if scope and scope != ALL_THREADS and tool not in SCOPED_TOOLS:
+        raise InvalidArgument(
+            f"scope {scope} applies to {', '.join(SCOPED_TOOLS)} only, not to {tool}; "
+            "leave it out (or set it to all)."
+        )
+    scope = scope if tool in SCOPED_TOOLS and scope != ALL_THREADS else None
+    base = dataclasses.replace(base, role="baseline", scope=scope)
+    exp = dataclasses.replace(exp, scope=scope)
     with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="compare") as pool:
         futures = [pool.submit(side.answer, tool) for side in (base, exp)]
         base_answer, exp_answer = [f.result() for f in futures]
@@ -237,6 +253,8 @@ def compare_runs(base: Side, exp: Side, tool: str) -> pd.DataFrame:
         frame = join(sides[0], sides[1], spec.keys, spec.values)
         what = spec.what
     frame.attrs.update(tool=tool, base_run=base.run, exp_run=exp.run)
+    if tool in SCOPED_TOOLS:
+        frame.attrs["scope"] = scope or ALL_THREADS
     frame.attrs["summary"] = summary(frame, what, spec is None or spec.additive)
     return frame
 
@@ -250,6 +268,7 @@ def compare_in_logdir(
     base_host: Optional[str] = None,
     step: Optional[str] = None,
     base_step: Optional[str] = None,
+    scope: Optional[str] = None,
 ) -> pd.DataFrame:
     """``tool`` of ``run`` (the experiment) against ``base_run`` of the same log directory."""
     runs = service.runs()
@@ -260,7 +279,7 @@ def compare_in_logdir(
                 f"No run {value!r} ({name}) in this log directory; its runs are {listed}."
             )
     base = Side(service, base_run, base_host or None, base_step or None)
-    return compare_runs(base, Side(service, run, host or None, step or None), tool)
+    return compare_runs(base, Side(service, run, host or None, step or None), tool, scope or None)
 
 
 def join(base: pd.DataFrame, exp: pd.DataFrame, keys: tuple, values: tuple) -> pd.DataFrame:

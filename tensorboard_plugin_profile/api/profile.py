@@ -161,12 +161,16 @@ class Profile:
         baseline_host: Optional[str] = None,
         step: Optional[str] = None,
         baseline_step: Optional[str] = None,
+        scope: Optional[str] = None,
     ) -> pd.DataFrame:
         """This run (the experiment) against ``baseline``: a ``Profile``, a run of this log
         directory, or the path of another profile. One row per aligned row of ``tool``
         (docs/compare.md): its keys, ``status`` (common, added, removed) and, per value,
         ``*_base``, ``*_exp``, ``*_delta``, ``*_delta_pct``; ``attrs["summary"]`` says it in
-        a line. ``step``/``baseline_step`` pick one step of each side (default: average)."""
+        a line. ``step``/``baseline_step`` pick one step of each side (default: average).
+        ``scope`` (``pytorch_operators``): ``"all"`` threads (default) or
+        ``"main_thread_steps"``, the step-marking thread inside the steps, as
+        torch-tb-profiler's diff view counts."""
         from .compare import Side, compare_runs
 
         owned = None
@@ -177,7 +181,7 @@ class Profile:
                 baseline = owned = open_profile(baseline, config=self.service.config)
         try:
             base = Side(baseline.service, baseline.run, baseline_host, baseline_step)
-            return compare_runs(base, Side(self.service, self.run, host, step), tool)
+            return compare_runs(base, Side(self.service, self.run, host, step), tool, scope)
         finally:
             if owned is not None:
                 owned.close()

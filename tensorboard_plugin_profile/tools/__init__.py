@@ -375,7 +375,7 @@ _REGISTERED = (
         "pytorch_operators",
         HOSTS_SINGLE,
         listed_for=_is_pytorch,
-        params=("group_by", "op_name", "input_shape"),
+        params=("group_by", "op_name", "input_shape", "scope"),
         formats=(PYTORCH,),
     ),
     Tool(

@@ -5,13 +5,15 @@ One table of operators grouped by name, or by name and input shapes with
 self / total µs, Tensor Core eligibility and the Tensor Core share of their kernel time,
 and whether call stacks were recorded. With ``op_name`` (and ``input_shape`` under
 ``group_by=input_shape``) it is that operator's calls grouped by call stack instead.
+``scope=main_thread_steps`` counts only the calls of the step-marking thread inside the
+steps (torch-tb-profiler's diff view); the default ``all`` counts every thread.
 """
 
 from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from ..analysis.pytorch.operators import call_stacks, operator_stats
+from ..analysis.pytorch.operators import ALL_THREADS, call_stacks, operator_stats
 from ..common.errors import InvalidArgument, NotApplicable
 from .datatable import Column, data_table, rows_from_columns
 
@@ -32,7 +34,8 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
                 f" with input shape {shape}." if shape is not None else "."))  # fmt: skip
         title = f"Call stacks of {op_name}" + (f" {shape}" if shape is not None else "")
     else:
-        t = operator_stats(hosts[0][1], by_input_shape=by_shape)
+        scope = params.get("scope") or ALL_THREADS
+        t = operator_stats(hosts[0][1], by_input_shape=by_shape, scope=scope)
         if t.empty:
             raise NotApplicable("This trace has no CPU operators.")
         title = "Operators by name and input shape" if by_shape else "Operators"
@@ -69,4 +72,6 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
     if not op_name:
         values.append(["Yes" if v else "No" for v in t["has_call_stack"]])
     properties = {"title": title, "group_by": group_by}
+    if params.get("scope") and not op_name:
+        properties["scope"] = params["scope"]
     return [data_table(columns, rows_from_columns(*values), properties)]

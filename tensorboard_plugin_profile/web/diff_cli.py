@@ -2,6 +2,7 @@
 
     tbprof diff BASE EXP --tool framework_op_stats [--format text|json|csv] [-n 20]
         [--base-run RUN] [--run RUN] [--base-host H] [--host H] [--base-step S] [--step S]
+        [--scope all|main_thread_steps]
 
 BASE and EXP are log directories, session folders or profile files, in any input format
 (the same one twice compares two of its runs with ``--base-run``/``--run``). The answer is
@@ -16,7 +17,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..api.compare import COMPARABLE, compare_runs, to_datatable
+from ..api.compare import COMPARABLE, SCOPES, compare_runs, to_datatable
 from ..api.profile import Profile, open_profile
 from ..common import json_out
 from ..store.cache_config import CacheConfig, add_flags
@@ -35,6 +36,13 @@ def add_diff_arguments(commands: Any) -> None:
     parser.add_argument("--host", default=None, help="the experiment's host (default: all)")
     parser.add_argument("--base-step", dest="base_step", default=None, help="default: average")
     parser.add_argument("--step", default=None, help="the experiment's step (default: average)")
+    parser.add_argument(
+        "--scope",
+        choices=SCOPES,
+        default=None,
+        help="pytorch_operators: which calls count, every thread (all, the default) or the "
+        "step-marking thread inside the steps (main_thread_steps, as torch-tb-profiler's diff)",
+    )
     parser.add_argument("-n", type=int, default=20, help="rows to print as text (default 20)")
     add_flags(parser)
     parser.set_defaults(func=_diff)
@@ -64,6 +72,7 @@ def _compare(base: Profile, exp: Profile, args: argparse.Namespace) -> Any:
         Side(base.service, base.run, args.base_host, args.base_step),
         Side(exp.service, exp.run, args.host, args.step),
         args.tool,
+        args.scope,
     )
 
 

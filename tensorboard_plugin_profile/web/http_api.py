@@ -275,6 +275,7 @@ class Routes:
             base_host=args.get("base_host") or None,
             step=args.get("step") or None,
             base_step=args.get("base_step") or None,
+            scope=args.get("scope") or None,
         )
 
     def config(self, request: Request) -> Response:

@@ -122,3 +122,30 @@ def test_http_bad_base_run_is_a_clear_4xx(client, query, status, message):
         response = client.get(f"{PREFIX}/{route}?{query}")
         assert response.status_code == status, response.get_data(as_text=True)
         assert message in json.loads(response.get_data())["error"]["message"]
+
+
+def test_scope_on_the_cli_and_http(client):
+    """``--scope`` / ``scope=`` count like torch-tb-profiler's diff view (main_thread_steps):
+    the same rows from the command line, /data and /data_csv as from api/compare.py."""
+    service = ProfileService(str(FIXTURES))
+    try:
+        want = compare_in_logdir(
+            service, EXP_RUN, BASE_RUN, "pytorch_operators", scope="main_thread_steps"
+        )
+    finally:
+        service.close()
+    base, exp = str(FIXTURES / "pytorch_diff_control"), str(FIXTURES / "pytorch_diff_test")
+    out = tbprof(base, exp, "--tool", "pytorch_operators", "--format", "json",
+                 "--scope", "main_thread_steps")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    table = json.loads(out.stdout)
+    assert table["rows"] == to_datatable(want)["rows"]
+    assert table["p"]["scope"] == "main_thread_steps"
+    query = f"run={EXP_RUN}&base_run={BASE_RUN}&tag=pytorch_operators&scope=main_thread_steps"
+    table = json.loads(client.get(f"{PREFIX}/data?{query}").get_data())
+    assert table["rows"] == to_datatable(want)["rows"]
+    text = client.get(f"{PREFIX}/data_csv?{query}").get_data(as_text=True)
+    assert len(text.strip().splitlines()) == len(want) + 1
+    response = client.get(f"{PREFIX}/data?{query.replace('main_thread_steps', 'nope')}")
+    assert response.status_code == 400
+    assert "scope must be one of all, main_thread_steps" in response.get_data(as_text=True)

@@ -12,6 +12,11 @@ Rows are operators (``cpu_op``) except ``DataParallel.forward``,
 input shapes (``Input Dims``). Tensor Core eligibility: the op is one that autocast runs on
 Tensor Cores (``TENSOR_CORE_OPS``) or has an eligible child.
 
+Two scopes say which calls count (``SCOPES``): ``all`` (the default, the Operator view)
+counts every thread; ``main_thread_steps`` only the calls of the thread that marks the steps
+(``ProfilerStep#N``) made inside a step, as torch-tb-profiler's diff view counts them
+(docs/compare.md).
+
 When call stacks were recorded (``with_stack=True``), ``call_stacks`` drills into one
 operator (or one operator and input shape): the same figures per distinct call stack.
 
@@ -19,6 +24,7 @@ Usage::
 
     by_name = operator_stats(space)
     by_shape = operator_stats(space, by_input_shape=True)
+    diff_like = operator_stats(space, scope=MAIN_THREAD_STEPS)
     stacks = call_stacks(space, "aten::mm", input_shape="[[2, 3], [3, 4]]")
 """
 
@@ -30,12 +36,15 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from ...common.errors import InvalidArgument, NotApplicable
 from ...common.memo import memoized
 from ...kernels.nesting import nest
 from ...xspace.model import Space
 from . import events as E
 from .kernels import uses_tensor_cores
 
+ALL_THREADS, MAIN_THREAD_STEPS = "all", "main_thread_steps"
+SCOPES = (ALL_THREADS, MAIN_THREAD_STEPS)
 EXCLUDED_OPS = ("DataParallel.forward", "DistributedDataParallel.forward")
 TENSOR_CORE_OPS = frozenset(
     """aten::_convolution aten::conv1d aten::conv2d aten::conv3d aten::conv_tbc
@@ -64,9 +73,42 @@ def operator_nodes(space: Space) -> pd.DataFrame:
     return memoized([space], "pytorch_operator_nodes", lambda: _nodes(E.trace_events(space)))
 
 
-def operator_stats(space: Space, by_input_shape: bool = False) -> pd.DataFrame:
+def operator_stats(
+    space: Space, by_input_shape: bool = False, scope: str = ALL_THREADS
+) -> pd.DataFrame:
     keys = ["name", "input_shape"] if by_input_shape else ["name"]
-    return _aggregate(operator_nodes(space), keys)
+    nodes = operator_nodes(space)
+    if scope == MAIN_THREAD_STEPS:
+        nodes = nodes[in_main_thread_steps(space, nodes)]
+    elif scope != ALL_THREADS:
+        raise InvalidArgument(f"scope must be one of {', '.join(SCOPES)}; got {scope!r}.")
+    return _aggregate(nodes, keys)
+
+
+def in_main_thread_steps(space: Space, nodes: pd.DataFrame) -> np.ndarray:
+    """Per operator call: whether it ran on the thread that marks the steps, inside a step
+    (from its begin to its end). The steps of that thread do not overlap, so one binary
+    search per call finds the step it may be in."""
+    ev = _step_events(space)
+    if ev.empty:
+        raise NotApplicable(
+            "This trace marks no steps (ProfilerStep#N), so the scope main_thread_steps "
+            "counts nothing; use scope all (every thread)."
+        )
+    main = ev["tid"].iloc[0]
+    steps = ev[(ev["tid"] == main).to_numpy()].sort_values("begin_ps", kind="stable")
+    sb, se = steps["begin_ps"].to_numpy(), steps["end_ps"].to_numpy()
+    begin, end = nodes["begin_ps"].to_numpy(), nodes["end_ps"].to_numpy()
+    at = np.searchsorted(sb, begin, "right") - 1
+    inside = (at >= 0) & (end <= se[np.maximum(at, 0)])
+    return inside & (nodes["tid"].to_numpy() == main)
+
+
+def _step_events(space: Space) -> pd.DataFrame:
+    """The ``ProfilerStep#N`` events of one worker, by begin (the first one's thread marks
+    the steps)."""
+    ev = E.trace_events(space)
+    return ev[(ev["type"] == E.PROFILER_STEP).to_numpy()]
 
 
 def call_stacks(space: Space, name: str, input_shape: Optional[str] = None) -> pd.DataFrame:
