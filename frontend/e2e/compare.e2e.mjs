@@ -5,9 +5,12 @@
 // Runs against the real server on the fixtures in tests/data (docs/compare.md). A user picks a
 // baseline run in the header: the PyTorch operators of pytorch_diff_test against
 // pytorch_diff_control show the server's summary and rows, sort by a delta column, and Export as
-// CSV downloads the server's data_csv; a deep link with base_run opens the overview comparison of
-// two JAX runs; a tool that cannot be compared says so, naming those that can; picking "(none)"
-// goes back to the tool. Screenshots of every step land in PROFILE_E2E_ARTIFACTS.
+// CSV downloads the server's data_csv; the headers read "Device self (us) — baseline"; the Scope
+// select counts as torch-tb-profiler's diff (scope=main_thread_steps); a baseline of two hosts
+// (pytorch_two_ranks) shows a "Baseline host" picker whose choice is the server's base_host; a
+// deep link with base_run opens the overview comparison of two JAX runs; a tool that cannot be
+// compared says so, naming those that can; picking "(none)" goes back to the tool. Screenshots
+// of every step (1366x768) land in PROFILE_E2E_ARTIFACTS.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { abort, apiClient, check, e2eTarget, launchChromium, openPage, parseCsv, query, report } from './browser.mjs';
@@ -17,6 +20,7 @@ const BASE_RUN = 'pytorch_diff_control/run/1';
 const EXP_RUN = 'pytorch_diff_test/run/1';
 const JAX = 'jax_cpu_train/session_1';
 const JAX_REMOTE = 'jax_remote_capture/jax_server__xprof_client';
+const RANKS = 'pytorch_two_ranks/run/1';
 
 const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
 const api = apiClient(pluginBase);
@@ -55,7 +59,7 @@ async function pickBaseline() {
 
 async function sortByDelta() {
   const view = page.locator('pf-compare-view');
-  const header = view.locator('pf-data-table th', { hasText: 'device self us Δ' }).first();
+  const header = view.locator('pf-data-table th', { hasText: 'Device self (us) — Δ' }).first();
   await header.click(); // ascending: the largest decrease first
   const want = await api('data', { run: EXP_RUN, tag: 'pytorch_operators', base_run: BASE_RUN });
   const deltaIndex = want.cols.findIndex((c) => c.id === 'device_self_us_delta');
@@ -72,6 +76,70 @@ async function sortByDelta() {
   }
   await shot('sorted-by-delta');
   return `sorted ${order} by device self time delta`;
+}
+
+async function readableHeaders() {
+  const headers = (await page.locator('pf-compare-view pf-data-table th').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+  for (const want of ['Name', 'Status', 'Device self (us) — baseline', 'Device self (us) — experiment', 'Device self (us) — Δ', 'Device self (us) — Δ%']) {
+    check(headers.some((h) => h.startsWith(want)), `no header "${want}" in ${JSON.stringify(headers)}`);
+  }
+  check(!headers.some((h) => /_base|_exp|_delta/.test(h)), `a raw id is a header: ${JSON.stringify(headers)}`);
+  return headers.slice(0, 6).join(' | ');
+}
+
+async function scopeSelect() {
+  const view = page.locator('pf-compare-view');
+  const select = view.locator('pf-select-field[label="Scope"] select');
+  check((await select.inputValue()) === 'all', `the scope starts at ${await select.inputValue()}`);
+  await select.selectOption('main_thread_steps');
+  const want = await api('data', { run: EXP_RUN, tag: 'pytorch_operators', base_run: BASE_RUN, scope: 'main_thread_steps' });
+  const summary = await shownSummary(view, want.p.summary);
+  check(summary.includes(want.p.summary), `with the scope the summary "${summary}" is not the server's "${want.p.summary}"`);
+  check(new URL(page.url()).searchParams.get('scope') === 'main_thread_steps', `the URL keeps no scope: ${page.url()}`);
+  const href = new URL(await view.locator('pf-data-table a.export').getAttribute('href'), page.url());
+  check(href.searchParams.get('scope') === 'main_thread_steps', `the CSV link has no scope: ${href}`);
+  await shot('scope-main-thread-steps');
+  await select.selectOption('all');
+  await view.locator('.summary').first().waitFor({ timeout: TIMEOUT_MS });
+  return `${want.rows.length} rows in the step thread's steps`;
+}
+
+async function baselineHostPicker() {
+  await page.goto(appUrl({ run: EXP_RUN, tool: 'pytorch_kernels', base_run: RANKS }));
+  const view = await ready();
+  const picker = view.locator('pf-select-field[label="Baseline host"] select');
+  await picker.waitFor({ timeout: TIMEOUT_MS });
+  const options = await picker.locator('option').allTextContents();
+  check(JSON.stringify(options) === JSON.stringify(['(all hosts)', 'rank0', 'rank1']), `the picker offers ${JSON.stringify(options)}`);
+  check((await picker.inputValue()) === 'rank0', `the baseline host starts at "${await picker.inputValue()}"`);
+  await shot('baseline-host-rank0');
+  await picker.selectOption('rank1');
+  const want = await api('data', { run: EXP_RUN, tag: 'pytorch_kernels', base_run: RANKS, base_host: 'rank1', host: await hostOfPage() });
+  const summary = await shownSummary(view, want.p.summary);
+  check(new URL(page.url()).searchParams.get('base_host') === 'rank1', `the URL keeps no base_host: ${page.url()}`);
+  check(summary.includes(want.p.summary), `with rank1 the summary "${summary}" is not the server's "${want.p.summary}"`);
+  const href = new URL(await view.locator('pf-data-table a.export').getAttribute('href'), page.url());
+  check(href.searchParams.get('base_host') === 'rank1', `the CSV link compares ${href.searchParams.get('base_host')}`);
+  await shot('baseline-host-rank1');
+  return `(all hosts), rank0, rank1; rank1: "${want.p.summary.slice(0, 50)}…"`;
+}
+
+/** The summary (or message) the view shows once it says `want`, or after the timeout. */
+async function shownSummary(view, want) {
+  const deadline = Date.now() + TIMEOUT_MS;
+  let shown = '';
+  while (Date.now() < deadline) {
+    const loc = view.locator('.summary, pf-message');
+    shown = (await loc.count()) ? await text(loc) : '';
+    if (shown.includes(want)) break;
+    await page.waitForTimeout(200);
+  }
+  return shown;
+}
+
+async function hostOfPage() {
+  const select = page.locator('pf-select-field[label="Host"] select');
+  return (await select.count()) ? await select.inputValue() : undefined;
 }
 
 async function exportCsv() {
@@ -119,7 +187,7 @@ async function main() {
   const browser = await launchChromium();
   let failed = 0;
   try {
-    page = await openPage(browser, base.origin, problems, { viewport: { width: 1400, height: 900 } });
+    page = await openPage(browser, base.origin, problems, { viewport: { width: 1366, height: 768 } });
     page.on('console', (message) => {
       if (message.type() !== 'error') return;
       // The page shows a refused comparison (400) itself; Chromium logs the status too.
@@ -131,6 +199,9 @@ async function main() {
       ['pick a baseline', pickBaseline],
       ['sort by delta', sortByDelta],
       ['Export as CSV', exportCsv],
+      ['readable headers with units', readableHeaders],
+      ['the Scope select', scopeSelect],
+      ['the baseline host picker', baselineHostPicker],
       ['deep link to the overview comparison', overviewDeepLink],
       ['a tool that cannot be compared', notComparable],
       ['"(none)" goes back to the tool', backToTheTool],

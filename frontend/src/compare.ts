@@ -40,19 +40,39 @@ export function compareColumns(table: DataTable): string[] {
   return [...keys, 'status', ...values].filter((id) => known.has(id));
 }
 
-/** Shorter headers: "total_self_time_us_delta_pct" reads "total self time us Δ%". */
+/**
+ * The headers: the server's readable label ("Device self (us) — baseline"); for an answer
+ * without one (the label is the id), the id in words: "total_self_time_us_delta_pct" reads
+ * "total self time (us) — Δ%".
+ */
 export function compareLabels(table: DataTable): Record<string, string> {
   const labels: Record<string, string> = {};
-  for (const { id } of table.cols) {
+  for (const { id, label } of table.cols) {
     if (!id) continue;
-    labels[id] = id
-      .replace(/_delta_pct$/, ' Δ%')
-      .replace(/_delta$/, ' Δ')
-      .replace(/_base$/, ' (base)')
-      .replace(/_exp$/, ' (exp)')
-      .replace(/_/g, ' ');
+    labels[id] =
+      label && label !== id
+        ? label
+        : id
+            .replace(/_delta_pct$/, ' — Δ%')
+            .replace(/_delta$/, ' — Δ')
+            .replace(/_base$/, ' — baseline')
+            .replace(/_exp$/, ' — experiment')
+            .replace(/_(us|ms|bytes)(?= —|$)/, ' ($1)')
+            .replace(/_/g, ' ');
   }
   return labels;
+}
+
+/** The tools whose comparison takes a scope (docs/compare.md), and the scopes. */
+export const SCOPED_TOOLS: readonly string[] = ['pytorch_operators'];
+export const SCOPE_OPTIONS = [
+  { value: 'all', label: 'Every thread' },
+  { value: 'main_thread_steps', label: 'Step thread, in steps (torch-tb diff)' },
+];
+
+/** The baseline host choices when the baseline has several hosts: all of them, or one. */
+export function baseHostOptions(hosts: readonly string[]): { value: string; label: string }[] {
+  return [{ value: '', label: '(all hosts)' }, ...hosts.map((h) => ({ value: h, label: h }))];
 }
 
 export function compareSummary(table: DataTable): string {

@@ -432,12 +432,51 @@ def _pct(base: float, exp: float) -> str:
     return f" ({(exp - base) / base * 100:+.1f}%)"
 
 
+# A column's words and unit for the page: "device_self_us" reads "Device self (us)".
+_UNITS = {"us": "us", "ms": "ms", "bytes": "bytes"}
+_WORDS = {
+    "hlo": "HLO",
+    "avg": "average",
+    "flops": "FLOPs",
+    "run": "",
+    "or": "or",
+}
+_LABELS = {"peak_bytes_in_use": "Peak in use (bytes)", "total_us": "Total time (us)"}
+_SIDE_WORDS = {BASE: "baseline", EXP: "experiment", DELTA: "Δ", DELTA_PCT: "Δ%"}
+
+
+def column_label(column: str, values: tuple = ()) -> str:
+    """The readable header of one comparison column: "Device self (us) — baseline" for
+    ``device_self_us_base``; keys and status read as words ("HLO op name"). Ids stay the
+    stable names (JSON ``id``, CSV header, DataFrame column); labels are for people."""
+    for value in values:
+        for side, words in _SIDE_WORDS.items():
+            if column == f"{value}_{side}":
+                return f"{_words(value)} — {words}"
+    return _words(column)
+
+
+def _words(name: str) -> str:
+    if name in _LABELS:
+        return _LABELS[name]
+    parts = [p for p in name.split("_") if p]
+    unit = _UNITS.get(parts[-1]) if len(parts) > 1 else None
+    if unit:
+        parts = parts[:-1]
+    words = [_WORDS.get(p, p) for p in parts]
+    text = " ".join(w for w in words if w)
+    text = text[:1].upper() + text[1:]
+    return f"{text} ({unit})" if unit else text
+
+
 def to_datatable(frame: pd.DataFrame) -> dict:
-    """A comparison as DataTable JSON (the tools' table format), summary in ``p``."""
+    """A comparison as DataTable JSON (the tools' table format), summary in ``p``; each
+    column's ``id`` is its stable name, its ``label`` the readable header (``column_label``)."""
     cols = []
+    values = tuple(frame.attrs.get("values") or ())
     for name in frame.columns:
         kind = "number" if pd.api.types.is_numeric_dtype(frame[name]) else "string"
-        cols.append({"id": name, "label": name, "type": kind})
+        cols.append({"id": name, "label": column_label(name, values), "type": kind})
     columns: list = []
     for name, col in zip(frame.columns, cols):
         series = frame[name]

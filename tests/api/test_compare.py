@@ -254,6 +254,28 @@ def test_pytorch_tools_compare(service, tool):
     assert table["p"]["summary"] == frame.attrs["summary"]
 
 
+def test_columns_have_readable_labels_with_units_and_stable_ids(service):
+    """The DataTable's ``label`` reads "Device self (us) — baseline / experiment / Δ / Δ%";
+    its ``id`` (and the CSV header, the DataFrame column) stays the stable name."""
+    frame = compare_in_logdir(service, EXP_RUN, BASE_RUN, "pytorch_operators")
+    table = to_datatable(frame)
+    labels = {c["id"]: c["label"] for c in table["cols"]}
+    assert [c["id"] for c in table["cols"]] == list(frame.columns)
+    assert labels["name"] == "Name" and labels["status"] == "Status"
+    assert labels["device_self_us_base"] == "Device self (us) — baseline"
+    assert labels["device_self_us_exp"] == "Device self (us) — experiment"
+    assert labels["device_self_us_delta"] == "Device self (us) — Δ"
+    assert labels["device_self_us_delta_pct"] == "Device self (us) — Δ%"
+    assert labels["calls_base"] == "Calls — baseline"
+    assert frame.to_csv(index=False).splitlines()[0].split(",")[:3] == [
+        "name",
+        "status",
+        "device_self_us_base",
+    ]
+    steps = to_datatable(compare_in_logdir(service, JAX, JAX, "overview_page"))
+    assert {c["label"] for c in steps["cols"]} >= {"Part", "Time (ms) — baseline"}
+
+
 def test_formats_can_be_mixed(service):
     """A ProfilerHook timeline against a JAX XSpace: the ops of one are all removed, the
     other's all added."""

@@ -2,19 +2,24 @@
  * `<pf-compare-view>`: the selected tool of the selected run (the experiment) against a baseline
  * run, as the server compares them (`data?base_run=`, docs/compare.md): the summary line on top,
  * then the comparison table, sortable by any delta, with Export as CSV (`data_csv?base_run=`).
- * The baseline is compared on the experiment's host when it has a host of that name, else on all.
- * A tool the server cannot compare shows its message, which names the tools that can.
+ * A compare bar on top picks the baseline's host when the baseline has several ("Baseline
+ * host": by default the experiment's host name when the baseline has it, else its first host
+ * when the experiment shows one host, else all) and, for the PyTorch operators, the scope
+ * (every thread, or the step thread inside the steps as torch-tb-profiler's diff counted).
+ * Both are kept in the URL (`base_host`, `scope`). A tool the server cannot compare shows its
+ * message, which names the tools that can.
  */
-import { LitElement, css, html } from 'lit';
+import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { ApiError, isAbortError } from '../api';
-import { compareColumns, compareLabels, compareSummary } from '../compare';
+import { SCOPED_TOOLS, SCOPE_OPTIONS, baseHostOptions, compareColumns, compareLabels, compareSummary } from '../compare';
 import { toolLabel } from '../state';
 import { isDataTable, type DataTable } from '../table/datatable';
 import type { ToolContext } from '../views/contract';
 import './data-table';
 import './loading-skeleton';
 import './message-card';
+import './select-field';
 
 type Phase =
   | { kind: 'loading' }
@@ -43,6 +48,13 @@ export class CompareView extends LitElement {
       color: var(--pf-muted);
       font-size: 0.85rem;
     }
+    .bar {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 12px;
+      align-items: flex-end;
+      margin-bottom: 4px;
+    }
   `;
 
   override willUpdate(changed: Map<PropertyKey, unknown>): void {
@@ -54,12 +66,41 @@ export class CompareView extends LitElement {
     this.abort?.abort();
   }
 
-  /** The baseline's host: the experiment's host name when the baseline has it, else all. */
-  private baseHost = '';
+  /** The baseline run's hosts for this tool (the picker shows when there are several). */
+  @state() private baseHosts: string[] = [];
+  /** The baseline's host: '' is all of them. */
+  @state() private baseHost = '';
+  /** The user's pick (from the URL or the picker), kept while the baseline run stays. */
+  private chosenBaseHost: string | null = urlParam('base_host');
+  private hostsOf = '';
+  @state() private scope = urlParam('scope') || 'all';
+
+  private scoped(): boolean {
+    return SCOPED_TOOLS.includes(this.context?.tool ?? '');
+  }
 
   private params() {
     const c = this.context!;
-    return { run: c.run, tag: c.tool, host: c.host || undefined, base_run: this.baseRun, base_host: this.baseHost || undefined };
+    return {
+      run: c.run,
+      tag: c.tool,
+      host: c.host || undefined,
+      base_run: this.baseRun,
+      base_host: this.baseHost || undefined,
+      scope: this.scoped() && this.scope !== 'all' ? this.scope : undefined,
+    };
+  }
+
+  private pickBaseHost(host: string): void {
+    this.chosenBaseHost = host;
+    setUrlParam('base_host', host);
+    void this.load();
+  }
+
+  private pickScope(scope: string): void {
+    this.scope = scope;
+    setUrlParam('scope', scope === 'all' ? '' : scope);
+    void this.load();
   }
 
   private async load(): Promise<void> {
@@ -70,8 +111,17 @@ export class CompareView extends LitElement {
     this.phase = { kind: 'loading' };
     try {
       const { api, tool, host } = this.context;
-      const baseHosts = host ? await api.hosts(this.baseRun, tool, abort.signal) : [];
-      this.baseHost = baseHosts.includes(host) ? host : '';
+      const baseHosts = await api.hosts(this.baseRun, tool, abort.signal);
+      if (this.hostsOf && this.hostsOf !== this.baseRun) {
+        this.chosenBaseHost = null; // another baseline: its own default
+        setUrlParam('base_host', '');
+      }
+      this.hostsOf = this.baseRun;
+      this.baseHosts = baseHosts;
+      const chosen = this.chosenBaseHost;
+      if (chosen !== null && (chosen === '' || baseHosts.includes(chosen))) this.baseHost = chosen;
+      else if (baseHosts.includes(host)) this.baseHost = host;
+      else this.baseHost = host && baseHosts.length > 1 ? baseHosts[0]! : '';
       const data = await api.getJson<unknown>('data', this.params(), abort.signal);
       if (abort.signal.aborted) return;
       if (!isDataTable(data)) throw new ApiError(0, 'BAD_ANSWER', 'The server answered no comparison table.');
@@ -92,11 +142,12 @@ export class CompareView extends LitElement {
     const phase = this.phase;
     const tool = toolLabel(this.context?.tool ?? '');
     const sides = html`<div class="sides">${tool}: baseline <b>${this.baseRun}</b> → experiment <b>${this.context?.run}</b></div>`;
+    const bar = this.renderBar();
     switch (phase.kind) {
       case 'loading':
-        return html`${sides}<pf-skeleton label="Comparing ${tool}"></pf-skeleton>`;
+        return html`${bar}${sides}<pf-skeleton label="Comparing ${tool}"></pf-skeleton>`;
       case 'error':
-        return html`${sides}<pf-message
+        return html`${bar}${sides}<pf-message
             kind=${phase.info ? 'info' : 'error'}
             heading=${phase.info ? `${tool} cannot be compared here` : `Could not compare ${tool}`}
             .code=${phase.code}
@@ -105,7 +156,7 @@ export class CompareView extends LitElement {
       case 'ready': {
         const table = phase.table;
         const csv = this.context!.api.url('data_csv', this.params());
-        return html`<div class="summary" role="status">${sides}<div>${compareSummary(table)}</div></div>
+        return html`${bar}<div class="summary" role="status">${sides}<div>${compareSummary(table)}</div></div>
           <pf-data-table
             caption="Comparison of ${tool}"
             .table=${table}
@@ -117,6 +168,46 @@ export class CompareView extends LitElement {
       }
     }
   }
+
+  /** The compare bar: the baseline host (several hosts only) and the scope (scoped tools). */
+  private renderBar() {
+    const hosts = this.baseHosts.length > 1;
+    if (!hosts && !this.scoped()) return nothing;
+    return html`<div class="bar">
+      ${hosts
+        ? html`<pf-select-field
+            label="Baseline host"
+            title="The baseline run's host to compare with (or all of them, merged as the tool merges)"
+            .value=${this.baseHost}
+            .options=${baseHostOptions(this.baseHosts)}
+            @pf-select=${(e: CustomEvent<{ value: string }>) => this.pickBaseHost(e.detail.value)}
+          ></pf-select-field>`
+        : nothing}
+      ${this.scoped()
+        ? html`<pf-select-field
+            label="Scope"
+            title="Which operator calls count on both sides (docs/compare.md)"
+            .value=${this.scope}
+            .options=${SCOPE_OPTIONS}
+            @pf-select=${(e: CustomEvent<{ value: string }>) => this.pickScope(e.detail.value)}
+          ></pf-select-field>`
+        : nothing}
+    </div>`;
+  }
+}
+
+function urlParam(name: string): string | null {
+  return new URLSearchParams(window.location.search).get(name);
+}
+
+/** Writes one parameter into the address ('' removes it), the others kept. */
+function setUrlParam(name: string, value: string): void {
+  const { pathname, search, hash } = window.location;
+  const params = new URLSearchParams(search);
+  if (value) params.set(name, value);
+  else params.delete(name);
+  const text = params.toString();
+  window.history.replaceState(window.history.state, '', pathname + (text ? '?' + text : '') + hash);
 }
 
 declare global {
