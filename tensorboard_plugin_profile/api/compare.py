@@ -213,6 +213,18 @@ ROW_TOOLS = {
         _memory_peaks,
         "peak memory (bytes)",
     ),
+    "tensor_memory": Spec(
+        ("allocator",),
+        ("peak_bytes", "counter_peak_bytes", "live_tensors"),
+        _table(0),
+        "peak of live tensors (bytes)",
+    ),
+    "pytorch_memory": Spec(
+        ("device",),
+        ("peak_allocated_bytes", "peak_reserved_bytes"),
+        _table(0),
+        "peak allocated memory (bytes)",
+    ),
 }
 STEP_TOOLS = ("overview_page", "input_pipeline_analyzer", "pytorch_overview")
 COMPARABLE = tuple(sorted(set(ROW_TOOLS) | set(STEP_TOOLS)))

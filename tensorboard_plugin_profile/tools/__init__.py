@@ -171,6 +171,12 @@ def _has_tensor_memory(space: Any) -> bool:
     return _is_profiler_hook(space) and has_tensor_memory(space)
 
 
+def _has_pytorch_memory(space: Any) -> bool:
+    from ..analysis.pytorch.memory import has_memory_events
+
+    return _is_pytorch(space) and has_memory_events(space)
+
+
 def _has_hlo_modules(space: Any) -> bool:
     from ..analysis.hlo.modules import has_modules
 
@@ -398,6 +404,13 @@ _REGISTERED = (
         HOSTS_SINGLE,
         listed_for=_has_tensor_memory,
         formats=(PROFILER_HOOK,),
+    ),
+    Tool(
+        "pytorch_memory",
+        "pytorch_memory",
+        HOSTS_SINGLE,
+        listed_for=_has_pytorch_memory,
+        formats=(PYTORCH,),
     ),
 )
 
