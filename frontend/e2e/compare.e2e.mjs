@@ -164,6 +164,20 @@ async function overviewDeepLink() {
   return summary.slice(0, 90);
 }
 
+async function tensorMemory() {
+  const base = 'profiler_hook/train/timeline-4';
+  const exp = 'profiler_hook/train/timeline-8';
+  await page.goto(appUrl({ run: exp, tool: 'tensor_memory', base_run: base }));
+  const view = await ready();
+  const want = await api('data', { run: exp, tag: 'tensor_memory', base_run: base });
+  const summary = await shownSummary(view, want.p.summary);
+  check(summary.includes(want.p.summary), `the memory summary "${summary}" is not the server's "${want.p.summary}"`);
+  const headers = (await view.locator('pf-data-table th').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+  check(headers.some((h) => h.startsWith('Peak of live tensors (bytes) — baseline')), `memory headers ${JSON.stringify(headers)}`);
+  await shot('tensor-memory');
+  return want.p.summary.slice(0, 80);
+}
+
 async function notComparable() {
   await page.goto(appUrl({ run: JAX, tool: 'graph_viewer', base_run: JAX_REMOTE }));
   const view = await ready();
@@ -203,6 +217,7 @@ async function main() {
       ['the Scope select', scopeSelect],
       ['the baseline host picker', baselineHostPicker],
       ['deep link to the overview comparison', overviewDeepLink],
+      ['ProfilerHook memory peaks', tensorMemory],
       ['a tool that cannot be compared', notComparable],
       ['"(none)" goes back to the tool', backToTheTool],
     ];

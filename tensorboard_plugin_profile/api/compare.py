@@ -453,7 +453,13 @@ _WORDS = {
     "run": "",
     "or": "or",
 }
-_LABELS = {"peak_bytes_in_use": "Peak in use (bytes)", "total_us": "Total time (us)"}
+_LABELS = {
+    "peak_bytes_in_use": "Peak in use (bytes)",
+    "total_us": "Total time (us)",
+    "peak_bytes": "Peak of live tensors (bytes)",
+    "counter_peak_bytes": "Allocator counter peak (bytes)",
+    "live_tensors": "Tensors live at the peak",
+}
 _SIDE_WORDS = {BASE: "baseline", EXP: "experiment", DELTA: "Δ", DELTA_PCT: "Δ%"}
 
 
