@@ -8,36 +8,27 @@
 // Screenshots land in PROFILE_E2E_ARTIFACTS (advisor-*.png).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { abort, apiClient, check, e2eTarget, launchChromium, openPage, query, report } from './browser.mjs';
+import { check } from './browser.mjs';
+import { e2eSuite } from './harness.mjs';
 
-const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
-const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
+const suite = e2eSuite('advisor');
+const { api, appUrl, shot } = suite;
+const TIMEOUT_MS = suite.timeoutMs;
 
 const KERAS = 'tf_keras2_fit/session_1';
 const JAX = 'jax_cpu_train/session_1';
 const TWO_RANKS = 'pytorch_two_ranks/run/1';
 const AMD = 'pytorch_amd_mi250/run/1';
 const HOOK = 'profiler_hook/train/timeline-8';
-const problems = [];
-const results = [];
 let page;
-let step = 'start';
-
-const q = query;
-const api = apiClient(pluginBase);
 
 async function open(run, tool, viewTag, host) {
-  await page.goto(new URL(`?${q(host ? { run, tool, host } : { run, tool })}`, base).href);
+  await page.goto(appUrl(host ? { run, tool, host } : { run, tool }));
   const view = page.locator(`pf-tool-view > ${viewTag}, pf-tool-view > pf-message`).first();
   await view.waitFor({ timeout: TIMEOUT_MS * 2 });
   const banner = page.locator('pf-tool-view > pf-message[kind="error"]');
   if (await banner.count()) throw new Error('error banner on ' + tool);
   return page.locator(`pf-tool-view > ${viewTag}`);
-}
-
-async function shot(name) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: join(ARTIFACTS, `advisor-${name}.png`), fullPage: true });
 }
 
 const clean = (s) => s.replace(/\s+/g, ' ').trim();
@@ -202,19 +193,15 @@ async function livePrefill() {
   await input.waitFor({ timeout: TIMEOUT_MS });
   for (let i = 0; i < 50 && (await input.inputValue()) !== 'this-process'; i++) await page.waitForTimeout(100);
   check((await input.inputValue()) === 'this-process', `dialog not pre-filled: ${await input.inputValue()}`);
-  await page.screenshot({ path: join(ARTIFACTS, 'advisor-live-dialog.png') });
+  await page.screenshot({ path: join(suite.artifacts, 'advisor-live-dialog.png') });
   await page.unroute('**/config*');
   return 'capture dialog pre-filled with this process';
 }
 
-async function main() {
-  const browser = await launchChromium();
-  let failed = 0;
-  try {
-    page = await openPage(browser, base.origin, problems);
-    page.on('console', (m) => m.type() === 'error' && problems.push(`console error in "${step}": ${m.text()}`));
-    page.on('pageerror', (e) => problems.push(`page error in "${step}": ${e.message}`));
-    const checks = [
+suite.run(
+  (opened) => {
+    page = opened;
+    return [
       ['advisor', advisorPage],
       ['advisor on JAX', jaxAdvisor],
       ['op types', opTypesPage],
@@ -226,20 +213,6 @@ async function main() {
       ['PyTorch and ProfilerHook trees', pytorchTrees],
       ['live capture dialog', livePrefill],
     ];
-    for (const [name, fn] of checks) {
-      step = name;
-      try {
-        results.push(`ok   ${name}: ${await fn()}`);
-      } catch (error) {
-        failed++;
-        results.push(`FAIL ${name}: ${error?.message ?? error}`);
-        await page.screenshot({ path: join(ARTIFACTS, `advisor-failure-${name.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => {});
-      }
-    }
-  } finally {
-    await browser.close();
-  }
-  report(results, failed, problems);
-}
-
-main().catch((error) => abort(error, step));
+  },
+  { ignoreConsoleError: () => false }, // every console error counts, a 404 included
+);

@@ -13,25 +13,23 @@
 // of every step (1366x768) land in PROFILE_E2E_ARTIFACTS.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { abort, apiClient, check, e2eTarget, launchChromium, openPage, parseCsv, query, report } from './browser.mjs';
+import { check, parseCsv } from './browser.mjs';
+import { e2eSuite } from './harness.mjs';
 
-const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 120000);
+const suite = e2eSuite('compare', { timeoutMs: 120000 });
+const { api, appUrl } = suite;
+const TIMEOUT_MS = suite.timeoutMs;
 const BASE_RUN = 'pytorch_diff_control/run/1';
 const EXP_RUN = 'pytorch_diff_test/run/1';
 const JAX = 'jax_cpu_train/session_1';
 const JAX_REMOTE = 'jax_remote_capture/jax_server__xprof_client';
 const RANKS = 'pytorch_two_ranks/run/1';
 
-const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
-const api = apiClient(pluginBase);
-const problems = [];
-const results = [];
 let page;
-let step = 'start';
 
 const text = async (locator) => (await locator.first().textContent()).replace(/\s+/g, ' ').trim();
-const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `compare-${name}.png`), fullPage: true });
-const appUrl = (params) => new URL(`?${query(params)}`, base).href;
+// Where the check left the page (no scroll to the top, unlike suite.shot).
+const shot = (name) => page.screenshot({ path: join(suite.artifacts, `compare-${name}.png`), fullPage: true });
 
 async function ready() {
   const view = page.locator('pf-compare-view');
@@ -197,19 +195,10 @@ async function backToTheTool() {
   return 'the tool view again';
 }
 
-async function main() {
-  const browser = await launchChromium();
-  let failed = 0;
-  try {
-    page = await openPage(browser, base.origin, problems, { viewport: { width: 1366, height: 768 } });
-    page.on('console', (message) => {
-      if (message.type() !== 'error') return;
-      // The page shows a refused comparison (400) itself; Chromium logs the status too.
-      if (/status of 400/.test(message.text()) && /graph_viewer/.test(message.location()?.url ?? '')) return;
-      problems.push(`console error in "${step}": ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error in "${step}": ${error.message}`));
-    const checks = [
+suite.run(
+  (opened) => {
+    page = opened;
+    return [
       ['pick a baseline', pickBaseline],
       ['sort by delta', sortByDelta],
       ['Export as CSV', exportCsv],
@@ -221,21 +210,11 @@ async function main() {
       ['a tool that cannot be compared', notComparable],
       ['"(none)" goes back to the tool', backToTheTool],
     ];
-    for (const [name, fn] of checks) {
-      step = name;
-      try {
-        results.push(`ok   ${name}: ${await fn()}`);
-      } catch (error) {
-        failed++;
-        results.push(`FAIL ${name}: ${error?.message ?? error}`);
-        await shot(`failure-${name.replace(/\W+/g, '-')}`).catch(() => {});
-      }
-    }
-    step = 'page health';
-  } finally {
-    await browser.close();
-  }
-  report(results, failed, problems, `; screenshots in ${ARTIFACTS}`);
-}
-
-main().catch((error) => abort(error, step));
+  },
+  {
+    viewport: { width: 1366, height: 768 },
+    // The page shows a refused comparison (400) itself; Chromium logs the status too.
+    ignoreConsoleError: (message) => /status of 400/.test(message.text()) && /graph_viewer/.test(message.location()?.url ?? ''),
+    reportSuffix: `; screenshots in ${suite.artifacts}`,
+  },
+);

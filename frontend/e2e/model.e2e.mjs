@@ -8,25 +8,13 @@
 // a non-zero Model GFLOP/s for the dot. Fails on requests to other origins, console errors, page
 // errors or CSP violations. Screenshots land in PROFILE_E2E_ARTIFACTS (model-*.png).
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { abort, apiClient, check, e2eTarget, launchChromium, openPage, query, report, watchConsole } from './browser.mjs';
+import { check } from './browser.mjs';
+import { e2eSuite } from './harness.mjs';
 
-const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
-const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
-
-const problems = [];
-const results = [];
+const suite = e2eSuite('model');
+const { api, appUrl, shot } = suite;
+const TIMEOUT_MS = suite.timeoutMs;
 let page;
-let step = 'start';
-
-const api = apiClient(pluginBase);
-const appUrl = (params) => new URL(`?${query(params)}`, base).href;
-const slug = (text) => text.replace(/[^\w]+/g, '-').replace(/^-|-$/g, '');
-
-async function shot(name) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: join(ARTIFACTS, `model-${slug(name)}.png`), fullPage: true });
-}
 
 async function modelPage(run) {
   await page.goto(appUrl({ run, tool: 'model_view' }));
@@ -79,34 +67,15 @@ async function hloFlopColumn(run) {
   return `${nonZero} of ${data.rows.length} ops with a FLOP rate`;
 }
 
-async function main() {
-  const browser = await launchChromium();
-  let failed = 0;
-  try {
-    page = await openPage(browser, base.origin, problems);
-    watchConsole(page, problems, () => step);
-    const runs = await api('runs');
-    const hook = runs.find((r) => r.startsWith('profiler_hook'));
-    const jax = runs.find((r) => r.startsWith('jax_cpu_train'));
-    check(hook && jax, `expected the profiler_hook and jax_cpu_train runs, found ${runs}`);
-    for (const [name, fn, run] of [
-      ['TensorFlow graph', tensorflowGraph, hook],
-      ['JAX programs', jaxPrograms, jax],
-      ['HLO stats FLOP column', hloFlopColumn, jax],
-    ]) {
-      step = `${name} ${run}`;
-      try {
-        results.push(`ok   ${step}: ${await fn(run)}`);
-      } catch (error) {
-        failed++;
-        results.push(`FAIL ${step}: ${error?.message ?? error}`);
-        await page.screenshot({ path: join(ARTIFACTS, `model-failure-${slug(step)}.png`), fullPage: true }).catch(() => {});
-      }
-    }
-  } finally {
-    await browser.close();
-  }
-  report(results, failed, problems);
-}
-
-main().catch((error) => abort(error, step));
+suite.run(async (opened) => {
+  page = opened;
+  const runs = await api('runs');
+  const hook = runs.find((r) => r.startsWith('profiler_hook'));
+  const jax = runs.find((r) => r.startsWith('jax_cpu_train'));
+  check(hook && jax, `expected the profiler_hook and jax_cpu_train runs, found ${runs}`);
+  return [
+    [`TensorFlow graph ${hook}`, tensorflowGraph, hook],
+    [`JAX programs ${jax}`, jaxPrograms, jax],
+    [`HLO stats FLOP column ${jax}`, hloFlopColumn, jax],
+  ];
+});

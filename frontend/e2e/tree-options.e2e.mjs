@@ -7,33 +7,25 @@
 // shows are compared with the server's answer to the same parameters. A refused pattern must show
 // the server's message and keep the tree. Screenshots: tree-options-*.png.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { abort, apiClient, check, e2eTarget, launchChromium, openPage, query, report } from './browser.mjs';
+import { check } from './browser.mjs';
+import { e2eSuite } from './harness.mjs';
 
-const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
-const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
+const suite = e2eSuite('tree-options');
+const { api, appUrl, shot } = suite;
+const TIMEOUT_MS = suite.timeoutMs;
 const JAX = 'jax_cpu_train/session_1';
 const KERAS = 'tf_keras2_fit/session_1';
-const problems = [];
-const results = [];
-const api = apiClient(pluginBase);
 let page;
-let step = 'start';
 let expect400 = false;
 
 const column = (table, id) => table.cols.findIndex((c) => c.id === id);
 const names = (table) => table.rows.map((r) => r.c[column(table, 'name')].v);
 
 async function open(run, tool) {
-  await page.goto(new URL(`?${query({ run, tool })}`, base).href);
+  await page.goto(appUrl({ run, tool }));
   const view = page.locator('pf-tool-view > pf-tree-table-view');
   await view.locator('tbody tr').first().waitFor({ timeout: TIMEOUT_MS * 2 });
   return view;
-}
-
-async function shot(name) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: join(ARTIFACTS, `tree-options-${name}.png`), fullPage: true });
 }
 
 /** The names on the page once every node is open, in page order. */
@@ -142,38 +134,17 @@ async function pprofDownload() {
   return `${bytes.length} bytes of profile.proto`;
 }
 
-async function main() {
-  const browser = await launchChromium();
-  let failed = 0;
-  try {
-    page = await openPage(browser, base.origin, problems);
-    page.on('console', (m) => {
-      if (m.type() !== 'error') return;
-      if (expect400 && /status of 400/.test(m.text())) return; // the refused pattern, shown by the page
-      problems.push(`console error in "${step}": ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error in "${step}": ${e.message}`));
-    const checks = [
+suite.run(
+  (opened) => {
+    page = opened;
+    return [
       ['max depth and order by name', depthAndOrder],
       ['header click sorts', headerClickSorts],
       ['columns, type and name patterns, CSV', columnsAndFilters],
       ['refused pattern', refusedPattern],
       ['pprof download', pprofDownload],
     ];
-    for (const [name, fn] of checks) {
-      step = name;
-      try {
-        results.push(`ok   ${name}: ${await fn()}`);
-      } catch (error) {
-        failed++;
-        results.push(`FAIL ${name}: ${error?.message ?? error}`);
-        await page.screenshot({ path: join(ARTIFACTS, `tree-options-failure-${name.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => {});
-      }
-    }
-  } finally {
-    await browser.close();
-  }
-  report(results, failed, problems);
-}
-
-main().catch((error) => abort(error, step));
+  },
+  // The refused pattern's 400 is shown by the page; Chromium logs the status too.
+  { ignoreConsoleError: (message) => expect400 && /status of 400/.test(message.text()) },
+);

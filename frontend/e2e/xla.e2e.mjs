@@ -10,26 +10,13 @@
 // machine, and labelled so; the user's peaks through the form; half a roof refused). Fails on requests to other origins, console errors, page errors
 // or CSP violations. Screenshots land in PROFILE_E2E_ARTIFACTS (xla-*.png).
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { abort, apiClient, check, e2eTarget, launchChromium, openPage, parseCsv, query, report, watchConsole } from './browser.mjs';
+import { check, parseCsv } from './browser.mjs';
+import { e2eSuite } from './harness.mjs';
 
-const { base, pluginBase, artifacts: ARTIFACTS } = e2eTarget();
-const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
-
-const problems = [];
-const results = [];
+const suite = e2eSuite('xla');
+const { api, appUrl, shot } = suite;
+const TIMEOUT_MS = suite.timeoutMs;
 let page;
-let step = 'start';
-
-const api = apiClient(pluginBase);
-
-const appUrl = (params) => new URL(`?${query(params)}`, base).href;
-const slug = (text) => text.replace(/[^\w]+/g, '-').replace(/^-|-$/g, '');
-
-async function shot(name) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: join(ARTIFACTS, `xla-${slug(name)}.png`), fullPage: true });
-}
 
 async function view(tag) {
   const element = page.locator(`pf-tool-view > ${tag}`);
@@ -220,36 +207,16 @@ async function rooflineOnCpu(run) {
   return `roof ${Math.round(Number(ops.p.peak_flop_rate))} GFLOP/s, ${Math.round(Number(ops.p.peak_hbm_bw))} GiB/s, measured on this machine; given peaks applied; half a roof refused`;
 }
 
-async function main() {
-  const browser = await launchChromium();
-  let failed = 0;
-  try {
-    page = await openPage(browser, base.origin, problems);
-    watchConsole(page, problems, () => step);
-    const runs = (await api('runs')).filter((r) => r.startsWith('jax_'));
-    check(runs.length >= 3, `expected the three JAX fixture runs, found ${runs}`);
-    for (const run of runs) {
-      for (const [name, fn] of [
-        ['memory viewer', memoryViewer],
-        ['graph viewer', graphViewer],
-        ['op profile', opProfile],
-        ['HLO stats', hloStats],
-        ['roofline on a CPU', rooflineOnCpu],
-      ]) {
-        step = `${name} ${run}`;
-        try {
-          results.push(`ok   ${step}: ${await fn(run)}`);
-        } catch (error) {
-          failed++;
-          results.push(`FAIL ${step}: ${error?.message ?? error}`);
-          await page.screenshot({ path: join(ARTIFACTS, `xla-failure-${slug(step)}.png`), fullPage: true }).catch(() => {});
-        }
-      }
-    }
-  } finally {
-    await browser.close();
-  }
-  report(results, failed, problems);
-}
-
-main().catch((error) => abort(error, step));
+suite.run(async (opened) => {
+  page = opened;
+  const runs = (await api('runs')).filter((r) => r.startsWith('jax_'));
+  check(runs.length >= 3, `expected the three JAX fixture runs, found ${runs}`);
+  const checks = [
+    ['memory viewer', memoryViewer],
+    ['graph viewer', graphViewer],
+    ['op profile', opProfile],
+    ['HLO stats', hloStats],
+    ['roofline on a CPU', rooflineOnCpu],
+  ];
+  return runs.flatMap((run) => checks.map(([name, fn]) => [`${name} ${run}`, fn, run]));
+});

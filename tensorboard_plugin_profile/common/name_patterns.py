@@ -30,12 +30,8 @@ import math
 import re
 from typing import List, Mapping, Sequence
 
+from . import regex_shape
 from .errors import InvalidArgument
-
-try:  # Python 3.11+; sre_parse is its deprecated alias on 3.9 and 3.10
-    from re import _parser as _sre  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - older Pythons
-    import sre_parse as _sre  # type: ignore[no-redef]
 
 MAX_PATTERN_CHARS = 256
 MAX_PATTERNS = 16
@@ -48,7 +44,6 @@ _FORBIDDEN = {
     "ASSERT": "look-arounds",
     "ASSERT_NOT": "look-arounds",
 }
-_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
 
 
 class Pattern:
@@ -64,12 +59,12 @@ class Pattern:
         self.repeats = 0  # unbounded or long repeats: a factor of n each
         self.factor = 1  # optionals (x2) and alternations (branches)
         try:
-            tree = _sre.parse(text)
+            tree = regex_shape.parse(text)
         except (re.error, RecursionError, OverflowError) as e:
             raise InvalidArgument(
                 f"Parameter {name!r}: {_shown(text)} is not a regex ({e})."
             ) from None
-        self._walk(tree, name, inside_repeat=False)  # refused shapes are never compiled
+        self._check_shape(tree, name)  # refused shapes are never compiled
         try:
             self.regex = re.compile(text)
         except (re.error, RecursionError, OverflowError) as e:
@@ -77,36 +72,27 @@ class Pattern:
                 f"Parameter {name!r}: {_shown(text)} is not a regex ({e})."
             ) from None
 
-    def _walk(self, tree, name: str, inside_repeat: bool) -> None:
-        for op, arg in tree:
-            kind = str(op)
-            if kind in _FORBIDDEN:
+    def _check_shape(self, tree, name: str) -> None:
+        for node in regex_shape.nodes(tree):
+            if node.kind in _FORBIDDEN:
                 raise InvalidArgument(
-                    f"Parameter {name!r}: {_shown(self.text)} uses {_FORBIDDEN[kind]}, which the "
-                    "name filters do not support; write the pattern without them."
+                    f"Parameter {name!r}: {_shown(self.text)} uses {_FORBIDDEN[node.kind]}, "
+                    "which the name filters do not support; write the pattern without them."
                 )
-            if kind in _REPEATS or kind == "BRANCH":
-                if inside_repeat:
-                    raise InvalidArgument(
-                        f"Parameter {name!r}: {_shown(self.text)} repeats a group that repeats "
-                        "or has alternatives (like (a+)+ or (ab|a)*), which can take exponential "
-                        "time; write it without a repeated group, e.g. [ab]* for (a|b)*."
-                    )
-                if kind == "BRANCH":
-                    self.factor *= max(len(arg[1]), 1)
-                    for branch in arg[1]:
-                        self._walk(branch, name, inside_repeat)
-                    continue
-                low, high, sub = arg
-                if high == 1:
-                    self.factor *= 2
-                else:
-                    self.repeats += 1
-                self._walk(sub, name, inside_repeat=True)
-            elif kind == "SUBPATTERN":
-                self._walk(arg[-1], name, inside_repeat)
-            elif kind == "ATOMIC_GROUP":
-                self._walk(arg, name, inside_repeat)
+            if node.kind not in regex_shape.REPEATS and node.kind != "BRANCH":
+                continue
+            if node.repeats_around:  # any repeat, even a ? (the tree views have no deadline)
+                raise InvalidArgument(
+                    f"Parameter {name!r}: {_shown(self.text)} repeats a group that repeats "
+                    "or has alternatives (like (a+)+ or (ab|a)*), which can take exponential "
+                    "time; write it without a repeated group, e.g. [ab]* for (a|b)*."
+                )
+            if node.kind == "BRANCH":
+                self.factor *= max(len(node.arg[1]), 1)
+            elif node.arg[1] == 1:  # an optional: x? or x{0,1}
+                self.factor *= 2
+            else:
+                self.repeats += 1
 
     def work(self, length: int) -> int:
         """The most backtracking steps a full match on ``length`` characters can take."""

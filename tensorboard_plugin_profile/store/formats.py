@@ -17,12 +17,11 @@ Usage::
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any, Callable, Optional
 
 from ..chrome_trace import read_chrome_trace
-from ..chrome_trace.event_file import EVENT_FILE_PREFIX, graph_facts
+from ..chrome_trace.event_file import graph_facts
 from ..chrome_trace.names import loose_trace_file_name, pytorch_file_name, timeline_file_name
 from ..chrome_trace.sniff import unreadable_reason as chrome_unreadable_reason
 from ..common.errors import CorruptProfile, NotFound, PermissionDenied, Unavailable
@@ -39,7 +38,6 @@ from ..preprocessing.preprocess import preprocess_decoded
 from ..xspace import decode_xspace, read_xspace
 from ..xspace.filebytes import FileBytes
 from ..xspace.model import Space
-from .safe_open import open_inside
 
 XPLANE_SUFFIX = ".xplane.pb"
 _XPLANE_HOST = re.compile(r"(?:(.*)\.)?(xplane\.pb)")
@@ -79,14 +77,10 @@ def _read_listed_chrome_trace(host_file: Any, with_flows: bool = True) -> Space:
 def _graph_beside(host_file: Any) -> dict:
     """The graph's variables and op costs (``event_file.graph_facts``) from the newest event
     file with a graph beside the timeline, else ``{"graph_note": why not}``; a damaged event
-    file never fails the trace."""
-    folder = os.path.dirname(host_file.path)
-    remote_names = getattr(host_file, "beside_names", None)  # a timeline in a bucket
+    file never fails the trace. The host file lists and opens them (``HostFile.event_files_beside``,
+    ``open_beside``), on disk or in a bucket alike."""
     try:
-        if remote_names is not None:
-            names = remote_names()
-        else:
-            names = sorted(n for n in os.listdir(folder) if n.startswith(EVENT_FILE_PREFIX))
+        names = host_file.event_files_beside()
     except OSError:
         names = []
     note = (
@@ -95,13 +89,7 @@ def _graph_beside(host_file: Any) -> dict:
     )
     for name in reversed(names):
         try:
-            if remote_names is not None:
-                opened = host_file.open_beside(name)
-            else:
-                opened = open_inside(
-                    host_file.logdir_real or os.path.realpath(folder), os.path.join(folder, name)
-                )
-            with opened as f:
+            with host_file.open_beside(name) as f:
                 facts = graph_facts(f)
         except (CorruptProfile, NotFound, PermissionDenied, Unavailable) as e:
             note = f"{name}: {e}"

@@ -38,10 +38,11 @@ import threading
 import time
 from typing import IO, Any, Callable, Optional
 
+from ..chrome_trace.event_file import EVENT_FILE_PREFIX
 from ..common.errors import InvalidArgument, NotFound, PermissionDenied
 from ..common.formats import NAMED_FILES, SESSION_FOLDERS, InputFormat
 from . import formats
-from .safe_open import identity_of, inside, open_host_file, read_host_file
+from .safe_open import identity_of, inside, open_host_file, open_inside, read_host_file
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +93,17 @@ class HostFile:
     def read(self, read: Callable[[IO[bytes]], Any]) -> Any:
         """What ``read`` takes from the open file (``read_host_file``)."""
         return read_host_file(self, read)
+
+    def event_files_beside(self) -> list:
+        """The names of the ``events.out.tfevents.*`` files in this file's folder, sorted
+        (a ProfilerHook timeline's graph); raises ``OSError`` if the folder cannot be listed."""
+        folder = os.path.dirname(self.path)
+        return sorted(n for n in os.listdir(folder) if n.startswith(EVENT_FILE_PREFIX))
+
+    def open_beside(self, name: str) -> IO[bytes]:
+        """One of ``event_files_beside()``, opened without leaving the logdir (``open_inside``)."""
+        folder = os.path.dirname(self.path)
+        return open_inside(self.logdir_real or os.path.realpath(folder), os.path.join(folder, name))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -48,7 +48,8 @@ class RemoteHostFile(HostFile):
     # Event files listed in the same folder (a ProfilerHook timeline's graph, the model view).
     beside: tuple = ()
 
-    def beside_names(self) -> list:
+    def event_files_beside(self) -> list:
+        """The names of ``beside``, sorted (listed with the folder: no request)."""
         return sorted(o.name for o in self.beside)
 
     def open_beside(self, name: str) -> IO[bytes]:

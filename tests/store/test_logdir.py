@@ -6,7 +6,7 @@ import os
 import shutil
 
 import pytest
-from conftest import host_files
+from conftest import FIXTURES, host_files
 
 from tensorboard_plugin_profile.common.errors import InvalidArgument, NotFound
 from tensorboard_plugin_profile.store import logdir as logdir_module
@@ -154,3 +154,27 @@ def test_probe_gives_up_when_its_budget_runs_out(tmp_path):
     for i in range(50):
         (tmp_path / f"d{i}").mkdir()
     assert LogDir(str(tmp_path)).probe_has_runs(budget_s=-1.0) is None
+
+
+def test_a_host_file_lists_and_opens_the_event_files_beside_it(tmp_path):
+    # One path for the ProfilerHook graph on disk and in a bucket (remote: test_remote_logdir).
+    fixture = FIXTURES / "profiler_hook" / "train"
+    run = tmp_path / "logs" / "train"
+    shutil.copytree(fixture, run)
+    (run / "events.out.tfevents.1000.vm").write_bytes(b"older")
+    (run / "notes.txt").write_text("not an event file")
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"secret")
+    os.symlink(outside, run / "events.out.tfevents.9999.evil")
+    ld = LogDir(str(tmp_path / "logs"))
+    host_file = ld.session(ld.runs()[0]).host_files[0]
+    names = host_file.event_files_beside()
+    assert names == [
+        "events.out.tfevents.1000.vm",
+        "events.out.tfevents.1795462996.vm",
+        "events.out.tfevents.9999.evil",
+    ]
+    with host_file.open_beside(names[1]) as f:
+        assert f.read() == (fixture / names[1]).read_bytes()
+    with pytest.raises(NotFound):  # a link out of the logdir is never read
+        host_file.open_beside(names[2])

@@ -275,3 +275,17 @@ def test_the_tensorboard_plugin_serves_an_s3_logdir(s3, tmp_path):
         assert status == 200
     finally:
         plugin.service.close()
+
+
+def test_a_remote_host_file_lists_and_opens_the_event_files_beside_it(s3, tmp_path):
+    # The same two methods as a file on disk (test_logdir), so the graph reader has one path.
+    from tensorboard_plugin_profile.store.remote_logdir import RemoteLogDir
+
+    local = os.path.join(DATA, "profiler_hook", "train")
+    logdir = RemoteLogDir("s3://profiles/logs", str(tmp_path / "cache"), start_listing=False)
+    runs = [r for r in logdir.runs() if r.startswith("profiler_hook/")]
+    host_file = logdir.session(runs[0]).host_files[0]
+    names = host_file.event_files_beside()
+    assert names == sorted(n for n in os.listdir(local) if n.startswith("events.out.tfevents."))
+    with host_file.open_beside(names[0]) as f:
+        assert f.read() == open(os.path.join(local, names[0]), "rb").read()

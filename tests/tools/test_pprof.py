@@ -14,10 +14,10 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 from conftest import FIXTURES, host_files
+from tbprof_cli import tbprof_convert
 from werkzeug.test import Client
 
 from tensorboard_plugin_profile.analysis.ops.attribution import op_records
@@ -121,25 +121,8 @@ def test_pprof_over_http_is_a_download():
 
 def test_tbprof_convert_format_pprof_writes_the_file(tmp_path):
     out = tmp_path / "scope.pb.gz"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tensorboard_plugin_profile",
-            "convert",
-            str(host_files("jax_cpu_train")[0]),
-            "--tool",
-            "scope_view",
-            "--format",
-            "pprof",
-            "--max_depth",
-            "3",
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        timeout=120,
-    )
+    options = ("--format", "pprof", "--max_depth", "3", "-o", str(out))
+    result = tbprof_convert(host_files("jax_cpu_train")[0], "scope_view", *options)
     assert result.returncode == 0, result.stderr
     check_structure(decode(out.read_bytes()))
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 
 import pytest
 from conftest import FIXTURES
+from tbprof_cli import tbprof_convert
 from werkzeug.test import Client
 
 from tensorboard_plugin_profile.analysis.ops.attribution import op_records
@@ -210,43 +209,13 @@ def test_a_pod_session_merges_hosts_then_applies_the_options(client):
 def test_tbprof_convert_takes_the_options_as_tfprof_named_flags():
     from conftest import host_files
 
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tensorboard_plugin_profile",
-            "convert",
-            str(host_files("jax_cpu_train")[0]),
-            "--tool",
-            "scope_view",
-            "--max_depth",
-            "1",
-            "--order_by",
-            "name",
-            "--select",
-            "micros,occurrence",
-        ],
-        capture_output=True,
-        timeout=120,
-    )
+    path = host_files("jax_cpu_train")[0]
+    options = ("--max_depth", "1", "--order_by", "name", "--select", "micros,occurrence")
+    result = tbprof_convert(path, "scope_view", *options)
     assert result.returncode == 0, result.stderr
     table = json.loads(result.stdout)
     assert [c["id"] for c in table["cols"]][:4] == ["name", "kind", "total_time_us", "occurrences"]
     names = [r["name"] for r in rows(table)[1:]]
     assert names == sorted(names) and max(r["depth"] for r in rows(table)) == 1
-    bad = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tensorboard_plugin_profile",
-            "convert",
-            str(host_files("jax_cpu_train")[0]),
-            "--tool",
-            "scope_view",
-            "--order_by",
-            "colour",
-        ],
-        capture_output=True,
-        timeout=120,
-    )
+    bad = tbprof_convert(path, "scope_view", "--order_by", "colour")
     assert bad.returncode != 0 and b"colour" in bad.stderr and b"Traceback" not in bad.stderr

@@ -32,20 +32,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ...common import regex_shape
 from ...common.errors import InvalidArgument
-
-try:  # Python 3.11+ keeps the parser private; 3.9/3.10 expose it (deprecated later).
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - Python < 3.11
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 MAX_PATTERN_CHARS = 500
 DEADLINE_S = 5.0
 MAX_WORKERS = 2
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_regex_worker.py")
-_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
 _BACKREFS = {"GROUPREF", "GROUPREF_EXISTS", "GROUPREF_IGNORE", "GROUPREF_LOC_IGNORE"}
-_UNBOUNDED = _sre_parse.MAXREPEAT
 _slots = threading.BoundedSemaphore(MAX_WORKERS)
 
 
@@ -56,43 +50,29 @@ def check_pattern(pattern: str) -> None:
             f"search_regex is {len(pattern)} characters long; the limit is {MAX_PATTERN_CHARS}."
         )
     try:
-        tree = _sre_parse.parse(pattern)
+        tree = regex_shape.parse(pattern)
     except re.error as e:
         raise InvalidArgument(f"Bad search_regex: {e}.") from None
-    problem = _shape_problem(tree, inside_repeat=False)
+    problem = _shape_problem(tree)
     if problem:
         raise InvalidArgument(f"search_regex refused: {problem}. Simplify the pattern.")
 
 
-def _shape_problem(pattern: Any, inside_repeat: bool) -> str:
-    for op, arg in pattern:
-        name = getattr(op, "name", str(op))
-        if name in _BACKREFS:
+def _shape_problem(tree: Any) -> str:
+    """The first refused shape, or "": only a variable repeat inside a repeat of more than one
+    (``(a+)+``, but not ``(a+)?`` nor ``(ab|a)*``: the deadline covers the rest)."""
+    for node in regex_shape.nodes(tree):
+        if node.kind in _BACKREFS:
             return "back-references are not supported (they can take exponential time)"
-        if name in _REPEATS:
-            low, high, body = arg
-            variable = high == _UNBOUNDED or high > low
-            if variable and inside_repeat:
+        if node.kind in regex_shape.REPEATS:
+            low, high, _ = node.arg
+            repeated = any(around_high > 1 for _, around_high in node.repeats_around)
+            if high > low and repeated:
                 return (
                     "a repeated group contains another repeat, like (a+)+, which can take "
                     "exponential time"
                 )
-            repeats = high == _UNBOUNDED or high > 1
-            problem = _shape_problem(body, inside_repeat or repeats)
-        else:
-            problem = "".join(_shape_problem(p, inside_repeat) for p in _subpatterns(arg))
-        if problem:
-            return problem
     return ""
-
-
-def _subpatterns(arg: Any) -> list:
-    """The nested patterns of one parsed item's argument (groups, branches, asserts)."""
-    if isinstance(arg, _sre_parse.SubPattern):
-        return [arg]
-    if isinstance(arg, (list, tuple)):
-        return [p for item in arg for p in _subpatterns(item)]
-    return []
 
 
 def match_strings(pattern: str, strings: Sequence[str], deadline_s: float = 0.0) -> np.ndarray:
