@@ -3,8 +3,9 @@
 Starts TensorBoard with torch-tb-profiler (the peer, in its own venv, never beside this
 package) on loopback, waits until the run is loaded, and saves what its HTTP API answers
 for every worker and span: ``views``, ``overview``, ``operation`` (pie) and
-``operation_table`` grouped by operator, and the kernel views when the run has them.
-Files are named ``<route>.<worker>.<span>.json`` as the other PyTorch references.
+``operation_table`` grouped by operator, the kernel views when the run has them
+(``<route>.<worker>.<span>.json``) and the distributed views of several ranks
+(``distributed_<route>.json``), named as the other PyTorch references.
 
     python3.11 -m venv /work/venv-ttb
     /work/venv-ttb/bin/pip install torch==2.13.0 torch-tb-profiler   # 0.4.3
@@ -85,6 +86,10 @@ def main() -> None:
                         extra = {"group_by": "Kernel"} if route == "kernel" else {}
                         _save(args.out, f"{route.replace('/', '_')}.{suffix}",
                               _get(base, route, **q, **extra))  # fmt: skip
+        if "Distributed" in views:  # one answer for all workers (worker "All"), span 1
+            for route in ("gpuinfo", "overlap", "waittime", "commops"):
+                answer = _get(base, f"distributed/{route}", run=run, worker="All", span="1")
+                _save(args.out, f"distributed_{route}.json", answer)
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -26,12 +26,15 @@ from tensorboard_plugin_profile.analysis.pytorch.wait_time import NO_STEP, wait_
 from tensorboard_plugin_profile.chrome_trace import read_chrome_trace
 
 TOLERANCE = 0.005
-NANOSECONDS = "pytorch_cpu_train_ns"
+# Recorded by torch 2.13 (bench/record_pytorch_trace.py): CPU activities, nanosecond times.
+NANOSECONDS = ("pytorch_cpu_train_ns", "pytorch_ddp_ns")
 WORKERS = [
     (path.parent.parent.name, path.name.split(".")[0], path)
     for path in sorted(FIXTURES.glob("pytorch_*/run/*.pt.trace.json.gz"))
 ]
 _SPACES: dict = {}
+DISTRIBUTED = ["pytorch_two_ranks", "pytorch_diff_control", "pytorch_cpu_only", "pytorch_ddp_ns"]
+NS_WORKERS = [(n, w, p) for n, w, p in WORKERS if n in NANOSECONDS]
 
 
 def _space(path):
@@ -138,7 +141,7 @@ def test_operator_device_time_is_the_launched_kernels(name, worker, path):
     device_us = (device["end_ps"] - device["begin_ps"]).sum() / 1e6
     # Each device activity is counted once, by the op that launched it (never more than exists).
     assert table["device_self_us"].sum() <= device_us + 1e-6
-    if name == NANOSECONDS:  # recorded with CPU activities only: no device work at all
+    if name in NANOSECONDS:  # recorded with CPU activities only: no device work at all
         assert device_us == 0 and table["device_total_us"].sum() == 0
     elif name != "pytorch_cpu_only":
         assert table["device_self_us"].sum() > 0.5 * device_us
@@ -153,7 +156,7 @@ def test_input_shape_grouping_splits_calls():
     assert by_shape["input_shape"].str.startswith("[").all()
 
 
-@pytest.mark.parametrize("name", ["pytorch_two_ranks", "pytorch_diff_control", "pytorch_cpu_only"])
+@pytest.mark.parametrize("name", DISTRIBUTED)
 def test_distributed_overlap_and_collectives_match(name):
     hosts = [(w, _space(p)) for n, w, p in WORKERS if n == name]
     ref = load_reference(name, "distributed_overlap.json")["data"]
@@ -173,7 +176,7 @@ def test_distributed_overlap_and_collectives_match(name):
             assert _close(row[4], ops.loc[row[0], "latency_ps"] / 1e6)
 
 
-@pytest.mark.parametrize("name", ["pytorch_two_ranks", "pytorch_diff_control", "pytorch_cpu_only"])
+@pytest.mark.parametrize("name", DISTRIBUTED)
 def test_synchronizing_time_and_data_transfer_match(name):
     """Per step and rank: data transfer and synchronizing time; per collective: transfer."""
     hosts = [(w, _space(p)) for n, w, p in WORKERS if n == name]
@@ -202,10 +205,6 @@ def test_synchronizing_time_needs_matching_collectives():
     assert waits.by_step.empty
 
 
-def _nanosecond_trace():
-    return next((FIXTURES / NANOSECONDS / "run").glob("*.pt.trace.json.gz"))
-
-
 @pytest.fixture(params=["compiled", "pure_python"])
 def reader(request, monkeypatch):
     if request.param == "pure_python":
@@ -213,53 +212,63 @@ def reader(request, monkeypatch):
     return request.param
 
 
-def test_the_recorded_trace_has_nanosecond_times():
-    """Every ``ts`` and ``dur`` of the torch 2.13 trace has three decimals, and some calls
+def test_the_recorded_traces_are_here():
+    found = [f"{n}/{w}" for n, w, _ in NS_WORKERS]
+    assert found == ["pytorch_cpu_train_ns/worker0", "pytorch_ddp_ns/rank0", "pytorch_ddp_ns/rank1"]
+
+
+@pytest.mark.parametrize("name, worker, path", NS_WORKERS, ids=lambda x: str(x))
+def test_the_recorded_trace_has_nanosecond_times(name, worker, path):
+    """Every ``ts`` and ``dur`` of the torch 2.13 traces has three decimals, and some calls
     nest in their parents only at that resolution: cut to whole microseconds, they end
     after the parent or start before it."""
-    text = gzip.decompress(_nanosecond_trace().read_bytes()).decode()
+    text = gzip.decompress(path.read_bytes()).decode()
     times = re.findall(r'"(ts|dur)": *(-?[0-9.]+)', text)
     assert len(times) > 1000
     assert all(len(value.partition(".")[2]) == 3 for _, value in times)
-    ev = E.trace_events(read_chrome_trace(str(_nanosecond_trace())))
+    ev = E.trace_events(read_chrome_trace(str(path)))
     ev = ev[ev["type"].isin([E.OPERATOR, E.USER_ANNOTATION, E.PROFILER_STEP])]
-    ev = ev.sort_values(["begin_ps", "end_ps"], ascending=[True, False])
-    begin, end = ev["begin_ps"].to_numpy().tolist(), ev["end_ps"].to_numpy().tolist()
-    us = 1_000_000
-    only_in_ns, stack = 0, []
-    for b, e in zip(begin, end):
-        while stack and b >= stack[-1][1]:
-            stack.pop()
-        if stack:
-            pb, pe = stack[-1]
-            assert pb <= b and e <= pe  # the file nests well in nanoseconds
-            # Truncated as ts and dur: begin // us and begin // us + dur // us.
-            only_in_ns += b // us + (e - b) // us > pb // us + (pe - pb) // us or b // us < pb // us
-        stack.append((b, e))
+    ev = ev.sort_values(["tid", "begin_ps", "end_ps"], ascending=[True, True, False])
+    us, only_in_ns = 1_000_000, 0
+    for _, line in ev.groupby("tid", sort=False):
+        stack: list = []
+        for b, e in zip(line["begin_ps"].tolist(), line["end_ps"].tolist()):
+            while stack and b >= stack[-1][1]:
+                stack.pop()
+            if stack:
+                pb, pe = stack[-1]
+                assert pb <= b and e <= pe  # the file nests well in nanoseconds
+                # Truncated as ts and dur: begin // us and begin // us + dur // us.
+                ends_after = b // us + (e - b) // us > pb // us + (pe - pb) // us
+                only_in_ns += ends_after or b // us < pb // us
+            stack.append((b, e))
     assert only_in_ns >= 5
 
 
-def test_nanosecond_trace_matches_torch_tb_profiler(reader):
+@pytest.mark.parametrize("name, worker, path", NS_WORKERS, ids=lambda x: str(x))
+def test_nanosecond_trace_matches_torch_tb_profiler(name, worker, path, reader):
     """Operator table (calls exact; host self and total time within 0.5 %) and overview
-    (step time breakdown, steps) equal torch-tb-profiler 0.4.3's on the real torch trace,
+    (step time breakdown, steps) equal torch-tb-profiler 0.4.3's on the real torch traces,
     with the compiled reader and with the pure-Python one."""
-    space = read_chrome_trace(str(_nanosecond_trace()))
-    ref = _reference(NANOSECONDS, "operation_table", "worker0")["data"]
+    space = read_chrome_trace(str(path))
     table = operator_stats(space)
-    assert _operator_mismatches(ref, table) == []
+    assert _operator_mismatches(_reference(name, "operation_table", worker)["data"], table) == []
     # 0.4.3 reports no device columns for a CPU trace; ours are zero there.
     assert table["device_self_us"].sum() == 0 and table["device_total_us"].sum() == 0
-    overview = _reference(NANOSECONDS, "overview", "worker0")
+    overview = _reference(name, "overview", worker)
     assert _overview_mismatches(overview, step_overview(space)) == []
 
 
-def test_the_same_trace_in_whole_microseconds_no_longer_matches(tmp_path, reader):
+@pytest.mark.parametrize("name, worker, path", NS_WORKERS, ids=lambda x: str(x))
+def test_the_same_trace_in_whole_microseconds_no_longer_matches(
+    name, worker, path, tmp_path, reader
+):
     """The comparison has teeth: with ``ts``/``dur`` truncated to whole microseconds (what a
     reader keeping only the integer part would see), calls that nest only in nanoseconds
     fall out of their parents and the table no longer matches."""
-    text = gzip.decompress(_nanosecond_trace().read_bytes()).decode()
-    truncated = tmp_path / "worker0.1.pt.trace.json"
+    text = gzip.decompress(path.read_bytes()).decode()
+    truncated = tmp_path / f"{worker}.1.pt.trace.json"
     truncated.write_text(re.sub(r'"(ts|dur)": *(\d+)\.\d+', r'"\1": \2', text))
-    ref = _reference(NANOSECONDS, "operation_table", "worker0")["data"]
+    ref = _reference(name, "operation_table", worker)["data"]
     mismatches = _operator_mismatches(ref, operator_stats(read_chrome_trace(str(truncated))))
     assert any(": calls " in m for m in mismatches), mismatches
