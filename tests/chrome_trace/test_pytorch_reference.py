@@ -24,6 +24,7 @@ from tensorboard_plugin_profile.analysis.pytorch.operators import operator_stats
 from tensorboard_plugin_profile.analysis.pytorch.overview import step_overview
 from tensorboard_plugin_profile.analysis.pytorch.wait_time import NO_STEP, wait_time
 from tensorboard_plugin_profile.chrome_trace import read_chrome_trace
+from tensorboard_plugin_profile.service import ProfileService
 
 TOLERANCE = 0.005
 # Recorded by torch 2.13 (bench/record_pytorch_trace.py): CPU activities, nanosecond times.
@@ -272,3 +273,19 @@ def test_the_same_trace_in_whole_microseconds_no_longer_matches(
     ref = _reference(name, "operation_table", worker)["data"]
     mismatches = _operator_mismatches(ref, operator_stats(read_chrome_trace(str(truncated))))
     assert any(": calls " in m for m in mismatches), mismatches
+
+
+def test_the_ddp_ranks_are_one_run_with_torch_tb_profilers_distributed_view():
+    """The two ranks of the DDP recording (spans stamped apart by each process) are one run
+    of two hosts, as torch-tb-profiler shows them, and pytorch_distributed answers for both."""
+    service = ProfileService(str(FIXTURES / "pytorch_ddp_ns"))
+    try:
+        (run,) = service.runs()
+        hosts = [h["hostname"] for h in service.hosts(run, "pytorch_operators")]
+        assert hosts == ["rank0", "rank1"]
+        assert "pytorch_distributed" in service.run_tools(run)
+        overlap = service.tool_data(run, "pytorch_distributed").json()[0]
+        assert overlap["cols"][0]["id"] == "worker"
+        assert {row["c"][0]["v"] for row in overlap["rows"]} == {"rank0", "rank1"}
+    finally:
+        service.close()
