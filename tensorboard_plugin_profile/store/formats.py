@@ -17,6 +17,7 @@ Usage::
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Callable, Optional
 
@@ -169,12 +170,35 @@ def single_file_name(name: str) -> Optional[FileName]:
 
 
 def sessions_in(filenames: list) -> dict:
-    """Session → sorted [(FileName, file name)] of the ``NAMED_FILES`` files among ``filenames``."""
-    sessions: dict = {}
+    """Session → sorted [(FileName, file name)] of the ``NAMED_FILES`` files among ``filenames``.
+
+    PyTorch spans pair up by order, as torch-tb-profiler pairs them: each worker's spans
+    sorted by number, the k-th span of every worker is one session. A real DDP job's ranks
+    stamp their spans apart (``rank0.1795771884814333529``, ``rank1.1795771884892348605``), so
+    grouping by the span's text alone made one run per rank. The session is named after the
+    smallest span of its group (unchanged where the workers share their spans' names).
+    """
+    found_names = []
+    spans_by_worker: dict = {}
     for name in sorted(filenames):
         found = match(name, NAMED_FILES)
         if found is not None:
-            sessions.setdefault(found.session, []).append((found, name))
+            found_names.append((found, name))
+            if found.format == PYTORCH and found.session.isdigit():
+                spans_by_worker.setdefault(found.host, set()).add(int(found.session))
+    group: dict = {}  # (worker, span) -> k
+    for worker, spans in spans_by_worker.items():
+        for k, span in enumerate(sorted(spans)):
+            group[(worker, span)] = k
+    first_span: dict = {}  # k -> the smallest span of the k-th group
+    for (_, span), k in group.items():
+        first_span[k] = min(span, first_span.get(k, span))
+    sessions: dict = {}
+    for found, name in found_names:
+        if found.format == PYTORCH and found.session.isdigit():
+            span = first_span[group[(found.host, int(found.session))]]
+            found = dataclasses.replace(found, session=str(span))
+        sessions.setdefault(found.session, []).append((found, name))
     return sessions
 
 

@@ -85,6 +85,26 @@ def test_sessions_group_named_files_of_every_named_files_format():
     }
 
 
+def test_pytorch_spans_pair_up_by_order_as_torch_tb_profiler_pairs_them():
+    """A real DDP job's ranks stamp their spans apart: the k-th span of each worker is one
+    session, named after its smallest span (before: one session per rank)."""
+    names = sorted(p.name for p in (FIXTURES / "pytorch_ddp_ns" / "run").iterdir())
+    sessions = formats.sessions_in(names)
+    assert {s: [f.host for f, _ in files] for s, files in sessions.items()} == {
+        "1795771884814333529": ["rank0", "rank1"]
+    }
+    sessions = formats.sessions_in(
+        ["w0.300.pt.trace.json", "w1.310.pt.trace.json", "w0.100.pt.trace.json",
+         "w1.90.pt.trace.json", "w0.2.pt.trace.json", "solo.pt.trace.json"]
+    )  # fmt: skip
+    assert {s: sorted(n for _, n in files) for s, files in sessions.items()} == {
+        "2": ["w0.2.pt.trace.json", "w1.90.pt.trace.json"],  # by number: 90 before 310
+        "100": ["w0.100.pt.trace.json", "w1.310.pt.trace.json"],
+        "300": ["w0.300.pt.trace.json"],  # w1 has no third span
+        "trace": ["solo.pt.trace.json"],
+    }
+
+
 @pytest.mark.parametrize("name", sorted(FIXTURE_FILES))
 def test_the_reader_an_entry_names_reads_its_smallest_fixture_as_that_format(name):
     path = min(FIXTURE_FILES[name], key=lambda p: p.stat().st_size)
