@@ -418,3 +418,14 @@ def canonical_name(tag: str) -> Optional[str]:
 def sort_tools(names: Iterable[str]) -> list:
     rank = {name: i for i, name in enumerate(TOOL_ORDER)}
     return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+def listed_tools(space: Any) -> list:
+    """The tools ``run_tools`` lists for a session whose first host decodes to ``space``,
+    in display order. Computed where the host is decoded: in the server for one host, in
+    the worker that summarises it for a pod session (``pod/host_map.py``)."""
+    names = [t.name for t in _REGISTERED if t.listed_for(space)]
+    if "trace_viewer@" in names:
+        # As upstream: the page opens the windowed viewer; the complete JSON stays at /data.
+        names.remove("trace_viewer")
+    return sort_tools(names)
