@@ -110,24 +110,18 @@ class ProfileService:
         return dataclasses.asdict(self.logdir.diagnose())
 
     def run_tools(self, run: str) -> list:
+        """The tools with data for ``run``, judged on its first host. A pod session's list
+        comes from the hosts' summaries (made in the workers, like ``module_list``), so the
+        server decodes no host to answer it; one host's comes from its decoded Space."""
         session = self.logdir.session(run)
         if not session.host_files:
             return []
-        first = session.host_files[0]
-        if len(session.host_files) > 1 and _all_xspace(session.host_files):
-            self.host_map.warm()  # the page's next request is likely a multi-host answer
-
-        def listed() -> list:
-            space = self.space(first)
-            names = [t.name for t in tool_registry.TOOLS.values() if t.listed_for(space)]
-            if "trace_viewer@" in names:
-                # As upstream: the page opens the windowed viewer; the complete JSON stays at /data.
-                names.remove("trace_viewer")
-            return tool_registry.sort_tools(names)
-
-        key = ("run_tools", code_fingerprint()) + first.key
-        result = self._cached_result(key, lambda: _to_result(listed()))
-        return result.json()
+        files = list(session.host_files)
+        if len(files) > 1 and _all_xspace(files):
+            return list(self.host_map.summaries(files)[0].tool_names)
+        key = ("run_tools", code_fingerprint()) + files[0].key
+        compute = lambda: _to_result(tool_registry.listed_tools(self.space(files[0])))  # noqa: E731
+        return self._cached_result(key, compute).json()
 
     def hosts(self, run: str, tag: str) -> list:
         session = self.logdir.session(run)

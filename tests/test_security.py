@@ -229,6 +229,8 @@ def test_non_finite_statistics_become_null_in_every_answer(tmp_path):
         line, "MemoryAllocation", 20, fragmentation=float("inf"), bytes_allocated=16, **stats
     )
     plane.event(plane.line(2, "main"), "train_step", 5, 50, ratio=float("nan"))
+    # A TensorFlow op, so that TF stats has a row (without one it is NOT_APPLICABLE).
+    plane.event(plane.line(2, "main"), "dense/MatMul:MatMul", 10, 20, ratio=float("inf"))
     session = tmp_path / "plugins" / "profile" / "s"
     session.mkdir(parents=True)
     (session / "vm.xplane.pb").write_bytes(plane.builder.serialize())

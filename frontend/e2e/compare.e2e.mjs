@@ -182,7 +182,7 @@ async function notComparable() {
   const message = view.locator('pf-message');
   await message.waitFor({ timeout: TIMEOUT_MS });
   const shown = (await message.evaluate((el) => el.shadowRoot.textContent)).replace(/\s+/g, ' ');
-  check(shown.includes('cannot be compared') && shown.includes('framework_op_stats'), `the message says "${shown}"`);
+  check(shown.includes('cannot be compared') && shown.includes('hlo_stats'), `the message says "${shown}"`);
   await shot('not-comparable');
   return 'names the tools that can be compared';
 }

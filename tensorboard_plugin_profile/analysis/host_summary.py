@@ -55,6 +55,9 @@ class HostSummary:
     hlo_ops: pd.DataFrame  # one row per (program_id, hlo_op) of this host
     device_idle_ps: int  # GPU op spans not covered by ops (op_profile's "idle")
     module_names: list  # the host's compiled programs, ``module(program id)``, sorted
+    # The tools run_tools lists for a session starting with this host (``tools.listed_tools``):
+    # given by pod/, which may read the tool registry (it sits above analysis/).
+    tool_names: list = dataclasses.field(default_factory=list)
 
     @property
     def has_planes(self) -> bool:
@@ -163,11 +166,12 @@ def tf_data_of(hosts: Sequence[tuple]) -> Any:
     return tf_data.stats_of_parts(parts)
 
 
-def summarize(space: Space) -> HostSummary:
+def summarize(space: Space, tool_names: Sequence[str] = ()) -> HostSummary:
     """Every piece of one decoded (preprocessed) XSpace host, to send to another process."""
     view = SpaceSummary(space)
-    fields = [f.name for f in dataclasses.fields(HostSummary)]
-    return HostSummary(**{name: getattr(view, name) for name in fields})
+    fields = [f.name for f in dataclasses.fields(HostSummary) if f.name != "tool_names"]
+    values = {name: getattr(view, name) for name in fields}
+    return HostSummary(**values, tool_names=list(tool_names))
 
 
 def summaries_of(hosts: Sequence[tuple]) -> list:

@@ -35,8 +35,14 @@ from ..store.disk_cache import DiskCache, code_fingerprint
 from ..store.host_pool import HostPool, PoolUnavailable
 from ..store.profile_reader import read_host_profile
 from ..store.space_store import SpaceStore
+from ..tools import listed_tools
 
 logger = logging.getLogger(__name__)
+
+
+def summarize_space(space: Any) -> HostSummary:
+    """One decoded host's summary, with the tools a session starting with it lists."""
+    return summarize(space, listed_tools(space))
 
 
 def summarize_file(host_file: Any) -> HostSummary:
@@ -44,7 +50,7 @@ def summarize_file(host_file: Any) -> HostSummary:
     are dropped after, so they skip what only the trace viewer reads (flows: 40% of the
     preprocessing of a large JAX profile)."""
     with blockpool.reusing():
-        return summarize(read_host_profile(host_file, with_flows=False))
+        return summarize_space(read_host_profile(host_file, with_flows=False))
 
 
 def detail_file(host_file: Any) -> HostDetails:
@@ -63,7 +69,7 @@ class _Kind:
     of_space: Callable[[Any], Any]
 
 
-SUMMARY = _Kind("summary", summarize_file, summarize)
+SUMMARY = _Kind("summary", summarize_file, summarize_space)
 DETAILS = _Kind("details", detail_file, details)
 
 

@@ -125,8 +125,14 @@ def _is_profiler_hook(space: Any) -> bool:
     return format_of(space) == PROFILER_HOOK
 
 
-def _tf_stats_input(space: Any) -> bool:
-    return format_of(space) in (XSPACE, PROFILER_HOOK)
+def _has_framework_ops(space: Any) -> bool:
+    """TF stats has rows: a ProfilerHook timeline's ops are TensorFlow's; an XSpace needs a
+    TensorFlow op (a JAX profile has XLA ops only: hlo_stats and op_profile show those)."""
+    if format_of(space) == PROFILER_HOOK:
+        return True
+    from ..analysis.ops.op_stats import has_framework_ops, host_op_stats
+
+    return _is_xspace(space) and has_framework_ops(host_op_stats(space))
 
 
 def _is_pytorch(space: Any) -> bool:
@@ -313,7 +319,7 @@ _REGISTERED = (
         "framework_op_stats",
         "framework_op_stats",
         HOSTS_EACH_OR_ALL,
-        listed_for=_tf_stats_input,
+        listed_for=_has_framework_ops,
         aliases=("tensorflow_stats",),
         formats=(XSPACE, PROFILER_HOOK),
         from_summaries=True,
@@ -431,3 +437,14 @@ def canonical_name(tag: str) -> Optional[str]:
 def sort_tools(names: Iterable[str]) -> list:
     rank = {name: i for i, name in enumerate(TOOL_ORDER)}
     return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+def listed_tools(space: Any) -> list:
+    """The tools ``run_tools`` lists for a session whose first host decodes to ``space``,
+    in display order. Computed where the host is decoded: in the server for one host, in
+    the worker that summarises it for a pod session (``pod/host_map.py``)."""
+    names = [t.name for t in _REGISTERED if t.listed_for(space)]
+    if "trace_viewer@" in names:
+        # As upstream: the page opens the windowed viewer; the complete JSON stays at /data.
+        names.remove("trace_viewer")
+    return sort_tools(names)

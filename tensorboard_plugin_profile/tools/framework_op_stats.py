@@ -18,13 +18,20 @@ import pandas as pd
 from ..analysis.environment import PerfEnv
 from ..analysis.host_summary import combined_op_stats, summaries_of
 from ..analysis.ops import metrics as ops
-from ..analysis.ops.op_stats import OpStats
+from ..analysis.ops.op_stats import OpStats, has_framework_ops
 from ..analysis.ops.timeline import timeline_op_stats
+from ..common.errors import NotApplicable
 from ..common.formats import is_chrome_trace
 from ..xspace import op_names
 from .datatable import Column, data_table, rows_from_columns
 
 MAX_ROWS = 500
+# Upstream answers one IDLE row of zeros here (docs/differences.md,
+# "TF stats on profiles without TensorFlow ops").
+NO_FRAMEWORK_OPS = (
+    "Tool framework_op_stats (TF stats) has nothing to show: this profile recorded no "
+    "TensorFlow ops. A JAX or other XLA program's ops are in hlo_stats and op_profile."
+)
 GIB = 1 << 30
 _COLUMNS = (
     Column("rank", "Rank", "number"),
@@ -65,7 +72,10 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
 
 def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> list:
     """The answer from each XSpace host's summary (``analysis/host_summary.py``)."""
-    return framework_op_tables(combined_op_stats([s for _, s in summaries]))
+    stats = combined_op_stats([s for _, s in summaries])
+    if not has_framework_ops(stats):
+        raise NotApplicable(NO_FRAMEWORK_OPS)
+    return framework_op_tables(stats)
 
 
 def framework_op_tables(stats: OpStats) -> list:

@@ -61,14 +61,17 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
 
 def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
     """The answer from each host's summary (``analysis/host_summary.py``)."""
-    tables = overview_tables(combined_op_stats([s for _, s in summaries]))
+    stats = combined_op_stats([s for _, s in summaries])
+    tables = overview_tables(stats, has_xla_ops=any(not s.hlo_ops.empty for _, s in summaries))
     body = "[" + ",".join(dumps(t) for t in tables[:5]) + ", {},"
     body += dumps(tables[6]) + "]"
     data = json_out.utf8(body)
     return ToolOutput(json_obj=tables, chunks=lambda: [data])
 
 
-def overview_tables(stats: OpStats) -> list:
+def overview_tables(stats: OpStats, has_xla_ops: bool = False) -> list:
+    """The seven slots; ``has_xla_ops``: whether any host has XLA ops (HLO stats lists
+    them), which the device next step names when there are no TensorFlow ops."""
     details = ia.step_details(stats.steps)
     tf_data = ia.tf_data_in_use(stats.host_ops, details)
     bottleneck = ia.classify(details, tf_data)
@@ -79,7 +82,7 @@ def overview_tables(stats: OpStats) -> list:
             details, bottleneck, tf_data, hardware_type_of(env.device_type), stats.steps
         ),
         run_environment_table(env),
-        recommendation_table(stats, bottleneck),
+        recommendation_table(stats, bottleneck, has_xla_ops),
         inference_latency_table(),
         {},
         diagnostics_table(*overview_diagnostics(stats)),

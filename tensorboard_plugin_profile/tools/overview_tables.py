@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..analysis.environment import RunEnvironment, hardware_type_of
 from ..analysis.input_pipeline import breakdown as ia
+from ..analysis.ops.op_stats import has_framework_ops
 from .datatable import Column, column_table, data_table, link, one_digit, two_digits
 
 STEP_COLUMNS = (
@@ -139,9 +140,18 @@ def _device_type_name(env: RunEnvironment) -> str:
     return "GPU" if hardware_type_of(env.device_type) == "GPU" else env.device_type
 
 
-def recommendation_table(stats, bottleneck: ia.Bottleneck) -> dict:
+def device_ops_tool(stats, hardware: str, has_xla_ops: bool) -> str:
+    """The tool the device next step names: upstream's (op_profile on TPU, else TF stats),
+    except that TF stats of a profile without TensorFlow ops is empty and not listed, so
+    such a profile names hlo_stats when it has XLA ops (a JAX program), and none without."""
+    if hardware == "TPU" or has_framework_ops(stats):
+        return "op_profile" if hardware == "TPU" else "framework_op_stats"
+    return "hlo_stats" if has_xla_ops else ""
+
+
+def recommendation_table(stats, bottleneck: ia.Bottleneck, has_xla_ops: bool = False) -> dict:
     hardware = hardware_type_of(stats.run_environment.device_type)
-    tool = "op_profile" if hardware == "TPU" else "framework_op_stats"
+    tool = device_ops_tool(stats, hardware, has_xla_ops)
     timeline = "TPU core" if hardware == "TPU" else hardware
     rows = [
         ["faq", "Refer to the TF2 Profiler FAQ", "Tool troubleshooting / FAQ"],
@@ -156,11 +166,6 @@ def recommendation_table(stats, bottleneck: ia.Bottleneck) -> dict:
             "trace_viewer (look at the activities on the timeline of each Host Thread "
             "near the bottom of the trace view)",
             "Next steps for reducing the Host time",
-        ],
-        [
-            "device",
-            f"{tool} (identify the time-consuming operations executed on the {hardware})",
-            "Next steps for reducing the Device time",
         ],
         [
             "device",
@@ -185,6 +190,10 @@ def recommendation_table(stats, bottleneck: ia.Bottleneck) -> dict:
             "Other useful resources",
         ],
     ]
+    if tool:  # ours: never a row naming an empty tool (docs/differences.md)
+        what = "XLA operations" if tool == "hlo_stats" else "operations"
+        step = f"{tool} (identify the time-consuming {what} executed on the {hardware})"
+        rows.insert(3, ["device", step, "Next steps for reducing the Device time"])
     columns = [Column(c, c, "string") for c in ("tip_type", "link", "description")]
     classification = bottleneck.input_classification
     p = {

@@ -80,7 +80,7 @@ JAX, JAX_REMOTE = "jax_cpu_train/session_1", "jax_remote_capture/jax_server__xpr
 @pytest.mark.parametrize(
     "base_run,exp_run,tool",
     [
-        (JAX, JAX_REMOTE, "framework_op_stats"),
+        ("tf_memory/session_1", "tf_remote_capture/tf_server__tf_client", "framework_op_stats"),
         (JAX, JAX_REMOTE, "hlo_stats"),
         (JAX, JAX_REMOTE, "op_profile"),
         (JAX, "tf_keras_fit/session_1", "op_types"),

@@ -123,7 +123,7 @@ def test_errors_are_clear(profiles, tmp_path):
     with pytest.raises(InvalidArgument, match="no table"):
         p.table("op_profile")
     with pytest.raises(InvalidArgument, match="Table 9 does not exist"):
-        p.table("framework_op_stats", table=9)
+        p.table("hlo_stats", table=9)
     with pytest.raises(NotFound, match="No profile for host"):
         p.events(host="elsewhere")
     with pytest.raises(InvalidArgument, match="regular expression"):

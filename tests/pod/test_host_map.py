@@ -233,8 +233,8 @@ def test_listing_a_multi_host_session_s_tools_starts_the_workers_ahead(expected)
             _answer(service, "overview_page", {})
             == expected["jax_two_hosts"][("overview_page", "{}")]
         )
-        # The tool list decoded the first host here: its summary comes from that Space.
-        assert service.host_map.computed == 1 and service.spaces.decodes == 1
+        # The tool list came from the hosts' summaries, made in the workers: no decode here.
+        assert service.host_map.computed == 2 and service.spaces.decodes == 0
     finally:
         service.close()
 

@@ -40,7 +40,6 @@ def test_run_tools_lists_in_that_order():
             "memory_viewer",
             "roofline_model",
             "pod_viewer",
-            "framework_op_stats",
             "hlo_stats",
             "model_view",
             "advisor",

@@ -16,6 +16,7 @@ from tensorboard_plugin_profile.store.disk_cache import DiskCache
 from tensorboard_plugin_profile.web.cli import build_parser, main
 
 JAX_FILE = host_files("jax_cpu_train")[0]
+TF_FILE = host_files("tf_memory")[0]  # TF stats has rows there (a JAX profile has none)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -38,7 +39,7 @@ def test_convert_a_session_folder_to_csv_file(tmp_path):
     code = main(
         [
             "convert",
-            str(JAX_FILE.parent),
+            str(TF_FILE.parent),
             "--tool",
             "framework_op_stats",
             "--format",

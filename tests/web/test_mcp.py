@@ -167,7 +167,7 @@ def test_sql_over_the_kernels_of_both_ranks(logdir, service):
         ("get_table", {"tool": "../../etc/passwd", "run": JAX}, "Unknown tool"),
         ("top_ops", {"run": JAX, "host": "../../outside.txt"}, "No host '../../outside.txt'"),
         ("search_trace", {"run": JAX, "text": "x", "host": "/etc/passwd"}, "No profile for host"),
-        ("get_table", {"tool": "framework_op_stats", "run": JAX, "limit": 10**6}, "limit must"),
+        ("get_table", {"tool": "hlo_stats", "run": JAX, "limit": 10**6}, "limit must"),
         ("search_trace", {"run": JAX, "text": "(a+)+$", "regex": True}, "search"),
     ],
 )

@@ -135,6 +135,33 @@ def test_a_tool_without_data_names_the_tools_with_data(client):
     assert "kernel_stats" not in error["tools"] and "overview_page" in error["tools"]
 
 
+@pytest.mark.parametrize("run", [JAX_RUN, "jax_two_hosts/multi_jax2__xprof_client"])
+def test_tf_stats_of_a_jax_profile_is_not_listed_and_points_to_the_xla_tools(service, client, run):
+    """Before: listed, and "0 of 0 operations" (one IDLE row) while HLO stats had 58 ops;
+    the overview's device next step and the trace viewer's "Show in TF stats" led there."""
+    listed = service.run_tools(run)
+    assert "framework_op_stats" not in listed and {"hlo_stats", "op_profile"} <= set(listed)
+    for tag in ("framework_op_stats", "tensorflow_stats"):
+        response = client.get(f"{PREFIX}/data?run={run}&tag={tag}")
+        error = json.loads(response.get_data())["error"]
+        assert response.status_code == 404 and error["code"] == "NOT_APPLICABLE"
+        assert "no TensorFlow ops" in error["message"] and "hlo_stats" in error["message"]
+        assert error["tools"] == [t.rstrip("@") for t in listed]
+    steps = service.tool_data(run, "overview_page").json()[3]["rows"]
+    device = [r["c"][1]["v"] for r in steps if r["c"][2]["v"].endswith("Device time")]
+    assert device[0].startswith("hlo_stats (identify the time-consuming XLA operations")
+    name, session = run.split("/")
+    folder = FIXTURES / name / "plugins" / "profile" / session
+    result = run_cli("convert", str(folder), "--tool", "framework_op_stats")
+    assert result.returncode == 1 and b"no TensorFlow ops" in result.stderr
+
+
+def test_tf_stats_stays_listed_where_there_are_tensorflow_ops(service):
+    for run in ("tf_keras2_fit/session_1", "gpu_multi_worker", "profiler_hook/train/timeline-4"):
+        matches = [r for r in service.runs() if r.startswith(run)]
+        assert matches and "framework_op_stats" in service.run_tools(matches[0]), run
+
+
 def test_an_unknown_tool_lists_the_valid_names(client):
     result = run_cli("convert", str(PYTORCH_FILE), "--tool", "overveiw_page")
     assert result.returncode == 1

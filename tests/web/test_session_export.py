@@ -86,5 +86,5 @@ def test_the_notebook_api_exports_and_the_zip_reopens_as_the_same_session(logdir
         archive.extractall(elsewhere)
     with tbp.open(str(tmp_path / "elsewhere")) as reopened:
         assert reopened.runs == [SESSION] and reopened.hosts == hosts
-        assert not reopened.table("framework_op_stats").empty
+        assert not reopened.table("hlo_stats").empty
     assert not list(tmp_path.glob("*.partial"))

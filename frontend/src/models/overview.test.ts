@@ -34,6 +34,16 @@ describe.skipIf(!haveReference)('overview model on reference payloads', () => {
     expect(gpu.summary.find((m) => m.label === 'MXU utilization')!.value).toBe('n/a');
   });
 
+  it('says n/a, and why, for TensorFlow-op shares of a profile without TensorFlow ops', () => {
+    const jax = overviewModel(reference('jax_cpu_train', 'overview_page.json'));
+    const host = jax.summary.find((m) => m.label === 'Ops placed on host')!;
+    expect(host.value).toBe('n/a'); // upstream: 0.0% next to 6.9 s of XLA ops
+    expect(host.hint).toMatch(/No TensorFlow op was recorded.*HLO stats/);
+    expect(jax.summary.find((m) => m.label === 'Host op time eager')!.value).toBe('n/a');
+    const tf = overviewModel(reference('tf_keras2_fit', 'overview_page.json'));
+    expect(tf.summary.find((m) => m.label === 'Ops placed on host')!.value).toBe('100.0%');
+  });
+
   it('recommends for the framework that made the profile', () => {
     const payload = structuredClone(reference('jax_cpu_train', 'overview_page.json')) as { cols: { id: string }[]; p?: Record<string, string> }[];
     const recommendation = payload.find((t) => t?.cols?.some((c) => c.id === 'tip_type'))!;

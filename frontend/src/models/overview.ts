@@ -62,6 +62,9 @@ export function toolOfTip(text: string, tools: readonly string[]): string | unde
 /** Shown instead of a number for a metric the profile's hardware does not have. */
 export const NOT_APPLICABLE = 'n/a';
 
+/** Why TF-op metrics are n/a on a profile without TensorFlow ops. */
+export const NO_FRAMEWORK_OPS = 'No TensorFlow op was recorded (a JAX program records XLA ops: see HLO stats)';
+
 function percentMetric(analysis: DataTable | undefined, key: string, label: string, hint?: string): Metric | null {
   const text = property(analysis, key);
   if (!text || !Number.isFinite(propertyNumber(analysis, key))) return null;
@@ -81,6 +84,12 @@ function summaryMetrics(analysis: DataTable | undefined, step: StepTimeModel | n
   const device = hardware !== '' && hardware !== 'CPU_ONLY';
   const noDevice = 'The profile has no accelerator';
   const onDevice = (m: Metric | null) => applicable(m, device, noDevice);
+  // Host and device shares of TensorFlow ops are both 0 only when no op was counted (they add
+  // to 100% otherwise): a JAX program's XLA ops are not TensorFlow ops.
+  const hasFrameworkOps = !(
+    propertyNumber(analysis, 'host_tf_op_percent') === 0 && propertyNumber(analysis, 'device_tf_op_percent') === 0
+  );
+  const onFrameworkOps = (m: Metric | null) => applicable(m, hasFrameworkOps, NO_FRAMEWORK_OPS);
   const metrics: (Metric | null)[] = [];
   if (step && step.steps > 0) {
     metrics.push({
@@ -104,10 +113,10 @@ function summaryMetrics(analysis: DataTable | undefined, step: StepTimeModel | n
     onDevice(percentMetric(analysis, 'device_duty_cycle_percent', 'Device duty cycle', 'Time the device was busy')),
     onDevice(percentMetric(analysis, 'device_idle_time_percent', 'Device idle time')),
     percentMetric(analysis, 'host_idle_time_percent', 'Host idle time'),
-    percentMetric(analysis, 'host_tf_op_percent', 'Ops placed on host', 'Share of framework op time on the host'),
-    onDevice(percentMetric(analysis, 'device_tf_op_percent', 'Ops placed on device')),
-    percentMetric(analysis, 'host_op_time_eager_percent', 'Host op time eager'),
-    onDevice(percentMetric(analysis, 'device_op_time_eager_percent', 'Device op time eager')),
+    onFrameworkOps(percentMetric(analysis, 'host_tf_op_percent', 'Ops placed on host', 'Share of framework op time on the host')),
+    onDevice(onFrameworkOps(percentMetric(analysis, 'device_tf_op_percent', 'Ops placed on device'))),
+    onFrameworkOps(percentMetric(analysis, 'host_op_time_eager_percent', 'Host op time eager')),
+    onDevice(onFrameworkOps(percentMetric(analysis, 'device_op_time_eager_percent', 'Device op time eager'))),
     applicable(percentMetric(analysis, 'mxu_utilization_percent', 'MXU utilization'), hardware === 'TPU', 'MXUs are TPU units'),
     onDevice(percentMetric(analysis, 'flop_rate_utilization_relative_to_roofline', 'FLOP rate vs roofline')),
     onDevice(percentMetric(analysis, 'memory_bw_utilization_relative_to_hw_limit', 'Memory bandwidth vs limit')),

@@ -26,6 +26,8 @@ import { runToolFor } from '../tools';
 import type { ToolContext, ToolViewElement } from './contract';
 
 export const OVERVIEW_VIEW_TAG = 'pf-overview-view';
+/** Where a profile without TensorFlow ops has its ops (the top-10 card links those listed). */
+const XLA_OP_TOOLS = ['hlo_stats', 'op_profile'];
 
 @customElement(OVERVIEW_VIEW_TAG)
 export class OverviewView extends LitElement implements ToolViewElement {
@@ -33,6 +35,7 @@ export class OverviewView extends LitElement implements ToolViewElement {
   @property({ attribute: false }) data: unknown;
   @state() private topOps: DataTable | null = null;
   @state() private topOpsNote = '';
+  @state() private noFrameworkOps = false;
   @state() private advice: AdvisorReport | null = null;
   private model: OverviewModel | null = null;
 
@@ -87,10 +90,12 @@ export class OverviewView extends LitElement implements ToolViewElement {
             </section>`
           : nothing}
         <section class="card wide top-ops" aria-label="Top 10 operations">
-          <h2>Top 10 operations${this.topOpsNote ? ` on ${this.topOpsNote}` : ''} by self time</h2>
+          <h2>${this.noFrameworkOps ? 'Top 10 TensorFlow operations' : `Top 10 operations${this.topOpsNote ? ` on ${this.topOpsNote}` : ''} by self time`}</h2>
           ${this.topOps
             ? html`<pf-data-table .table=${this.topOps} caption="Top 10 operations" csv-name="top_ops.csv"></pf-data-table>`
-            : html`<p class="muted">${this.topOpsNote === '' ? 'Loading…' : 'No operations.'}</p>`}
+            : this.noFrameworkOps
+              ? this.renderNoFrameworkOps()
+              : html`<p class="muted">${this.topOpsNote === '' ? 'Loading…' : 'No operations.'}</p>`}
         </section>
         <section class="card environment" aria-label="Run environment">
           <h2>Run environment</h2>
@@ -117,9 +122,25 @@ export class OverviewView extends LitElement implements ToolViewElement {
     return html`${toolLink(this, this.context.run, tip.tool)}${richText(rest)}`;
   }
 
+  /** TF stats is not listed: the profile has no TensorFlow op. Say so, and where its ops are. */
+  private renderNoFrameworkOps() {
+    const listed = this.context.tools ?? [];
+    const tools = XLA_OP_TOOLS.map((t) => runToolFor(t, listed)).filter((t): t is string => !!t);
+    return html`<p class="no-framework-ops">
+      This profile has no TensorFlow ops, so there is no top 10 of them.
+      ${tools.length
+        ? html`Its XLA ops are in ${tools.map((t, i) => html`${i ? ' and ' : ''}${toolLink(this, this.context.run, t)}`)}.`
+        : 'This run records no XLA ops either.'}
+    </p>`;
+  }
+
   private async loadTopOps(): Promise<void> {
     const context = this.context;
     const tool = runToolFor('framework_op_stats', context?.tools ?? []);
+    if (context && !tool && context.tools?.length) {
+      this.noFrameworkOps = true;
+      return;
+    }
     if (!context || !tool) {
       this.topOpsNote = 'this run (no op statistics)';
       return;

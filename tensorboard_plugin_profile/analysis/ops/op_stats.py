@@ -85,6 +85,13 @@ def host_op_stats(space: Space) -> OpStats:
     return memoized([space], "host_op_stats", lambda: analyse_host(preprocess(space)))
 
 
+def has_framework_ops(stats: OpStats) -> bool:
+    """Whether TF stats would show an op besides IDLE: a TensorFlow op on the host, or a
+    device op (grouped under the framework op that launched it). A JAX program on a CPU
+    has none; its XLA ops are in HLO stats and op_profile (analysis/hlo/op_events.py)."""
+    return not (stats.host_ops.without_idle().empty and stats.device_ops.without_idle().empty)
+
+
 def op_stats_of_hosts(hosts: Sequence[tuple]) -> OpStats:
     """Analyses each (name, Space) host independently, then combines them."""
     return combined([host_op_stats(space) for _, space in hosts])
