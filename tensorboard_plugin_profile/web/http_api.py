@@ -215,7 +215,8 @@ class Routes:
         return _json_response(request, self.service.hosts(run, _required(request, "tag")))
 
     def module_list(self, request: Request) -> Response:
-        names = self.service.module_list(_required(request, "run"))
+        order = request.args.get("order") or "name"
+        names = self.service.module_list(_required(request, "run"), order)
         return _bytes_response(request, [",".join(names).encode()], "text/plain; charset=utf-8")
 
     def data(self, request: Request) -> Response:
