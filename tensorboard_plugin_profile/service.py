@@ -118,6 +118,8 @@ class ProfileService:
             self.host_map.warm()  # the page's next request is likely a multi-host answer
 
         def listed() -> list:
+            if session.all_steps:  # the steps together: their time line; each step is its own run
+                return ["trace_viewer@"]
             space = self.space(first)
             names = [t.name for t in tool_registry.TOOLS.values() if t.listed_for(space)]
             if "trace_viewer@" in names:
@@ -125,7 +127,7 @@ class ProfileService:
                 names.remove("trace_viewer")
             return tool_registry.sort_tools(names)
 
-        key = ("run_tools", code_fingerprint()) + first.key
+        key = ("run_tools", code_fingerprint(), session.all_steps) + first.key
         result = self._cached_result(key, lambda: _to_result(listed()))
         return result.json()
 
@@ -134,7 +136,9 @@ class ProfileService:
         tool = self._tool(tag)
         names = session.hosts()
         if len(names) > 1:
-            if tool.hosts_mode == tool_registry.HOSTS_COMBINED:
+            if session.all_steps and tool.hosts_mode == tool_registry.HOSTS_TRACE:
+                names = [ALL_HOSTS] + names  # opens on every step; one step on request
+            elif tool.hosts_mode == tool_registry.HOSTS_COMBINED:
                 names = [ALL_HOSTS]
             elif tool.hosts_mode == tool_registry.HOSTS_EACH_OR_ALL:
                 names = sorted(names + [ALL_HOSTS])

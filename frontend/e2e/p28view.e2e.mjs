@@ -8,7 +8,8 @@
 // the server's start op and says why; the pod viewer explains its two extra steps with the
 // overview's own count; "Open raw JSON…" names the size from `size=estimate` and sends nothing
 // large before the user confirms; "Download .json.gz" saves a gzip Chrome trace; on a two-host
-// session the trace viewer names the host it draws ("1 of 2") and switches on the user's choice.
+// session the trace viewer names the host it draws ("1 of 2") and switches on the user's choice;
+// a ProfilerHook folder's all_steps run opens on every step, on one time line, and says so.
 // Screenshots land in PROFILE_E2E_ARTIFACTS (p28view-*.png).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -142,6 +143,26 @@ async function traceHostNote() {
   return `"${first}"; choosing ${other} switches`;
 }
 
+async function allSteps() {
+  const run = 'profiler_hook/train/all_steps';
+  const tools = await api('run_tools', { run });
+  check(tools.length === 1 && tools[0] === 'trace_viewer@', `${run} lists ${tools}, expected the trace viewer only`);
+  const whole = await api('data', { run, tag: 'trace_viewer@', host: 'ALL_HOSTS', format: 'columnar', resolution: 400, max_events: 2000 });
+  const steps = (await api('hosts', { run, tag: 'trace_viewer@' })).map((h) => h.hostname).filter((h) => h !== 'ALL_HOSTS');
+  await page.goto(appUrl({ run, tool: 'trace_viewer@' }));
+  const note = page.locator('pf-tool-view > pf-trace-view pf-trace-host-note .note');
+  await note.waitFor({ timeout: TIMEOUT_MS });
+  const said = await text(note);
+  check(param('host') === 'ALL_HOSTS', `the combined run opened on host ${param('host')}, not on every step`);
+  check(said.startsWith(`All ${steps.length} hosts drawn`), `the note "${said}" does not say every step is drawn`);
+  await page.locator('pf-trace-timeline canvas').first().waitFor({ timeout: TIMEOUT_MS });
+  const span = whole.fullTimespan[1] - whole.fullTimespan[0];
+  check(span > 30, `the steps span ${span} ms: they were not put on one time line`);
+  await page.waitForTimeout(500);
+  await shot('all-steps');
+  return `${steps.join(', ')} over ${span.toFixed(2)} ms; "${said}"`;
+}
+
 async function main() {
   const browser = await launchChromium();
   let failed = 0;
@@ -154,6 +175,7 @@ async function main() {
       ['pod viewer explains its step count', podStepNote],
       ['raw trace: size first, .json.gz download', rawTraceSize],
       ['trace viewer names its host of several', traceHostNote],
+      ['ProfilerHook steps together (all_steps)', allSteps],
     ]) {
       step = name;
       try {

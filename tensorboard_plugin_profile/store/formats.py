@@ -17,6 +17,7 @@ Usage::
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from typing import Any, Callable, Optional
@@ -180,14 +181,35 @@ def single_file_name(name: str) -> Optional[FileName]:
     return found
 
 
+# The run of one folder's ProfilerHook timelines together (issue 28 item 10): each timeline a
+# "host" of it, so the trace viewer draws them on one time line, each step its own processes.
+ALL_STEPS_SESSION = "all_steps"
+
+
 def sessions_in(filenames: list) -> dict:
-    """Session → sorted [(FileName, file name)] of the ``NAMED_FILES`` files among ``filenames``."""
+    """Session → sorted [(FileName, file name)] of the ``NAMED_FILES`` files among ``filenames``;
+    with two or more ProfilerHook timelines also ``ALL_STEPS_SESSION``, holding all of them."""
     sessions: dict = {}
     for name in sorted(filenames):
         found = match(name, NAMED_FILES)
         if found is not None:
             sessions.setdefault(found.session, []).append((found, name))
+    timelines = [
+        (dataclasses.replace(found, session=ALL_STEPS_SESSION), name)
+        for entries in sessions.values()
+        for found, name in entries
+        if found.format == PROFILER_HOOK
+    ]
+    if len(timelines) > 1 and ALL_STEPS_SESSION not in sessions:
+        sessions[ALL_STEPS_SESSION] = sorted(timelines, key=lambda pair: host_order(pair[0].host))
     return sessions
+
+
+def host_order(host: str) -> tuple:
+    """Sort key that puts ``timeline-4`` before ``timeline-12`` (numbers by value)."""
+    return tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", host)
+    )
 
 
 def layout_of(found: FileName) -> str:

@@ -34,6 +34,7 @@ from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
+from ..analysis.trace.one_clock import on_one_clock
 from ..chrome_trace.collect import COUNTER_CATEGORY, COUNTER_VALUE
 from ..chrome_trace.objects import OBJECT_ID
 from ..common import json_out
@@ -80,8 +81,7 @@ def trace_events_json(space: Space, max_events: int = MAX_EVENTS) -> Iterator[st
 
 def trace_events_multi_host(spaces: list, max_events: int = MAX_EVENTS) -> Iterator[str]:
     """The trace of several hosts: ``[(host name, space), ...]`` in host order."""
-    hosts = [(host, preprocess(space), 1000 * (i + 1)) for i, (host, space) in enumerate(spaces)]
-    return _trace(hosts, max_events)
+    return _trace(_prepared(spaces), max_events)
 
 
 def trace_planes(space: Space) -> list:
@@ -103,6 +103,7 @@ def trace_planes(space: Space) -> list:
 
 def _prepared(hosts: list) -> list:
     """(host name, preprocessed space, pid offset) as ``convert`` draws ``hosts``."""
+    hosts = on_one_clock(hosts)
     if len(hosts) == 1:
         return [("", preprocess(hosts[0][1]), 0)]
     return [(host, preprocess(space), 1000 * (i + 1)) for i, (host, space) in enumerate(hosts)]

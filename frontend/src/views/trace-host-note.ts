@@ -3,7 +3,8 @@
  * says which ("Host a of 2") and offers the others (issue 28 item 10: the shell falls back to
  * the first host when the wanted one is not listed, e.g. coming from a tool on all hosts; the
  * user now sees it). Choosing a host asks the shell to switch (NAVIGATE_EVENT with `host`).
- * Shows nothing for a single-host session.
+ * Shows nothing for a single-host session. A run whose hosts list `ALL_HOSTS` for the trace (a
+ * ProfilerHook folder's `all_steps`) opens on all of them, and the note says so.
  */
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
@@ -12,8 +13,14 @@ import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext } from './contrac
 
 export const TRACE_HOST_NOTE_TAG = 'pf-trace-host-note';
 
-/** "Host b (2 of 3 hosts; the trace viewer draws one at a time)". */
+export const ALL_HOSTS = 'ALL_HOSTS';
+
+/**
+ * "Host b (2 of 3 hosts; the trace viewer draws one at a time)", or for every host at once (a
+ * ProfilerHook run's all_steps) "All 3 hosts drawn, each one's processes named after it".
+ */
 export function hostNoteText(host: string, hosts: readonly string[]): string {
+  if (host === ALL_HOSTS) return `All ${hosts.length} hosts drawn on one time line, each one's processes named after it.`;
   const index = hosts.indexOf(host);
   const position = index >= 0 ? `${index + 1} of ${hosts.length}` : `one of ${hosts.length}`;
   return `Host ${host} (${position} hosts; the trace viewer draws one at a time).`;
@@ -23,6 +30,7 @@ export function hostNoteText(host: string, hosts: readonly string[]): string {
 export class TraceHostNote extends LitElement {
   @property({ attribute: false }) context!: ToolContext;
   @state() private hosts: string[] = [];
+  @state() private offersAll = false;
   private loadedFor = '';
 
   static override styles = [
@@ -50,7 +58,9 @@ export class TraceHostNote extends LitElement {
   private async load(key: string): Promise<void> {
     try {
       const hosts = await this.context.api.hosts(this.context.run, this.context.tool);
-      if (key === this.loadedFor) this.hosts = hosts.filter((h) => h !== 'ALL_HOSTS');
+      if (key !== this.loadedFor) return;
+      this.hosts = hosts.filter((h) => h !== ALL_HOSTS);
+      this.offersAll = hosts.includes(ALL_HOSTS);
     } catch {
       if (key === this.loadedFor) this.hosts = []; // the page's own request shows the error
     }
@@ -70,6 +80,7 @@ export class TraceHostNote extends LitElement {
       <label
         >Choose
         <select name="trace_host" aria-label="Host drawn by the trace viewer" @change=${this.choose}>
+          ${this.offersAll ? html`<option .value=${ALL_HOSTS} ?selected=${host === ALL_HOSTS}>All hosts</option>` : nothing}
           ${this.hosts.map((h) => html`<option .value=${h} ?selected=${h === host}>${h}</option>`)}
         </select></label
       >`;

@@ -6,6 +6,9 @@ describe('trace host note', () => {
   it('names the host drawn and how many there are', () => {
     expect(hostNoteText('b', ['a', 'b', 'c'])).toBe('Host b (2 of 3 hosts; the trace viewer draws one at a time).');
     expect(hostNoteText('gone', ['a', 'b'])).toContain('one of 2 hosts');
+    expect(hostNoteText('ALL_HOSTS', ['timeline-4', 'timeline-8', 'timeline-12'])).toBe(
+      "All 3 hosts drawn on one time line, each one's processes named after it.",
+    );
   });
 });
 
