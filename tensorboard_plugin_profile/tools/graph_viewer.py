@@ -31,7 +31,7 @@ TYPES = ("short_txt", "long_txt", "graph", "ops")
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolAnswer:
-    proto = modules.find_module(hosts, params.get("module_name"))
+    proto, holder = modules.module_and_host(hosts, params.get("module_name"))
     kind = params.get("type") or "short_txt"
     if kind in ("short_txt", "long_txt"):
         text = printer.module_text(proto.hlo_module, long=kind == "long_txt").encode()
@@ -39,7 +39,7 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolAnswer:
     index = printer.ModuleIndex(proto.hlo_module)
     if kind == "ops":
         program = int(proto.hlo_module.id)
-        table = op_events.hlo_op_table(hosts)
+        table = op_events.hlo_op_table([holder])  # the host the page's answer is read from
         timed = table[table["program_id"] == program] if len(table) else table
         start = graph.start_op(index, timed)
         return {"module": proto.hlo_module.name, "ops": graph.op_list(index), "start": start}
