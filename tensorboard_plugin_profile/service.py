@@ -117,6 +117,8 @@ class ProfileService:
         if not session.host_files:
             return []
         files = list(session.host_files)
+        if session.all_steps:  # the steps together: their time line; each step is its own run
+            return ["trace_viewer@"]
         if len(files) > 1 and _all_xspace(files):
             return list(self.host_map.summaries(files)[0].tool_names)
         key = ("run_tools", code_fingerprint()) + files[0].key
@@ -128,7 +130,9 @@ class ProfileService:
         tool = self._tool(tag)
         names = session.hosts()
         if len(names) > 1:
-            if tool.hosts_mode == tool_registry.HOSTS_COMBINED:
+            if session.all_steps and tool.hosts_mode == tool_registry.HOSTS_TRACE:
+                names = [ALL_HOSTS] + names  # opens on every step; one step on request
+            elif tool.hosts_mode == tool_registry.HOSTS_COMBINED:
                 names = [ALL_HOSTS]
             elif tool.hosts_mode == tool_registry.HOSTS_EACH_OR_ALL:
                 names = sorted(names + [ALL_HOSTS])
@@ -139,17 +143,23 @@ class ProfileService:
         (``store/session_export.py``: listed files only, bounded)."""
         return session_export.export_session(self.logdir.session(run), max_bytes)
 
-    def module_list(self, run: str) -> list:
+    def module_list(self, run: str, order: str = "name") -> list:
         """The compiled programs of a session (``module(program_id)``), from every host (a
-        pod session's from the hosts' summaries: no host is decoded here)."""
-        from .analysis.hlo.modules import session_module_names
+        pod session's from the hosts' summaries: no host is decoded here). ``order="time"``
+        lists the program with the most XLA op time first (the XLA pages open on it)."""
+        from .analysis.host_summary import modules_by_time, summaries_of
 
+        if order not in ("name", "time"):
+            raise InvalidArgument(f"order must be 'name' or 'time', not {order!r}.")
         session = self.logdir.session(run)
         files = session.host_files
         if len(files) > 1 and _all_xspace(files):
             summaries = self.host_map.summaries(list(files))
-            return sorted({name for s in summaries for name in s.module_names})
-        return session_module_names([self.space(f) for f in files])
+        else:
+            summaries = [s for _, s in summaries_of([(f.host, self.space(f)) for f in files])]
+        if order == "time":
+            return modules_by_time(summaries)
+        return sorted({name for s in summaries for name in s.module_names})
 
     # --- data --------------------------------------------------------------
     def space(self, host_file: Any) -> Any:

@@ -26,6 +26,7 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -187,6 +188,23 @@ def module_host(summaries: Sequence[Any], name: str) -> Optional[int]:
         if name in names or any(n.split("(", 1)[0] == name for n in names):
             return i
     return None
+
+
+def modules_by_time(summaries: Sequence[Any]) -> list:
+    """The hosts' programs (``module(program id)``), the most XLA op self time first (summed
+    over hosts); programs that never ran follow, by name. What the XLA pages open on."""
+    names = sorted({name for s in summaries for name in s.module_names})
+    ops = combined_hlo_ops(summaries)
+    if ops.empty:
+        return names
+    per_program = ops.groupby("program_id", sort=False)["self_ps"].sum()
+    time_ps = {int(k): int(v) for k, v in per_program.items()}
+
+    def program_time(name: str) -> int:
+        found = re.search(r"\((\d+)\)$", name)
+        return time_ps.get(int(found.group(1)), 0) if found else 0
+
+    return sorted(names, key=lambda name: (-program_time(name), name))
 
 
 def combined_op_stats(summaries: Sequence[Any]) -> OpStats:

@@ -169,6 +169,11 @@ def single_file_name(name: str) -> Optional[FileName]:
     return found
 
 
+# The run of one folder's ProfilerHook timelines together (issue 28 item 10): each timeline a
+# "host" of it, so the trace viewer draws them on one time line, each step its own processes.
+ALL_STEPS_SESSION = "all_steps"
+
+
 def sessions_in(filenames: list) -> dict:
     """Session → sorted [(FileName, file name)] of the ``NAMED_FILES`` files among ``filenames``.
 
@@ -176,7 +181,8 @@ def sessions_in(filenames: list) -> dict:
     sorted by number, the k-th span of every worker is one session. A real DDP job's ranks
     stamp their spans apart (``rank0.1795771884814333529``, ``rank1.1795771884892348605``), so
     grouping by the span's text alone made one run per rank. The session is named after the
-    smallest span of its group (unchanged where the workers share their spans' names).
+    smallest span of its group (unchanged where the workers share their spans' names). With
+    two or more ProfilerHook timelines, also ``ALL_STEPS_SESSION``, holding all of them.
     """
     found_names = []
     spans_by_worker: dict = {}
@@ -199,7 +205,22 @@ def sessions_in(filenames: list) -> dict:
             span = first_span[group[(found.host, int(found.session))]]
             found = dataclasses.replace(found, session=str(span))
         sessions.setdefault(found.session, []).append((found, name))
+    timelines = [
+        (dataclasses.replace(found, session=ALL_STEPS_SESSION), name)
+        for entries in sessions.values()
+        for found, name in entries
+        if found.format == PROFILER_HOOK
+    ]
+    if len(timelines) > 1 and ALL_STEPS_SESSION not in sessions:
+        sessions[ALL_STEPS_SESSION] = sorted(timelines, key=lambda pair: host_order(pair[0].host))
     return sessions
+
+
+def host_order(host: str) -> tuple:
+    """Sort key that puts ``timeline-4`` before ``timeline-12`` (numbers by value)."""
+    return tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", host)
+    )
 
 
 def layout_of(found: FileName) -> str:

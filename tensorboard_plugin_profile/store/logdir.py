@@ -111,6 +111,8 @@ class Session:
     run: str
     path: str
     host_files: tuple  # of HostFile, sorted by host
+    # One folder's ProfilerHook timelines as one run (formats.ALL_STEPS_SESSION), step order
+    all_steps: bool = False
 
     def hosts(self) -> list:
         return [f.host for f in self.host_files]
@@ -282,6 +284,9 @@ class LogDir:
         path = runs[run]
         if isinstance(path, _NamedFileSession):
             files = self._named_host_files(path)
+            if path.session == formats.ALL_STEPS_SESSION:
+                files = sorted(files, key=lambda f: formats.host_order(f.host))
+                return Session(run, path.folder, tuple(files), all_steps=True)
             return Session(run=run, path=path.folder, host_files=tuple(files))
         return Session(run=run, path=path, host_files=tuple(self._host_files(path)))
 

@@ -221,6 +221,9 @@ class RemoteLogDir:
         else:
             pairs = [(self._host_of(o.name), o) for o in objects]
         files = [dataclasses.replace(self._host_file(h, o), beside=events) for h, o in pairs]
+        if objects is not None and run.rsplit("/", 1)[-1] == formats.ALL_STEPS_SESSION:
+            steps = sorted(files, key=lambda f: formats.host_order(f.host))
+            return Session(run, folder, tuple(steps), all_steps=True)
         return Session(run=run, path=folder, host_files=tuple(sorted(files, key=lambda f: f.host)))
 
     @staticmethod

@@ -250,7 +250,14 @@ _TREE: dict = dict(_DETAILED, params=TREE_PARAMS)
 # In display order (upstream's, docs/http_api.md "Tool list"): ``TOOL_ORDER`` is this order.
 _REGISTERED = (
     Tool("overview_page", "overview_page", HOSTS_EACH_OR_ALL, from_summaries=True),
-    Tool("trace_viewer", "trace_viewer", HOSTS_TRACE, listed_for=_any_format, formats=ALL_FORMATS),
+    Tool(
+        "trace_viewer",
+        "trace_viewer",
+        HOSTS_TRACE,
+        listed_for=_any_format,
+        params=("size",),
+        formats=ALL_FORMATS,
+    ),
     Tool(
         "trace_viewer@",
         "trace_viewer_at",

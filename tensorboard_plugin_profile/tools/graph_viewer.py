@@ -6,7 +6,8 @@ Parameters: ``module_name`` (required, as ``/module_list`` names it) and ``type`
 - ``long_txt``: the same with operand shapes, metadata and control dependencies;
 - ``graph``: JSON of the ops within ``graph_width`` (default 3) steps of
   ``node_name`` — operands and users, fusions with their fused computation;
-- ``ops``: JSON list of the module's ops (name, opcode, computation), for search.
+- ``ops``: JSON list of the module's ops (name, opcode, computation), for search, and
+  ``start``: the op to open on (the op with the most self time, else the entry root).
 
 Upstream's Graphviz renderings (``format=html``/``dot``) are not produced: the page
 draws the graph itself (see docs/differences.md).
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from ..analysis.hlo import graph, modules, printer
+from ..analysis.hlo import graph, modules, op_events, printer
 from ..common.errors import InvalidArgument
 from ..common.params import int_param
 from . import ToolAnswer, ToolOutput
@@ -30,14 +31,18 @@ TYPES = ("short_txt", "long_txt", "graph", "ops")
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolAnswer:
-    proto = modules.find_module(hosts, params.get("module_name"))
+    proto, holder = modules.module_and_host(hosts, params.get("module_name"))
     kind = params.get("type") or "short_txt"
     if kind in ("short_txt", "long_txt"):
         text = printer.module_text(proto.hlo_module, long=kind == "long_txt").encode()
         return ToolOutput(content_type="text/plain; charset=utf-8", chunks=lambda: [text])
     index = printer.ModuleIndex(proto.hlo_module)
     if kind == "ops":
-        return {"module": proto.hlo_module.name, "ops": graph.op_list(index)}
+        program = int(proto.hlo_module.id)
+        table = op_events.hlo_op_table([holder])  # the host the page's answer is read from
+        timed = table[table["program_id"] == program] if len(table) else table
+        start = graph.start_op(index, timed)
+        return {"module": proto.hlo_module.name, "ops": graph.op_list(index), "start": start}
     if kind == "graph":
         node = params.get("node_name")
         if not node:

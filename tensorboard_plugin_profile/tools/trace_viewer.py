@@ -29,29 +29,40 @@ Usage::
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
+from ..analysis.trace.one_clock import on_one_clock
 from ..chrome_trace.collect import COUNTER_CATEGORY, COUNTER_VALUE
 from ..chrome_trace.objects import OBJECT_ID
 from ..common import json_out
+from ..common.errors import InvalidArgument
 from ..common.formats import XSPACE, format_of
 from ..preprocessing.preprocess import preprocess
 from ..xspace import schema
 from ..xspace.event_stats import stats_in_order
 from ..xspace.model import KIND_BYTES, KIND_DOUBLE, KIND_INT64, KIND_UINT64, Plane, Space
-from . import ToolOutput
+from . import ToolAnswer, ToolOutput
 
 HOST_PID = 701
 MAX_EVENTS = 5_000_000
 _HEADER = '{"displayTimeUnit":"ns","metadata":{"highres-ticks":true},\n"traceEvents":[\n'
 _FOOTER = "{}]}\n"
 _CHUNK_LINES = 4096
+_FOOTER_BYTES = _FOOTER.encode()
+_SENTINEL_END = b",\n" + _FOOTER_BYTES
 
 
-def convert(hosts: list, params: Mapping[str, str]) -> ToolOutput:
-    """Tool registry entry: one host → its trace; several → the merged trace."""
+def convert(hosts: list, params: Mapping[str, str]) -> ToolAnswer:
+    """Tool registry entry: one host → its trace; several → the merged trace.
+    ``size=estimate`` answers what the trace would weigh instead (``size_estimate``)."""
+    size = params.get("size")
+    if size == "estimate":
+        return size_estimate(hosts)
+    if size:
+        raise InvalidArgument(f"size must be 'estimate' (or absent for the trace), not {size!r}.")
 
     def chunks() -> Iterable[bytes]:
         parts = (
@@ -70,8 +81,7 @@ def trace_events_json(space: Space, max_events: int = MAX_EVENTS) -> Iterator[st
 
 def trace_events_multi_host(spaces: list, max_events: int = MAX_EVENTS) -> Iterator[str]:
     """The trace of several hosts: ``[(host name, space), ...]`` in host order."""
-    hosts = [(host, preprocess(space), 1000 * (i + 1)) for i, (host, space) in enumerate(spaces)]
-    return _trace(hosts, max_events)
+    return _trace(_prepared(spaces), max_events)
 
 
 def trace_planes(space: Space) -> list:
@@ -91,18 +101,36 @@ def trace_planes(space: Space) -> list:
     return shown
 
 
-def _trace(hosts: list, max_events: int) -> Iterator[str]:
-    yield _HEADER
+def _prepared(hosts: list) -> list:
+    """(host name, preprocessed space, pid offset) as ``convert`` draws ``hosts``."""
+    hosts = on_one_clock(hosts)
+    if len(hosts) == 1:
+        return [("", preprocess(hosts[0][1]), 0)]
+    return [(host, preprocess(space), 1000 * (i + 1)) for i, (host, space) in enumerate(hosts)]
+
+
+def _shown_planes(hosts: list) -> tuple:
+    """([(pid, process name, plane)], ids of the Chrome-trace planes) of prepared hosts."""
     shown = [
         (offset + pid, f"{host} {plane.name}" if host else plane.name, plane)
         for host, space, offset in hosts
         for pid, plane in trace_planes(space)
     ]
     chrome = {id(p) for _, space, _ in hosts if format_of(space) != XSPACE for p in space.planes}
+    return shown, chrome
+
+
+def _metadata_text(shown: list) -> str:
     metadata = []
     for pid, process_name, plane in sorted(shown, key=lambda s: s[0]):
         metadata += _process_metadata(pid, process_name, plane)
-    yield "".join(line + ",\n" for line in metadata)
+    return "".join(line + ",\n" for line in metadata)
+
+
+def _trace(hosts: list, max_events: int) -> Iterator[str]:
+    yield _HEADER
+    shown, chrome = _shown_planes(hosts)
+    yield _metadata_text(shown)
     cutoff = _time_cutoff([plane for _, _, plane in shown], max_events)
     for pid, _, plane in shown:
         batch = []
@@ -114,6 +142,69 @@ def _trace(hosts: list, max_events: int) -> Iterator[str]:
         if batch:
             yield ",\n".join(batch) + ",\n"
     yield _FOOTER
+
+
+def size_estimate(hosts: list, sample_per_plane: int = 2000, max_events: int = MAX_EVENTS) -> dict:
+    """What the trace of ``hosts`` weighs, before sending it: ``events`` (lines drawn),
+    ``bytes`` (the JSON) and ``gzipBytes`` (gzip level 6, as the server compresses),
+    ``exact`` when every event was rendered. Each plane renders at most ``sample_per_plane``
+    events; its size is their average times its event count."""
+    shown, chrome = _shown_planes(_prepared(hosts))
+    head = (_HEADER + _metadata_text(shown)).encode()
+    cutoff = _time_cutoff([plane for _, _, plane in shown], max_events)
+    events, estimate, exact = 0, float(len(head) + len(_FOOTER)), True
+    sample = [head]
+    for pid, _, plane in shown:
+        count = _drawn_count(plane, cutoff)
+        if not count:
+            continue
+        lines = [
+            (line + ",\n").encode()
+            for line in _event_lines(plane, pid, cutoff, id(plane) in chrome, sample_per_plane)
+        ]
+        sampled = sum(len(b) for b in lines)
+        estimate += sampled * count / len(lines)
+        exact &= len(lines) == count
+        events += count
+        sample += lines
+    sample_bytes = b"".join(sample)
+    ratio = len(zlib.compress(sample_bytes, 6)) / max(len(sample_bytes), 1)
+    return {
+        "events": events,
+        "bytes": int(round(estimate)),
+        "gzipBytes": int(round(estimate * ratio)),
+        "exact": exact,
+    }
+
+
+def _drawn_count(plane: Plane, cutoff) -> int:
+    """Events of ``plane`` that ``_event_lines`` draws (objects count once)."""
+    return int(_drawn(plane, cutoff).sum()) if len(plane.events) else 0
+
+
+def _drawn(plane: Plane, cutoff) -> np.ndarray:
+    """Mask of the events drawn: on shown lines, not internal, begun by ``cutoff``."""
+    ev = plane.events
+    shown_lines = (plane.lines["label"] != schema.ASYNC_XLA_OPS_LINE).to_numpy()
+    keep = shown_lines[ev["line"].to_numpy()] & ~ev["name"].isin(schema.INTERNAL_EVENTS).to_numpy()
+    if cutoff is not None:
+        keep &= ev["begin_ps"].to_numpy() <= cutoff
+    return keep
+
+
+def without_sentinel(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The trace's bytes with its closing ``{}`` event left out (upstream writes one; other
+    viewers such as Perfetto's expect every event to have a phase). Holds back only a few bytes."""
+    tail = b""
+    for chunk in chunks:
+        data = tail + chunk
+        tail = data[-len(_SENTINEL_END) :]
+        if len(data) > len(tail):
+            yield data[: len(data) - len(tail)]
+    if tail.endswith(_FOOTER_BYTES):
+        body = tail[: -len(_FOOTER_BYTES)]
+        tail = (body[:-2] if body.endswith(b",\n") else body) + b"\n]}\n"
+    yield tail
 
 
 def _dumps(obj) -> str:
@@ -201,16 +292,17 @@ def _event_args(plane: Plane) -> dict:
     return out
 
 
-def _event_lines(plane: Plane, pid: int, cutoff, chrome: bool = False) -> Iterator[str]:
+def _event_lines(
+    plane: Plane, pid: int, cutoff, chrome: bool = False, sample: int = 0
+) -> Iterator[str]:
+    """Each drawn event's JSON; ``sample`` > 0: only that many, spread evenly over the plane."""
     ev = plane.events
     if not len(ev):
         return
-    shown_lines = (plane.lines["label"] != schema.ASYNC_XLA_OPS_LINE).to_numpy()
-    keep = shown_lines[ev["line"].to_numpy()] & ~ev["name"].isin(schema.INTERNAL_EVENTS).to_numpy()
     begin = ev["begin_ps"].to_numpy()
-    if cutoff is not None:
-        keep &= begin <= cutoff
-    rows = np.flatnonzero(keep)
+    rows = np.flatnonzero(_drawn(plane, cutoff))
+    if 0 < sample < len(rows):
+        rows = rows[np.linspace(0, len(rows) - 1, sample).astype(np.int64)]
     tids = plane.lines["tid"].to_numpy()[ev["line"].to_numpy()[rows]].tolist()
     ts = (begin[rows] / 1e6).tolist()
     dur_ps = ev["duration_ps"].to_numpy()[rows]

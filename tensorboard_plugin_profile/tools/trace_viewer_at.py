@@ -19,6 +19,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from ..analysis.trace import counters, trace_search, trace_window
+from ..analysis.trace.one_clock import on_one_clock
 from ..analysis.trace.trace_index import TraceIndex, TracePlane, build_index
 from ..common import json_out
 from ..common.errors import InvalidArgument
@@ -57,6 +58,7 @@ def convert(hosts: list, params: Mapping[str, str]):
 # --- the index, once per host set ----------------------------------------------------
 def trace_index_of(hosts: list) -> TraceIndex:
     """The index of (host name, Space) pairs, reused while those Spaces live."""
+    hosts = on_one_clock(hosts)  # ProfilerHook steps drawn together follow in time
     names = ",".join(name for name, _ in hosts)
     return memoized(
         [space for _, space in hosts],

@@ -193,6 +193,7 @@ class Routes:
             "/capture_token": self.capture_token,
             "/capture_status": self.capture_status,
             "/session_export": self.session_export,
+            "/trace_download": self.trace_download,
             "/live_steps": self.live_steps_list,
         }
         table = {name: handles_errors(handler, self.guard) for name, handler in routes.items()}
@@ -215,7 +216,8 @@ class Routes:
         return _json_response(request, self.service.hosts(run, _required(request, "tag")))
 
     def module_list(self, request: Request) -> Response:
-        names = self.service.module_list(_required(request, "run"))
+        order = request.args.get("order") or "name"
+        names = self.service.module_list(_required(request, "run"), order)
         return _bytes_response(request, [",".join(names).encode()], "text/plain; charset=utf-8")
 
     def data(self, request: Request) -> Response:
@@ -259,6 +261,19 @@ class Routes:
         filename, chunks = self.service.export_session(_required(request, "run"))
         response = Response(chunks, content_type="application/zip", direct_passthrough=True)
         response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return _security_headers(response)
+
+    def trace_download(self, request: Request) -> Response:
+        """The trace viewer's Chrome trace as a ``.json.gz`` file (what ui.perfetto.dev and
+        chrome://tracing open): gzip-compressed as it streams, without the closing ``{}``."""
+        from ..tools.trace_viewer import without_sentinel
+
+        run, host = _required(request, "run"), request.args.get("host") or None
+        result = self.service.tool_data(run, "trace_viewer", host=host)
+        name = _UNSAFE_FILENAME_CHARS.sub("_", f"{run}_{host}" if host else run)
+        body = _gzip_stream(without_sentinel(result.chunks()))
+        response = Response(body, content_type="application/gzip", direct_passthrough=True)
+        response.headers["Content-Disposition"] = f'attachment; filename="{name}.trace.json.gz"'
         return _security_headers(response)
 
     def _compare(self, request: Request) -> Any:

@@ -19,7 +19,12 @@ TWO_RANKS = FIXTURES / "pytorch_two_ranks"
 
 
 def test_timelines_are_sessions_of_their_folder_and_spans_group_workers():
-    assert LogDir(str(HOOK)).runs() == ["train/timeline-8", "train/timeline-4", "train/timeline-12"]
+    assert LogDir(str(HOOK)).runs() == [
+        "train/timeline-8",
+        "train/timeline-4",
+        "train/timeline-12",
+        "train/all_steps",  # the three together (tests/chrome_trace/test_all_steps.py)
+    ]
     logdir = LogDir(str(TWO_RANKS))
     assert logdir.runs() == ["run/1"]
     assert logdir.session("run/1").hosts() == ["rank0", "rank1"]
@@ -134,6 +139,8 @@ def test_profiler_hook_trace_keeps_every_event_in_its_own_phase():
 def test_profiler_hook_memory_peak_agrees_with_the_allocator_counter():
     service = ProfileService(str(HOOK))
     for run in service.runs():
+        if "tensor_memory" not in service.run_tools(run):
+            continue  # train/all_steps: the steps' trace only
         summary, live, timeline = service.tool_data(run, "tensor_memory").json()
         row = [c["v"] for c in summary["rows"][0]["c"]]
         allocator, peak, _, live_count, counter_peak = row

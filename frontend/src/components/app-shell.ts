@@ -37,8 +37,9 @@ export class AppShell extends LitElement {
     void this.model.followUrl();
   };
   private readonly onNavigate = (event: Event) => {
-    const tool = (event as CustomEvent<NavigateDetail>).detail?.tool;
-    if (tool && this.model.tools?.includes(tool)) void this.model.selectTool(tool);
+    const { tool, host } = (event as CustomEvent<NavigateDetail>).detail ?? {};
+    if (host && tool === this.model.selection.tool) void this.model.selectHost(host);
+    else if (tool && this.model.tools?.includes(tool)) void this.model.selectTool(tool);
   };
 
   static override styles = [

@@ -19,6 +19,8 @@ export const NAVIGATE_EVENT = 'pf-navigate';
 
 export interface NavigateDetail {
   tool: string;
+  /** Also switch to this host (the trace viewer's host choice). */
+  host?: string;
 }
 
 /** The element a view defines: the shell sets `context` and, unless `ownData`, `data`. */

@@ -21,6 +21,12 @@ interface OpEntry {
   opcode: string;
 }
 
+/** The op the server opens a module on, and why (`type=ops`'s `start`). */
+interface StartOp {
+  name: string;
+  reason: string;
+}
+
 @customElement(GRAPH_VIEWER_VIEW_TAG)
 export class GraphViewerView extends LitElement implements ToolViewElement {
   @property({ attribute: false }) context!: ToolContext;
@@ -28,6 +34,7 @@ export class GraphViewerView extends LitElement implements ToolViewElement {
   @state() private module = '';
   @state() private ops: OpEntry[] = [];
   @state() private op = '';
+  @state() private start: StartOp | null = null;
   @state() private depth = 2;
   @state() private graph: GraphPayload | null = null;
   @state() private expanded = new Set<string>();
@@ -116,11 +123,11 @@ export class GraphViewerView extends LitElement implements ToolViewElement {
     this.graph = null;
     this.text = '';
     this.error = '';
-    const reply = await this.context.api.getJson<{ ops: OpEntry[] }>('data', this.params({ type: 'ops' }));
+    const reply = await this.context.api.getJson<{ ops: OpEntry[]; start?: StartOp }>('data', this.params({ type: 'ops' }));
     this.ops = reply.ops ?? [];
+    this.start = reply.start?.name ? reply.start : null;
     const names = new Set(this.ops.map((o) => o.name));
-    const root = this.ops.find((o) => o.opcode !== 'parameter' && o.opcode !== 'constant');
-    await this.draw(names.has(op) ? op : (root?.name ?? this.ops[0]?.name ?? ''));
+    await this.draw(names.has(op) ? op : (this.start?.name ?? this.ops[0]?.name ?? ''));
     if (this.tab === 'text') await this.loadText();
   }
 
@@ -174,6 +181,7 @@ export class GraphViewerView extends LitElement implements ToolViewElement {
     const margin = 16;
     return html`<section class="card wide" aria-label="HLO graph">
       <h2>${g.center} <span class="muted">in ${g.computation}, ${g.nodes.length} ops within ${g.depth} steps</span></h2>
+      ${this.startNote(g.center)}
       ${g.truncated ? html`<p class="muted">The neighbourhood is large: only the nearest ops are drawn.</p>` : nothing}
       <p class="muted">Click an op to centre on it; click a fusion's ▸ to expand it.</p>
       <div class="canvas">
@@ -190,6 +198,13 @@ export class GraphViewerView extends LitElement implements ToolViewElement {
         </svg>
       </div>
     </section>`;
+  }
+
+  /** Says why the graph opened on this op, while it is the server's start op. */
+  private startNote(center: string) {
+    const start = this.start;
+    if (!start || start.name !== center) return nothing;
+    return html`<p class="muted start-note">Opened on ${start.name}: ${start.reason}. Search an op above to move.</p>`;
   }
 
   private renderNode(n: DrawnNode) {

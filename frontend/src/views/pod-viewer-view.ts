@@ -10,6 +10,7 @@ import { stackedBarOption } from '../charts/options';
 import type { ChartTheme } from '../charts/theme';
 import { dashboardStyles, diagnosticsCard } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
+import { podStepCountNote } from '../models/pod-step-note';
 import { isPodViewer, podDiagnostics, podStepModel, podSteps, type CoreDetail, type PodStepModel } from '../models/pod-viewer';
 import { readViewParam, writeViewParam } from '../view-params';
 import type { ToolContext, ToolViewElement } from './contract';
@@ -63,6 +64,7 @@ export class PodViewerView extends LitElement implements ToolViewElement {
               </label>
               <span class="muted">Device type: ${this.data.deviceType || '—'}</span>
             </div>
+            ${podStepCountNote(steps.length) ? html`<p class="muted step-count-note">${podStepCountNote(steps.length)}</p>` : nothing}
             <div class="grid">
               <section class="card wide" aria-label="Step-time breakdown per core">
                 <h2>Step ${m.stepNum}: step-time breakdown per core</h2>

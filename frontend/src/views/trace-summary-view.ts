@@ -12,6 +12,7 @@ import type { DataTable } from '../table/datatable';
 import { formatNumber } from '../format';
 import { isTracePayload, summarizeTrace, type TraceSummary } from '../trace/summary';
 import type { ToolContext, ToolViewElement } from './contract';
+import './trace-raw-links';
 
 export const TRACE_SUMMARY_VIEW_TAG = 'pf-trace-summary-view';
 
@@ -93,11 +94,11 @@ export class TraceSummaryView extends LitElement implements ToolViewElement {
   override render() {
     const events = isTracePayload(this.data) ? this.data.traceEvents : [];
     const summary = summarizeTrace(events);
-    const { api, run, tool, host } = this.context;
+    const { api, run, host } = this.context;
     return html`
       <p class="note">
         A summary of the whole trace.
-        <a href=${api.dataUrl(run, tool, host)} target="_blank" rel="noopener">Open raw JSON</a>
+        <pf-trace-raw-links .api=${api} .run=${run} .host=${host}></pf-trace-raw-links>
       </p>
       <ul class="stats" aria-label="Trace summary">
         <li><strong>${summary.processCount}</strong> processes</li>

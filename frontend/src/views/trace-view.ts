@@ -23,6 +23,7 @@ import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext, type ToolViewEle
 import { runToolFor } from '../tools';
 import './trace-details';
 import './trace-timeline';
+import './trace-host-note';
 import type { TimelineKeyDetail, TraceTimeline } from './trace-timeline';
 
 export const TRACE_VIEW_TAG = 'pf-trace-view';
@@ -157,6 +158,7 @@ export class TraceView extends LitElement implements ToolViewElement {
     return html`
       <div class="tabs" role="tablist">
         ${this.tabButton('timeline', 'Timeline')} ${this.tabButton('summary', 'Summary')}
+        <pf-trace-host-note .context=${this.context}></pf-trace-host-note>
       </div>
       ${this.tab === 'timeline' ? this.renderTimeline() : this.renderSummary()}
     `;

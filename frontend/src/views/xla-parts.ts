@@ -10,21 +10,19 @@ import { navigate } from '../components/dashboard-parts';
 export const MODULE_PARAM = 'module_name';
 export const OP_PARAM = 'node_name';
 
+/** The session's programs, the one with the most XLA op time first (`order=time`). */
 export async function moduleList(api: ProfileApi, run: string, signal?: AbortSignal): Promise<string[]> {
-  const text = await api.getText('module_list', { run }, signal);
+  const text = await api.getText('module_list', { run, order: 'time' }, signal);
   return text ? text.split(',').filter(Boolean) : [];
 }
 
 /**
- * The module to show first: the one in the URL, else the user's program — JAX's own helpers
- * (`jit__normal`, `jit__threefry_split`, …) start with `jit__`; of the rest, the last compiled.
+ * The module to show first: the one in the URL (the user's choice), else the first listed —
+ * `moduleList` lists the busiest program first.
  */
 export function defaultModule(modules: readonly string[], wanted = ''): string {
   if (modules.includes(wanted)) return wanted;
-  const id = (m: string) => Number(/\((\d+)\)$/.exec(m)?.[1] ?? -1);
-  const user = modules.filter((m) => !m.startsWith('jit__'));
-  const pool = user.length ? user : [...modules];
-  return pool.reduce((best, m) => (id(m) > id(best) ? m : best), pool[0] ?? '');
+  return modules[0] ?? '';
 }
 
 export function urlParam(name: string): string {

@@ -120,3 +120,28 @@ def op_list(index: ModuleIndex) -> list:
         if not c.is_fusion_computation
         for i in c.instructions
     ]
+
+
+def start_op(index: ModuleIndex, ops: Any) -> dict:
+    """The op the graph viewer opens on: the module's op with the most self time in the
+    profile (``ops``: ``op_events`` rows of this program), else the entry computation's root.
+    ``{"name", "reason", "selfPs", "share"}``; the page says why it shows that op."""
+    listed = {i["name"] for i in op_list(index)}
+    if len(ops):
+        timed = ops[ops["hlo_op"].isin(listed) & (ops["self_ps"] > 0)]
+        if len(timed):
+            best = timed.loc[timed["self_ps"].idxmax()]
+            self_ps, total = int(best["self_ps"]), int(ops["self_ps"].sum())
+            reason = "the op with the most self time in this module"
+            return _start(str(best["hlo_op"]), reason, self_ps, self_ps / total if total else 0.0)
+    module = index.module
+    entry = next((c for c in module.computations if c.name == module.entry_computation_name), None)
+    root = index.instructions.get(int(entry.root_id)) if entry is not None else None
+    if root is not None:
+        reason = "the root of the entry computation (no op of this module ran in the profile)"
+        return _start(root.name, reason, 0, 0.0)
+    return _start("", "the module has no ops", 0, 0.0)
+
+
+def _start(name: str, reason: str, self_ps: int, share: float) -> dict:
+    return {"name": name, "reason": reason, "selfPs": self_ps, "share": share}

@@ -76,15 +76,20 @@ def _parse_all(space: Space) -> dict:
 
 def find_module(hosts: Sequence[tuple], name: Optional[str]) -> hlo_pb2.HloProto:
     """The HloProto named ``name`` (``module(program_id)`` or a bare module name)."""
+    return module_and_host(hosts, name)[0]
+
+
+def module_and_host(hosts: Sequence[tuple], name: Optional[str]) -> tuple:
+    """(HloProto, (host name, Space)) of the first host holding the program ``name``."""
     if not name:
         raise InvalidArgument("The 'module_name' parameter is required (see /module_list).")
-    for _, space in hosts:
-        modules = parsed_modules(space)
+    for host in hosts:
+        modules = parsed_modules(host[1])
         if name in modules:
-            return modules[name]
+            return modules[name], host
         bare = [m for key, m in modules.items() if key.split("(", 1)[0] == name]
         if bare:
-            return bare[0]
+            return bare[0], host
     raise NotFound(f"No HLO module named {name!r} in this profile (see /module_list).")
 
 
