@@ -108,12 +108,26 @@ def filesystem(url: str) -> Any:
             ) from None
         options: dict = {"skip_instance_cache": True, "use_listings_cache": False}
         if protocol == "gcs" and os.environ.get("STORAGE_EMULATOR_HOST"):
-            # An emulator takes no credentials; without this gcsfs first asks the cloud
-            # metadata server for some and waits for it to time out.
-            options["token"] = "anon"
-        fs = fsspec.filesystem(protocol, **options)
+            fs = _gcs_emulator_filesystem(options)
+        else:
+            fs = fsspec.filesystem(protocol, **options)
         _FILESYSTEMS[protocol] = fs
         return fs
+
+
+def _gcs_emulator_filesystem(options: dict) -> Any:
+    """gcsfs for ``STORAGE_EMULATOR_HOST``: anonymous, and over the JSON API only.
+
+    An emulator takes no credentials (without ``token='anon'`` gcsfs first asks the cloud
+    metadata server for some and waits for it to time out). And gcsfs's default class
+    (``GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT``, on by default in 2026 releases) first asks the
+    Storage Control API over gRPC what kind of bucket it holds; an emulator does not speak
+    gRPC, so every call waited 60 s for that question to time out. The plain class
+    (``gcsfs.core``) reads over the JSON API the emulators serve.
+    """
+    from gcsfs.core import GCSFileSystem
+
+    return GCSFileSystem(token="anon", **options)
 
 
 def forget_filesystems() -> None:

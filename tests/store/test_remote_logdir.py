@@ -12,9 +12,9 @@ import subprocess
 import sys
 
 import pytest
-from remote_servers import CountingProxy, MotoServer, moto_server_command
+from remote_servers import CountingProxy, MotoServer, moto_server_command, tool_answers
 
-from tensorboard_plugin_profile.common.errors import NotFound, ProfileError, Unavailable
+from tensorboard_plugin_profile.common.errors import NotFound, Unavailable
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store import remote
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
@@ -65,21 +65,6 @@ def _service(url, cache_dir):
     return ProfileService(url, config=CacheConfig(disk_dir=str(cache_dir), workers=1))
 
 
-def _answers(service):
-    """Every tool's bytes for every run and host, as a comparable dict."""
-    answers = {}
-    for run in service.runs():
-        for tool in service.run_tools(run):
-            for host in service.hosts(run, tool):
-                try:
-                    result = service.tool_data(run, tool, host=host["hostname"])
-                    answer = b"".join(result.chunks())
-                except ProfileError as e:  # the same refusal either way (graph_viewer's)
-                    answer = f"{type(e).__name__}: {e.message}".encode()
-                answers[(run, tool, host["hostname"])] = answer
-    return answers
-
-
 def test_every_tool_answers_the_same_bytes_as_from_local_disk(s3, tmp_path):
     proxy, client = s3
     before = sorted(client.find("profiles"))
@@ -90,7 +75,7 @@ def test_every_tool_answers_the_same_bytes_as_from_local_disk(s3, tmp_path):
         shutil.copytree(os.path.join(DATA, name), local / name)
     local_service = ProfileService(str(local), config=CacheConfig(workers=1))
     try:
-        got, expected = _answers(remote_service), _answers(local_service)
+        got, expected = tool_answers(remote_service), tool_answers(local_service)
     finally:
         remote_service.close()
         local_service.close()
