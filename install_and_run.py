@@ -49,6 +49,9 @@ TEST_PACKAGES = [
 MOTO_VENV = os.path.join(ROOT, ".venv-moto")
 # The GCS emulator of the same tests, in a venv of its own as well (it runs as a process).
 GCS_VENV = os.path.join(ROOT, ".venv-gcs")
+# Azurite, Microsoft's Azure Storage emulator (npm), for the az:// tests: outside the package.
+AZURITE_DIR = os.path.join(ROOT, ".azurite")
+AZURITE = "azurite@3.37.0"
 CHROMIUM = "/usr/bin/chromium"
 # The oldest runtime we claim: Python 3.9 with protobuf 4.21 (what old TensorFlow pins).
 OLDEST_VENV = os.path.join(ROOT, ".venv-oldest")
@@ -320,14 +323,19 @@ class Stages:
 
 
 def install_store_emulators() -> None:
-    """The GCS emulator of the remote-logdir tests (tests/remote_servers.py). Its tests skip,
-    saying why, when it is missing, so a failed install costs only them."""
+    """The GCS and Azure emulators of the remote-logdir tests (tests/remote_servers.py). Their
+    tests skip, saying why, when one is missing, so a failed install costs only them."""
     step(f"installing gcp-storage-emulator into {GCS_VENV} (the gs:// logdir tests)")
     if not os.path.isdir(GCS_VENV):
         venv.EnvBuilder(with_pip=True).create(GCS_VENV)
     python = os.path.join(GCS_VENV, "Scripts" if os.name == "nt" else "bin", "python")
     if subprocess.call([python, "-m", "pip", "install", "--quiet", "gcp-storage-emulator"]):
         print("gcp-storage-emulator could not be installed: the gs:// tests will skip", flush=True)
+    step(f"installing {AZURITE} into {AZURITE_DIR} (the az:// logdir tests)")
+    os.makedirs(AZURITE_DIR, exist_ok=True)
+    npm = ["npm", "install", "--prefix", AZURITE_DIR, "--no-audit", "--no-fund", "--silent"]
+    if subprocess.call([*npm, AZURITE]):
+        print(f"{AZURITE} could not be installed: the az:// tests will skip", flush=True)
 
 
 def test(pytest_args: list) -> int:
