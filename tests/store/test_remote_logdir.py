@@ -260,3 +260,32 @@ def test_the_tensorboard_plugin_serves_an_s3_logdir(s3, tmp_path):
         assert status == 200
     finally:
         plugin.service.close()
+
+
+def test_tbprof_diff_takes_urls_and_answers_as_on_local_disk(s3):
+    """``tbprof diff`` of s3:// against local, and of s3:// against s3://: the same output."""
+    _, client = s3
+    sides = ("pytorch_diff_control", "pytorch_diff_test")
+    for name in sides:
+        client.put(os.path.join(DATA, name), f"profiles/diff/{name}", recursive=True)
+    local = [os.path.join(DATA, name) for name in sides]
+    url = [f"s3://profiles/diff/{name}" for name in sides]
+
+    def diff(base, exp, output_format):
+        command = ["diff", base, exp, "--tool", "pytorch_operators", "--format", output_format]
+        return subprocess.run(
+            [sys.executable, "-m", "tensorboard_plugin_profile", *command, "--no_cache"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+        )
+
+    for output_format in ("json", "text"):
+        expected = diff(local[0], local[1], output_format)
+        assert expected.returncode == 0, expected.stderr
+        for base, exp in ((url[0], local[1]), (url[0], url[1])):
+            got = diff(base, exp, output_format)
+            assert got.returncode == 0, got.stderr
+            assert got.stdout == expected.stdout, (base, exp, output_format)
+    assert expected.stdout.startswith("pytorch_operators: run/1 (base) -> run/1 (exp)\n")
