@@ -1,8 +1,8 @@
 """Logdirs in Azure Blob Storage (``az://``, ``abfs://``), against Azurite on loopback.
 
-Azurite, Microsoft's storage emulator, is an npm package; ``.ci/run`` installs it into
-``.azurite/`` (tests/remote_servers.py says where else it is looked for) and it runs as its
-own process, serving one account with a random key. adlfs is the client, given the account by
+Azurite, Microsoft's storage emulator, is an npm package; ``.ci/run`` installs it into the
+``.azurite`` folder (tests/remote_servers.py says where else it is looked for) and it runs as
+its own process, serving one account with a random key. adlfs is the client, given the account by
 ``AZURE_STORAGE_CONNECTION_STRING`` as a user would (docs/remote_logdirs.md). Skipped, with the
 reason, without adlfs or Azurite.
 """
