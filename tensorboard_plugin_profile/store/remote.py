@@ -143,13 +143,28 @@ def error_for(url: str, error: BaseException) -> ProfileError:
     where = shown(url)
     if isinstance(error, FileNotFoundError):
         return NotFound(f"{where} does not exist (any more); reload the page.")
-    if isinstance(error, PermissionError) or "403" in str(error) or "AccessDenied" in str(error):
+    if (
+        isinstance(error, PermissionError)
+        or _http_status(error) in (401, 403)
+        or "403" in str(error)
+        or "AccessDenied" in str(error)
+    ):
         return PermissionDenied(
             f"{where} cannot be read: access denied. Check the credentials in the store "
             "client's environment (docs/remote_logdirs.md)."
         )
     kind = type(error).__name__
     return Unavailable(f"{where} cannot be reached now ({kind}); try again in a moment.")
+
+
+def _http_status(error: BaseException) -> Optional[int]:
+    """The HTTP status a client's error carries: ``status_code`` (the Azure SDK's
+    HttpResponseError, which adlfs passes on as is), ``code`` (gcsfs's HttpError)."""
+    for name in ("status_code", "code"):
+        value = getattr(error, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def _version_of(info: dict) -> str:

@@ -10,6 +10,8 @@ reason, without adlfs or Azurite.
 from __future__ import annotations
 
 import base64
+import json
+import logging
 import os
 
 import pytest
@@ -18,6 +20,7 @@ from remote_servers import Azurite, CountingProxy, azurite_command, local_answer
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store import remote
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
+from tensorboard_plugin_profile.web.server import StandaloneApp
 
 adlfs = pytest.importorskip(
     "adlfs", reason="adlfs is not installed: pip install 'tensorboard-plugin-profile[cloud]'"
@@ -77,3 +80,30 @@ def test_every_tool_answers_the_same_bytes_as_from_local_disk(azure, expected, s
     assert sorted(client.find("profiles")) == before
     assert proxy.requests and [r for r in proxy.requests if r[0] not in ("GET", "HEAD")] == []
     assert not any(KEY in path for _, path in proxy.requests)
+
+
+def test_a_wrong_account_key_is_a_403_naming_the_logdir(azure, monkeypatch, tmp_path, caplog):
+    """Azurite refuses the signature (403 AuthorizationFailure). The Azure SDK's error is no
+    PermissionError and its text holds no "403": it was answered as a 503 "cannot be reached
+    now; try again in a moment", which no retry would ever change."""
+    from werkzeug.test import Client
+
+    wrong = base64.b64encode(os.urandom(32)).decode()
+    connection = os.environ["AZURE_STORAGE_CONNECTION_STRING"]
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", connection.replace(KEY, wrong))
+    remote.forget_filesystems()
+    caplog.set_level(logging.DEBUG, logger="tensorboard_plugin_profile")
+    app = StandaloneApp("az://profiles/logs", config=CacheConfig(
+        disk_dir=str(tmp_path), workers=1))  # fmt: skip
+    try:
+        reply = Client(app).get("/data/plugin/profile/runs")
+    finally:
+        app.service.close()
+        remote.forget_filesystems()
+    body = json.loads(reply.get_data())
+    assert reply.status_code == 403, body
+    assert body["error"]["code"] == "PERMISSION_DENIED"
+    message = body["error"]["message"]
+    assert message.startswith("az://profiles/logs cannot be read: access denied. Check the")
+    for text in (message, caplog.text):
+        assert wrong not in text and KEY not in text and "Authorization" not in text
