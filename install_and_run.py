@@ -47,6 +47,11 @@ TEST_PACKAGES = [
 # The S3 server the remote-logdir tests run (tests/remote_servers.py): moto pins Werkzeug and
 # boto versions of its own, so it gets a venv beside ours and runs as a separate process.
 MOTO_VENV = os.path.join(ROOT, ".venv-moto")
+# The GCS emulator of the same tests, in a venv of its own as well (it runs as a process).
+GCS_VENV = os.path.join(ROOT, ".venv-gcs")
+# Azurite, Microsoft's Azure Storage emulator (npm), for the az:// tests: outside the package.
+AZURITE_DIR = os.path.join(ROOT, ".azurite")
+AZURITE = "azurite@3.37.0"
 CHROMIUM = "/usr/bin/chromium"
 # The oldest runtime we claim: Python 3.9 with protobuf 4.21 (what old TensorFlow pins).
 OLDEST_VENV = os.path.join(ROOT, ".venv-oldest")
@@ -317,6 +322,22 @@ class Stages:
         return "\n".join(lines)
 
 
+def install_store_emulators() -> None:
+    """The GCS and Azure emulators of the remote-logdir tests (tests/remote_servers.py). Their
+    tests skip, saying why, when one is missing, so a failed install costs only them."""
+    step(f"installing gcp-storage-emulator into {GCS_VENV} (the gs:// logdir tests)")
+    if not os.path.isdir(GCS_VENV):
+        venv.EnvBuilder(with_pip=True).create(GCS_VENV)
+    python = os.path.join(GCS_VENV, "Scripts" if os.name == "nt" else "bin", "python")
+    if subprocess.call([python, "-m", "pip", "install", "--quiet", "gcp-storage-emulator"]):
+        print("gcp-storage-emulator could not be installed: the gs:// tests will skip", flush=True)
+    step(f"installing {AZURITE} into {AZURITE_DIR} (the az:// logdir tests)")
+    os.makedirs(AZURITE_DIR, exist_ok=True)
+    npm = ["npm", "install", "--prefix", AZURITE_DIR, "--no-audit", "--no-fund", "--silent"]
+    if subprocess.call([*npm, AZURITE]):
+        print(f"{AZURITE} could not be installed: the az:// tests will skip", flush=True)
+
+
 def test(pytest_args: list) -> int:
     ensure_chromium()
     ensure_go()
@@ -328,6 +349,7 @@ def test(pytest_args: list) -> int:
         venv.EnvBuilder(with_pip=True).create(MOTO_VENV)
     moto_bin = os.path.join(MOTO_VENV, "Scripts" if os.name == "nt" else "bin")
     run([os.path.join(moto_bin, "python"), "-m", "pip", "install", "--quiet", "moto[server]"])
+    install_store_emulators()
     stages = Stages()
     later = [
         ("packages: sdist and wheel on every Python present", lambda: test_packages()),

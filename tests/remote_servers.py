@@ -1,10 +1,16 @@
 """Real object-store servers on loopback for the remote-logdir tests.
 
-``moto_server`` (moto's standalone S3 server) runs as its own process, from the first of
-``$TBPROF_MOTO_SERVER``, ``<repo>/.venv-moto/bin/moto_server``, ``.venv-moto`` beside the
-running venv, or ``moto_server`` on the PATH
-(moto pins versions our venv must not take, so it lives in a venv of its own; ``.ci/run``
-makes it). A counting proxy in front of it tells how many requests reached the store.
+Each runs as its own process, found as the first of an environment variable, the repository's
+own folder, the same folder beside the running venv, or the PATH (``.ci/run`` makes them):
+
+- ``moto_server``, moto's standalone S3 server: ``$TBPROF_MOTO_SERVER``, ``<repo>/.venv-moto/bin``
+  (moto pins Werkzeug and boto versions our venv must not take);
+- ``gcp-storage-emulator``, a GCS emulator: ``$TBPROF_GCS_EMULATOR``, ``<repo>/.venv-gcs/bin``;
+- ``azurite-blob``, Microsoft's Azure Storage emulator (npm): ``$TBPROF_AZURITE``,
+  ``<repo>/.azurite/node_modules/.bin``.
+
+A counting proxy in front of a server tells how many requests reached the store;
+``tool_answers`` is every tool's bytes of a service, to compare remote with local.
 """
 
 from __future__ import annotations
@@ -23,16 +29,28 @@ from typing import Optional
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def moto_server_command() -> Optional[str]:
+def _find(variable: str, folder: str, name: str) -> Optional[str]:
     for candidate in (
-        os.environ.get("TBPROF_MOTO_SERVER"),
-        os.path.join(REPO, ".venv-moto", "bin", "moto_server"),
-        os.path.join(os.path.dirname(sys.prefix), ".venv-moto", "bin", "moto_server"),
-        shutil.which("moto_server"),
+        os.environ.get(variable),
+        os.path.join(REPO, folder, name),
+        os.path.join(os.path.dirname(sys.prefix), folder, name),
+        shutil.which(name),
     ):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+def moto_server_command() -> Optional[str]:
+    return _find("TBPROF_MOTO_SERVER", os.path.join(".venv-moto", "bin"), "moto_server")
+
+
+def gcs_emulator_command() -> Optional[str]:
+    return _find("TBPROF_GCS_EMULATOR", os.path.join(".venv-gcs", "bin"), "gcp-storage-emulator")
+
+
+def azurite_command() -> Optional[str]:
+    return _find("TBPROF_AZURITE", os.path.join(".azurite", "node_modules", ".bin"), "azurite-blob")
 
 
 def free_port() -> int:
@@ -41,25 +59,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class MotoServer:
-    """A moto S3 server process on a free loopback port."""
+class ServerProcess:
+    """A store server process on a free loopback port, started by ``arguments(port)``."""
 
-    def __init__(self, command: str):
+    def __init__(self, arguments, env: Optional[dict] = None, cwd: Optional[str] = None):
         self.port = free_port()
         self.process = subprocess.Popen(
-            [command, "-H", "127.0.0.1", "-p", str(self.port)],
+            arguments(self.port),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env=None if env is None else {**os.environ, **env},
+            cwd=cwd,
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.process.poll() is None:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
                 return
             except OSError:
                 time.sleep(0.1)
         self.stop()
-        raise RuntimeError("moto_server did not start in 30 s")
+        raise RuntimeError(f"{arguments(self.port)[0]} did not start in 60 s")
 
     def stop(self) -> None:
         self.process.terminate()
@@ -67,6 +87,56 @@ class MotoServer:
             self.process.wait(10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait(10)
+
+
+class MotoServer(ServerProcess):
+    """moto's S3 server; ``env`` adds to its environment (``INITIAL_NO_AUTH_ACTION_COUNT``)."""
+
+    def __init__(self, command: str, env: Optional[dict] = None):
+        super().__init__(lambda port: [command, "-H", "127.0.0.1", "-p", str(port)], env=env)
+
+
+class GcsEmulator(ServerProcess):
+    """gcp-storage-emulator, in memory; clients find it through ``STORAGE_EMULATOR_HOST``."""
+
+    def __init__(self, command: str):
+        super().__init__(
+            lambda port: [command, "start", "-H", "127.0.0.1", "--port", str(port), "-M", "-q"]
+        )
+        self.url = f"http://127.0.0.1:{self.port}"
+
+
+class Azurite(ServerProcess):
+    """Azurite's blob service, in memory, serving one account named by ``AZURITE_ACCOUNTS``."""
+
+    def __init__(self, command: str, account: str, key: str, cwd: str):
+        def arguments(port: int) -> list:
+            return [command, "--blobHost", "127.0.0.1", "--blobPort", str(port),
+                    "--inMemoryPersistence", "--silent", "--skipApiVersionCheck"]  # fmt: skip
+
+        super().__init__(arguments, env={"AZURITE_ACCOUNTS": f"{account}:{key}"}, cwd=cwd)
+        self.connection_string = (
+            f"DefaultEndpointsProtocol=http;AccountName={account};AccountKey={key};"
+            f"BlobEndpoint=http://127.0.0.1:{self.port}/{account};"
+        )
+
+
+def tool_answers(service) -> dict:
+    """Every tool's bytes for every run and host of ``service``, as a comparable dict."""
+    from tensorboard_plugin_profile.common.errors import ProfileError
+
+    answers = {}
+    for run in service.runs():
+        for tool in service.run_tools(run):
+            for host in service.hosts(run, tool):
+                try:
+                    result = service.tool_data(run, tool, host=host["hostname"])
+                    answer = b"".join(result.chunks())
+                except ProfileError as e:  # the same refusal either way (graph_viewer's)
+                    answer = f"{type(e).__name__}: {e.message}".encode()
+                answers[(run, tool, host["hostname"])] = answer
+    return answers
 
 
 class CountingProxy:
@@ -111,3 +181,17 @@ class CountingProxy:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def local_answers(data: str, fixtures, folder: str) -> dict:
+    """``tool_answers`` of the ``fixtures`` folders of ``data``, copied into ``folder``."""
+    from tensorboard_plugin_profile.service import ProfileService
+    from tensorboard_plugin_profile.store.cache_config import CacheConfig
+
+    for name in fixtures:
+        shutil.copytree(os.path.join(data, name), os.path.join(folder, name))
+    service = ProfileService(folder, config=CacheConfig(workers=1))
+    try:
+        return tool_answers(service)
+    finally:
+        service.close()

@@ -108,12 +108,26 @@ def filesystem(url: str) -> Any:
             ) from None
         options: dict = {"skip_instance_cache": True, "use_listings_cache": False}
         if protocol == "gcs" and os.environ.get("STORAGE_EMULATOR_HOST"):
-            # An emulator takes no credentials; without this gcsfs first asks the cloud
-            # metadata server for some and waits for it to time out.
-            options["token"] = "anon"
-        fs = fsspec.filesystem(protocol, **options)
+            fs = _gcs_emulator_filesystem(options)
+        else:
+            fs = fsspec.filesystem(protocol, **options)
         _FILESYSTEMS[protocol] = fs
         return fs
+
+
+def _gcs_emulator_filesystem(options: dict) -> Any:
+    """gcsfs for ``STORAGE_EMULATOR_HOST``: anonymous, and over the JSON API only.
+
+    An emulator takes no credentials (without ``token='anon'`` gcsfs first asks the cloud
+    metadata server for some and waits for it to time out). And gcsfs's default class
+    (``GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT``, on by default in 2026 releases) first asks the
+    Storage Control API over gRPC what kind of bucket it holds; an emulator does not speak
+    gRPC, so every call waited 60 s for that question to time out. The plain class
+    (``gcsfs.core``) reads over the JSON API the emulators serve.
+    """
+    from gcsfs.core import GCSFileSystem
+
+    return GCSFileSystem(token="anon", **options)
 
 
 def forget_filesystems() -> None:
@@ -129,13 +143,28 @@ def error_for(url: str, error: BaseException) -> ProfileError:
     where = shown(url)
     if isinstance(error, FileNotFoundError):
         return NotFound(f"{where} does not exist (any more); reload the page.")
-    if isinstance(error, PermissionError) or "403" in str(error) or "AccessDenied" in str(error):
+    if (
+        isinstance(error, PermissionError)
+        or _http_status(error) in (401, 403)
+        or "403" in str(error)
+        or "AccessDenied" in str(error)
+    ):
         return PermissionDenied(
             f"{where} cannot be read: access denied. Check the credentials in the store "
             "client's environment (docs/remote_logdirs.md)."
         )
     kind = type(error).__name__
     return Unavailable(f"{where} cannot be reached now ({kind}); try again in a moment.")
+
+
+def _http_status(error: BaseException) -> Optional[int]:
+    """The HTTP status a client's error carries: ``status_code`` (the Azure SDK's
+    HttpResponseError, which adlfs passes on as is), ``code`` (gcsfs's HttpError)."""
+    for name in ("status_code", "code"):
+        value = getattr(error, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def _version_of(info: dict) -> str:

@@ -12,9 +12,9 @@ import subprocess
 import sys
 
 import pytest
-from remote_servers import CountingProxy, MotoServer, moto_server_command
+from remote_servers import CountingProxy, MotoServer, moto_server_command, tool_answers
 
-from tensorboard_plugin_profile.common.errors import NotFound, ProfileError, Unavailable
+from tensorboard_plugin_profile.common.errors import NotFound, Unavailable
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store import remote
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
@@ -65,21 +65,6 @@ def _service(url, cache_dir):
     return ProfileService(url, config=CacheConfig(disk_dir=str(cache_dir), workers=1))
 
 
-def _answers(service):
-    """Every tool's bytes for every run and host, as a comparable dict."""
-    answers = {}
-    for run in service.runs():
-        for tool in service.run_tools(run):
-            for host in service.hosts(run, tool):
-                try:
-                    result = service.tool_data(run, tool, host=host["hostname"])
-                    answer = b"".join(result.chunks())
-                except ProfileError as e:  # the same refusal either way (graph_viewer's)
-                    answer = f"{type(e).__name__}: {e.message}".encode()
-                answers[(run, tool, host["hostname"])] = answer
-    return answers
-
-
 def test_every_tool_answers_the_same_bytes_as_from_local_disk(s3, tmp_path):
     proxy, client = s3
     before = sorted(client.find("profiles"))
@@ -90,7 +75,7 @@ def test_every_tool_answers_the_same_bytes_as_from_local_disk(s3, tmp_path):
         shutil.copytree(os.path.join(DATA, name), local / name)
     local_service = ProfileService(str(local), config=CacheConfig(workers=1))
     try:
-        got, expected = _answers(remote_service), _answers(local_service)
+        got, expected = tool_answers(remote_service), tool_answers(local_service)
     finally:
         remote_service.close()
         local_service.close()
@@ -289,3 +274,32 @@ def test_a_remote_host_file_lists_and_opens_the_event_files_beside_it(s3, tmp_pa
     assert names == sorted(n for n in os.listdir(local) if n.startswith("events.out.tfevents."))
     with host_file.open_beside(names[0]) as f:
         assert f.read() == open(os.path.join(local, names[0]), "rb").read()
+
+
+def test_tbprof_diff_takes_urls_and_answers_as_on_local_disk(s3):
+    """``tbprof diff`` of s3:// against local, and of s3:// against s3://: the same output."""
+    _, client = s3
+    sides = ("pytorch_diff_control", "pytorch_diff_test")
+    for name in sides:
+        client.put(os.path.join(DATA, name), f"profiles/diff/{name}", recursive=True)
+    local = [os.path.join(DATA, name) for name in sides]
+    url = [f"s3://profiles/diff/{name}" for name in sides]
+
+    def diff(base, exp, output_format):
+        command = ["diff", base, exp, "--tool", "pytorch_operators", "--format", output_format]
+        return subprocess.run(
+            [sys.executable, "-m", "tensorboard_plugin_profile", *command, "--no_cache"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+        )
+
+    for output_format in ("json", "text"):
+        expected = diff(local[0], local[1], output_format)
+        assert expected.returncode == 0, expected.stderr
+        for base, exp in ((url[0], local[1]), (url[0], url[1])):
+            got = diff(base, exp, output_format)
+            assert got.returncode == 0, got.stderr
+            assert got.stdout == expected.stdout, (base, exp, output_format)
+    assert expected.stdout.startswith("pytorch_operators: run/1 (base) -> run/1 (exp)\n")
