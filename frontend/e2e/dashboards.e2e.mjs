@@ -253,7 +253,8 @@ async function opStatsPage() {
   });
   const wantPct = Math.round(withoutIdle.rows[0].c[hostPct].v * 1e5) / 1e3;
   check(Number(shownPct) === wantPct, `host self-time shows ${shownPct}%, data ${withoutIdle.rows[0].c[hostPct].v} (a fraction) → ${wantPct}%`);
-  await readableTable(table, ['Operation', 'Self-time (us)', 'Host self-time (%)', 'FLOP rate (FLOPs/s)', 'Bound by'], 'Avg. self-time (us)');
+  // Headers of columns with a unit drop it ("Self-time"): each value shows its own unit.
+  await readableTable(table, ['Operation', 'Self-time', 'Host self-time (%)', 'FLOP rate (FLOPs/s)', 'Bound by'], 'Avg. self-time');
   await view.locator('.idle-toggle input').check();
   await page.waitForFunction(() => new URLSearchParams(location.search).get('idle') === '1');
   check((await count()) === withIdle.rows.length, 'Include IDLE did not switch to the with-IDLE table');

@@ -15,6 +15,7 @@ import { cellAt, columnLabel, tableRows, type DataColumn, type DataRow, type Dat
 import { filterRows } from '../table/filter';
 import { SHORT_NAME_CHARS, shortName } from '../models/names';
 import { formatCell } from '../table/format';
+import { columnUnit, labelWithoutUnit, rawWithUnit } from '../table/units';
 import { DEFAULT_PAGE_SIZE, pageInfo } from '../table/page';
 import { nextSort, sortRows, type SortState } from '../table/sort';
 import { controlStyles, tableStyles } from './shared-styles';
@@ -229,12 +230,14 @@ export class DataTableElement extends LitElement {
 
   private renderCell(row: DataRow, column: DataColumn, cell: ReturnType<typeof cellAt>) {
     const isNull = cell === null || cell.v === null || cell.v === undefined;
-    const text = isNull && !cell?.f ? '—' : formatCell(cell);
+    const text = isNull && !cell?.f ? '—' : formatCell(cell, column);
     const short = this.shortColumns.includes(column.id ?? '') ? shortName(text, this.shortChars) : text;
     const classes = `${isNumeric(column) ? 'number' : ''} ${isNull ? 'null' : ''} ${short !== text ? 'short' : ''}`;
     const href = isNull ? null : (this.cellLink?.(row, column) ?? null);
     const content = href ? html`<a href=${href} @click=${(e: MouseEvent) => this.onLink(e, row, column)}>${short}</a>` : short;
-    return html`<td class=${classes} title=${short !== text ? text : nothing}>${content}</td>`;
+    const unit = typeof cell?.v === 'number' ? columnUnit(column) : null;
+    const tooltip = unit ? rawWithUnit(cell!.v as number, unit) : short !== text ? text : null;
+    return html`<td class=${classes} title=${tooltip ?? nothing}>${content}</td>`;
   }
 
   /** A menu of the columns when some start hidden. */
@@ -270,7 +273,8 @@ export class DataTableElement extends LitElement {
   private renderHeader(column: DataColumn, index: number) {
     const sorted = this.sort?.column === index ? this.sort.direction : null;
     const ariaSort = sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : 'none';
-    const label = this.labels[column.id ?? ''] ?? columnLabel(column, index);
+    // Values of a column with a unit show their own units: the header drops "(us)" (kept in the tooltip).
+    const label = labelWithoutUnit(this.labels[column.id ?? ''] ?? columnLabel(column, index), column);
     // The whole cell sorts (the button inside is for the keyboard; its click bubbles here).
     return html`<th class=${isNumeric(column) ? 'number' : ''} aria-sort=${ariaSort} scope="col" @click=${() => this.onSort(index)}>
       <button type="button" title=${columnLabel(column, index)}>
