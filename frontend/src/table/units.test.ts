@@ -13,6 +13,8 @@ describe('column units', () => {
     expect(columnUnit({ label: 'Time (ms)', type: 'number', p: { unit: 'furlongs' } })).toBeNull();
     expect(columnUnit(us)).toBe('us');
     expect(columnUnit({ label: 'Heap (MiB)', type: 'number' })).toBe('MiB');
+    expect(columnUnit({ label: 'Total Duration (\u03bcs)', type: 'number' })).toBe('us');
+    expect(columnUnit({ label: 'Total Duration (\u00b5s)', type: 'number' })).toBe('us');
     expect(columnUnit({ label: 'Peak of live tensors (bytes)', type: 'number' })).toBe('B');
     expect(columnUnit({ label: 'Self time (%)', type: 'number' })).toBeNull();
     expect(columnUnit({ label: 'Step(s)', type: 'number' })).toBeNull();

@@ -27,7 +27,8 @@ const SIZE_BYTES: Record<string, number> = { B: 1, KiB: 1024, MiB: 1024 ** 2, Gi
 const SPELLINGS: Record<string, Unit> = {
   ns: 'ns',
   us: 'us',
-  µs: 'us',
+  µs: 'us', // the micro sign
+  μs: 'us', // the Greek letter mu (kernel stats' labels)
   ms: 'ms',
   s: 's',
   b: 'B',
@@ -38,7 +39,7 @@ const SPELLINGS: Record<string, Unit> = {
 };
 
 /** "Total time (us)", "Size (bytes)": a unit in parentheses that ends the label. */
-const LABEL_SUFFIX = /\s+\(\s*(ns|us|µs|ms|s|b|bytes|kib|mib|gib)\s*\)\s*$/i;
+const LABEL_SUFFIX = /\s+\(\s*(ns|us|µs|μs|ms|s|b|bytes|kib|mib|gib)\s*\)\s*$/i;
 
 /** The unit of a number column: declared in `p.unit`, else the label's suffix; null when none. */
 export function columnUnit(column: DataColumn | undefined): Unit | null {
