@@ -350,7 +350,7 @@ async function kernelStatsPage() {
   await waitForChart(view.locator('pf-echart.pie'));
   const rows = await checkServerCsv(view.locator('pf-data-table'), target.run, 'kernel_stats', host, undefined);
   check(rows === table.rows.length, 'kernel CSV row count differs');
-  await readableTable(view.locator('pf-data-table'), ['Kernel Name', 'Op Name', 'Total Duration (μs)', 'Avg Duration (μs)'], 'Max Duration (μs)');
+  await readableTable(view.locator('pf-data-table'), ['Kernel Name', 'Op Name', 'Total Duration', 'Avg Duration'], 'Max Duration');
   // Long kernel names: one line in short form, the full name on hover.
   const cell = view.locator('pf-data-table tbody td.short').first();
   const full = await cell.getAttribute('title');
