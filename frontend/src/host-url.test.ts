@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashWithSearch, mirrorToHost, restoreFromHost, searchFromHash, shareableLink, tensorBoardWindow } from './host-url';
+import { hashWithSearch, installHostMirror, mirrorToHost, restoreFromHost, searchFromHash, shareableLink, tensorBoardWindow } from './host-url';
 
 /** A window with a location and a history that records replaceState, as the functions use. */
 function fakeWindow(href: string, parent?: unknown) {
@@ -8,6 +8,9 @@ function fakeWindow(href: string, parent?: unknown) {
     history: {
       state: null,
       replaceState(_data: unknown, _unused: string, url: string) {
+        win.location = new URL(url, win.location.href);
+      },
+      pushState(_data: unknown, _unused: string, url: string) {
         win.location = new URL(url, win.location.href);
       },
     },
@@ -75,5 +78,25 @@ describe('inside TensorBoard', () => {
     const frame = fakeWindow(TB + 'data/plugin/profile/index.html?run=new', tb);
     restoreFromHost(frame);
     expect(frame.location.search).toBe('?run=new');
+  });
+});
+
+describe('installHostMirror', () => {
+  it('mirrors each history change, and a refused mirror never breaks the caller', () => {
+    const TB = 'http://127.0.0.1:6006/';
+    const tb = fakeWindow(TB + '#profile');
+    const frame = fakeWindow(TB + 'data/plugin/profile/index.html', tb) as unknown as Window & {
+      location: URL;
+      addEventListener: () => void;
+    };
+    frame.addEventListener = () => {};
+    installHostMirror(frame);
+    frame.history.replaceState(null, '', '?run=a&start_ms=1');
+    expect(tb.location.hash).toBe('#profile&p.profile.run=a&p.profile.start_ms=1');
+    tb.history.replaceState = () => {
+      throw new DOMException('Attempt to use history.replaceState() more than 100 times per 10 seconds', 'SecurityError');
+    };
+    expect(() => frame.history.replaceState(null, '', '?run=a&start_ms=2')).not.toThrow();
+    expect(frame.location.search).toBe('?run=a&start_ms=2');
   });
 });

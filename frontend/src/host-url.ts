@@ -123,9 +123,21 @@ export function installHostMirror(win: Window): void {
     const original = history[name].bind(history);
     history[name] = (data: unknown, unused: string, url?: string | URL | null) => {
       original(data, unused, url);
-      mirrorToHost(win);
+      mirrorQuietly(win);
     };
   }
-  win.addEventListener('popstate', () => mirrorToHost(win));
-  mirrorToHost(win);
+  win.addEventListener('popstate', () => mirrorQuietly(win));
+  mirrorQuietly(win);
+}
+
+/**
+ * A failed mirror never breaks the caller: browsers throttle history calls (a fast zoom of the
+ * trace viewer replaces its range many times a second); the next change mirrors again.
+ */
+function mirrorQuietly(win: Window): void {
+  try {
+    mirrorToHost(win);
+  } catch {
+    // throttled or refused: TensorBoard's address catches up on the next change
+  }
 }
