@@ -253,7 +253,8 @@ async function opStatsPage() {
   });
   const wantPct = Math.round(withoutIdle.rows[0].c[hostPct].v * 1e5) / 1e3;
   check(Number(shownPct) === wantPct, `host self-time shows ${shownPct}%, data ${withoutIdle.rows[0].c[hostPct].v} (a fraction) → ${wantPct}%`);
-  await readableTable(table, ['Operation', 'Self-time (us)', 'Host self-time (%)', 'FLOP rate (FLOPs/s)', 'Bound by'], 'Avg. self-time (us)');
+  // Headers of columns with a unit drop it ("Self-time"): each value shows its own unit.
+  await readableTable(table, ['Operation', 'Self-time', 'Host self-time (%)', 'FLOP rate (FLOPs/s)', 'Bound by'], 'Avg. self-time');
   await view.locator('.idle-toggle input').check();
   await page.waitForFunction(() => new URLSearchParams(location.search).get('idle') === '1');
   check((await count()) === withIdle.rows.length, 'Include IDLE did not switch to the with-IDLE table');
@@ -349,11 +350,12 @@ async function kernelStatsPage() {
   await waitForChart(view.locator('pf-echart.pie'));
   const rows = await checkServerCsv(view.locator('pf-data-table'), target.run, 'kernel_stats', host, undefined);
   check(rows === table.rows.length, 'kernel CSV row count differs');
-  await readableTable(view.locator('pf-data-table'), ['Kernel Name', 'Op Name', 'Total Duration (μs)', 'Avg Duration (μs)'], 'Max Duration (μs)');
-  // Long kernel names: one line in short form, the full name on hover.
-  const cell = view.locator('pf-data-table tbody td.short').first();
+  await readableTable(view.locator('pf-data-table'), ['Kernel Name', 'Op Name', 'Total Duration', 'Avg Duration'], 'Max Duration');
+  // Long kernel names: one line, the whole name in the cell (cut by an ellipsis only where the
+  // width runs out), the full name on hover.
+  const cell = view.locator('pf-data-table tbody td.name').first();
   const full = await cell.getAttribute('title');
-  check(names.has(full) && (await cell.textContent()).length < full.length, 'a long kernel name is not shown short with the full name on hover');
+  check(names.has(full) && (await cell.textContent()).trim() === full, 'a long kernel name is not in its cell whole with the full name on hover');
   const rowHeight = await view.locator('pf-data-table tbody tr').first().evaluate((tr) => tr.getBoundingClientRect().height);
   check(rowHeight < 40, `kernel rows are ${rowHeight} px high`);
   const legend = await view.locator('pf-echart.pie').evaluate((el) => {

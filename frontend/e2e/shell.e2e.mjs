@@ -92,6 +92,17 @@ async function selected(label) {
   return select(label).evaluate((el) => el.value);
 }
 
+/** The raw values of a column: a cell's tooltip when it shows the value in another unit, else its text. */
+async function columnRawValues(index) {
+  return table().locator('tbody tr').evaluateAll(
+    (rows, i) => rows.map((row) => {
+      const td = row.querySelectorAll('td')[i];
+      return (td?.classList.contains('number') && td.title) || (td?.textContent ?? '');
+    }),
+    index,
+  );
+}
+
 async function columnTexts(index) {
   return table().locator('tbody tr').evaluateAll(
     (rows, i) => rows.map((row) => row.querySelectorAll('td')[i]?.textContent ?? ''),
@@ -152,13 +163,16 @@ async function tableChecks() {
   const header = table().locator('thead th button').nth(sortIndex);
   await header.click();
   const asc = await columnTexts(sortIndex);
+  const ascRaw = await columnRawValues(sortIndex);
   await header.click();
   const desc = await columnTexts(sortIndex);
+  const descRaw = await columnRawValues(sortIndex);
   check((await table().locator('thead th').nth(sortIndex).getAttribute('aria-sort')) === 'descending', 'aria-sort is not descending after two clicks');
   if (numericIndex >= 0) {
-    const nums = (texts) => texts.filter((t) => t !== '—').map(Number);
-    const ascNums = nums(asc);
-    const descNums = nums(desc);
+    // A column with a unit shows e.g. "1.15 s"; its raw value is the cell's tooltip ("1149007.737 us").
+    const nums = (values) => values.filter((t) => t !== '—').map((t) => Number(t.split(' ')[0]));
+    const ascNums = nums(ascRaw);
+    const descNums = nums(descRaw);
     check(ascNums.every((v, i) => i === 0 || ascNums[i - 1] <= v), `column "${labels[sortIndex]}" is not ascending: ${ascNums.slice(0, 10)}`);
     check(descNums.every((v, i) => i === 0 || descNums[i - 1] >= v), `column "${labels[sortIndex]}" is not descending: ${descNums.slice(0, 10)}`);
   }
@@ -208,7 +222,7 @@ async function tableChecks() {
   }
   check(at > 0 || fullLabels.length === 0, `CSV header ${JSON.stringify(csvHeader)} lacks the table's columns ${JSON.stringify(fullLabels)} in order`);
   if (!(await table().locator('details.columns').count())) {
-    check(JSON.stringify(csvHeader) === JSON.stringify(labels), `CSV header ${JSON.stringify(csvHeader)} differs from the table labels ${JSON.stringify(labels)}`);
+    check(JSON.stringify(csvHeader) === JSON.stringify(fullLabels), `CSV header ${JSON.stringify(csvHeader)} differs from the table labels ${JSON.stringify(fullLabels)}`);
   }
   console.log(`csv: ${download.suggestedFilename()} header matches ${labels.length} columns`);
 

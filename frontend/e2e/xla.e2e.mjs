@@ -159,7 +159,7 @@ async function exportAsShown(table, data) {
   const category = data.rows[data.rows.length - 1].c[column].v;
   const wanted = data.rows.filter((r) => String(r.c[column].v) === category).length;
   await table.locator('input[type="search"]').fill(category);
-  await table.locator('thead th', { hasText: 'Self time (us)' }).click(); // ascending
+  await table.locator('thead th button[title="Total self time (us)"]').click(); // ascending (the header reads "Self time")
   const count = (await table.locator('.count').textContent()).trim();
   const [download] = await Promise.all([
     page.waitForEvent('download', { timeout: TIMEOUT_MS }),

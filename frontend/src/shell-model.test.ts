@@ -65,6 +65,20 @@ describe('ShellModel', () => {
     expect(model.notice).toBe('');
   });
 
+  it('says when a link names a tool or a host this run does not have, and never for a user choice', async () => {
+    const { api } = fakeServer(routes);
+    const tool = new ShellModel(api, fakePage('?run=r1&tool=nope'));
+    await tool.start();
+    expect(tool.selection.tool).toBe('overview_page');
+    expect(tool.notice).toBe('The link\'s tool "nope" has no data for run r1; showing overview_page.');
+    const host = new ShellModel(api, fakePage('?run=r1&tool=overview_page&host=<img src=x onerror=alert(1)>'));
+    await host.start();
+    expect(host.selection.host).toBe('h1');
+    expect(host.notice).toBe('The link\'s host "<img src=x onerror=alert(1)>" is not in run r1; showing h1.');
+    await host.selectTool('trace_viewer@');
+    expect(host.notice).toBe('');
+  });
+
   it('pushes history when the user picks a run and keeps a valid tool', async () => {
     const { api } = fakeServer(routes);
     const page = fakePage();

@@ -56,12 +56,12 @@ export class ShellModel {
 
   async start(): Promise<void> {
     void this.loadConfig();
-    await this.resolve(readSelection(this.page.location.search), 'replace', true);
+    await this.resolve(readSelection(this.page.location.search), 'replace', true, true);
   }
 
   /** After back/forward: follow the URL. */
   followUrl(): Promise<void> {
-    return this.resolve(readSelection(this.page.location.search), 'replace', false);
+    return this.resolve(readSelection(this.page.location.search), 'replace', false, true);
   }
 
   selectRun(run: string): Promise<void> {
@@ -105,14 +105,15 @@ export class ShellModel {
     this.changed();
   }
 
-  async resolve(wanted: Selection, mode: HistoryMode, reloadRuns: boolean): Promise<void> {
+  /** `fromLink`: the wanted selection comes from the address (say what of it is not here). */
+  async resolve(wanted: Selection, mode: HistoryMode, reloadRuns: boolean, fromLink = false): Promise<void> {
     const generation = ++this.generation;
     this.abort?.abort();
     const abort = new AbortController();
     this.abort = abort;
     const current = () => generation === this.generation;
     try {
-      await this.walk(wanted, mode, reloadRuns, abort.signal, current);
+      await this.walk(wanted, mode, reloadRuns, abort.signal, current, fromLink);
     } catch (error) {
       if (!current() || isAbortError(error)) return;
       this.error =
@@ -130,6 +131,7 @@ export class ShellModel {
     reloadRuns: boolean,
     signal: AbortSignal,
     current: () => boolean,
+    fromLink: boolean,
   ): Promise<void> {
     this.error = null;
     if (reloadRuns || this.runs === null) {
@@ -162,6 +164,7 @@ export class ShellModel {
       this.hostsKey = hostsKey;
     }
     const host = pickOrFirst(this.hosts, wanted.host);
+    if (fromLink && !this.notice) this.notice = notFoundBelowRun(wanted, { run, tool, host });
     this.finish('ready', { run, tool, host }, mode);
   }
 
@@ -204,4 +207,19 @@ export class ShellModel {
   private changed(): void {
     this.onChange();
   }
+}
+
+/**
+ * What a link asked for below the run that is not here (a tool without data for this run, a
+ * host of another run), and what is shown instead; '' when both were found.
+ */
+export function notFoundBelowRun(wanted: Selection, shown: Selection): string {
+  if (wanted.run && wanted.run !== shown.run) return ''; // the run's own notice says it
+  if (wanted.tool && wanted.tool !== shown.tool) {
+    return `The link's tool "${wanted.tool}" has no data for run ${shown.run}; showing ${shown.tool}.`;
+  }
+  if (wanted.host && wanted.host !== shown.host) {
+    return `The link's host "${wanted.host}" is not in run ${shown.run}; showing ${shown.host || 'all hosts'}.`;
+  }
+  return '';
 }

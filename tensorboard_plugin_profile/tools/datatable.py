@@ -42,6 +42,14 @@ class Column(NamedTuple):
     p: Optional[Mapping[str, str]] = None
 
 
+# A number column's unit, as the page reads it (frontend/src/table/units.ts): each value is shown
+# in the unit that suits it (µs → ms → s, bytes → KiB → MiB), the raw value in a tooltip and CSV.
+# Upstream's tables carry no column properties; the page reads their label's "(us)" suffix.
+UNIT_US = {"unit": "us"}
+UNIT_MS = {"unit": "ms"}
+UNIT_BYTES = {"unit": "bytes"}
+
+
 def _cast(kind: str) -> Any:
     if kind == "number":
         return float

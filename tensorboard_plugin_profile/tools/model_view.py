@@ -33,7 +33,7 @@ from ..analysis.hlo.op_events import hlo_op_table
 from ..analysis.ops.timeline import timeline_op_stats
 from ..common.errors import NotApplicable
 from ..common.formats import PROFILER_HOOK, PYTORCH, XSPACE, format_of
-from .datatable import Column, data_table, rows_from_columns
+from .datatable import UNIT_BYTES, UNIT_US, Column, data_table, rows_from_columns
 
 NO_MODEL = {
     XSPACE: (
@@ -59,7 +59,7 @@ _PARAMETERS = (
     Column("dtype", "Type", "string"),
     Column("kind", "Kind", "string"),
     Column("elements", "Parameters", "number"),
-    Column("bytes", "Size (bytes)", "number"),
+    Column("bytes", "Size (bytes)", "number", UNIT_BYTES),
 )
 _SCOPES = (
     Column("program", "Program", "string"),
@@ -67,7 +67,7 @@ _SCOPES = (
     Column("kind", "Kind", "string"),
     Column("count", "Variables", "number"),
     Column("elements", "Parameters", "number"),
-    Column("bytes", "Size (bytes)", "number"),
+    Column("bytes", "Size (bytes)", "number", UNIT_BYTES),
 )
 _OP_COSTS = (
     Column("program", "Program", "string"),
@@ -79,7 +79,7 @@ _OP_COSTS = (
     Column("bytes_per_run", "Bytes per run", "number"),
     Column("flops", "FLOPs", "number"),
     Column("bytes_accessed", "Bytes accessed", "number"),
-    Column("self_time", "Self time (us)", "number"),
+    Column("self_time", "Self time (us)", "number", UNIT_US),
     Column("flop_rate", "FLOP rate (GFLOP/s)", "number"),
     Column("operational_intensity", "Operational intensity (FLOP/byte)", "number"),
 )

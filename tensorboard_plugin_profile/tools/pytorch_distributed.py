@@ -10,7 +10,7 @@ from ..analysis.pytorch.distributed import communication_ops, overlap_by_step
 from ..analysis.pytorch.environment import distributed_info
 from ..analysis.pytorch.wait_time import wait_time
 from ..common.errors import NotApplicable
-from .datatable import Column, data_table, rows_from_columns
+from .datatable import UNIT_BYTES, UNIT_US, Column, data_table, rows_from_columns
 
 _US = 1e6
 
@@ -31,10 +31,10 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
         (
             Column("worker", "Worker", "string"),
             Column("step", "Step", "string"),
-            Column("computation_us", "Computation (us)", "number"),
-            Column("overlapping_us", "Overlapping (us)", "number"),
-            Column("communication_us", "Communication (us)", "number"),
-            Column("other_us", "Other (us)", "number"),
+            Column("computation_us", "Computation (us)", "number", UNIT_US),
+            Column("overlapping_us", "Overlapping (us)", "number", UNIT_US),
+            Column("communication_us", "Communication (us)", "number", UNIT_US),
+            Column("other_us", "Other (us)", "number", UNIT_US),
         ),
         rows_from_columns(
             o["worker"],
@@ -51,8 +51,8 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
         (
             Column("worker", "Worker", "string"),
             Column("step", "Step", "string"),
-            Column("transfer_us", "Data transfer time (us)", "number"),
-            Column("synchronizing_us", "Synchronizing time (us)", "number"),
+            Column("transfer_us", "Data transfer time (us)", "number", UNIT_US),
+            Column("synchronizing_us", "Synchronizing time (us)", "number", UNIT_US),
         ),
         rows_from_columns(
             waits.by_step["worker"],
@@ -88,12 +88,12 @@ def _collectives_table(hosts: list, transfer) -> dict:
             Column("worker", "Worker", "string"),
             Column("name", "Name", "string"),
             Column("calls", "Calls", "number"),
-            Column("total_bytes", "Total size (bytes)", "number"),
-            Column("avg_bytes", "Avg size (bytes)", "number"),
-            Column("latency_us", "Total latency (us)", "number"),
-            Column("avg_latency_us", "Avg latency (us)", "number"),
-            Column("transfer_us", "Data transfer time (us)", "number"),
-            Column("avg_transfer_us", "Avg data transfer time (us)", "number"),
+            Column("total_bytes", "Total size (bytes)", "number", UNIT_BYTES),
+            Column("avg_bytes", "Avg size (bytes)", "number", UNIT_BYTES),
+            Column("latency_us", "Total latency (us)", "number", UNIT_US),
+            Column("avg_latency_us", "Avg latency (us)", "number", UNIT_US),
+            Column("transfer_us", "Data transfer time (us)", "number", UNIT_US),
+            Column("avg_transfer_us", "Avg data transfer time (us)", "number", UNIT_US),
         ),
         rows,
         {"title": "Communication operations"},

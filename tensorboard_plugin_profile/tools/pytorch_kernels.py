@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 
 from ..analysis.pytorch.kernels import kernel_stats, tensor_core_share
 from ..common.errors import NotApplicable
-from .datatable import Column, data_table, rows_from_columns
+from .datatable import UNIT_US, Column, data_table, rows_from_columns
 
 
 def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
@@ -22,10 +22,10 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
         Column("name", "Name", "string"),
         Column("tensor_cores", "Tensor Cores used", "string"),
         Column("calls", "Calls", "number"),
-        Column("total_us", "Total duration (us)", "number"),
-        Column("mean_us", "Mean duration (us)", "number"),
-        Column("max_us", "Max duration (us)", "number"),
-        Column("min_us", "Min duration (us)", "number"),
+        Column("total_us", "Total duration (us)", "number", UNIT_US),
+        Column("mean_us", "Mean duration (us)", "number", UNIT_US),
+        Column("max_us", "Max duration (us)", "number", UNIT_US),
+        Column("min_us", "Min duration (us)", "number", UNIT_US),
     ]
     values = [
         t["name"],

@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 from ..analysis.pytorch.operators import ALL_THREADS, call_stacks, operator_stats
 from ..common.errors import InvalidArgument, NotApplicable
-from .datatable import Column, data_table, rows_from_columns
+from .datatable import UNIT_US, Column, data_table, rows_from_columns
 
 GROUPINGS = ("operation", "input_shape")
 
@@ -49,10 +49,10 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
         values.append([s or "(none recorded)" for s in t["call_stack"]])
     columns += [
         Column("calls", "Calls", "number"),
-        Column("device_self_us", "Device self duration (us)", "number"),
-        Column("device_total_us", "Device total duration (us)", "number"),
-        Column("host_self_us", "Host self duration (us)", "number"),
-        Column("host_total_us", "Host total duration (us)", "number"),
+        Column("device_self_us", "Device self duration (us)", "number", UNIT_US),
+        Column("device_total_us", "Device total duration (us)", "number", UNIT_US),
+        Column("host_self_us", "Host self duration (us)", "number", UNIT_US),
+        Column("host_total_us", "Host total duration (us)", "number", UNIT_US),
         Column("tc_eligible", "Tensor Cores eligible", "string"),
         Column("tc_self_percent", "Tensor Cores self (%)", "number"),
         Column("tc_total_percent", "Tensor Cores total (%)", "number"),

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..analysis.pytorch.environment import distributed_info, gpu_info
 from ..analysis.pytorch.overview import PARTS, TOTAL, step_overview
-from .datatable import Column, data_table
+from .datatable import UNIT_US, Column, data_table
 
 _US = 1e6
 
@@ -41,10 +41,14 @@ def _shown_parts(ov) -> list:
 
 def _breakdown(ov) -> dict:
     parts = _shown_parts(ov)
-    columns = [Column("step", "Step", "string"), Column("total_us", "Step time (us)", "number")]
+    columns = [
+        Column("step", "Step", "string"),
+        Column("total_us", "Step time (us)", "number", UNIT_US),
+    ]
     for part in parts:
         # Time only (the page shows each part's share of the average step beside the table).
-        columns.append(Column(f"{part.lower().replace(' ', '_')}_us", f"{part} (us)", "number"))
+        part_id = f"{part.lower().replace(' ', '_')}_us"
+        columns.append(Column(part_id, f"{part} (us)", "number", UNIT_US))
     rows = [_row("Average", ov.average, parts)]
     for record in ov.steps.to_dict("records"):
         rows.append(_row(str(record["step"]), record, parts))

@@ -18,7 +18,7 @@ import numpy as np
 from ..analysis.memory.timeline import tensor_memory
 from ..chrome_trace.objects import DTYPE, REQUESTED_BYTES, SHAPE
 from ..common.errors import NotApplicable
-from .datatable import Column, data_table, rows_from_columns
+from .datatable import UNIT_BYTES, UNIT_MS, Column, data_table, rows_from_columns
 
 _MS = 1e9
 
@@ -33,10 +33,10 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
     summary = data_table(
         (
             Column("allocator", "Allocator", "string"),
-            Column("peak_bytes", "Peak of live tensors (bytes)", "number"),
-            Column("peak_ms", "Time of the peak (ms)", "number"),
+            Column("peak_bytes", "Peak of live tensors (bytes)", "number", UNIT_BYTES),
+            Column("peak_ms", "Time of the peak (ms)", "number", UNIT_MS),
             Column("live_tensors", "Tensors live at the peak", "number"),
-            Column("counter_peak_bytes", "Allocator counter peak (bytes)", "number"),
+            Column("counter_peak_bytes", "Allocator counter peak (bytes)", "number", UNIT_BYTES),
         ),
         rows_from_columns(
             s["allocator"],
@@ -54,8 +54,8 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
             Column("bytes", "Requested bytes", "number"),
             Column("dtype", "Data type", "string"),
             Column("shape", "Shape", "string"),
-            Column("allocated_ms", "Allocated at (ms)", "number"),
-            Column("freed_ms", "Freed at (ms)", "number"),
+            Column("allocated_ms", "Allocated at (ms)", "number", UNIT_MS),
+            Column("freed_ms", "Freed at (ms)", "number", UNIT_MS),
         ),
         rows_from_columns(
             live["allocator"],
@@ -71,7 +71,7 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> list:
     timeline = data_table(
         (
             Column("allocator", "Allocator", "string"),
-            Column("time_ms", "Time (ms)", "number"),
+            Column("time_ms", "Time (ms)", "number", UNIT_MS),
             Column("live_bytes", "Live tensor bytes", "number"),
         ),
         rows_from_columns(line["allocator"], (line["time_ps"] - start) / _MS, line["live_bytes"]),

@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, REPO
 
 PREFIX = "/tb"
 RUN = "jax_cpu_train/session_1"
@@ -178,3 +178,26 @@ def test_a_capture_needs_post_and_the_token_through_tensorboard(tensorboard_url)
     bad = b"service_addr=127.0.0.1:1&duration=x"  # gets through the guard, fails before connecting
     status, error = _refusal(f"{base}/capture_profile", bad, **headers)
     assert (status, error["message"]) == (400, "duration must be an integer, got 'x'.")
+
+
+def test_the_profile_tab_keeps_its_selection_in_tensorboards_address(tensorboard_url):
+    """Real Chromium on real TensorBoard (frontend/e2e/tensorboard.mjs): a link naming run, tool,
+    host and the trace's range opens that view; picking a tool writes TensorBoard's address; a
+    reload keeps it; Copy link gives TensorBoard's address; a stale run and a hostile host fall
+    back with a note and insert no markup. Builds the current frontend first."""
+    frontend = REPO / "frontend"
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("npm is required for the browser test")
+    artifacts = REPO / "tests" / "artifacts"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "PROFILE_E2E_TB_URL": f"{tensorboard_url}/",
+        "PROFILE_E2E_ARTIFACTS": str(artifacts),
+    }
+    for args in ([npm, "run", "build"], ["node", "e2e/tensorboard.mjs"]):
+        result = subprocess.run(
+            args, cwd=frontend, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert result.returncode == 0, f"{args}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"

@@ -12,6 +12,7 @@ import { toolLabel } from '../state';
 import { NAVIGATE_EVENT, type NavigateDetail, type ToolContext } from '../views/contract';
 import './capture-dialog';
 import './compare-view';
+import './copy-link';
 import './diagnosis-card';
 import './live-steps';
 import type { CaptureDialog } from './capture-dialog';
@@ -145,6 +146,7 @@ export class AppShell extends LitElement {
               >Live: ${m.config.live.framework} process ${m.config.live.pid}</span
             >`
           : nothing}
+        ${run ? html`<pf-copy-link></pf-copy-link>` : nothing}
         ${run
           ? html`<a class="button download" href=${this.api.url('session_export', { run })} download
               title="All profile files of this run as one .zip">Download session</a>`

@@ -44,8 +44,24 @@ describe('pf-data-table', () => {
 
   it('formats numbers, booleans and nulls', async () => {
     const element = await mount(table);
-    expect(column(element, 1)).toEqual(['10.123', '9', '100']);
+    // "Time (us)": each value in a readable unit, the raw value in the tooltip.
+    expect(column(element, 1)).toEqual(['10.1 µs', '9.00 µs', '100 µs']);
+    expect(element.shadowRoot!.querySelector('tbody td.number')!.getAttribute('title')).toBe('10.123 us');
+    expect(element.shadowRoot!.querySelectorAll('th button')[1].textContent!.trim()).toBe('Time');
     expect(column(element, 2)).toEqual(['true', '—', 'false']);
+  });
+
+  it('shows names whole, cut by the browser only where the width runs out, the full name on hover', async () => {
+    const long = 'model/encoder/layer_11/attention/self/query/dense/MatMul/with/a/very/long/scope';
+    const element = document.createElement('pf-data-table');
+    element.table = { cols: table.cols, rows: [{ c: [{ v: long }, { v: 1 }, { v: true }] }, ...table.rows] };
+    element.shortColumns = ['name'];
+    document.body.append(element);
+    await element.updateComplete;
+    const cell = element.shadowRoot!.querySelector<HTMLElement>('tbody td.name')!;
+    expect(cell.textContent).toBe(long);
+    expect(cell.title).toBe(long);
+    expect(cell.style.width).toBe('100%');
   });
 
   it('sorts numerically when a header is clicked, then reverses', async () => {
@@ -53,11 +69,11 @@ describe('pf-data-table', () => {
     const button = () => element.shadowRoot!.querySelectorAll<HTMLButtonElement>('th button')[1];
     button().click();
     await element.updateComplete;
-    expect(column(element, 1)).toEqual(['9', '10.123', '100']);
+    expect(column(element, 1)).toEqual(['9.00 µs', '10.1 µs', '100 µs']);
     expect(element.shadowRoot!.querySelectorAll('th')[1].getAttribute('aria-sort')).toBe('ascending');
     button().click();
     await element.updateComplete;
-    expect(column(element, 1)).toEqual(['100', '10.123', '9']);
+    expect(column(element, 1)).toEqual(['100 µs', '10.1 µs', '9.00 µs']);
   });
 
   it('filters rows and shows the count', async () => {

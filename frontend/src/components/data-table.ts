@@ -2,7 +2,7 @@
  * One gviz DataTable with sorting (click a header), a text filter, paging and a row count.
  * All cell text goes through Lit text bindings: profile strings are never parsed as HTML.
  * Wide tables stay readable: `.columns` names the columns shown first (a Columns menu shows the
- * others), `.shortColumns` the name columns shown in short form (full name on hover), and the
+ * others), `.shortColumns` the name columns kept on one line in the free width (full name on hover), and the
  * header row and first column stay in view while scrolling. CSV export always has every column:
  * "Export as CSV" the whole table, "Export as shown" the rows the filter keeps, in the order shown.
  *
@@ -13,8 +13,8 @@ import { customElement, property, state } from 'lit/decorators.js';
 import { csvFileName, tableToCsv } from '../table/csv';
 import { cellAt, columnLabel, tableRows, type DataColumn, type DataRow, type DataTable } from '../table/datatable';
 import { filterRows } from '../table/filter';
-import { SHORT_NAME_CHARS, shortName } from '../models/names';
 import { formatCell } from '../table/format';
+import { columnUnit, labelWithoutUnit, rawWithUnit } from '../table/units';
 import { DEFAULT_PAGE_SIZE, pageInfo } from '../table/page';
 import { nextSort, sortRows, type SortState } from '../table/sort';
 import { controlStyles, tableStyles } from './shared-styles';
@@ -33,7 +33,7 @@ export class DataTableElement extends LitElement {
   @property() caption = '';
   /** Ids of the columns shown at first (all when empty); the Columns menu shows the others. */
   @property({ attribute: false }) columns: readonly string[] = [];
-  /** Ids of name columns shown in short form, the full name on hover. */
+  /** Ids of name columns: one line each, cut with an ellipsis only where the width runs out (full name on hover). */
   @property({ attribute: false }) shortColumns: readonly string[] = [];
   /** Shorter header labels by column id (the export keeps the converter's labels). */
   @property({ attribute: false }) labels: Readonly<Record<string, string>> = {};
@@ -42,8 +42,6 @@ export class DataTableElement extends LitElement {
    * "7 of 54 rows" against the whole table; the table's rows when unset.
    */
   @property({ type: Number, attribute: 'total-rows' }) totalRows = -1;
-  /** Most characters of a short name. */
-  @property({ type: Number, attribute: 'short-chars' }) shortChars = SHORT_NAME_CHARS;
   /**
    * Optional links in cells (e.g. an HLO op to the graph viewer): the href for a cell, or null.
    * A plain click fires `pf-cell-link` ({row, column}) instead of following the href.
@@ -55,6 +53,8 @@ export class DataTableElement extends LitElement {
   @state() private sort: SortState | null = null;
   @state() private query = '';
   @state() private page = 0;
+  /** Width of each shown name column, in % of the table, from its longest name on this page. */
+  private nameWidths = new Map<number, string>();
 
   static override styles = [
     controlStyles,
@@ -109,9 +109,13 @@ export class DataTableElement extends LitElement {
         overflow-wrap: break-word;
         max-width: 24rem;
       }
-      td.short {
+      /* A name takes the table's free width (its share is set per column), at least 12rem. */
+      td.name {
         white-space: nowrap;
-        max-width: none;
+        overflow: hidden;
+        text-overflow: ellipsis;
+        max-width: 0;
+        min-width: 12rem;
       }
       th {
         cursor: pointer;
@@ -168,6 +172,13 @@ export class DataTableElement extends LitElement {
     }
   }
 
+  /** Name cells get their column's width through the CSSOM (the page's CSP allows no style attributes). */
+  override updated(): void {
+    for (const td of this.renderRoot.querySelectorAll<HTMLElement>('td.name')) {
+      td.style.width = this.nameWidths.get(Number(td.dataset.column)) ?? '';
+    }
+  }
+
   override render() {
     const allColumns = Array.isArray(this.table.cols) ? this.table.cols : [];
     const shown = allColumns.map((column, index) => ({ column, index })).filter(({ column }) => this.isShown(column));
@@ -176,6 +187,7 @@ export class DataTableElement extends LitElement {
     const sorted = sortRows(filtered, this.sort);
     const info = pageInfo(sorted.length, this.page, this.pageSize);
     const visible = sorted.slice(info.start, info.end);
+    this.nameWidths = nameShares(shown, visible, this.shortColumns);
     return html`
       <div class="toolbar">
         <span class="count" role="status">${this.countText(filtered.length, Math.max(this.totalRows, allRows.length))}</span>
@@ -203,7 +215,10 @@ export class DataTableElement extends LitElement {
         </button>
       </div>
       <div class="scroll">
-        <table aria-label=${this.caption || nothing} aria-rowcount=${filtered.length + 1}>
+        <table
+          aria-label=${this.caption || nothing}
+          aria-rowcount=${filtered.length + 1}
+        >
           <thead>
             <tr>
               ${shown.map(({ column, index }) => this.renderHeader(column, index))}
@@ -212,7 +227,7 @@ export class DataTableElement extends LitElement {
           <tbody>
             ${visible.map(
               (row) => html`<tr>
-                ${shown.map(({ column, index }) => this.renderCell(row, column, cellAt(row, index)))}
+                ${shown.map(({ column, index }) => this.renderCell(row, column, index, cellAt(row, index)))}
               </tr>`,
             )}
           </tbody>
@@ -227,14 +242,18 @@ export class DataTableElement extends LitElement {
     return this.shownByUser.get(id) ?? (this.columns.length === 0 || this.columns.includes(id));
   }
 
-  private renderCell(row: DataRow, column: DataColumn, cell: ReturnType<typeof cellAt>) {
+  private renderCell(row: DataRow, column: DataColumn, index: number, cell: ReturnType<typeof cellAt>) {
     const isNull = cell === null || cell.v === null || cell.v === undefined;
-    const text = isNull && !cell?.f ? '—' : formatCell(cell);
-    const short = this.shortColumns.includes(column.id ?? '') ? shortName(text, this.shortChars) : text;
-    const classes = `${isNumeric(column) ? 'number' : ''} ${isNull ? 'null' : ''} ${short !== text ? 'short' : ''}`;
+    const text = isNull && !cell?.f ? '—' : formatCell(cell, column);
+    // A name column shows the whole name on one line, as wide as the table's free width allows;
+    // the browser cuts it with an ellipsis only when it does not fit (full name on hover).
+    const isName = this.shortColumns.includes(column.id ?? '') && !isNull;
+    const classes = `${isNumeric(column) ? 'number' : ''} ${isNull ? 'null' : ''} ${isName ? 'name' : ''}`;
     const href = isNull ? null : (this.cellLink?.(row, column) ?? null);
-    const content = href ? html`<a href=${href} @click=${(e: MouseEvent) => this.onLink(e, row, column)}>${short}</a>` : short;
-    return html`<td class=${classes} title=${short !== text ? text : nothing}>${content}</td>`;
+    const content = href ? html`<a href=${href} @click=${(e: MouseEvent) => this.onLink(e, row, column)}>${text}</a>` : text;
+    const unit = typeof cell?.v === 'number' ? columnUnit(column) : null;
+    const tooltip = unit ? rawWithUnit(cell!.v as number, unit) : isName ? text : null;
+    return html`<td class=${classes} title=${tooltip ?? nothing} data-column=${isName ? index : nothing}>${content}</td>`;
   }
 
   /** A menu of the columns when some start hidden. */
@@ -270,7 +289,8 @@ export class DataTableElement extends LitElement {
   private renderHeader(column: DataColumn, index: number) {
     const sorted = this.sort?.column === index ? this.sort.direction : null;
     const ariaSort = sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : 'none';
-    const label = this.labels[column.id ?? ''] ?? columnLabel(column, index);
+    // Values of a column with a unit show their own units: the header drops "(us)" (kept in the tooltip).
+    const label = labelWithoutUnit(this.labels[column.id ?? ''] ?? columnLabel(column, index), column);
     // The whole cell sorts (the button inside is for the keyboard; its click bubbles here).
     return html`<th class=${isNumeric(column) ? 'number' : ''} aria-sort=${ariaSort} scope="col" @click=${() => this.onSort(index)}>
       <button type="button" title=${columnLabel(column, index)}>
@@ -321,6 +341,26 @@ export class DataTableElement extends LitElement {
     this.query = (event.target as HTMLInputElement).value;
     this.page = 0;
   }
+}
+
+/**
+ * The name columns split the table's free width in proportion to their longest name on the page
+ * (an empty "Op name" column does not take half of it from the kernel names).
+ */
+function nameShares(
+  shown: readonly { column: DataColumn; index: number }[],
+  rows: readonly DataRow[],
+  names: readonly string[],
+): Map<number, string> {
+  const longest = new Map<number, number>();
+  for (const { column, index } of shown) {
+    if (!names.includes(column.id ?? '')) continue;
+    let chars = 8;
+    for (const row of rows) chars = Math.max(chars, formatCell(cellAt(row, index), column).length);
+    longest.set(index, chars);
+  }
+  const total = [...longest.values()].reduce((a, b) => a + b, 0);
+  return new Map([...longest].map(([index, chars]) => [index, `${Math.round((100 * chars) / total)}%`]));
 }
 
 function isNumeric(column: DataColumn): boolean {

@@ -15,6 +15,8 @@ export interface DataColumn {
   id?: string;
   label?: string;
   type?: string;
+  /** Custom properties; `unit` ("us", "ms", "bytes", "MiB", …) is read by `table/units.ts`. */
+  p?: Record<string, unknown>;
 }
 
 export interface DataRow {

@@ -116,7 +116,6 @@ export class HloStatsView extends LitElement implements ToolViewElement {
           .columns=${FIRST_COLUMNS}
           .shortColumns=${['hlo_op_name', 'hlo_op_expression', 'tf_op_name']}
           .labels=${SHORT_LABELS}
-          short-chars="40"
           caption="HLO ops"
           csv-href=${api.csvUrl(run, tool, host)}
           @pf-cell-link=${this.onLink}

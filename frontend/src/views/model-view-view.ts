@@ -67,7 +67,6 @@ export class ModelView extends LitElement implements ToolViewElement {
                 .columns=${index >= 2 ? COST_COLUMNS : []}
                 .labels=${index >= 2 ? COST_LABELS : {}}
                 .shortColumns=${['name', 'framework_op', 'op', 'category']}
-                short-chars="40"
                 caption=${CAPTIONS[index] ?? `Table ${index}`}
                 csv-href=${api.csvUrl(run, tool, host, index)}
               ></pf-data-table>

@@ -130,7 +130,6 @@ export class OpStatsView extends LitElement implements ToolViewElement {
           .columns=${FIRST_COLUMNS}
           .shortColumns=${['operation', 'type']}
           .labels=${SHORT_LABELS}
-          short-chars="32"
           csv-href=${api.csvUrl(run, tool, host, index)}
         ></pf-data-table>
       </section>

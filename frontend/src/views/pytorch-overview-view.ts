@@ -11,7 +11,7 @@ import '../components/data-table';
 import { dashboardStyles, metricList } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
 import { pytorchOverviewModel, type PytorchOverviewModel } from '../models/pytorch-overview';
-import { formatNumber } from '../format';
+import { formatDuration, formatNumber } from '../format';
 import type { AdvisorReport } from '../models/advisor';
 import { adviceProblems, findingStyles, loadAdvice } from './advisor-view';
 import type { ToolContext, ToolViewElement } from './contract';
@@ -57,11 +57,11 @@ export class PytorchOverviewView extends LitElement implements ToolViewElement {
     return html`
       <div class="grid">
         <section class="card summary" aria-label="Average step">
-          <h2>Average step time: ${formatNumber(m.averageUs / 1000)} ms</h2>
+          <h2 title=${`${formatNumber(m.averageUs)} us`}>Average step time: ${formatDuration(m.averageUs / 1000)}</h2>
           ${metricList(
             m.parts.map((p) => ({
               label: p.name,
-              value: `${formatNumber(Math.round(p.us))} us (${formatNumber(Math.round(p.percent * 100) / 100)}%)`,
+              value: `${formatDuration(p.us / 1000)} (${formatNumber(Math.round(p.percent * 100) / 100)}%)`,
             })),
           )}
           <p class="muted">${m.steps} step${m.steps === 1 ? '' : 's'}; each moment counts for the first busy part in this order.</p>
