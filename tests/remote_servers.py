@@ -15,6 +15,7 @@ A counting proxy in front of a server tells how many requests reached the store;
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import http.server
 import os
@@ -51,6 +52,28 @@ def gcs_emulator_command() -> Optional[str]:
 
 def azurite_command() -> Optional[str]:
     return _find("TBPROF_AZURITE", os.path.join(".azurite", "node_modules", ".bin"), "azurite-blob")
+
+
+@contextlib.contextmanager
+def environ(**values: str):
+    """These environment variables set for the block, then each back as it was."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def upload(client, bucket: str, data: str, fixtures) -> None:
+    """Makes ``bucket`` and copies each fixture folder of ``data`` to ``<bucket>/logs/<name>``."""
+    client.mkdir(bucket)
+    for name in fixtures:
+        client.put(os.path.join(data, name), f"{bucket}/logs/{name}", recursive=True)
 
 
 def free_port() -> int:

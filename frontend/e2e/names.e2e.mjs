@@ -4,23 +4,18 @@
 // width left for it; the full name is the cell's tooltip. Screenshots of each page.
 //
 //   PROFILE_E2E_URL=http://127.0.0.1:8791/ node e2e/names.e2e.mjs
-import { join } from 'node:path';
-import { e2eTarget, enforceStrictCsp, guardOrigin, launchChromium } from './browser.mjs';
+import { check } from './browser.mjs';
+import { e2eSuite } from './harness.mjs';
 
-const { base, artifacts } = e2eTarget();
-const TIMEOUT_MS = Number(process.env.PROFILE_E2E_TIMEOUT_MS || 60000);
+const suite = e2eSuite('names');
 const PAGES = [
-  { run: 'tf_keras_fit/session_1', tool: 'framework_op_stats', host: '' }, // TF scope names
-  { run: 'jax_cpu_train/session_1', tool: 'hlo_stats', host: '' }, // JAX HLO names
-  { run: 'gpu_multi_worker/GPU-multi-worker', tool: 'kernel_stats', host: '' }, // CUDA kernel names
-  { run: 'jax_cpu_train/session_1', tool: 'model_view', host: '' },
+  { run: 'tf_keras_fit/session_1', tool: 'framework_op_stats' }, // TF scope names
+  { run: 'jax_cpu_train/session_1', tool: 'hlo_stats' }, // JAX HLO names
+  { run: 'gpu_multi_worker/GPU-multi-worker', tool: 'kernel_stats' }, // CUDA kernel names
+  { run: 'jax_cpu_train/session_1', tool: 'model_view' },
 ];
-const problems = [];
-let step = 'start';
-
-function check(condition, message) {
-  if (!condition) throw new Error(message);
-}
+let page;
+let longest = 0;
 
 /** Per name cell: the text, the tooltip, whether it is cut; and the table's free width. */
 async function nameCells(table) {
@@ -38,54 +33,37 @@ async function nameCells(table) {
   });
 }
 
-async function main() {
-  const browser = await launchChromium();
-  try {
-    const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
-    await enforceStrictCsp(context, base.origin);
-    const page = await context.newPage();
-    guardOrigin(page, base.origin, problems);
-    page.on('console', (m) => m.type() === 'error' && problems.push(`console error: ${m.text()}`));
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    let longest = 0;
-    for (const p of PAGES) {
-      step = `${p.tool} on ${p.run}`;
-      const params = { run: p.run, tool: p.tool, ...(p.host ? { host: p.host } : {}) };
-      await page.goto(new URL('?' + new URLSearchParams(params), base).href);
-      const table = page.locator('pf-data-table').first();
-      await table.locator('tbody tr').first().waitFor({ timeout: TIMEOUT_MS });
-      const { cells, free } = await nameCells(table);
-      check(cells.length > 0, 'the table has no name cells');
-      for (const cell of cells) {
-        check(cell.title === cell.text, `the name "${cell.text}" has the tooltip "${cell.title}" (not the whole name)`);
-        check(!cell.text.includes('…'), `the name "${cell.text}" was shortened in the text`);
-        check(!cell.cut || free <= 1, `"${cell.text}" is cut at ${cell.width} px while the table leaves ${free} px free`);
-        check(!cell.cut || cell.width >= 150, `"${cell.text}" is cut to ${cell.width} px`);
-      }
-      longest = Math.max(longest, ...cells.filter((c) => !c.cut).map((c) => c.text.length));
-      const overflow = await table.evaluate((el) => {
-        const s = el.shadowRoot.querySelector('.scroll');
-        return s.scrollWidth - s.clientWidth;
-      });
-      check(overflow <= 1, `the table scrolls sideways by ${overflow} px at 1366 px`);
-      await page.screenshot({ path: join(artifacts, `names-${p.tool}.png`) });
-    }
-    check(longest > 48, `no name longer than the old 48-character cut is shown whole (longest ${longest})`);
-  } finally {
-    await browser.close();
+async function wholeNames(p) {
+  await page.goto(suite.appUrl({ run: p.run, tool: p.tool }));
+  const table = page.locator('pf-data-table').first();
+  await table.locator('tbody tr').first().waitFor({ timeout: suite.timeoutMs });
+  const { cells, free } = await nameCells(table);
+  check(cells.length > 0, 'the table has no name cells');
+  for (const cell of cells) {
+    check(cell.title === cell.text, `the name "${cell.text}" has the tooltip "${cell.title}" (not the whole name)`);
+    check(!cell.text.includes('…'), `the name "${cell.text}" was shortened in the text`);
+    check(!cell.cut || free <= 1, `"${cell.text}" is cut at ${cell.width} px while the table leaves ${free} px free`);
+    check(!cell.cut || cell.width >= 150, `"${cell.text}" is cut to ${cell.width} px`);
   }
+  longest = Math.max(longest, ...cells.filter((c) => !c.cut).map((c) => c.text.length));
+  const overflow = await table.evaluate((el) => {
+    const s = el.shadowRoot.querySelector('.scroll');
+    return s.scrollWidth - s.clientWidth;
+  });
+  check(overflow <= 1, `the table scrolls sideways by ${overflow} px at 1366 px`);
+  await suite.shot(p.tool);
+  return `${cells.length} names, ${cells.filter((c) => c.cut).length} cut where the table is full`;
 }
 
-main().then(
-  () => {
-    if (problems.length) {
-      console.error(`e2e FAILED: ${problems.join('\n')}`);
-      process.exit(1);
-    }
-    console.log(`1 passed (long names on ${PAGES.length} pages)`);
+async function longNamesShownWhole() {
+  check(longest > 48, `no name longer than the old 48-character cut is shown whole (longest ${longest})`);
+  return `longest name shown whole: ${longest} characters`;
+}
+
+suite.run(
+  (opened) => {
+    page = opened;
+    return [...PAGES.map((p) => [`${p.tool} on ${p.run}`, wholeNames, p]), ['a long name is shown whole', longNamesShownWhole]];
   },
-  (error) => {
-    console.error(`e2e FAILED at "${step}": ${error.message}`);
-    process.exit(1);
-  },
+  { viewport: { width: 1366, height: 768 } },
 );

@@ -12,7 +12,14 @@ import subprocess
 import sys
 
 import pytest
-from remote_servers import CountingProxy, MotoServer, moto_server_command, tool_answers
+from remote_servers import (
+    CountingProxy,
+    MotoServer,
+    environ,
+    moto_server_command,
+    tool_answers,
+    upload,
+)
 
 from tensorboard_plugin_profile.common.errors import NotFound, Unavailable
 from tensorboard_plugin_profile.service import ProfileService
@@ -35,30 +42,20 @@ def s3():
     """(proxy, client): moto behind a counting proxy; the environment points s3fs at it."""
     server = MotoServer(MOTO)
     proxy = CountingProxy(server.port)
-    saved = {k: os.environ.get(k) for k in _ENV}
-    os.environ.update(
+    endpoint = f"http://127.0.0.1:{proxy.port}"
+    with environ(
         AWS_ACCESS_KEY_ID="testing-key-id",
         AWS_SECRET_ACCESS_KEY="testing-secret-value",
         AWS_DEFAULT_REGION="us-east-1",
-        AWS_ENDPOINT_URL=f"http://127.0.0.1:{proxy.port}",
-    )
-    remote.forget_filesystems()
-    client = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False)
-    client.mkdir("profiles")
-    for name in FIXTURES:
-        client.put(os.path.join(DATA, name), f"profiles/logs/{name}", recursive=True)
-    yield proxy, client
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+        AWS_ENDPOINT_URL=endpoint,
+    ):
+        remote.forget_filesystems()
+        client = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False)
+        upload(client, "profiles", DATA, FIXTURES)
+        yield proxy, client
     remote.forget_filesystems()
     proxy.stop()
     server.stop()
-
-
-_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL")
 
 
 def _service(url, cache_dir):

@@ -15,7 +15,15 @@ import logging
 import os
 
 import pytest
-from remote_servers import Azurite, CountingProxy, azurite_command, local_answers, tool_answers
+from remote_servers import (
+    Azurite,
+    CountingProxy,
+    azurite_command,
+    environ,
+    local_answers,
+    tool_answers,
+    upload,
+)
 
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store import remote
@@ -39,20 +47,12 @@ def azure(tmp_path_factory):
     """(proxy, client): Azurite behind a counting proxy; the connection string names it."""
     server = Azurite(AZURITE, "tbproftest", KEY, cwd=str(tmp_path_factory.mktemp("azurite")))
     proxy = CountingProxy(server.port)
-    saved = os.environ.get("AZURE_STORAGE_CONNECTION_STRING")
-    os.environ["AZURE_STORAGE_CONNECTION_STRING"] = server.connection_string.replace(
-        f":{server.port}/", f":{proxy.port}/"
-    )
-    remote.forget_filesystems()
-    client = adlfs.AzureBlobFileSystem(skip_instance_cache=True, use_listings_cache=False)
-    client.mkdir("profiles")
-    for name in FIXTURES:
-        client.put(os.path.join(DATA, name), f"profiles/logs/{name}", recursive=True)
-    yield proxy, client
-    if saved is None:
-        os.environ.pop("AZURE_STORAGE_CONNECTION_STRING", None)
-    else:
-        os.environ["AZURE_STORAGE_CONNECTION_STRING"] = saved
+    connection = server.connection_string.replace(f":{server.port}/", f":{proxy.port}/")
+    with environ(AZURE_STORAGE_CONNECTION_STRING=connection):
+        remote.forget_filesystems()
+        client = adlfs.AzureBlobFileSystem(skip_instance_cache=True, use_listings_cache=False)
+        upload(client, "profiles", DATA, FIXTURES)
+        yield proxy, client
     remote.forget_filesystems()
     proxy.stop()
     server.stop()

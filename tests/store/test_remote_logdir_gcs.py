@@ -15,9 +15,11 @@ import pytest
 from remote_servers import (
     CountingProxy,
     GcsEmulator,
+    environ,
     gcs_emulator_command,
     local_answers,
     tool_answers,
+    upload,
 )
 
 from tensorboard_plugin_profile.service import ProfileService
@@ -43,18 +45,11 @@ def gcs():
 
     server = GcsEmulator(EMULATOR)
     proxy = CountingProxy(server.port)
-    saved = os.environ.get("STORAGE_EMULATOR_HOST")
-    os.environ["STORAGE_EMULATOR_HOST"] = f"http://127.0.0.1:{proxy.port}"
-    remote.forget_filesystems()
-    client = GCSFileSystem(token="anon", skip_instance_cache=True, use_listings_cache=False)
-    client.mkdir("profiles")
-    for name in FIXTURES:
-        client.put(os.path.join(DATA, name), f"profiles/logs/{name}", recursive=True)
-    yield proxy, client
-    if saved is None:
-        os.environ.pop("STORAGE_EMULATOR_HOST", None)
-    else:
-        os.environ["STORAGE_EMULATOR_HOST"] = saved
+    with environ(STORAGE_EMULATOR_HOST=f"http://127.0.0.1:{proxy.port}"):
+        remote.forget_filesystems()
+        client = GCSFileSystem(token="anon", skip_instance_cache=True, use_listings_cache=False)
+        upload(client, "profiles", DATA, FIXTURES)
+        yield proxy, client
     remote.forget_filesystems()
     proxy.stop()
     server.stop()
