@@ -58,7 +58,9 @@ async function open(run, tool, host, viewTag) {
 /** A table page: every non-empty table with its title and row count; CSV of the first = data_csv. */
 async function tablePage(run, tool, host) {
   const data = await api('data', { run, tag: tool, host });
-  const tables = data.filter((t) => t?.cols?.length);
+  // A table the server sends without rows and with a reason is said, not drawn empty.
+  const said = data.filter((t) => t?.cols?.length && !t.rows.length && t.p?.empty_reason);
+  const tables = data.filter((t) => t?.cols?.length && !said.includes(t));
   const dashboard = tool === 'pytorch_overview';
   const viewTag = { pytorch_overview: 'pf-pytorch-overview-view', pytorch_operators: 'pf-pytorch-operators-view' }[tool] ?? 'pf-datatable-view';
   const view = await open(run, tool, host, viewTag);
@@ -79,6 +81,10 @@ async function tablePage(run, tool, host) {
   await shown.first().waitFor({ timeout: TIMEOUT_MS });
   check((await shown.count()) === tables.length, `${await shown.count()} tables shown, server sent ${tables.length}`);
   const titles = await view.locator('section h2').allTextContents();
+  const reasons = await view.locator('p.empty-reason').allTextContents();
+  for (const table of said) {
+    check(titles.includes(table.p.title) && reasons.includes(table.p.empty_reason), `"${table.p.title}" does not say "${table.p.empty_reason}"`);
+  }
   for (const table of tables) check(titles.includes(table.p.title), `title "${table.p.title}" not shown`);
   // Issue 28, item 9: the title is the heading, not a raw "Properties (1) > title: ..." panel.
   const raw = await view.locator('details > summary', { hasText: 'Properties' }).allTextContents();
@@ -97,7 +103,8 @@ async function tablePage(run, tool, host) {
   check(parseCsv(file).length - 1 === tables[0].rows.length, 'CSV row count differs from the table');
   await shot(run, tool);
   const grouped = tool === 'pytorch_operators' ? `; ${await groupByShape(run, tool, host, view)}` : '';
-  return `${tables.length} tables (${tables.map((t) => t.rows.length).join('/')} rows), CSV = data_csv${grouped}`;
+  const saidNote = said.length ? `; ${said.map((t) => t.p.title).join(', ')} says why it is empty` : '';
+  return `${tables.length} tables (${tables.map((t) => t.rows.length).join('/')} rows), CSV = data_csv${grouped}${saidNote}`;
 }
 
 /** The operator view grouped by operator and input shape: the server's rows, under its title. */

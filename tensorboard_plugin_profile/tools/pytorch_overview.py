@@ -90,7 +90,13 @@ def _gpus(ov, space) -> dict:
                 _round(g["occupancy"]),
             ]
         )
-    return data_table(columns, rows, {"title": "GPU summary"})
+    properties = {"title": "GPU summary"}
+    if not rows:  # said, not shown as an empty table
+        properties["empty_reason"] = (
+            "No GPU ran in this trace: it holds no GPU kernels or devices"
+            " (recorded on the CPU only)."
+        )
+    return data_table(columns, rows, properties)
 
 
 def _environment(ov, space, worker: str) -> dict:

@@ -222,3 +222,18 @@ def test_links_point_only_to_listed_tools(service, run):
         named = {row["c"][1]["v"].split(" ", 1)[0] for row in steps["rows"]}
         named = {n.replace("trace_viewer", "trace_viewer@") for n in named if "_" in n}
         assert named and named <= listed
+
+
+CPU_ONLY = ("pytorch_cpu_only/run/1074", "pytorch_cpu_train_ns/run/1795771280028402343")
+
+
+@pytest.mark.parametrize("run", [*CPU_ONLY, PYTORCH_GPU])
+def test_a_cpu_only_trace_says_why_its_gpu_summary_is_empty(service, run):
+    """No empty GPU table shown as if it were an answer: without a GPU the table says why."""
+    gpus = json.loads(b"".join(service.tool_data(run, "pytorch_overview").chunks()))[1]
+    assert gpus["p"]["title"] == "GPU summary"
+    if gpus["rows"]:
+        assert "empty_reason" not in gpus["p"]
+    else:
+        assert "No GPU ran in this trace" in gpus["p"]["empty_reason"]
+    assert bool(gpus["rows"]) == (run == PYTORCH_GPU)

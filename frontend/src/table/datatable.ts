@@ -29,6 +29,12 @@ export interface DataTable {
   p?: Record<string, unknown>;
 }
 
+/** The server's reason for a table it sends without rows (`p.empty_reason`), else ''. */
+export function emptyReason(table: DataTable): string {
+  const reason = table.p?.empty_reason;
+  return table.rows.length === 0 && typeof reason === 'string' ? reason : '';
+}
+
 export function isDataTable(value: unknown): value is DataTable {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
   const { cols, rows } = value as { cols?: unknown; rows?: unknown };

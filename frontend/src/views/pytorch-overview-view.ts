@@ -12,6 +12,7 @@ import { dashboardStyles, metricList } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
 import { pytorchOverviewModel, type PytorchOverviewModel } from '../models/pytorch-overview';
 import { formatDuration, formatNumber } from '../format';
+import { emptyReason } from '../table/datatable';
 import type { AdvisorReport } from '../models/advisor';
 import { adviceProblems, findingStyles, loadAdvice } from './advisor-view';
 import type { ToolContext, ToolViewElement } from './contract';
@@ -83,7 +84,9 @@ export class PytorchOverviewView extends LitElement implements ToolViewElement {
         ({ table, index, title }) =>
           html`<section class="card wide" aria-label=${title}>
             <h2>${title}</h2>
-            <pf-data-table .table=${table} caption=${title} csv-href=${api.csvUrl(run, tool, host, index)}></pf-data-table>
+            ${emptyReason(table)
+              ? html`<p class="muted empty-reason">${emptyReason(table)}</p>`
+              : html`<pf-data-table .table=${table} caption=${title} csv-href=${api.csvUrl(run, tool, host, index)}></pf-data-table>`}
           </section>`,
       )}
     `;
