@@ -106,7 +106,8 @@ def test_a_table_with_missing_and_short_rows():
 
 def test_runs_hosts_tools_and_reprs(profiles):
     p = profiles("profiler_hook")
-    assert len(p.runs) == 3 and p.run in p.runs
+    # Three timelines, and the run of all three steps together (issue 28 item 10).
+    assert len(p.runs) == 4 and "train/all_steps" in p.runs and p.run in p.runs
     assert p.hosts == [p.run.rsplit("/", 1)[-1]]
     assert "framework_op_stats" in p.tools
     other = p.with_run(p.runs[1])
