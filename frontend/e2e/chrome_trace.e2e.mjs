@@ -95,6 +95,12 @@ async function tablePage(run, tool, host) {
     const n = tables[i].rows.length;
     check(count === `${n} ${n === 1 ? 'row' : 'rows'}`, `table ${i} says "${count}", server sent ${n} rows`);
   }
+  if (tables[0].cols.some((c) => c.id === 'name' && c.type === 'string') && tables[0].rows.length) {
+    // A long kernel or operator name stays on one line (ellipsis, full name on hover).
+    const tallest = await shown.first().evaluate((el) => Math.max(...[...el.shadowRoot.querySelectorAll('tbody tr')].map((tr) => tr.getBoundingClientRect().height)));
+    const names = await shown.first().evaluate((el) => el.shadowRoot.querySelectorAll('td.name').length);
+    check(names > 0 && tallest < 48, `name cells ${names}, tallest row ${tallest} px: long names wrap`);
+  }
   const first = data.findIndex((t) => t?.cols?.length);
   const [download] = await Promise.all([page.waitForEvent('download', { timeout: TIMEOUT_MS }), shown.first().locator('.export').click()]);
   const file = readFileSync(await download.path(), 'utf8');

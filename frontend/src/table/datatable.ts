@@ -29,6 +29,17 @@ export interface DataTable {
   p?: Record<string, unknown>;
 }
 
+/**
+ * Ids of a table's name columns (a string column named `name` or `*_name`): kept on one line in
+ * the free width by the shared table, the full name on hover, instead of wrapping a long kernel
+ * or operator name over many lines.
+ */
+export function nameColumns(table: DataTable): string[] {
+  return table.cols
+    .filter((c) => c.type === 'string' && c.id !== undefined && (c.id === 'name' || c.id.endsWith('_name')))
+    .map((c) => c.id as string);
+}
+
 /** The server's reason for a table it sends without rows (`p.empty_reason`), else ''. */
 export function emptyReason(table: DataTable): string {
   const reason = table.p?.empty_reason;

@@ -10,6 +10,7 @@ import '../components/data-table';
 import { controlStyles } from '../components/shared-styles';
 import {
   isDataTable,
+  nameColumns,
   tableProperties,
   tableRows,
   tableTitle,
@@ -101,6 +102,7 @@ export class DataTableView extends LitElement implements ToolViewElement {
         ${table.cols.length
           ? html`<pf-data-table
               .table=${table}
+              .shortColumns=${nameColumns(table)}
               caption=${title || this.context?.tool || 'Table'}
               csv-href=${exportable && this.context ? this.csvUrl(multiple ? index : undefined) : ''}
             ></pf-data-table>`

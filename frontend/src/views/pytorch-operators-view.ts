@@ -10,7 +10,7 @@ import '../components/message-card';
 import { dashboardStyles } from '../components/dashboard-parts';
 import { controlStyles } from '../components/shared-styles';
 import { firstTable, stackTarget } from '../models/pytorch-operators';
-import type { DataColumn, DataRow, DataTable } from '../table/datatable';
+import { nameColumns, type DataColumn, type DataRow, type DataTable } from '../table/datatable';
 import { readViewParam, writeViewParam } from '../view-params';
 import type { ToolContext, ToolViewElement } from './contract';
 
@@ -81,6 +81,7 @@ export class PytorchOperatorsView extends LitElement implements ToolViewElement 
             <h2>${title}</h2>
             <pf-data-table
               .table=${table}
+              .shortColumns=${nameColumns(table)}
               .cellLink=${link}
               caption=${title}
               csv-href=${api.url('data_csv', { ...this.params(), table: 0 })}
