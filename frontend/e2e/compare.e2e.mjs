@@ -5,7 +5,7 @@
 // Runs against the real server on the fixtures in tests/data (docs/compare.md). A user picks a
 // baseline run in the header: the PyTorch operators of pytorch_diff_test against
 // pytorch_diff_control show the server's summary and rows, sort by a delta column, and Export as
-// CSV downloads the server's data_csv; the headers read "Device self (us) — baseline"; the Scope
+// CSV downloads the server's data_csv; the headers read "Device self — baseline" over values in readable units (raw us in the tooltip); the Scope
 // select counts as torch-tb-profiler's diff (scope=main_thread_steps); a baseline of two hosts
 // (pytorch_two_ranks) shows a "Baseline host" picker whose choice is the server's base_host; a
 // deep link with base_run opens the overview comparison of two JAX runs; a tool that cannot be
@@ -55,21 +55,27 @@ async function pickBaseline() {
   return `${want.rows.length} rows; "${want.p.summary.slice(0, 60)}…"`;
 }
 
+/** A cell's raw value: its tooltip ("58,104 us") where the page shows a readable unit. */
+async function rawValue(cell) {
+  const raw = (await cell.getAttribute('title')) || (await text(cell));
+  return Number(raw.replace(/[^0-9.-]/g, ''));
+}
+
 async function sortByDelta() {
   const view = page.locator('pf-compare-view');
-  const header = view.locator('pf-data-table th', { hasText: 'Device self (us) — Δ' }).first();
+  const header = view.locator('pf-data-table th', { hasText: 'Device self — Δ' }).first();
   await header.click(); // ascending: the largest decrease first
   const want = await api('data', { run: EXP_RUN, tag: 'pytorch_operators', base_run: BASE_RUN });
   const deltaIndex = want.cols.findIndex((c) => c.id === 'device_self_us_delta');
   const deltas = want.rows.map((r) => r.c[deltaIndex].v);
   const sorted = [...deltas].sort((a, b) => a - b);
   const firstCells = view.locator('pf-data-table tbody tr').first().locator('td');
-  const shown = Number((await text(firstCells.nth(4))).replace(/[^0-9.-]/g, ''));
+  const shown = await rawValue(firstCells.nth(4));
   let order = 'ascending';
   if (Math.abs(shown - sorted[0]) > 1) {
     await header.click();
     order = 'descending';
-    const again = Number((await text(view.locator('pf-data-table tbody tr').first().locator('td').nth(4))).replace(/[^0-9.-]/g, ''));
+    const again = await rawValue(view.locator('pf-data-table tbody tr').first().locator('td').nth(4));
     check(Math.abs(again - sorted[sorted.length - 1]) <= 1, `sorted by delta the first row shows ${again}, not ${sorted[0]} or ${sorted.at(-1)}`);
   }
   await shot('sorted-by-delta');
@@ -78,10 +84,13 @@ async function sortByDelta() {
 
 async function readableHeaders() {
   const headers = (await page.locator('pf-compare-view pf-data-table th').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
-  for (const want of ['Name', 'Status', 'Device self (us) — baseline', 'Device self (us) — experiment', 'Device self (us) — Δ', 'Device self (us) — Δ%']) {
+  for (const want of ['Name', 'Status', 'Device self — baseline', 'Device self — experiment', 'Device self — Δ', 'Device self — Δ%']) {
     check(headers.some((h) => h.startsWith(want)), `no header "${want}" in ${JSON.stringify(headers)}`);
   }
   check(!headers.some((h) => /_base|_exp|_delta/.test(h)), `a raw id is a header: ${JSON.stringify(headers)}`);
+  const experiment = page.locator('pf-compare-view pf-data-table tbody tr').first().locator('td').nth(3);
+  const shown = await text(experiment);
+  check(/^-?[\d.]+ (ns|µs|ms|s)$/.test(shown) && /\d us$/.test((await experiment.getAttribute('title')) ?? ''), `the experiment's time reads "${shown}", not a readable unit over the raw us`);
   return headers.slice(0, 6).join(' | ');
 }
 
@@ -171,7 +180,9 @@ async function tensorMemory() {
   const summary = await shownSummary(view, want.p.summary);
   check(summary.includes(want.p.summary), `the memory summary "${summary}" is not the server's "${want.p.summary}"`);
   const headers = (await view.locator('pf-data-table th').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
-  check(headers.some((h) => h.startsWith('Peak of live tensors (bytes) — baseline')), `memory headers ${JSON.stringify(headers)}`);
+  check(headers.some((h) => h.startsWith('Peak of live tensors — baseline')), `memory headers ${JSON.stringify(headers)}`);
+  const peak = await text(view.locator('pf-data-table tbody tr').first().locator('td').nth(3));
+  check(/^[\d.]+ (B|KiB|MiB|GiB)$/.test(peak), `the experiment's peak reads "${peak}", not a readable size`);
   await shot('tensor-memory');
   return want.p.summary.slice(0, 80);
 }

@@ -29,7 +29,7 @@ describe('compare', () => {
 
   it('shows the keys, the status and the first value first', () => {
     expect(compareColumns(table)).toEqual(['name', 'status', 'total_us_base', 'total_us_exp', 'total_us_delta', 'total_us_delta_pct']);
-    expect(compareLabels(table)['total_us_delta_pct']).toBe('total (us) — Δ%');
+    expect(compareLabels(table)['total_us_delta_pct']).toBe('total — Δ%');
     expect(compareLabels(table)['total_us_base']).toBe('total (us) — baseline');
     const labelled = { ...table, cols: table.cols.map((c) => (c.id === 'total_us_exp' ? { ...c, label: 'Total time (us) — experiment' } : c)) };
     expect(compareLabels(labelled)['total_us_exp']).toBe('Total time (us) — experiment');

@@ -43,7 +43,7 @@ export function compareColumns(table: DataTable): string[] {
 /**
  * The headers: the server's readable label ("Device self (us) — baseline"); for an answer
  * without one (the label is the id), the id in words: "total_self_time_us_delta_pct" reads
- * "total self time (us) — Δ%".
+ * "total self time — Δ%".
  */
 export function compareLabels(table: DataTable): Record<string, string> {
   const labels: Record<string, string> = {};
@@ -58,6 +58,7 @@ export function compareLabels(table: DataTable): Record<string, string> {
             .replace(/_base$/, ' — baseline')
             .replace(/_exp$/, ' — experiment')
             .replace(/_(us|ms|bytes)(?= —|$)/, ' ($1)')
+            .replace(/ \((us|ms|bytes)\)(?= — Δ%$)/, '') // a share has no unit
             .replace(/_/g, ' ');
   }
   return labels;

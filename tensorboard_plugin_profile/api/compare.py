@@ -460,17 +460,22 @@ _LABELS = {
     "counter_peak_bytes": "Allocator counter peak (bytes)",
     "live_tensors": "Tensors live at the peak",
 }
+_UNIT_IN_LABEL = re.compile(r"\((us|ms|bytes)\)")
 _SIDE_WORDS = {BASE: "baseline", EXP: "experiment", DELTA: "Δ", DELTA_PCT: "Δ%"}
 
 
 def column_label(column: str, values: tuple = ()) -> str:
     """The readable header of one comparison column: "Device self (us) — baseline" for
-    ``device_self_us_base``; keys and status read as words ("HLO op name"). Ids stay the
-    stable names (JSON ``id``, CSV header, DataFrame column); labels are for people."""
+    ``device_self_us_base`` ("Device self — Δ%" for the share); keys and status read as
+    words ("HLO op name"). Ids stay the stable names (JSON ``id``, CSV header, DataFrame
+    column); labels are for people."""
     for value in values:
         for side, words in _SIDE_WORDS.items():
             if column == f"{value}_{side}":
-                return f"{_words(value)} — {words}"
+                text = _words(value)
+                if side == DELTA_PCT:  # a share has no unit
+                    text = _UNIT_IN_LABEL.sub("", text).replace("  ", " ").strip()
+                return f"{text} — {words}"
     return _words(column)
 
 
@@ -494,7 +499,11 @@ def to_datatable(frame: pd.DataFrame) -> dict:
     values = tuple(frame.attrs.get("values") or ())
     for name in frame.columns:
         kind = "number" if pd.api.types.is_numeric_dtype(frame[name]) else "string"
-        cols.append({"id": name, "label": column_label(name, values), "type": kind})
+        col = {"id": name, "label": column_label(name, values), "type": kind}
+        unit = _UNIT_IN_LABEL.search(col["label"])
+        if kind == "number" and unit and not name.endswith(f"_{DELTA_PCT}"):
+            col["p"] = {"unit": unit.group(1)}  # the page shows each value in a readable unit
+        cols.append(col)
     columns: list = []
     for name, col in zip(frame.columns, cols):
         series = frame[name]

@@ -255,7 +255,8 @@ def test_pytorch_tools_compare(service, tool):
 
 
 def test_columns_have_readable_labels_with_units_and_stable_ids(service):
-    """The DataTable's ``label`` reads "Device self (us) — baseline / experiment / Δ / Δ%";
+    """The DataTable's ``label`` reads "Device self (us) — baseline / experiment / Δ", and
+    "Device self — Δ%";
     its ``id`` (and the CSV header, the DataFrame column) stays the stable name."""
     frame = compare_in_logdir(service, EXP_RUN, BASE_RUN, "pytorch_operators")
     table = to_datatable(frame)
@@ -265,8 +266,12 @@ def test_columns_have_readable_labels_with_units_and_stable_ids(service):
     assert labels["device_self_us_base"] == "Device self (us) — baseline"
     assert labels["device_self_us_exp"] == "Device self (us) — experiment"
     assert labels["device_self_us_delta"] == "Device self (us) — Δ"
-    assert labels["device_self_us_delta_pct"] == "Device self (us) — Δ%"
+    assert labels["device_self_us_delta_pct"] == "Device self — Δ%"
     assert labels["calls_base"] == "Calls — baseline"
+    # Times and sizes declare their unit, so the page shows each in a readable one.
+    units = {c["id"]: c.get("p", {}).get("unit") for c in table["cols"]}
+    assert units["device_self_us_base"] == units["device_self_us_delta"] == "us"
+    assert units["device_self_us_delta_pct"] is None and units["calls_base"] is None
     assert frame.to_csv(index=False).splitlines()[0].split(",")[:3] == [
         "name",
         "status",

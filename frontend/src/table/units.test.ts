@@ -27,6 +27,14 @@ describe('column units', () => {
     expect(labelWithoutUnit('Self-time (us)', us)).toBe('Self-time');
     expect(labelWithoutUnit('Self time (%)', { label: 'Self time (%)', type: 'number' })).toBe('Self time (%)');
   });
+
+  it('drop a declared unit from inside a label (the comparison headers)', () => {
+    const base = { label: 'Device self (us) — baseline', type: 'number', p: { unit: 'us' } };
+    expect(labelWithoutUnit(base.label, base)).toBe('Device self — baseline');
+    // Without a declared unit only a suffix is read: the label stays as it is.
+    const plain = { label: 'Device self (us) — baseline', type: 'number' };
+    expect(labelWithoutUnit(plain.label, plain)).toBe('Device self (us) — baseline');
+  });
 });
 
 describe('values in a readable unit', () => {

@@ -50,10 +50,17 @@ export function columnUnit(column: DataColumn | undefined): Unit | null {
   return match ? (SPELLINGS[match[1].toLowerCase()] ?? null) : null;
 }
 
-/** The label without the unit suffix (the values carry their own units), else the label. */
+/** A unit in parentheses anywhere in a label: "Device self (us) — baseline". */
+const LABEL_UNIT = /\s*\(\s*(ns|us|µs|μs|ms|s|b|bytes|kib|mib|gib)\s*\)/i;
+
+/**
+ * The label without its unit (the values carry their own units), else the label: the suffix,
+ * or, where the column declares its unit, the first unit in parentheses ("Device self — baseline").
+ */
 export function labelWithoutUnit(label: string, column: DataColumn | undefined): string {
   if (!columnUnit(column)) return label;
-  const stripped = label.replace(LABEL_SUFFIX, '');
+  const declared = typeof column?.p?.unit === 'string';
+  const stripped = declared ? label.replace(LABEL_UNIT, '') : label.replace(LABEL_SUFFIX, '');
   return stripped || label;
 }
 
