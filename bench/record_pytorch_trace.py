@@ -10,9 +10,9 @@ tests/chrome_trace/test_pytorch_reference.py compares with torch-tb-profiler (is
 
 Needs torch, which is never a dependency of this project: run it from its own venv::
 
-    python3.11 -m venv /work/venv-torch && /work/venv-torch/bin/pip install torch==2.13.0
-    /work/venv-torch/bin/python bench/record_pytorch_trace.py OUT_LOGDIR             # worker0
-    /work/venv-torch/bin/python bench/record_pytorch_trace.py OUT_LOGDIR --ranks 2   # DDP
+    python3.11 -m venv bench/.venv-torch && bench/.venv-torch/bin/pip install torch==2.13.0
+    bench/.venv-torch/bin/python bench/record_pytorch_trace.py OUT_LOGDIR             # worker0
+    bench/.venv-torch/bin/python bench/record_pytorch_trace.py OUT_LOGDIR --ranks 2   # DDP
 
 It writes ``OUT_LOGDIR/run/<worker>.<span>.pt.trace.json.gz``.
 """

@@ -7,10 +7,10 @@ for every worker and span: ``views``, ``overview``, ``operation`` (pie) and
 (``<route>.<worker>.<span>.json``) and the distributed views of several ranks
 (``distributed_<route>.json``), named as the other PyTorch references.
 
-    python3.11 -m venv /work/venv-ttb
-    /work/venv-ttb/bin/pip install torch==2.13.0 torch-tb-profiler   # 0.4.3
+    python3.11 -m venv bench/.venv-ttb
+    bench/.venv-ttb/bin/pip install torch==2.13.0 torch-tb-profiler   # 0.4.3
     python bench/torch_tb_reference.py tests/data/pytorch_cpu_train_ns \
-        tests/data/reference/pytorch_cpu_train_ns --tensorboard /work/venv-ttb/bin/tensorboard
+        tests/data/reference/pytorch_cpu_train_ns --tensorboard bench/.venv-ttb/bin/tensorboard
 """
 
 from __future__ import annotations
