@@ -17,7 +17,8 @@ import argparse
 import sys
 from typing import Any
 
-from ..api.compare import COMPARABLE, SCOPES, compare_runs, to_datatable
+from ..api.compare import COMPARABLE, SCOPES, compare_runs
+from ..api.compare_table import to_datatable
 from ..api.profile import Profile, open_profile
 from ..common import json_out
 from ..store.cache_config import CacheConfig, add_flags

@@ -223,7 +223,7 @@ class Routes:
     def data(self, request: Request) -> Response:
         args = request.args
         if args.get("base_run"):
-            from ..api.compare import to_datatable
+            from ..api.compare_table import to_datatable
 
             table = to_datatable(self._compare(request))
             return _json_response(request, table)

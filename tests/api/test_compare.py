@@ -20,8 +20,8 @@ from tensorboard_plugin_profile.api.compare import (
     compare_in_logdir,
     compare_runs,
     join,
-    to_datatable,
 )
+from tensorboard_plugin_profile.api.compare_table import to_datatable
 from tensorboard_plugin_profile.api.tables import table_frame, tables_of
 from tensorboard_plugin_profile.common.errors import InvalidArgument, NotApplicable, NotFound
 from tensorboard_plugin_profile.service import ProfileService

@@ -13,7 +13,8 @@ import json
 import pytest
 from conftest import FIXTURES
 
-from tensorboard_plugin_profile.api.compare import compare_in_logdir, to_datatable
+from tensorboard_plugin_profile.api.compare import compare_in_logdir
+from tensorboard_plugin_profile.api.compare_table import to_datatable
 from tensorboard_plugin_profile.api.tables import table_frame, tables_of
 from tensorboard_plugin_profile.common.errors import NotApplicable
 from tensorboard_plugin_profile.service import ProfileService

@@ -13,7 +13,8 @@ import pytest
 from conftest import FIXTURES, REPO
 from werkzeug.test import Client
 
-from tensorboard_plugin_profile.api.compare import compare_in_logdir, to_datatable
+from tensorboard_plugin_profile.api.compare import compare_in_logdir
+from tensorboard_plugin_profile.api.compare_table import to_datatable
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.web.server import StandaloneApp
 
