@@ -30,9 +30,9 @@ from typing import (
     cast,
 )
 
-from ..common.formats import PROFILER_HOOK, PYTORCH, XSPACE, format_of
-from ..xspace import schema
+from ..common.formats import PROFILER_HOOK, PYTORCH, XSPACE
 from ..xspace.model import Space
+from . import applies
 
 # How a tool treats the host selector (docs/http_api.md, "Hosts").
 HOSTS_EACH_OR_ALL = "each_or_all"  # one host, or ALL_HOSTS (combined)
@@ -77,7 +77,7 @@ class Tool:
     module: str
     hosts_mode: str
     # Whether run_tools lists the tool for a session, from its first host's planes.
-    listed_for: Callable[[Any], bool] = lambda space: _is_xspace(space)
+    listed_for: Callable[[Any], bool] = lambda space: applies.is_xspace(space)
     aliases: tuple = ()
     # The query parameters ``convert`` reads: the only ones it is given, and the
     # only ones in its result's cache key (a junk parameter must not bust the cache).
@@ -111,105 +111,6 @@ class Tool:
     def reduce(self, summaries: HostSummaries, params: Params) -> ToolAnswer:
         module = importlib.import_module(f"{__name__}.{self.module}")
         return cast(MergingToolModule, module).reduce(summaries, params)
-
-
-def _is_xspace(space: Any) -> bool:
-    return format_of(space) == XSPACE
-
-
-def _any_format(space: Any) -> bool:
-    return True
-
-
-def _is_profiler_hook(space: Any) -> bool:
-    return format_of(space) == PROFILER_HOOK
-
-
-def _has_framework_ops(space: Any) -> bool:
-    """TF stats has rows: a ProfilerHook timeline's ops are TensorFlow's; an XSpace needs a
-    TensorFlow op (a JAX profile has XLA ops only: hlo_stats and op_profile show those)."""
-    if format_of(space) == PROFILER_HOOK:
-        return True
-    from ..analysis.ops.op_stats import has_framework_ops, host_op_stats
-
-    return _is_xspace(space) and has_framework_ops(host_op_stats(space))
-
-
-def _is_pytorch(space: Any) -> bool:
-    return format_of(space) == PYTORCH
-
-
-def _has_pytorch_kernels(space: Any) -> bool:
-    return _is_pytorch(space) and any(
-        (p.metadata_stats["str_value"] == "kernel").any() for p in space.planes
-    )
-
-
-def _is_distributed_pytorch(space: Any) -> bool:
-    """A rank of a distributed job that ran collectives: one rank without any has three
-    empty tables, not worth a tool (the session's first rank stands for the others)."""
-    if not (_is_pytorch(space) and space.extras.get("metadata", {}).get("distributedInfo")):
-        return False
-    from ..analysis.pytorch.distributed import communication_ops
-
-    return not communication_ops(space).empty
-
-
-def _has_gpu(space: Any) -> bool:
-    return _is_xspace(space) and any(schema.is_gpu_plane(p.name) for p in space.planes)
-
-
-def _has_allocator_events(space: Any) -> bool:
-    from ..analysis.memory.allocator import has_allocator_events
-
-    return _is_xspace(space) and has_allocator_events(space)
-
-
-def _has_tf_data(space: Any) -> bool:
-    from ..analysis.input_pipeline.tf_data import has_tf_data
-
-    return _is_xspace(space) and has_tf_data(space)
-
-
-def _has_tensor_memory(space: Any) -> bool:
-    from ..analysis.memory.timeline import has_tensor_memory
-
-    return _is_profiler_hook(space) and has_tensor_memory(space)
-
-
-def _has_pytorch_memory(space: Any) -> bool:
-    from ..analysis.pytorch.memory import has_memory_events
-
-    return _is_pytorch(space) and has_memory_events(space)
-
-
-def _has_hlo_modules(space: Any) -> bool:
-    from ..analysis.hlo.modules import has_modules
-
-    return has_modules(space)
-
-
-def _has_xla_ops(space: Any) -> bool:
-    from ..analysis.hlo.op_events import has_xla_ops
-
-    return has_xla_ops(space)
-
-
-def _has_model(space: Any) -> bool:
-    from .model_view import is_listed
-
-    return is_listed(space)
-
-
-def _has_op_records(space: Any) -> bool:
-    """Inputs the op-type and scope views read (analysis/ops/attribution.py)."""
-    return format_of(space) in (XSPACE, PROFILER_HOOK, PYTORCH)
-
-
-def _has_python_sources(space: Any) -> bool:
-    from ..analysis.ops.attribution import has_python_sources
-
-    return has_python_sources(space)
 
 
 # What a trace_viewer@ request may ask (docs/trace_viewer.md): a window, a search or details.
@@ -254,7 +155,7 @@ _REGISTERED = (
         "trace_viewer",
         "trace_viewer",
         HOSTS_TRACE,
-        listed_for=_any_format,
+        listed_for=applies.any_format,
         params=("size",),
         formats=ALL_FORMATS,
     ),
@@ -262,7 +163,7 @@ _REGISTERED = (
         "trace_viewer@",
         "trace_viewer_at",
         HOSTS_TRACE,
-        listed_for=_any_format,
+        listed_for=applies.any_format,
         params=TRACE_QUERY_PARAMS,
         formats=ALL_FORMATS,
         disk_cached=False,
@@ -271,7 +172,7 @@ _REGISTERED = (
         "graph_viewer",
         "graph_viewer",
         HOSTS_COMBINED,
-        listed_for=_has_hlo_modules,
+        listed_for=applies.has_hlo_modules,
         params=("module_name", "type", "node_name", "graph_width"),
         reads_one_module=True,
     ),
@@ -279,7 +180,7 @@ _REGISTERED = (
         "op_profile",
         "op_profile",
         HOSTS_EACH_OR_ALL,
-        listed_for=_has_xla_ops,
+        listed_for=applies.has_xla_ops,
         aliases=("hlo_op_profile",),
         params=("group_by", "view"),
         from_summaries=True,
@@ -295,21 +196,21 @@ _REGISTERED = (
         "kernel_stats",
         "kernel_stats",
         HOSTS_EACH_OR_ALL,
-        listed_for=_has_gpu,
+        listed_for=applies.has_gpu,
         from_summaries=True,
     ),
     Tool(
         "memory_profile",
         "memory_profile",
         HOSTS_SINGLE,
-        listed_for=_has_allocator_events,
+        listed_for=applies.has_allocator_events,
         params=("view", "memory_id"),
     ),
     Tool(
         "memory_viewer",
         "memory_viewer",
         HOSTS_COMBINED,
-        listed_for=_has_hlo_modules,
+        listed_for=applies.has_hlo_modules,
         params=("module_name", "memory_space", "view"),
         reads_one_module=True,
     ),
@@ -317,7 +218,7 @@ _REGISTERED = (
         "roofline_model",
         "roofline_model",
         HOSTS_EACH_OR_ALL,
-        listed_for=_has_xla_ops,
+        listed_for=applies.has_xla_ops,
         params=("peak_gflops", "peak_gib_s"),
         from_summaries=True,
     ),
@@ -326,7 +227,7 @@ _REGISTERED = (
         "framework_op_stats",
         "framework_op_stats",
         HOSTS_EACH_OR_ALL,
-        listed_for=_has_framework_ops,
+        listed_for=applies.has_framework_ops,
         aliases=("tensorflow_stats",),
         formats=(XSPACE, PROFILER_HOOK),
         from_summaries=True,
@@ -335,16 +236,22 @@ _REGISTERED = (
         "hlo_stats",
         "hlo_stats",
         HOSTS_EACH_OR_ALL,
-        listed_for=_has_xla_ops,
+        listed_for=applies.has_xla_ops,
         aliases=("hlo_op_stats",),
         from_summaries=True,
     ),
-    Tool("model_view", "model_view", HOSTS_COMBINED, listed_for=_has_model, formats=ALL_FORMATS),
+    Tool(
+        "model_view",
+        "model_view",
+        HOSTS_COMBINED,
+        listed_for=applies.has_model,
+        formats=ALL_FORMATS,
+    ),
     Tool(
         "tf_data_bottleneck_analysis",
         "tf_data_bottleneck_analysis",
         HOSTS_COMBINED,
-        listed_for=_has_tf_data,
+        listed_for=applies.has_tf_data,
         **_DETAILED,
     ),
     # The advisor's links name the run.
@@ -352,7 +259,7 @@ _REGISTERED = (
         "advisor",
         "advisor",
         HOSTS_EACH_OR_ALL,
-        listed_for=_any_format,
+        listed_for=applies.any_format,
         params=("run",),
         formats=ALL_FORMATS,
         **_DETAILED,
@@ -361,7 +268,7 @@ _REGISTERED = (
         "op_types",
         "op_types",
         HOSTS_EACH_OR_ALL,
-        listed_for=_has_op_records,
+        listed_for=applies.has_op_records,
         formats=_OP_RECORD_FORMATS,
         **_TREE,
     ),
@@ -369,7 +276,7 @@ _REGISTERED = (
         "scope_view",
         "scope_view",
         HOSTS_EACH_OR_ALL,
-        listed_for=_has_op_records,
+        listed_for=applies.has_op_records,
         formats=_OP_RECORD_FORMATS,
         **_TREE,
     ),
@@ -377,7 +284,7 @@ _REGISTERED = (
         "code_view",
         "code_view",
         HOSTS_EACH_OR_ALL,
-        listed_for=_has_python_sources,
+        listed_for=applies.has_python_sources,
         formats=_OP_RECORD_FORMATS,
         **_TREE,
     ),
@@ -386,14 +293,14 @@ _REGISTERED = (
         "pytorch_overview",
         "pytorch_overview",
         HOSTS_SINGLE,
-        listed_for=_is_pytorch,
+        listed_for=applies.is_pytorch,
         formats=(PYTORCH,),
     ),
     Tool(
         "pytorch_operators",
         "pytorch_operators",
         HOSTS_SINGLE,
-        listed_for=_is_pytorch,
+        listed_for=applies.is_pytorch,
         params=("group_by", "op_name", "input_shape", "scope"),
         formats=(PYTORCH,),
     ),
@@ -401,28 +308,28 @@ _REGISTERED = (
         "pytorch_kernels",
         "pytorch_kernels",
         HOSTS_SINGLE,
-        listed_for=_has_pytorch_kernels,
+        listed_for=applies.has_pytorch_kernels,
         formats=(PYTORCH,),
     ),
     Tool(
         "pytorch_distributed",
         "pytorch_distributed",
         HOSTS_COMBINED,
-        listed_for=_is_distributed_pytorch,
+        listed_for=applies.is_distributed_pytorch,
         formats=(PYTORCH,),
     ),
     Tool(
         "tensor_memory",
         "tensor_memory",
         HOSTS_SINGLE,
-        listed_for=_has_tensor_memory,
+        listed_for=applies.has_tensor_memory,
         formats=(PROFILER_HOOK,),
     ),
     Tool(
         "pytorch_memory",
         "pytorch_memory",
         HOSTS_SINGLE,
-        listed_for=_has_pytorch_memory,
+        listed_for=applies.has_pytorch_memory,
         formats=(PYTORCH,),
     ),
 )
