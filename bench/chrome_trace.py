@@ -93,7 +93,7 @@ session = s.logdir.session(run)
 host = session.hosts()[0]
 space = s.space(session.host_files[0])
 t1, c1 = time.perf_counter(), cpu()
-s.tool_data(run, "trace_viewer@", host=host, params={{"start_time_ms": "0", "end_time_ms": "1e12"}})
+s.tool_data(run, "trace_viewer@", host=host, params={{"start_time_ms": "0", "end_time_ms": "9e9"}})
 t2, c2 = time.perf_counter(), cpu()
 s.tool_data(run, {tool!r}, host=host)
 t3, c3 = time.perf_counter(), cpu()
@@ -132,7 +132,7 @@ def main() -> None:
     xs = build_xspace(args.mb, out)
     rows = [
         ("PyTorch trace", pt, measure(out / "pytorch", "pytorch_overview"), "pytorch_overview"),
-        ("XSpace", xs, measure(out / "xspace", "framework_op_stats"), "framework_op_stats"),
+        ("XSpace", xs, measure(out / "xspace", "overview_page"), "overview_page"),
     ]
     for _, path, r, _ in rows:
         r["decoder_cpu_s"] = measure_decode(path)

@@ -1,6 +1,8 @@
 """What a comparison of two cold profiles costs against opening both (issue 26's target).
 
     python bench/diff_cost.py BASE EXP --tool overview_page [--tool hlo_stats] [--runs 3]
+    python bench/diff_cost.py A.pt.trace.json B.pt.trace.json --tool pytorch_operators \
+        --scope main_thread_steps
 
 BASE and EXP are profile files or session folders (e.g. two ~50 MB JAX profiles recorded with
 ``make_large_profile.py --steps 800``). For each tool, in fresh processes without any cache:
@@ -37,6 +39,9 @@ def main() -> None:
     parser.add_argument("exp")
     parser.add_argument("--tool", action="append", required=True)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--scope", default="all", help="the diff's --scope (main_thread_steps for PyTorch)"
+    )
     args = parser.parse_args()
     print(f"{'tool':24} {'open both s':>11} {'diff s':>8} {'ratio':>6}")
     for tool in args.tool:
@@ -46,7 +51,21 @@ def main() -> None:
                 _seconds(["convert", args.base, "--tool", tool])
                 + _seconds(["convert", args.exp, "--tool", tool])
             )
-            diff.append(_seconds(["diff", args.base, args.exp, "--tool", tool, "--format", "json"]))
+            diff.append(
+                _seconds(
+                    [
+                        "diff",
+                        args.base,
+                        args.exp,
+                        "--tool",
+                        tool,
+                        "--scope",
+                        args.scope,
+                        "--format",
+                        "json",
+                    ]
+                )
+            )
         b, d = statistics.median(both), statistics.median(diff)
         print(f"{tool:24} {b:11.2f} {d:8.2f} {d / b:6.2f}", flush=True)
 
