@@ -1,9 +1,11 @@
 """Where the cold path's memory goes: resident and peak RSS per stage, in one process.
 
-    python bench/cold_memory.py FILE.xplane.pb [--trace] [--tracemalloc]
+    python bench/cold_memory.py FILE.xplane.pb [--trace | --trace_first] [--tracemalloc]
 
 Runs what a server does for a cold ``overview_page`` and then the first
-``trace_viewer@`` window (``--trace``), stage by stage, and prints for each stage
+``trace_viewer@`` window (``--trace``), or for the first window alone, without the
+overview (``--trace_first``: the trace page opened first), stage by stage, each request
+inside ``blockpool.reusing()`` as the service runs it, and prints for each stage
 (nested stages indented) the RSS before and after it and its peak, above the RSS of
 the process before the file was read. Peaks are exact, not sampled: Linux resets a
 process's high-water mark when "5" is written to ``/proc/self/clear_refs``, so each
@@ -80,6 +82,7 @@ def _wrap(module_name: str, attr: str, label: str = "") -> None:
 
 
 _PKG = "tensorboard_plugin_profile"
+FIRST_WINDOW = {"format": "columnar", "resolution": "2000"}  # the trace page's first request
 _STAGES = [
     ("xspace.decode", "_read", "raw walk"),
     ("xspace.decode", "space_from_raw", "tables from raw form"),
@@ -91,6 +94,8 @@ _STAGES = [
     ("analysis.steps.build", "step_database", "step database"),
     ("analysis.ops.op_stats", "analyse_host", "op statistics"),
     ("analysis.trace.trace_index", "build_index", "trace index"),
+    ("analysis.trace.trace_window", "query_window", "window query"),
+    ("tools.trace_viewer_at", "_json", "answer to JSON"),
 ]
 
 
@@ -106,6 +111,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path")
     parser.add_argument("--trace", action="store_true", help="also the first trace window")
+    parser.add_argument(
+        "--trace_first", action="store_true", help="the first trace window, without the overview"
+    )
     parser.add_argument("--tracemalloc", action="store_true")
     parser.add_argument(
         "--default_malloc", action="store_true", help="without limit_heap_fragmentation()"
@@ -115,6 +123,7 @@ def main() -> None:
         _wrap(f"{_PKG}.{module}", attr, label)
     from tensorboard_plugin_profile.analysis.ops.op_stats import host_op_stats
     from tensorboard_plugin_profile.common.memsize import deep_size, limit_heap_fragmentation
+    from tensorboard_plugin_profile.kernels import blockpool
     from tensorboard_plugin_profile.preprocessing.preprocess import preprocess_decoded
     from tensorboard_plugin_profile.tools import trace_viewer_at
     from tensorboard_plugin_profile.xspace import read_xspace
@@ -125,20 +134,25 @@ def main() -> None:
     _BASE[0] = _status("VmRSS")
     if args.tracemalloc:
         tracemalloc.start()
-    with Stage("decode (read + walk + tables)"):
-        decoded = read_xspace(args.path)
-    args.tracemalloc and _top("decode")
-    decoded_bytes = deep_size(decoded)
-    with Stage("preprocess (the decoded tables dropped)"):
-        space = preprocess_decoded(decoded)  # what the service keeps (profile_reader)
-        del decoded
-    args.tracemalloc and _top("preprocess")
-    with Stage("op statistics (overview)"):
-        host_op_stats(space)
-    args.tracemalloc and _top("op statistics")
+    with blockpool.reusing():  # the first request: decode, preprocess, its tool
+        with Stage("decode (read + walk + tables)"):
+            decoded = read_xspace(args.path)
+        args.tracemalloc and _top("decode")
+        decoded_bytes = deep_size(decoded)
+        with Stage("preprocess (the decoded tables dropped)"):
+            space = preprocess_decoded(decoded)  # what the service keeps (profile_reader)
+            del decoded
+        args.tracemalloc and _top("preprocess")
+        if args.trace_first:
+            with Stage("first window (no overview before)"):
+                trace_viewer_at.convert([("vm", space)], FIRST_WINDOW)
+        else:
+            with Stage("op statistics (overview)"):
+                host_op_stats(space)
+            args.tracemalloc and _top("op statistics")
     if args.trace:
-        with Stage("trace index (first window)"):
-            trace_viewer_at.trace_index_of([("vm", space)])
+        with blockpool.reusing(), Stage("first window"):
+            trace_viewer_at.convert([("vm", space)], FIRST_WINDOW)
     _print(decoded_bytes, deep_size(space), space.num_events)
 
 

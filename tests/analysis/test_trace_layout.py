@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from peak_memory import peak_growth
 
 from tensorboard_plugin_profile.analysis.trace import layout
-from tensorboard_plugin_profile.kernels import compiled, passes
+from tensorboard_plugin_profile.kernels import blockpool, compiled, passes
 
 LAYOUT = compiled.load(layout.__name__)
 needs_compiled = pytest.mark.skipif(LAYOUT is None, reason="built without a C compiler")
@@ -122,7 +123,7 @@ def test_lay_out_rejects_a_source_out_of_range():
     bounds = np.array([0, 3], np.int64)
     for order, fails in (([0, 1, 2], False), ([0, 3, 2], True)):
         source = np.array(order, np.int32)  # the row order, laid out in place
-        args = (bounds, times, times, source, np.zeros(1, np.int64))
+        args = (bounds, times, times, source, np.zeros(1, np.int64), np.zeros(3, np.int32))
         if fails:
             with pytest.raises(ValueError, match="source out of range"):
                 LAYOUT.lay_out(*args)
@@ -161,3 +162,38 @@ def test_marked_positions_agree(permutation, marked_events):
     for bad_source, bad_events in (([0, 5], [1]), ([0, 1], [2])):
         with pytest.raises(ValueError, match="out of range"):
             layout.marked_positions(np.array(bad_source, np.int32), np.array(bad_events), False)
+
+
+@needs_compiled
+def test_lay_out_rejects_a_scratch_smaller_than_the_largest_row():
+    times = np.zeros(3, dtype=np.int64)
+    bounds = np.array([0, 1, 3], np.int64)  # the largest row holds 2 events
+    for size, fails in ((1, True), (2, False)):
+        source = np.array([0, 1, 2], np.int32)
+        args = (bounds, times, times, source, np.zeros(2, np.int64), np.zeros(size, np.int32))
+        if fails:
+            with pytest.raises(ValueError, match="scratch smaller than the largest row"):
+                LAYOUT.lay_out(*args)
+        else:
+            assert LAYOUT.lay_out(*args)[0] == 0
+
+
+@pytest.mark.skipif(not blockpool.available(), reason="the block pool is Linux and compiled only")
+def test_the_layout_scratch_is_made_of_blocks_the_conversion_freed():
+    # The trace viewer opened first builds its index in the request that preprocessed the
+    # profile: the blocks preprocessing freed are kept, and the layout's scratch (4 B per
+    # event of the largest row) is made of them, not of fresh pages beside them.
+    n = 1 << 21  # one row of 2 M events: 8 MiB of int32
+    line, line_row = np.zeros(n, np.int32), np.zeros(1, np.int64)
+    begin, duration = np.arange(n, dtype=np.int64), np.ones(n, dtype=np.int64)
+    with blockpool.reusing():
+        freed = np.ones(4 * n, np.int32)  # 32 MiB written and freed, as preprocessing's columns
+        del freed
+        start = blockpool.stats()
+        with peak_growth() as grown:
+            lay = layout.lay_out_events(line, line_row, begin, duration, 1, pure_python=False)
+        reused = blockpool.stats()["reused_bytes"] - start["reused_bytes"]
+        fresh = blockpool.stats()["fresh_bytes"] - start["fresh_bytes"]
+    assert lay.source[:3].tolist() == [0, 1, 2] and lay.seg_bounds.tolist() == [0, n]
+    assert reused >= 2 * 4 * n and fresh == 0  # the source column and the scratch
+    assert grown.bytes is None or grown.bytes < 4 * n  # the scratch faulted nothing new

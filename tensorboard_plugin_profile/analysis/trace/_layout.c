@@ -17,13 +17,15 @@
  *     counting sort by row: order[i] = the event at row position i, bounds[r] the first
  *     position of row r (num_rows + 1 values). Returns 1 when every row is then sorted
  *     by (begin, longest first), else 0.
- * lay_out(bounds, begin, duration, source, keys_per_row)
+ * lay_out(bounds, begin, duration, source, keys_per_row, scratch)
  *     source holds on entry the row order (row_order's): events sorted by row (bounds)
  *     and by begin inside a row. A row's positions are its range of the row order, so
  *     each row is laid out there: a pass counts its events per depth (_row_depths.h),
- *     a second one puts them in a scratch of one int32 per event of the largest row in
- *     a stable counting sort by depth, copied back. The index keeps source alone: begin
- *     and end are read through it from the planes' columns.
+ *     a second one puts them in `scratch` (writable int32, at least one per event of
+ *     the largest row) in a stable counting sort by depth, copied back. The caller
+ *     makes the scratch with numpy, so inside blockpool.reusing() it is made of freed
+ *     buffers the process already holds, not fresh pages beside them. The index keeps
+ *     source alone: begin and end are read through it from the planes' columns.
  *     keys_per_row[r] = max depth + 1 (1 for an empty row); returns (re-laid rows,
  *     bytes of int64 event counts per (row, depth) key, rows in turn), or None when an
  *     event ends before it begins (the caller then uses numpy, from the start).
@@ -168,23 +170,28 @@ static int lay_out_row(Layout *L, Py_ssize_t r, int *relaid) {
     return 0;
 }
 
-/* Work arrays for rows of up to `m` events; -1 when out of memory. */
+/* Work arrays for rows of up to `m` events (the sorted scratch is the caller's); -1 when
+ * out of memory. Only the first slots of each are written (as many as a row's depths or
+ * open events), so their untouched pages are never faulted in. */
 static int lay_out_work(Layout *L, Py_ssize_t m) {
     size_t cells = (size_t)(m ? m : 1);
     L->next = PyMem_RawMalloc(cells * 8 * sizeof(int64_t));
-    L->sorted = PyMem_RawMalloc(cells * sizeof(int32_t));
-    if (!L->next || !L->sorted) return -1;
+    if (!L->next) return -1;
     int64_t *mem = L->next + cells;
     L->w = (DepthWork){mem, mem + cells, mem + 2 * cells, 0, {mem + 3 * cells, mem + 4 * cells, 0},
                        {mem + 5 * cells, mem + 6 * cells, 0}};
     return 0;
 }
 
-static int lay_out_loop(Layout *L, int *relaid) {
+static Py_ssize_t largest_row(const Layout *L) {
     Py_ssize_t m = 0;
     for (Py_ssize_t r = 0; r < L->num_rows; r++)
         m = L->bounds[r + 1] - L->bounds[r] > m ? L->bounds[r + 1] - L->bounds[r] : m;
-    if (lay_out_work(L, m) < 0) return -3;
+    return m;
+}
+
+static int lay_out_loop(Layout *L, int *relaid) {
+    if (lay_out_work(L, largest_row(L)) < 0) return -3;
     for (Py_ssize_t r = 0; r < L->num_rows; r++) {
         int ok = lay_out_row(L, r, relaid);
         if (ok < 0) return ok;
@@ -192,10 +199,10 @@ static int lay_out_loop(Layout *L, int *relaid) {
     return 0;
 }
 
-/* Parses lay_out's 5 buffers into L (sizes, kinds and bounds checked); -1 on error. */
+/* Parses lay_out's 6 buffers into L (sizes, kinds and bounds checked); -1 on error. */
 static int lay_out_parse(PyObject *args, Arg *a, Layout *L) {
-    PyObject *o[5];
-    if (!PyArg_ParseTuple(args, "OOOOO", &o[0], &o[1], &o[2], &o[3], &o[4])) return -1;
+    PyObject *o[6];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5])) return -1;
     if (get_buffer(o[0], &a[0], 0, 8, -1, "bounds") < 0 || get_buffer(o[1], &a[1], 0, 8, -1, "begin") < 0)
         return -1;
     Py_ssize_t n = LEN(1), R = LEN(0) - 1;
@@ -212,11 +219,17 @@ static int lay_out_parse(PyObject *args, Arg *a, Layout *L) {
     L->bounds = bounds, L->begin = BUF(1, int64_t), L->duration = BUF(2, int64_t);
     L->source = BUF(3, int32_t), L->keys_per_row = BUF(4, int64_t);
     L->n = n, L->num_rows = R;
+    if (get_buffer(o[5], &a[5], 1, 4, -1, "scratch") < 0) return -1;
+    if (LEN(5) < largest_row(L)) {
+        PyErr_SetString(PyExc_ValueError, "lay_out: scratch smaller than the largest row");
+        return -1;
+    }
+    L->sorted = BUF(5, int32_t);
     return 0;
 }
 
 static PyObject *lay_out(PyObject *self, PyObject *args) {
-    Arg a[5];
+    Arg a[6];
     memset(a, 0, sizeof(a));
     Layout L;
     memset(&L, 0, sizeof(L));
@@ -240,9 +253,8 @@ static PyObject *lay_out(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "lay_out: source out of range");
     }
     PyMem_RawFree(L.next);
-    PyMem_RawFree(L.sorted);
     PyMem_RawFree(L.counts);
-    release(a, 5);
+    release(a, 6);
     return result;
 }
 

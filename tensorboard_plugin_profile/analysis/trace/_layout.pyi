@@ -12,11 +12,17 @@ def row_order(
     """Stable counting sort by row into the outputs; True when rows are then time sorted."""
 
 def lay_out(
-    bounds: object, begin: object, duration: object, source: object, keys_per_row: object, /
+    bounds: object,
+    begin: object,
+    duration: object,
+    source: object,
+    keys_per_row: object,
+    scratch: object,
+    /,
 ) -> tuple[int, bytes] | None:
     """Depths, then source in (row, depth, begin) order, in place (source holds the row
-    order on entry): (re-laid rows, int64 event counts per (row, depth) key), None on
-    negative durations."""
+    order on entry; scratch: int32, at least the largest row): (re-laid rows, int64 event
+    counts per (row, depth) key), None on negative durations."""
 
 def break_cuts(
     begin: object, duration: object, source: object, seg_bounds: object, size: int, /
