@@ -30,6 +30,7 @@ import threading
 from typing import Any, Optional
 
 from ..common.errors import NotFound, PermissionDenied, ProfileError, Unavailable
+from ..xspace.filebytes import private_memory
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +45,12 @@ SCHEMES = {
 }
 _URL = re.compile(r"([a-z0-9]+)://(.*)", re.IGNORECASE | re.DOTALL)
 EXTRA = "pip install 'tensorboard-plugin-profile[cloud]'"
-# Objects larger than this come in parts of this size, fetched in parallel.
-PART_BYTES = 16 << 20
+# Objects come in about PARALLEL_PARTS ranged parts fetched in parallel, each of
+# MIN_PART_BYTES..MAX_PART_BYTES (``part_bytes``): few requests, since each costs a round trip
+# (and more: see docs/remote_logdirs.md, "Download once"), yet a bounded size per part, and
+# progress at every part. Real stores advise parts of 8-16 MB and more.
+MIN_PART_BYTES = 8 << 20
+MAX_PART_BYTES = 64 << 20
 PARALLEL_PARTS = 8
 
 _FILESYSTEMS: dict = {}
@@ -232,24 +237,37 @@ def scratch_folder() -> str:
 
 def fetch(obj: RemoteObject, local: str) -> str:
     """``local``, holding the object's bytes: downloaded unless a complete copy is there."""
+    _fetch(obj, local, keep_bytes=False)
+    return local
+
+
+def fetch_keeping_bytes(obj: RemoteObject, local: str) -> Optional[memoryview]:
+    """As ``fetch``; if it downloads, also the object's bytes, in memory of their own
+    (``private_memory``) that the decoder may take, so the copy is not read back; None if a
+    complete copy was there already. The memory is returned only once the copy is complete
+    and has its final name: nothing half-downloaded is ever decoded."""
+    return _fetch(obj, local, keep_bytes=True)
+
+
+def _fetch(obj: RemoteObject, local: str, keep_bytes: bool) -> Optional[memoryview]:
     with _FETCH_LOCKS_LOCK:
         lock = _FETCH_LOCKS.setdefault(local, threading.Lock())
     with lock:  # two requests for one object download it once
         try:
             if os.path.getsize(local) == obj.size:
-                return local
+                return None
         except OSError:
             pass
-        _download(obj, local)
-    return local
+        return _download(obj, local, keep_bytes)
 
 
-def _download(obj: RemoteObject, local: str) -> None:
+def _download(obj: RemoteObject, local: str, keep_bytes: bool) -> Optional[memoryview]:
     folder = os.path.dirname(local)
     os.makedirs(folder, exist_ok=True)
+    memory = private_memory(obj.size) if keep_bytes and obj.size > 0 else None
     fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
     try:
-        _fetch_into(fd, obj)
+        _fetch_into(fd, obj, memory)
         if os.fstat(fd).st_size != obj.size:
             raise Unavailable(f"{shown(obj.url)} changed while it was downloaded; reload the page.")
         os.close(fd)
@@ -260,12 +278,21 @@ def _download(obj: RemoteObject, local: str) -> None:
             os.close(fd)
         if os.path.exists(temp):
             os.remove(temp)
+    return memory
 
 
-def _fetch_into(fd: int, obj: RemoteObject) -> None:
+def part_bytes(size: int) -> int:
+    """The part size for an object of ``size`` bytes: ``size / PARALLEL_PARTS`` rounded up,
+    within ``MIN_PART_BYTES``..``MAX_PART_BYTES``."""
+    return max(MIN_PART_BYTES, min(MAX_PART_BYTES, -(-size // PARALLEL_PARTS)))
+
+
+def _fetch_into(fd: int, obj: RemoteObject, memory: Optional[memoryview]) -> None:
+    """The object's parts written into ``fd`` (and ``memory``) at their offsets."""
     fs = filesystem(obj.url)
     _, path = _split(obj.url)
-    parts = [(start, min(start + PART_BYTES, obj.size)) for start in range(0, obj.size, PART_BYTES)]
+    step = part_bytes(obj.size)
+    parts = [(start, min(start + step, obj.size)) for start in range(0, obj.size, step)]
     done = [0]
     lock = threading.Lock()
 
@@ -277,7 +304,11 @@ def _fetch_into(fd: int, obj: RemoteObject) -> None:
             raise error_for(obj.url, e) from None
         if len(data) != end - start:
             raise Unavailable(f"{shown(obj.url)} changed while it was downloaded; reload the page.")
-        os.pwrite(fd, data, start)
+        if memory is not None:
+            memory[start:end] = data
+            os.pwrite(fd, memory[start:end], start)
+        else:
+            os.pwrite(fd, data, start)
         with lock:
             done[0] += len(data)
             if len(parts) > 1:

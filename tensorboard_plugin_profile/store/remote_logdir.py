@@ -29,6 +29,7 @@ from typing import IO, Any, Callable, Optional
 from ..chrome_trace.event_file import EVENT_FILE_PREFIX
 from ..common.errors import InvalidArgument, NotFound
 from ..common.formats import NAMED_FILES, SESSION_FOLDERS
+from ..xspace.filebytes import FileBytes
 from . import formats, remote
 from .logdir import Diagnosis, HostFile, LogDir, Session
 
@@ -79,6 +80,15 @@ class RemoteHostFile(HostFile):
     def read(self, read: Callable[[IO[bytes]], Any]) -> Any:
         with self.open() as f:
             return read(f)
+
+    def read_bytes(self) -> FileBytes:
+        """Fetched now: the downloaded bytes themselves (the copy is written from them, not
+        read back); fetched before: the copy's."""
+        obj = remote.RemoteObject(self.path, self.size, self.version)
+        memory = remote.fetch_keeping_bytes(obj, self.local)
+        if memory is not None:
+            return FileBytes.of_memory(memory)
+        return self.read(FileBytes)
 
 
 class RemoteLogDir:
