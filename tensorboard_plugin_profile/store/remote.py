@@ -116,8 +116,28 @@ def filesystem(url: str) -> Any:
             fs = _gcs_emulator_filesystem(options)
         else:
             fs = fsspec.filesystem(protocol, **options)
+        if library == "adlfs":
+            _no_connect_retries(fs)
         _FILESYSTEMS[protocol] = fs
         return fs
+
+
+def _no_connect_retries(fs: Any) -> None:
+    """A refused connection to an Azure endpoint is answered at once, not after minutes.
+
+    The Azure SDK retries a failed connection 3 times per call, sleeping 15 s + 3^n s between
+    tries, and adlfs makes several calls per listing: a closed endpoint was answered after more
+    than 120 s. adlfs passes no retry setting to the SDK's client, so the client's own retry
+    policy (shared by every container and blob client made from it) is told not to retry
+    connecting. Read and status retries (a dropped download, a throttled store) and the
+    timeouts stay the SDK's: a slow endpoint that answers still works.
+    """
+    config = getattr(getattr(fs, "service_client", None), "_config", None)
+    policy = getattr(config, "retry_policy", None)
+    if policy is not None and hasattr(policy, "connect_retries"):
+        policy.connect_retries = 0
+    else:  # another adlfs or SDK: keep its behaviour, say so
+        logger.debug("could not bound the Azure client's connection retries")
 
 
 def _gcs_emulator_filesystem(options: dict) -> Any:
