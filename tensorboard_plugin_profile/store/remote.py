@@ -171,6 +171,7 @@ def error_for(url: str, error: BaseException) -> ProfileError:
     if (
         isinstance(error, PermissionError)
         or _http_status(error) in (401, 403)
+        or _gcsfs_forbidden(error)
         or "403" in str(error)
         or "AccessDenied" in str(error)
     ):
@@ -180,6 +181,12 @@ def error_for(url: str, error: BaseException) -> ProfileError:
         )
     kind = type(error).__name__
     return Unavailable(f"{where} cannot be reached now ({kind}); try again in a moment.")
+
+
+def _gcsfs_forbidden(error: BaseException) -> bool:
+    """gcsfs raises a GCS 403 as a plain ``OSError("Forbidden: <path>\\n<GCS's message>")``,
+    with no status on it."""
+    return type(error) is OSError and str(error).startswith("Forbidden: ")
 
 
 def _http_status(error: BaseException) -> Optional[int]:
