@@ -345,3 +345,61 @@ def test_tbprof_diff_takes_urls_and_answers_as_on_local_disk(s3):
             assert got.returncode == 0, got.stderr
             assert got.stdout == expected.stdout, (base, exp, output_format)
     assert expected.stdout.startswith("pytorch_operators: run/1 (base) -> run/1 (exp)\n")
+
+
+def test_diagnose_explains_every_skipped_object_and_folder_from_the_listing(s3, tmp_path):
+    """``/diagnose`` of an S3 logdir: what was found, and why each object or folder that is
+    no profile was skipped (as for a local logdir), from the run listing: no request more."""
+    import json
+
+    from werkzeug.test import Client
+
+    from tensorboard_plugin_profile.web.server import StandaloneApp
+
+    proxy, client = s3
+    session = "profiles/diag/run1/plugins/profile"
+    client.pipe(
+        {
+            f"{session}/2024_01_01/vm.xplane.pb": b"",
+            f"{session}/.tmp-2024_01_02-ab12/vm.xplane.pb": b"",
+            f"{session}/stray.xplane.pb": b"",
+            "profiles/diag/run1/plugins/projector/config.pbtxt": b"",
+            "profiles/diag/loose/vm.xplane.pb": b"",
+            "profiles/diag/old/host.trace.json.gz": b"",
+            "profiles/diag/.hidden/vm.xplane.pb": b"",
+            "profiles/diag/notes.txt": b"",
+        }
+    )
+    app = StandaloneApp("s3://profiles/diag", config=CacheConfig(disk_dir=str(tmp_path)))
+    try:
+        http = Client(app)
+        assert json.loads(http.get("/data/plugin/profile/runs").get_data()) == ["run1/2024_01_01"]
+        proxy.requests.clear()
+        reply = http.get("/data/plugin/profile/diagnose")
+    finally:
+        app.service.close()
+    assert proxy.requests == [], "the diagnosis listed the store again"
+    assert reply.status_code == 200
+    diagnosis = json.loads(reply.get_data())
+    assert diagnosis["exists"] is True and diagnosis["sessions"] == 1
+    assert diagnosis["logdir"] == "diag"
+    assert diagnosis["other_files"] == ["notes.txt"]
+    not_in_session = "not inside <run>/plugins/profile/<session>/, so it is not part of a session"
+    assert sorted(diagnosis["skipped"]) == sorted(
+        [
+            ".hidden/: a hidden folder (its name starts with a dot)",
+            f"loose/vm.xplane.pb: {not_in_session}",
+            "old/host.trace.json.gz: this format is not read; an .xplane.pb is needed",
+            "run1/plugins/projector/: another plugin's folder, not a profile",
+            "run1/plugins/profile/.tmp-2024_01_02-ab12/: a hidden folder (an upload in progress?)",
+            "run1/plugins/profile/stray.xplane.pb: not inside a session folder, so not part of "
+            "a session",
+        ]
+    )
+
+
+def test_diagnose_of_an_empty_prefix_says_it_does_not_exist(s3, tmp_path):
+    from tensorboard_plugin_profile.store.remote_logdir import RemoteLogDir
+
+    diagnosis = RemoteLogDir("s3://profiles/nothing-here", str(tmp_path), start_listing=False)
+    assert diagnosis.diagnose().exists is False
