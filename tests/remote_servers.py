@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import http.server
+import json
 import os
 import shutil
 import socket
@@ -25,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -163,10 +164,13 @@ def tool_answers(service) -> dict:
 
 
 class CountingProxy:
-    """Forwards HTTP to ``target_port`` and records (method, path?query) of each request."""
+    """Forwards HTTP to ``target_port`` and records (method, path?query) of each request;
+    ``delay_s`` holds each answer back that long (a slow store), and ``refuse(method, path)``
+    may answer a request itself, with (status, JSON body), instead of forwarding it."""
 
-    def __init__(self, target_port: int):
+    def __init__(self, target_port: int, delay_s: float = 0.0, refuse: Optional[Callable] = None):
         self.requests: list = []
+        self.delay_s = delay_s
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -179,11 +183,16 @@ class CountingProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 proxy.requests.append((self.command, self.path))
+                refusal = refuse(self.command, self.path) if refuse else None
+                if refusal is not None:
+                    self._answer(*refusal)
+                    return
                 upstream = http.client.HTTPConnection("127.0.0.1", target_port, timeout=30)
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
                 upstream.request(self.command, self.path, body=body, headers=headers)
                 reply = upstream.getresponse()
                 data = reply.read()
+                time.sleep(proxy.delay_s)
                 self.send_response(reply.status)
                 length = reply.getheader("Content-Length") if self.command == "HEAD" else None
                 for key, value in reply.getheaders():
@@ -194,6 +203,15 @@ class CountingProxy:
                 if self.command != "HEAD":
                     self.wfile.write(data)
                 upstream.close()
+
+            def _answer(self, status: int, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=UTF-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
 
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
 

@@ -37,7 +37,6 @@ from ..common.formats import (
 )
 from ..preprocessing.preprocess import preprocess_decoded
 from ..xspace import decode_xspace, read_xspace
-from ..xspace.filebytes import FileBytes
 from ..xspace.model import Space
 
 XPLANE_SUFFIX = ".xplane.pb"
@@ -61,7 +60,7 @@ def _read_listed_xspace(host_file: Any, with_flows: bool = True) -> Space:
     """Preprocessed: every tool reads the preprocessed tables, so keeping the decoded ones
     beside them would hold each event twice (docs/cold_path.md, "Stage by stage"). Without flows
     for a copy that is only summarised (``pod/``)."""
-    data = host_file.read(FileBytes)  # the decoder gives the file's memory back as it walks it
+    data = host_file.read_bytes()  # the decoder gives the memory back as it walks it
     return preprocess_decoded(decode_xspace(data, host_file.name), with_flows)
 
 

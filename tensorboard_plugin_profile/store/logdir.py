@@ -41,6 +41,7 @@ from typing import IO, Any, Callable, Optional
 from ..chrome_trace.event_file import EVENT_FILE_PREFIX
 from ..common.errors import InvalidArgument, NotFound, PermissionDenied
 from ..common.formats import NAMED_FILES, SESSION_FOLDERS, InputFormat
+from ..xspace.filebytes import FileBytes
 from . import formats
 from .safe_open import identity_of, inside, open_host_file, open_inside, read_host_file
 
@@ -93,6 +94,10 @@ class HostFile:
     def read(self, read: Callable[[IO[bytes]], Any]) -> Any:
         """What ``read`` takes from the open file (``read_host_file``)."""
         return read_host_file(self, read)
+
+    def read_bytes(self) -> FileBytes:
+        """The whole file's bytes, for a decoder that takes them (``FileBytes``)."""
+        return self.read(FileBytes)
 
     def event_files_beside(self) -> list:
         """The names of the ``events.out.tfevents.*`` files in this file's folder, sorted

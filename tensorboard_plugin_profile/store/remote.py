@@ -30,6 +30,7 @@ import threading
 from typing import Any, Optional
 
 from ..common.errors import NotFound, PermissionDenied, ProfileError, Unavailable
+from ..xspace.filebytes import private_memory
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +45,12 @@ SCHEMES = {
 }
 _URL = re.compile(r"([a-z0-9]+)://(.*)", re.IGNORECASE | re.DOTALL)
 EXTRA = "pip install 'tensorboard-plugin-profile[cloud]'"
-# Objects larger than this come in parts of this size, fetched in parallel.
-PART_BYTES = 16 << 20
+# Objects come in about PARALLEL_PARTS ranged parts fetched in parallel, each of
+# MIN_PART_BYTES..MAX_PART_BYTES (``part_bytes``): few requests, since each costs a round trip
+# (and more: see docs/remote_logdirs.md, "Download once"), yet a bounded size per part, and
+# progress at every part. Real stores advise parts of 8-16 MB and more.
+MIN_PART_BYTES = 8 << 20
+MAX_PART_BYTES = 64 << 20
 PARALLEL_PARTS = 8
 
 _FILESYSTEMS: dict = {}
@@ -111,8 +116,28 @@ def filesystem(url: str) -> Any:
             fs = _gcs_emulator_filesystem(options)
         else:
             fs = fsspec.filesystem(protocol, **options)
+        if library == "adlfs":
+            _no_connect_retries(fs)
         _FILESYSTEMS[protocol] = fs
         return fs
+
+
+def _no_connect_retries(fs: Any) -> None:
+    """A refused connection to an Azure endpoint is answered at once, not after minutes.
+
+    The Azure SDK retries a failed connection 3 times per call, sleeping 15 s + 3^n s between
+    tries, and adlfs makes several calls per listing: a closed endpoint was answered after more
+    than 120 s. adlfs passes no retry setting to the SDK's client, so the client's own retry
+    policy (shared by every container and blob client made from it) is told not to retry
+    connecting. Read and status retries (a dropped download, a throttled store) and the
+    timeouts stay the SDK's: a slow endpoint that answers still works.
+    """
+    config = getattr(getattr(fs, "service_client", None), "_config", None)
+    policy = getattr(config, "retry_policy", None)
+    if policy is not None and hasattr(policy, "connect_retries"):
+        policy.connect_retries = 0
+    else:  # another adlfs or SDK: keep its behaviour, say so
+        logger.debug("could not bound the Azure client's connection retries")
 
 
 def _gcs_emulator_filesystem(options: dict) -> Any:
@@ -146,6 +171,7 @@ def error_for(url: str, error: BaseException) -> ProfileError:
     if (
         isinstance(error, PermissionError)
         or _http_status(error) in (401, 403)
+        or _gcsfs_forbidden(error)
         or "403" in str(error)
         or "AccessDenied" in str(error)
     ):
@@ -155,6 +181,12 @@ def error_for(url: str, error: BaseException) -> ProfileError:
         )
     kind = type(error).__name__
     return Unavailable(f"{where} cannot be reached now ({kind}); try again in a moment.")
+
+
+def _gcsfs_forbidden(error: BaseException) -> bool:
+    """gcsfs raises a GCS 403 as a plain ``OSError("Forbidden: <path>\\n<GCS's message>")``,
+    with no status on it."""
+    return type(error) is OSError and str(error).startswith("Forbidden: ")
 
 
 def _http_status(error: BaseException) -> Optional[int]:
@@ -232,24 +264,37 @@ def scratch_folder() -> str:
 
 def fetch(obj: RemoteObject, local: str) -> str:
     """``local``, holding the object's bytes: downloaded unless a complete copy is there."""
+    _fetch(obj, local, keep_bytes=False)
+    return local
+
+
+def fetch_keeping_bytes(obj: RemoteObject, local: str) -> Optional[memoryview]:
+    """As ``fetch``; if it downloads, also the object's bytes, in memory of their own
+    (``private_memory``) that the decoder may take, so the copy is not read back; None if a
+    complete copy was there already. The memory is returned only once the copy is complete
+    and has its final name: nothing half-downloaded is ever decoded."""
+    return _fetch(obj, local, keep_bytes=True)
+
+
+def _fetch(obj: RemoteObject, local: str, keep_bytes: bool) -> Optional[memoryview]:
     with _FETCH_LOCKS_LOCK:
         lock = _FETCH_LOCKS.setdefault(local, threading.Lock())
     with lock:  # two requests for one object download it once
         try:
             if os.path.getsize(local) == obj.size:
-                return local
+                return None
         except OSError:
             pass
-        _download(obj, local)
-    return local
+        return _download(obj, local, keep_bytes)
 
 
-def _download(obj: RemoteObject, local: str) -> None:
+def _download(obj: RemoteObject, local: str, keep_bytes: bool) -> Optional[memoryview]:
     folder = os.path.dirname(local)
     os.makedirs(folder, exist_ok=True)
+    memory = private_memory(obj.size) if keep_bytes and obj.size > 0 else None
     fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
     try:
-        _fetch_into(fd, obj)
+        _fetch_into(fd, obj, memory)
         if os.fstat(fd).st_size != obj.size:
             raise Unavailable(f"{shown(obj.url)} changed while it was downloaded; reload the page.")
         os.close(fd)
@@ -260,12 +305,21 @@ def _download(obj: RemoteObject, local: str) -> None:
             os.close(fd)
         if os.path.exists(temp):
             os.remove(temp)
+    return memory
 
 
-def _fetch_into(fd: int, obj: RemoteObject) -> None:
+def part_bytes(size: int) -> int:
+    """The part size for an object of ``size`` bytes: ``size / PARALLEL_PARTS`` rounded up,
+    within ``MIN_PART_BYTES``..``MAX_PART_BYTES``."""
+    return max(MIN_PART_BYTES, min(MAX_PART_BYTES, -(-size // PARALLEL_PARTS)))
+
+
+def _fetch_into(fd: int, obj: RemoteObject, memory: Optional[memoryview]) -> None:
+    """The object's parts written into ``fd`` (and ``memory``) at their offsets."""
     fs = filesystem(obj.url)
     _, path = _split(obj.url)
-    parts = [(start, min(start + PART_BYTES, obj.size)) for start in range(0, obj.size, PART_BYTES)]
+    step = part_bytes(obj.size)
+    parts = [(start, min(start + step, obj.size)) for start in range(0, obj.size, step)]
     done = [0]
     lock = threading.Lock()
 
@@ -277,7 +331,11 @@ def _fetch_into(fd: int, obj: RemoteObject) -> None:
             raise error_for(obj.url, e) from None
         if len(data) != end - start:
             raise Unavailable(f"{shown(obj.url)} changed while it was downloaded; reload the page.")
-        os.pwrite(fd, data, start)
+        if memory is not None:
+            memory[start:end] = data
+            os.pwrite(fd, memory[start:end], start)
+        else:
+            os.pwrite(fd, data, start)
         with lock:
             done[0] += len(data)
             if len(parts) > 1:

@@ -29,6 +29,7 @@ from typing import IO, Any, Callable, Optional
 from ..chrome_trace.event_file import EVENT_FILE_PREFIX
 from ..common.errors import InvalidArgument, NotFound
 from ..common.formats import NAMED_FILES, SESSION_FOLDERS
+from ..xspace.filebytes import FileBytes
 from . import formats, remote
 from .logdir import Diagnosis, HostFile, LogDir, Session
 
@@ -37,6 +38,9 @@ logger = logging.getLogger(__name__)
 DISCOVERY_TTL_S = 30.0
 # How many folders deep discovery looks for ``plugins/profile`` and named trace files.
 MAX_DEPTH = 8
+# The diagnosis lists at most this many skipped entries and other files (as LogDir's does).
+MAX_SKIPPED = 50
+MAX_OTHER_FILES = 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +84,15 @@ class RemoteHostFile(HostFile):
         with self.open() as f:
             return read(f)
 
+    def read_bytes(self) -> FileBytes:
+        """Fetched now: the downloaded bytes themselves (the copy is written from them, not
+        read back); fetched before: the copy's."""
+        obj = remote.RemoteObject(self.path, self.size, self.version)
+        memory = remote.fetch_keeping_bytes(obj, self.local)
+        if memory is not None:
+            return FileBytes.of_memory(memory)
+        return self.read(FileBytes)
+
 
 class RemoteLogDir:
     """Discovery over one remote logdir, session folder or single file."""
@@ -90,6 +103,7 @@ class RemoteLogDir:
         self._cache_folder = cache_folder
         self._lock = threading.Lock()
         self._runs: Optional[dict] = None
+        self._notes = Diagnosis(logdir=self._name())  # what the last listing skipped, and why
         self._discovered_at = 0.0
         self._refreshing = False
         self._listing = threading.Lock()  # one listing of the whole logdir at a time
@@ -116,7 +130,7 @@ class RemoteLogDir:
 
     def refresh(self) -> None:
         with self._listing:
-            self._store(self._discover())
+            self._store(*self._discover())
 
     def _run_map(self) -> dict:
         with self._lock:
@@ -126,8 +140,8 @@ class RemoteLogDir:
                 with self._lock:
                     runs = self._runs
                 if runs is None:
-                    runs = self._discover()
-                    self._store(runs)
+                    runs, notes = self._discover()
+                    self._store(runs, notes)
             return runs
         if age > DISCOVERY_TTL_S:
             self._refresh_in_background()  # answer now from the last listing
@@ -150,58 +164,84 @@ class RemoteLogDir:
 
         threading.Thread(target=run, name="remote-discovery", daemon=True).start()
 
-    def _store(self, runs: dict) -> None:
+    def _store(self, runs: dict, notes: Diagnosis) -> None:
         with self._lock:
             self._runs = runs
+            self._notes = notes
             self._discovered_at = time.monotonic()
 
     def _list(self, url: str) -> tuple:
         self.requests += 1
         return remote.list_folder(url)
 
-    def _discover(self) -> dict:
+    def _discover(self) -> tuple:
+        """(run -> (folder URL, objects or None, event files), notes for ``diagnose``)."""
+        notes = Diagnosis(logdir=self._name())
         single = remote.stat(self.path) if formats.single_file_name(self._name()) else None
         if single is not None:
             found = formats.single_file_name(single.name)
             parent = self.path.rsplit("/", 1)[0]
             if found is not None and formats.layout_of(found) == NAMED_FILES:
-                return {found.session: (parent, [single], ())}
-            return {parent.rsplit("/", 1)[-1] or "session": (parent, [single], ())}
+                return {found.session: (parent, [single], ())}, notes
+            return {parent.rsplit("/", 1)[-1] or "session": (parent, [single], ())}, notes
         runs: dict = {}
         folders, objects = self._list(self.path)
+        notes.exists = bool(folders or objects)  # a store has no empty folders
         if any(formats.match(o.name, SESSION_FOLDERS) for o in objects):
-            return {self._name() or "session": (self.path, None, ())}
-        self._walk("", self.path, folders, objects, runs, 0)
-        return runs
+            return {self._name() or "session": (self.path, None, ())}, notes
+        self._walk("", self.path, folders, objects, runs, 0, notes)
+        return runs, notes
 
     def _name(self) -> str:
         return self.path.rstrip("/").rsplit("/", 1)[-1]
 
-    def _walk(self, rel: str, url: str, folders: list, objects: list, runs: dict, depth: int):
+    def _walk(
+        self, rel: str, url: str, folders: list, objects: list, runs: dict, depth: int,
+        notes: Diagnosis,
+    ) -> None:  # fmt: skip
         prefix = rel + "/" if rel else ""
         by_name = {o.name: o for o in objects}
         events = tuple(o for o in objects if o.name.startswith(EVENT_FILE_PREFIX))
+        used: set = set()
         for session, files in formats.sessions_in(list(by_name)).items():
             runs.setdefault(prefix + session, (url, [by_name[name] for _, name in files], events))
-        if depth >= MAX_DEPTH:
-            return
+            used.update(name for _, name in files)
+            used.update(o.name for o in events)  # read beside the folder's timelines
+        _note_objects(notes, prefix, [n for n in by_name if n not in used])
         for folder in folders:
             if folder.startswith("."):
-                continue
-            sub_url = remote.join(url, folder)
-            if folder == "plugins":
-                sub_folders, _ = self._list(sub_url)
-                if "profile" in sub_folders:
-                    sessions, _ = self._list(remote.join(sub_url, "profile"))
-                    for session in sessions:
-                        if not session.startswith("."):
-                            runs.setdefault(
-                                prefix + session,
-                                (remote.join(sub_url, "profile/" + session), None, ()),
-                            )
-                continue
-            sub_folders, sub_objects = self._list(sub_url)
-            self._walk(prefix + folder, sub_url, sub_folders, sub_objects, runs, depth + 1)
+                _skip(notes, f"{prefix}{folder}/: a hidden folder (its name starts with a dot)")
+            elif depth >= MAX_DEPTH:
+                _skip(notes, f"{prefix}{folder}/: more than {MAX_DEPTH} folders deep, not listed")
+            elif folder == "plugins":
+                self._walk_plugins(prefix, remote.join(url, folder), runs, notes)
+            else:
+                sub_url = remote.join(url, folder)
+                sub_folders, sub_objects = self._list(sub_url)
+                self._walk(
+                    prefix + folder, sub_url, sub_folders, sub_objects, runs, depth + 1, notes
+                )
+
+    def _walk_plugins(self, prefix: str, url: str, runs: dict, notes: Diagnosis) -> None:
+        """``<run>/plugins/``: only ``profile/`` is read, its sub-folders are sessions."""
+        sub_folders, objects = self._list(url)
+        for folder in sub_folders:
+            if folder != "profile":
+                _skip(notes, f"{prefix}plugins/{folder}/: another plugin's folder, not a profile")
+        _note_objects(notes, prefix + "plugins/", [o.name for o in objects])
+        if "profile" not in sub_folders:
+            return
+        sessions, objects = self._list(remote.join(url, "profile"))
+        where = f"{prefix}plugins/profile/"
+        for session in sessions:
+            if session.startswith("."):
+                _skip(notes, f"{where}{session}/: a hidden folder (an upload in progress?)")
+            else:
+                runs.setdefault(
+                    prefix + session, (remote.join(url, "profile/" + session), None, ())
+                )
+        for o in objects:
+            _skip(notes, f"{where}{o.name}: not inside a session folder, so not part of a session")
 
     # --- lookups -----------------------------------------------------------
     def session(self, run: str) -> Session:
@@ -237,8 +277,34 @@ class RemoteLogDir:
         return RemoteHostFile(host, obj.url, obj.size, 0, "", 0, 0, obj.version, local)
 
     def diagnose(self) -> Diagnosis:
+        """What the last listing found and skipped, and why: no request of its own (a listing
+        is made only if none was). Session folders are not opened, so their files are not
+        judged here."""
         runs = self._run_map()
-        return Diagnosis(logdir=self._name(), exists=True, sessions=len(runs))
+        with self._lock:
+            notes = self._notes
+        return dataclasses.replace(
+            notes, sessions=len(runs), skipped=list(notes.skipped),
+            other_files=list(notes.other_files),
+        )  # fmt: skip
+
+
+def _skip(notes: Diagnosis, line: str) -> None:
+    if len(notes.skipped) < MAX_SKIPPED:
+        notes.skipped.append(line)
+
+
+def _note_objects(notes: Diagnosis, prefix: str, names: list) -> None:
+    """Objects of a listed folder that are no session's file: why each is skipped (a profile
+    in the wrong place, a format that is not read) or, for anything else, an other file."""
+    for name in sorted(names):
+        if formats.match(name, SESSION_FOLDERS):
+            reason = "not inside <run>/plugins/profile/<session>/, so it is not part of a session"
+            _skip(notes, f"{prefix}{name}: {reason}")
+        elif name.endswith(formats.NOT_READ_SUFFIXES) and not formats.match(name):
+            _skip(notes, f"{prefix}{name}: this format is not read; an .xplane.pb is needed")
+        elif len(notes.other_files) < MAX_OTHER_FILES:
+            notes.other_files.append(prefix + name)
 
 
 def open_logdir(path: str, disk: Any = None) -> Any:

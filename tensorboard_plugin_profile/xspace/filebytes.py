@@ -29,6 +29,13 @@ class FileBytes:
     def __init__(self, f: IO[bytes]) -> None:
         self._buffer: Optional[Buffer] = _read_all(f)
 
+    @classmethod
+    def of_memory(cls, memory: memoryview) -> FileBytes:
+        """Bytes already in ``private_memory`` (a download), handed over like a read file's."""
+        data = cls.__new__(cls)
+        data._buffer = memory
+        return data
+
     def __len__(self) -> int:
         return len(self._buffer) if self._buffer is not None else 0
 
@@ -56,6 +63,11 @@ def _read_all(f: IO[bytes]) -> Buffer:
             break
         got += n
     return view[:got] if got < size else view
+
+
+def private_memory(size: int) -> memoryview:
+    """Writable memory of ``size`` bytes that ``FileBytes.of_memory`` can hand over."""
+    return memoryview(_private_pages(size))
 
 
 def _private_pages(size: int) -> mmap.mmap:

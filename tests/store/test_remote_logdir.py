@@ -118,28 +118,73 @@ def test_listing_1000_sessions_takes_one_request_per_folder_level(s3, tmp_path):
     assert len(proxy.requests) == 3
 
 
-def test_an_object_changed_during_the_download_is_never_decoded(s3, tmp_path):
+@pytest.mark.parametrize("fetch", ["fetch", "fetch_keeping_bytes"])
+def test_an_object_changed_during_the_download_is_never_decoded(s3, tmp_path, fetch):
     _, client = s3
     client.pipe("profiles/changing/vm.xplane.pb", b"x" * 1000)
     listed = remote.stat("s3://profiles/changing/vm.xplane.pb")
     client.pipe("profiles/changing/vm.xplane.pb", b"x" * 10)  # shorter now
     local = str(tmp_path / remote.cache_name(listed))
     with pytest.raises(Unavailable, match="s3://profiles/changing/vm.xplane.pb changed"):
-        remote.fetch(listed, local)
+        getattr(remote, fetch)(listed, local)  # no bytes handed out either
     assert os.listdir(tmp_path) == []  # no final file, no temporary one
 
 
-def test_large_objects_come_in_parallel_ranged_parts(s3, tmp_path, monkeypatch):
+def test_a_downloaded_profile_is_decoded_from_memory_and_its_copy_kept(s3, tmp_path, monkeypatch):
+    """The decoder takes the downloaded bytes themselves (the parts land in memory and are
+    written to the copy from there), and the copy is complete before they are handed over:
+    a restart reads it and downloads nothing."""
+    from tensorboard_plugin_profile.store.remote_logdir import RemoteLogDir
+
+    proxy, client = s3
+    data = os.urandom(3000)
+    client.pipe("profiles/mem/plugins/profile/s/vm.xplane.pb", data)
+    monkeypatch.setattr(remote, "MIN_PART_BYTES", 700)  # 5 parts, in parallel
+    logdir = RemoteLogDir("s3://profiles/mem", str(tmp_path), start_listing=False)
+    host_file = logdir.session("s").host_files[0]
+    proxy.requests.clear()
+    fresh = host_file.read_bytes()
+    assert len([r for r in proxy.requests if r[0] == "GET"]) == 5
+    assert fresh.discardable and bytes(fresh.take()) == data
+    with open(host_file.local, "rb") as f:
+        assert f.read() == data
+    assert os.listdir(tmp_path) == [os.path.basename(host_file.local)]  # no temporary file
+    proxy.requests.clear()
+    again = host_file.read_bytes()  # the copy, read; nothing fetched
+    assert proxy.requests == [] and bytes(again.take()) == data
+
+
+@pytest.mark.parametrize(
+    "min_part, max_part, gets",
+    [
+        (1000, 2000, 6),  # size / 8 is below the smallest part: 1000-byte parts
+        (100, 10_000, 8),  # in between: one part per thread (626 bytes each)
+        (100, 500, 11),  # above the largest part: 500-byte parts
+    ],
+)
+def test_large_objects_come_in_parallel_ranged_parts_sized_by_the_object(
+    s3, tmp_path, monkeypatch, min_part, max_part, gets
+):
     proxy, client = s3
     data = os.urandom(5 * 1000 + 7)
     client.pipe("profiles/big/blob.xplane.pb", data)
-    monkeypatch.setattr(remote, "PART_BYTES", 1000)
+    monkeypatch.setattr(remote, "MIN_PART_BYTES", min_part)
+    monkeypatch.setattr(remote, "MAX_PART_BYTES", max_part)
     obj = remote.stat("s3://profiles/big/blob.xplane.pb")
     proxy.requests.clear()
     local = remote.fetch(obj, str(tmp_path / remote.cache_name(obj)))
     with open(local, "rb") as f:
         assert f.read() == data
-    assert len([r for r in proxy.requests if r[0] == "GET"]) == 6
+    ranges = sorted(r[1] for r in proxy.requests if r[0] == "GET")
+    assert len(ranges) == gets, ranges
+
+
+def test_the_part_size_follows_the_object_size():
+    """Each ranged GET costs a round trip (on moto, a read of the whole object): a 200 MB
+    profile comes in 8 parts, not 13 of 16 MiB; parts stay within 8..64 MiB."""
+    assert remote.part_bytes(202_000_000) == 25_250_000
+    assert remote.part_bytes(20_000_000) == remote.MIN_PART_BYTES == 8 << 20
+    assert remote.part_bytes(4_000_000_000) == remote.MAX_PART_BYTES == 64 << 20
 
 
 def test_a_vanished_object_is_a_404_naming_the_url(s3, tmp_path):
@@ -300,3 +345,61 @@ def test_tbprof_diff_takes_urls_and_answers_as_on_local_disk(s3):
             assert got.returncode == 0, got.stderr
             assert got.stdout == expected.stdout, (base, exp, output_format)
     assert expected.stdout.startswith("pytorch_operators: run/1 (base) -> run/1 (exp)\n")
+
+
+def test_diagnose_explains_every_skipped_object_and_folder_from_the_listing(s3, tmp_path):
+    """``/diagnose`` of an S3 logdir: what was found, and why each object or folder that is
+    no profile was skipped (as for a local logdir), from the run listing: no request more."""
+    import json
+
+    from werkzeug.test import Client
+
+    from tensorboard_plugin_profile.web.server import StandaloneApp
+
+    proxy, client = s3
+    session = "profiles/diag/run1/plugins/profile"
+    client.pipe(
+        {
+            f"{session}/2024_01_01/vm.xplane.pb": b"",
+            f"{session}/.tmp-2024_01_02-ab12/vm.xplane.pb": b"",
+            f"{session}/stray.xplane.pb": b"",
+            "profiles/diag/run1/plugins/projector/config.pbtxt": b"",
+            "profiles/diag/loose/vm.xplane.pb": b"",
+            "profiles/diag/old/host.trace.json.gz": b"",
+            "profiles/diag/.hidden/vm.xplane.pb": b"",
+            "profiles/diag/notes.txt": b"",
+        }
+    )
+    app = StandaloneApp("s3://profiles/diag", config=CacheConfig(disk_dir=str(tmp_path)))
+    try:
+        http = Client(app)
+        assert json.loads(http.get("/data/plugin/profile/runs").get_data()) == ["run1/2024_01_01"]
+        proxy.requests.clear()
+        reply = http.get("/data/plugin/profile/diagnose")
+    finally:
+        app.service.close()
+    assert proxy.requests == [], "the diagnosis listed the store again"
+    assert reply.status_code == 200
+    diagnosis = json.loads(reply.get_data())
+    assert diagnosis["exists"] is True and diagnosis["sessions"] == 1
+    assert diagnosis["logdir"] == "diag"
+    assert diagnosis["other_files"] == ["notes.txt"]
+    not_in_session = "not inside <run>/plugins/profile/<session>/, so it is not part of a session"
+    assert sorted(diagnosis["skipped"]) == sorted(
+        [
+            ".hidden/: a hidden folder (its name starts with a dot)",
+            f"loose/vm.xplane.pb: {not_in_session}",
+            "old/host.trace.json.gz: this format is not read; an .xplane.pb is needed",
+            "run1/plugins/projector/: another plugin's folder, not a profile",
+            "run1/plugins/profile/.tmp-2024_01_02-ab12/: a hidden folder (an upload in progress?)",
+            "run1/plugins/profile/stray.xplane.pb: not inside a session folder, so not part of "
+            "a session",
+        ]
+    )
+
+
+def test_diagnose_of_an_empty_prefix_says_it_does_not_exist(s3, tmp_path):
+    from tensorboard_plugin_profile.store.remote_logdir import RemoteLogDir
+
+    diagnosis = RemoteLogDir("s3://profiles/nothing-here", str(tmp_path), start_listing=False)
+    assert diagnosis.diagnose().exists is False

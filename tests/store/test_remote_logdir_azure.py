@@ -13,6 +13,7 @@ import base64
 import json
 import logging
 import os
+import time
 
 import pytest
 from remote_servers import (
@@ -20,6 +21,7 @@ from remote_servers import (
     CountingProxy,
     azurite_command,
     environ,
+    free_port,
     local_answers,
     tool_answers,
     upload,
@@ -107,3 +109,60 @@ def test_a_wrong_account_key_is_a_403_naming_the_logdir(azure, monkeypatch, tmp_
     assert message.startswith("az://profiles/logs cannot be read: access denied. Check the")
     for text in (message, caplog.text):
         assert wrong not in text and KEY not in text and "Authorization" not in text
+
+
+def test_a_refused_connection_is_a_503_naming_the_logdir_within_seconds(
+    azure, monkeypatch, tmp_path, caplog
+):
+    """Nothing listens on the endpoint's port. The Azure SDK retried connecting 3 times per
+    call with 15-27 s sleeps, over several calls: no answer after 120 s."""
+    from werkzeug.test import Client
+
+    connection = os.environ["AZURE_STORAGE_CONNECTION_STRING"]
+    closed = connection.replace(f":{azure[0].port}/", f":{free_port()}/")
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", closed)
+    remote.forget_filesystems()
+    caplog.set_level(logging.DEBUG, logger="tensorboard_plugin_profile")
+    started = time.monotonic()
+    app = StandaloneApp("az://profiles/logs", config=CacheConfig(
+        disk_dir=str(tmp_path), workers=1))  # fmt: skip
+    try:
+        reply = Client(app).get("/data/plugin/profile/runs")
+    finally:
+        app.service.close()
+        remote.forget_filesystems()
+    took = time.monotonic() - started
+    body = json.loads(reply.get_data())
+    assert reply.status_code == 503, body
+    assert body["error"]["code"] == "UNAVAILABLE"
+    message = body["error"]["message"]
+    assert message.startswith("az://profiles/logs cannot be reached now")
+    assert "try again" in message
+    assert took < 5, f"answered after {took:.1f} s"
+    for text in (message, caplog.text):
+        assert KEY not in text
+
+
+def test_a_slow_endpoint_that_answers_still_works(azure, monkeypatch, tmp_path):
+    """Only connecting is not retried: a store that takes its time (here 1.5 s per answer)
+    is waited for, as before."""
+    proxy, _ = azure
+    slow = CountingProxy(proxy.port, delay_s=1.5)
+    connection = os.environ["AZURE_STORAGE_CONNECTION_STRING"]
+    monkeypatch.setenv(
+        "AZURE_STORAGE_CONNECTION_STRING", connection.replace(f":{proxy.port}/", f":{slow.port}/")
+    )
+    remote.forget_filesystems()
+    try:
+        folders, objects = remote.list_folder("az://profiles/logs")
+        obj = remote.stat("az://profiles/logs/pytorch_two_ranks/run/rank0.1.pt.trace.json.gz")
+        assert obj is not None
+        local = remote.fetch(obj, str(tmp_path / remote.cache_name(obj)))
+    finally:
+        remote.forget_filesystems()
+        slow.stop()
+    assert folders == sorted(FIXTURES) and objects == []
+    with open(local, "rb") as f:
+        expected = os.path.join(DATA, "pytorch_two_ranks", "run", "rank0.1.pt.trace.json.gz")
+        assert f.read() == open(expected, "rb").read()
+    assert slow.requests

@@ -8,8 +8,11 @@ emulator.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import time
+import urllib.parse
 
 import pytest
 from remote_servers import (
@@ -82,3 +85,56 @@ def test_every_tool_answers_the_same_bytes_as_from_local_disk(gcs, tmp_path):
     # Never written to the bucket: the same objects as uploaded, and only reads reached it.
     assert sorted(client.find("profiles")) == before
     assert proxy.requests and [r for r in proxy.requests if r[0] not in ("GET", "HEAD")] == []
+
+
+# What GCS answers a caller without storage.objects.get (the JSON API's error format). The
+# emulator takes no credentials and never refuses, so a proxy in front of it answers this
+# for every download of an object's bytes (``alt=media``); listings and metadata pass.
+DENIED_TEXT = "caller-7f3a does not have storage.objects.get access to the object"
+
+
+def _deny_downloads(method: str, path: str):
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
+    if method == "GET" and query.get("alt") == ["media"]:
+        error = {"message": DENIED_TEXT, "domain": "global", "reason": "forbidden"}
+        return 403, {"error": {"code": 403, "message": DENIED_TEXT, "errors": [error]}}
+    return None
+
+
+def test_a_denied_object_download_is_a_403_naming_the_object(gcs, monkeypatch, tmp_path, caplog):
+    """gcsfs raises a plain OSError("Forbidden: ...") for a 403, with no status on it: it was
+    answered as a 503 "cannot be reached now; try again", which no retry would change."""
+    from werkzeug.test import Client
+
+    from tensorboard_plugin_profile.web.server import StandaloneApp
+
+    proxy, _ = gcs
+    denying = CountingProxy(proxy.port, refuse=_deny_downloads)
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{denying.port}")
+    remote.forget_filesystems()
+    caplog.set_level(logging.DEBUG, logger="tensorboard_plugin_profile")
+    run = "jax_two_hosts/multi_jax2__xprof_client"
+    app = StandaloneApp("gs://profiles/logs", config=CacheConfig(
+        disk_dir=str(tmp_path), workers=1))  # fmt: skip
+    try:
+        http = Client(app)
+        assert run in json.loads(http.get("/data/plugin/profile/runs").get_data())
+        reply = http.get(f"/data/plugin/profile/data?run={run}&tag=overview_page")
+    finally:
+        app.service.close()
+        remote.forget_filesystems()
+        denying.stop()
+    body = json.loads(reply.get_data())
+    assert reply.status_code == 403, body
+    assert body["error"]["code"] == "PERMISSION_DENIED"
+    message = body["error"]["message"]
+    session = "gs://profiles/logs/jax_two_hosts/plugins/profile/multi_jax2__xprof_client/"
+    assert message.startswith(session) and ".xplane.pb cannot be read: access denied" in message
+    assert "Check the credentials" in message
+    assert any("alt=media" in path for _, path in denying.requests)  # the refusal was reached
+    for text in (message, caplog.text):
+        assert DENIED_TEXT not in text and "Forbidden" not in text
+        assert "Authorization" not in text and "Bearer" not in text
+    # Nothing was cached: no copy of the object, no decoded frames, no answer (only the
+    # marker that says the folder is the cache's).
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["tbprof-cache.json"]
