@@ -38,7 +38,7 @@ import pandas as pd
 
 from ...common.errors import InvalidArgument, NotApplicable
 from ...common.memo import memoized
-from ...kernels.nesting import nest
+from ...kernels.passes import dropping_stack
 from ...xspace.model import Space
 from . import events as E
 from .kernels import uses_tensor_cores
@@ -224,33 +224,13 @@ def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
 def _tree(line: np.ndarray, begin: np.ndarray, end: np.ndarray) -> tuple:
     """(kept, parent) of host activities sorted by (line, begin, longest first).
 
-    Well-nested lines take the vectorised nesting. On a line where some activity ends
-    after its enclosing one (partial overlap), torch-tb-profiler keeps the enclosing
-    one and drops the overlapping activity: those lines replay that rule point by point.
+    torch-tb-profiler's stack per thread: on a line where some activity ends after its
+    enclosing one (partial overlap), it keeps the enclosing one and drops the overlapping
+    activity. One compiled pass over every line (``kernels/passes.py``); identical
+    activities (same begin and end, common in PyTorch) no longer send a whole thread to a
+    Python loop.
     """
-    nesting = nest(line, begin, end, np.arange(len(begin)))
-    matched, parent = nesting.matched.copy(), np.where(nesting.matched, nesting.parent, -1)
-    for bad in np.unique(line[~nesting.matched]).tolist():  # one pass per malformed line
-        rows = np.flatnonzero(line == bad)
-        kept, local_parent = _replay_stack(begin[rows], end[rows])
-        matched[rows] = kept
-        parent[rows] = np.where(local_parent >= 0, rows[np.maximum(local_parent, 0)], -1)
-    return matched, parent
-
-
-def _replay_stack(begin: np.ndarray, end: np.ndarray) -> tuple:
-    kept = np.zeros(len(begin), dtype=bool)
-    parent = np.full(len(begin), -1, dtype=np.int64)
-    stack: list = []
-    for i, (b, e) in enumerate(zip(begin.tolist(), end.tolist())):
-        while stack and b >= end[stack[-1]]:
-            stack.pop()
-        if stack and e > end[stack[-1]]:
-            continue  # ends after its enclosing activity: dropped
-        parent[i] = stack[-1] if stack else -1
-        kept[i] = True
-        stack.append(i)
-    return kept, parent
+    return dropping_stack(line, begin, end)
 
 
 def _merge_single_same_name_children(parent, is_operator, names, matched) -> tuple:
