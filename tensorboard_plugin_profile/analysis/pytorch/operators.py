@@ -197,7 +197,7 @@ def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
     total_tc = _subtree_sum(tc_self, parent, alive)
     eligible = _eligibility(names, kind, parent, alive)
     is_op = alive & (kind == E.OPERATOR) & ~np.isin(names, EXCLUDED_OPS)
-    is_op &= ~pd.Series(names, dtype=object).str.startswith("Optimizer.").to_numpy(dtype=bool)
+    is_op &= ~E.per_distinct(names, lambda n: n.astype(object).str.startswith("Optimizer."), bool)
     stacks = host["call_stack"].to_numpy(dtype=object)
     rows = np.flatnonzero(is_op)
     out = pd.DataFrame(
