@@ -40,3 +40,24 @@ def test_data_loader_names():
     got = E.per_distinct(names, overview._is_loader, bool)
     assert got.tolist() == [True, False, True, False] * 3
     assert E.per_distinct(np.zeros(0, dtype=object), overview._is_loader, bool).tolist() == []
+
+
+def test_input_shapes_hold_no_fixed_width_copy_of_every_text():
+    # The shape key of 20k calls sharing a 1,000-character text: a numpy str copy of the
+    # column took rows x 1,000 x 4 bytes (80 MB), twice for its sort; now the distinct
+    # texts are hashed (a few hundred KB of codes).
+    import tracemalloc
+
+    from tensorboard_plugin_profile.analysis.pytorch.operators import _shape_text
+
+    long_dims = "[[" + ", ".join(["8"] * 330) + "]]"
+    dims = np.array([long_dims, None, "[[2, 3], []]", "not json\x00"] * 5000, dtype=object)
+    tracemalloc.start()
+    try:
+        got = _shape_text(dims)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
+    assert got[:4].tolist() == [str([[8] * 330]), "[]", "[[2, 3], []]", "not json"]
+    assert _shape_text(np.zeros(0, dtype=object)).tolist() == []
