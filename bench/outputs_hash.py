@@ -7,6 +7,11 @@ A fresh service without the disk cache answers every host tool, three ``trace_vi
 requests (the first columnar window, a zoomed window at full resolution, the default
 format) and prints one line per request: tool, parameters, hash and size (or the error a
 tool gives where it does not apply). Two checkouts agree when the lines are identical.
+
+A PyTorch trace (a ``*.pt.trace.json[.gz]`` file or a folder of them) gets the PyTorch tools
+instead, on every run and host: overview, operators (both groupings), kernels, memory,
+distributed, the complete trace (every decoded event, so the decoder's output is covered
+whole) and the same three windows.
 """
 
 from __future__ import annotations
@@ -24,23 +29,48 @@ WINDOWS = (
     {"format": "columnar", "resolution": "0", "start_time_ms": "100", "end_time_ms": "140"},
     {"resolution": "2000"},
 )
+PYTORCH_TOOLS = (
+    ("pytorch_overview", {}),
+    ("pytorch_operators", {}),
+    ("pytorch_operators", {"group_by": "input_shape"}),
+    ("pytorch_kernels", {}),
+    ("pytorch_memory", {}),
+    ("pytorch_distributed", {}),
+    ("trace_viewer", {}),
+)
 
 
 def main() -> None:
     os.environ["TBPROF_NO_CACHE"] = "1"
-    from tensorboard_plugin_profile.common.errors import ProfileError
     from tensorboard_plugin_profile.service import ProfileService
 
     service = ProfileService(sys.argv[1])
     run = service.runs()[0]
-    requests = [(tool, {}) for tool in TOOLS] + [("trace_viewer@", w) for w in WINDOWS]
-    for tool, params in requests:
-        try:
-            chunks = service.tool_data(run, tool, params=params).chunks()
-            data = b"".join(c if isinstance(c, bytes) else c.encode() for c in chunks)
-            print(tool, sorted(params.items()), hashlib.sha256(data).hexdigest(), len(data))
-        except ProfileError as e:
-            print(tool, sorted(params.items()), "error", type(e).__name__)
+    windows = [("trace_viewer@", w) for w in WINDOWS]
+    if "pytorch_overview" not in service.run_tools(run):
+        _print_hashes(service, [(run, None)], [(tool, {}) for tool in TOOLS] + windows)
+        return
+    targets = [
+        (run, entry["hostname"])
+        for run in service.runs()
+        for entry in service.hosts(run, "pytorch_overview")
+    ]
+    _print_hashes(service, targets, list(PYTORCH_TOOLS) + windows)
+
+
+def _print_hashes(service, targets: list, requests: list) -> None:
+    from tensorboard_plugin_profile.common.errors import ProfileError
+
+    for run, host in targets:
+        label = () if host is None else (run, host)
+        for tool, params in requests:
+            try:
+                chunks = service.tool_data(run, tool, host=host, params=params).chunks()
+                data = b"".join(c if isinstance(c, bytes) else c.encode() for c in chunks)
+                digest = hashlib.sha256(data).hexdigest()
+                print(*label, tool, sorted(params.items()), digest, len(data))
+            except ProfileError as e:
+                print(*label, tool, sorted(params.items()), "error", type(e).__name__)
 
 
 if __name__ == "__main__":

@@ -57,16 +57,13 @@ def raw_space(c: Collector) -> dict:
     # line on 1 M threads in 1,000 processes).
     ev_line, begin, dur = ev_line[order], begin[order], dur[order]
     flow_rows = _flow_stats(c, ev_line, begin, dur, order, shift_ps)
-    stats = tuple(np.concatenate([a, b]) for a, b in zip(stats, flow_rows))
     names, cats = _np(c.ev_name, np.int64)[order], _np(c.ev_cat, np.int64)[order]
     meta_ids = names * max(len(c.strings.values), 1) + cats
     unique_meta, meta_codes = np.unique(meta_ids, return_inverse=True)
     event_plane = line_plane[ev_line] if len(order) else ev_line
     bounds = np.searchsorted(event_plane, np.arange(len(pids) + 1))
-    stat_plane = event_plane[stats[0]] if len(stats[0]) else stats[0]
-    stat_order = np.lexsort((stats[0], stat_plane))
-    stats = tuple(col[stat_order] for col in stats)
-    stat_bounds = np.searchsorted(stat_plane[stat_order], np.arange(len(pids) + 1))
+    stats, stat_bounds = _sorted_stats(stats, flow_rows, bounds)
+    del flow_rows
     c.stat_keys(CATEGORY)
     strings = np.empty(len(c.strings.values), dtype=object)
     strings[:] = c.strings.values
@@ -184,6 +181,24 @@ def _stat_columns(c: Collector, row_of: np.ndarray) -> tuple:
         _np(c.st_int, np.int64),
         _np(c.st_float, np.float64),
     )
+
+
+def _sorted_stats(stats: tuple, flow_rows: tuple, bounds: np.ndarray) -> tuple:
+    """Event and flow stats as one table ordered by owner row (stable: an event's stats keep
+    their order), and where each plane's slice begins (``bounds``: its first event row).
+
+    Rows are sorted by plane first, so the owner alone orders them as (plane, owner) did.
+    One column is gathered at a time: the peak holds one more column, not two copies of
+    every column (concatenated, then sorted), which was the decoder's peak on PyTorch
+    traces (millions of args).
+    """
+    owners = np.concatenate([stats[0], flow_rows[0]])
+    order = np.argsort(owners, kind="stable")
+    columns = [owners[order]]
+    del owners
+    for a, b in zip(stats[1:], flow_rows[1:]):
+        columns.append(np.concatenate([a, b])[order])
+    return tuple(columns), np.searchsorted(columns[0], bounds)
 
 
 def _stat_slice(stats: tuple, lo: int, hi: int, first_row: int, strings: np.ndarray) -> tuple:

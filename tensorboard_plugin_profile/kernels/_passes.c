@@ -23,6 +23,10 @@
  * first_free_levels(begin, end, out)
  *     events sorted by begin; out[i] = the smallest lane whose previous event
  *     ended at or before begin[i] (a new lane when none is free).
+ * dropping_stack(line, begin, end, kept, parent)
+ *     activities sorted by (line, begin, longest first); torch-tb-profiler's stack: pop
+ *     what ended at or before begin[i]; an activity ending after the top is dropped
+ *     (kept 0, parent -1), else kept 1, parent = the top (-1 when empty), and pushed.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -174,6 +178,50 @@ static PyObject *previous_enclosing(PyObject *self, PyObject *py_args) {
     Py_RETURN_NONE;
 fail:
     release(a, 3);
+    return NULL;
+}
+
+/* --- dropping_stack --------------------------------------------------------------- */
+static PyObject *dropping_stack(PyObject *self, PyObject *py_args) {
+    PyObject *o_line, *o_begin, *o_end, *o_kept, *o_parent;
+    if (!PyArg_ParseTuple(py_args, "OOOOO", &o_line, &o_begin, &o_end, &o_kept, &o_parent))
+        return NULL;
+    Arg a[5];
+    memset(a, 0, sizeof(a));
+    if (as_int64(o_line, &a[0], 0, -1, "line") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (as_int64(o_begin, &a[1], 0, n, "begin") < 0 || as_int64(o_end, &a[2], 0, n, "end") < 0 ||
+        get_buffer(o_kept, &a[3], 1, 1, n, "kept") < 0 ||
+        as_int64(o_parent, &a[4], 1, n, "parent") < 0)
+        goto fail;
+    const int64_t *line = a[0].view.buf, *begin = a[1].view.buf, *end = a[2].view.buf;
+    char *kept = a[3].view.buf;
+    int64_t *parent = a[4].view.buf;
+    int64_t *stack = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!stack) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t top = 0; /* stack size; kept activities of the current line */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i > 0 && line[i] != line[i - 1]) top = 0;
+        while (top > 0 && begin[i] >= end[stack[top - 1]]) top--;
+        if (top > 0 && end[i] > end[stack[top - 1]]) { /* ends after its enclosing one */
+            kept[i] = 0;
+            parent[i] = -1;
+            continue;
+        }
+        kept[i] = 1;
+        parent[i] = top > 0 ? stack[top - 1] : -1;
+        stack[top++] = i;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(stack);
+    release(a, 5);
+    Py_RETURN_NONE;
+fail:
+    release(a, 5);
     return NULL;
 }
 
@@ -503,6 +551,8 @@ static PyMethodDef methods[] = {
     {"previous_enclosing", previous_enclosing, METH_VARARGS,
      "Latest earlier event of the run ending at or after each event."},
     {"first_free_levels", first_free_levels, METH_VARARGS, "Greedy lanes of sorted events."},
+    {"dropping_stack", dropping_stack, METH_VARARGS,
+     "torch-tb-profiler's stack over sorted activities: kept and parent."},
     /* stream A: step breakdown */
     {"pack_boundaries", pack_boundaries, METH_VARARGS, "Packed sort keys of span boundaries."},
     {"step_breakdown", step_breakdown, METH_VARARGS,

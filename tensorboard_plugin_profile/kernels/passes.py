@@ -14,7 +14,11 @@ in one vectorised step:
   adding each piece to its step window as it goes (no piece table); compiled only,
   ``analysis.steps.sweep`` sums its pieces with numpy otherwise;
 - ``first_free_levels``: greedy lanes for trace rows whose events overlap without
-  nesting (``trace_index``); the fallback is the same heap loop in Python.
+  nesting (``trace_index``); the fallback is the same heap loop in Python;
+- ``dropping_stack``: torch-tb-profiler's stack over the host activities of each thread
+  (``analysis/pytorch/operators.py``): parent = the innermost kept activity still open, and
+  one that ends after it is dropped. The fallback nests well-formed lines with
+  ``nesting.nest`` (vectorised) and replays the stack in Python on the others.
 
 Both implementations give identical results (``tests/kernels/test_passes.py``,
 with hypothesis); ``compiled.use_compiled`` chooses (``TBPROF_PURE_PYTHON=1`` forces the
@@ -25,6 +29,7 @@ Usage::
     top = sweep_top(group, kind, start, num_types)   # int64 arrays in, int64 out
     parent = previous_enclosing(run, end)
     lanes = first_free_levels(begin, end)
+    kept, parent = dropping_stack(line, begin, end)
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from . import compiled
+from .nesting import nest
 
 _passes = compiled.load(__name__)
 
@@ -212,3 +218,48 @@ def first_free_levels(begin, end, pure_python: Optional[bool] = None) -> np.ndar
         out[i] = level
         heapq.heappush(busy, (e, level))
     return out
+
+
+# --- dropping_stack ----------------------------------------------------------------------
+def dropping_stack(line, begin, end, pure_python: Optional[bool] = None) -> tuple:
+    """(kept, parent) of activities sorted by (line, begin, longest first).
+
+    Per line, a stack of the kept activities still open: those that ended at or before an
+    activity's begin are popped; the activity is dropped when it ends after the top (a
+    partial overlap), else its parent is the top (-1 when none) and it is pushed.
+    """
+    line, begin, end = _int64(line), _int64(begin), _int64(end)
+    if compiled.use_compiled(_passes, pure_python):
+        kept = np.empty(len(line), dtype=bool)
+        parent = np.empty(len(line), dtype=np.int64)
+        _passes.dropping_stack(line, begin, end, kept, parent)
+        return kept, parent
+    return _dropping_stack_by_lines(line, begin, end)
+
+
+def _dropping_stack_by_lines(line: np.ndarray, begin: np.ndarray, end: np.ndarray) -> tuple:
+    """Well-nested lines take the vectorised nesting (the stack gives the same answer there);
+    a line where some activity ends after its enclosing one replays the stack in Python."""
+    nesting = nest(line, begin, end, np.arange(len(begin)))
+    kept, parent = nesting.matched.copy(), np.where(nesting.matched, nesting.parent, -1)
+    for bad in np.unique(line[~nesting.matched]).tolist():  # one pass per malformed line
+        rows = np.flatnonzero(line == bad)
+        line_kept, local_parent = _replay_dropping_stack(begin[rows], end[rows])
+        kept[rows] = line_kept
+        parent[rows] = np.where(local_parent >= 0, rows[np.maximum(local_parent, 0)], -1)
+    return kept, parent
+
+
+def _replay_dropping_stack(begin: np.ndarray, end: np.ndarray) -> tuple:
+    kept = np.zeros(len(begin), dtype=bool)
+    parent = np.full(len(begin), -1, dtype=np.int64)
+    stack: list = []
+    for i, (b, e) in enumerate(zip(begin.tolist(), end.tolist())):
+        while stack and b >= end[stack[-1]]:
+            stack.pop()
+        if stack and e > end[stack[-1]]:
+            continue  # ends after its enclosing activity: dropped
+        parent[i] = stack[-1] if stack else -1
+        kept[i] = True
+        stack.append(i)
+    return kept, parent

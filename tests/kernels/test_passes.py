@@ -188,3 +188,46 @@ def test_a_type_out_of_range_is_refused_by_both_packers():
     for pure in [True, False] if BUILT else [True]:
         with pytest.raises(ValueError):
             passes.pack_boundaries(one, one, one, np.array([18]), 18, pure_python=pure)
+
+
+def _sorted_activities(spans):
+    """(line, begin, end) sorted as the PyTorch operator tree sorts them."""
+    rows = sorted(((line, b, b + d) for line, b, d in spans), key=lambda r: (r[0], r[1], -r[2]))
+    return np.array(rows, dtype=np.int64).reshape(-1, 3).T
+
+
+@needs_compiled
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 12), st.integers(0, 6))))
+def test_dropping_stack_agrees(spans):
+    # Small times: many identical activities, zero durations and partial overlaps, where
+    # the fallback mixes the vectorised nesting and the Python replay.
+    line, begin, end = _sorted_activities(spans)
+    kept, parent = passes.dropping_stack(line, begin, end, pure_python=False)
+    kept_py, parent_py = passes.dropping_stack(line, begin, end, pure_python=True)
+    assert kept.tolist() == kept_py.tolist()
+    assert parent.tolist() == parent_py.tolist()
+
+
+def test_dropping_stack_keeps_the_enclosing_activity():
+    # Line 0: [0, 10] holds two identical [2, 6] (nested in each other) and [5, 12] (ends
+    # after its enclosing one: dropped); line 1 starts a new stack.
+    line, begin, end = _sorted_activities([(0, 0, 10), (0, 2, 4), (0, 2, 4), (0, 5, 7), (1, 3, 1)])
+    for pure in (False, True):
+        kept, parent = passes.dropping_stack(line, begin, end, pure_python=pure)
+        assert kept.tolist() == [True, True, True, False, True]
+        assert parent.tolist() == [-1, 0, 1, -1, -1]
+
+
+@needs_compiled
+def test_identical_activities_stay_in_compiled_code(monkeypatch):
+    # PyTorch writes an op and its only child with the same begin and end; the vectorised
+    # nesting pairs their ends the other way round, which sent the whole thread to a Python
+    # loop per activity (twice) on every operator table.
+    def no_python_loop(*args):
+        raise AssertionError("a thread was replayed in Python")
+
+    monkeypatch.setattr(passes, "_replay_dropping_stack", no_python_loop)
+    spans = [(0, 10 * i, 5) for i in range(1000)] * 2
+    kept, parent = passes.dropping_stack(*_sorted_activities(spans))
+    assert kept.all() and parent[1::2].tolist() == list(range(0, 2000, 2))

@@ -15,6 +15,8 @@ Usage::
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -85,12 +87,12 @@ def trace_events(space: Space) -> pd.DataFrame:
 
 def _classify(space: Space) -> pd.DataFrame:
     ev = events_of(space, numbers=NUMBERS, strings=STRINGS)
-    cats = pd.Series(ev["cat"].to_numpy(dtype=object)).str.lower()
-    kind = cats.map(_TYPE_OF_CATEGORY).to_numpy(dtype=object)
+    cats = ev["cat"].to_numpy(dtype=object)
+    kind = per_distinct(cats, lambda c: c.str.lower().map(_TYPE_OF_CATEGORY), object)
     names = ev["name"].to_numpy(dtype=object)
-    is_step = np.isin(kind, [OPERATOR, USER_ANNOTATION]) & pd.Series(names).str.startswith(
-        STEP_PREFIX
-    ).to_numpy(dtype=bool)
+    is_step = np.isin(kind, [OPERATOR, USER_ANNOTATION]) & per_distinct(
+        names, lambda n: n.str.startswith(STEP_PREFIX), bool
+    )
     kind = np.where(is_step, PROFILER_STEP, kind)
     ignored = (kind == USER_ANNOTATION) & ~np.isin(names, NCCL_OPS + GLOO_OPS)
     kind[ignored] = None
@@ -122,6 +124,14 @@ def _classify(space: Space) -> pd.DataFrame:
 
     # torch-tb-profiler orders events by start time (a stable sort of file order).
     return out.sort_values("begin_ps", kind="stable", ignore_index=True)
+
+
+def per_distinct(values: np.ndarray, test: Callable[[pd.Series], pd.Series], dtype) -> np.ndarray:
+    """``test`` run on each distinct value once and spread back to every value: string work
+    once per distinct name or category, not once per event (a trace holds millions of
+    events and a few thousand names)."""
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
+    return test(pd.Series(uniques)).to_numpy(dtype=dtype)[codes]
 
 
 def step_numbers(names) -> np.ndarray:

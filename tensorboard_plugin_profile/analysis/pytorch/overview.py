@@ -67,6 +67,14 @@ def communication_external_ids(ev: pd.DataFrame) -> np.ndarray:
     return comm["external_id"].dropna().to_numpy()
 
 
+def _is_loader(names: pd.Series) -> pd.Series:
+    """DataLoader ops: ``enumerate(DataLoader)#...__next__`` and ``enumerate(DataPipe)#...``."""
+    names = names.astype(object)
+    return (
+        names.str.startswith("enumerate(DataLoader)#") & names.str.endswith(".__next__")
+    ) | names.str.startswith("enumerate(DataPipe)#")
+
+
 def _overview(ev: pd.DataFrame) -> Overview:
     kind = ev["type"].to_numpy(dtype=object)
     names = ev["name"].to_numpy(dtype=object)
@@ -76,14 +84,9 @@ def _overview(ev: pd.DataFrame) -> Overview:
     comm_kernel = is_kernel & np.isin(ev["external_id"].to_numpy(), comm_ids)
     host_op = np.isin(kind, E.HOST_OP_TYPES)
     collective = host_op & np.isin(names, E.NCCL_OPS + E.GLOO_OPS)
-    name_series = pd.Series(names, dtype=object)
-    loader = np.isin(kind, (E.OPERATOR, E.USER_ANNOTATION)) & (
-        (
-            name_series.str.startswith("enumerate(DataLoader)#")
-            & name_series.str.endswith(".__next__")
-        )
-        | name_series.str.startswith("enumerate(DataPipe)#")
-    ).to_numpy(dtype=bool)
+    loader = np.isin(kind, (E.OPERATOR, E.USER_ANNOTATION)) & E.per_distinct(
+        names, _is_loader, bool
+    )
     roles = {
         "Kernel": is_kernel & ~comm_kernel,
         "Memcpy": kind == E.MEMCPY,
