@@ -13,11 +13,12 @@ from werkzeug.test import Client
 
 from tensorboard_plugin_profile import tools as tool_registry
 from tensorboard_plugin_profile.common import memo
-from tensorboard_plugin_profile.common.errors import Overloaded
+from tensorboard_plugin_profile.common.errors import NotApplicable, Overloaded
 from tensorboard_plugin_profile.common.memsize import deep_size
 from tensorboard_plugin_profile.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
+from tensorboard_plugin_profile.store.space_store import full_size
 from tensorboard_plugin_profile.web.server import StandaloneApp
 from tensorboard_plugin_profile.xspace import read_xspace
 
@@ -143,6 +144,45 @@ def test_columns_a_trace_index_makes_on_first_use_are_charged_too():
     index = next(d for d in memo.derived_from(service.space(host_file)) if hasattr(d, "lazy"))
     assert "group_id" in index.lazy
     assert service.cache._entries[key][1] >= before + index.lazy["group_id"].nbytes
+
+
+@pytest.mark.parametrize("name", ["tf_keras2_fit", "jax_cpu_train"])
+def test_a_space_s_charge_walks_only_what_each_request_added_and_equals_a_full_walk(name):
+    service = _memory_only(FIXTURES / name)
+    run = service.runs()[0]
+    host_file = service.logdir.session(run).host_files[0]
+    key = service.spaces.key(host_file)
+    space = service.space(host_file)
+    space_objects = set()
+    deep_size(space, space_objects)  # what a walk of the Space alone visits
+    requests = [
+        ("overview_page", {}),
+        ("trace_viewer@", {"format": "columnar"}),
+        ("trace_viewer@", {}),  # the envelope: group ids, made on first use by the index
+        ("framework_op_stats", {}),
+        ("op_profile", {}),
+        ("input_pipeline_analyzer", {}),
+        ("overview_page", {}),  # warm: nothing new to walk
+    ]
+    walked_per_request = []
+    for tool, params in requests:
+        walked = service.spaces.walked
+        try:
+            b"".join(service.tool_data(run, tool, params=params).chunks())
+        except NotApplicable:
+            pass  # not every tool has data on both profiles; the others still run
+        # Never the Space again: at most the memoised results' objects (the trace index is
+        # walked again when it grew), none of the Space's.
+        everything = set(space_objects)
+        for derived in memo.derived_from(space):
+            deep_size(derived, everything)
+        walked_per_request.append(service.spaces.walked - walked)
+        assert walked_per_request[-1] <= len(everything) - len(space_objects), tool
+        # A streamed answer makes the index's columns after the request's own recharge
+        # (the next cold request charges them): measure that growth too before comparing.
+        service.spaces.recharge([host_file], [(host_file.host, space)])
+        assert service.cache._entries[key][1] == full_size(space), tool
+    assert walked_per_request[0] > 0 and walked_per_request[-1] == 0  # warm: nothing walked
 
 
 def test_a_space_is_charged_its_real_size_including_derived_tables():

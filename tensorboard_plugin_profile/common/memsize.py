@@ -178,8 +178,11 @@ def _mincore() -> Any:
 _MINCORE = _mincore()
 
 
-def deep_size(value: Any, seen: Optional[set] = None) -> int:
+def deep_size(value: Any, seen: Optional[Any] = None) -> int:
     """Bytes held by ``value`` and everything it references (buffers counted once).
+
+    ``seen`` (ids already counted: a set, or anything with ``in`` and ``add``) carries the
+    counted buffers from one walk to the next, so shared ones are counted once in all.
 
     The walk keeps its own stack, so nesting of any depth (a trace's metadata nested a
     thousand levels) costs a list entry per level, not a Python frame: no RecursionError.
@@ -191,7 +194,7 @@ _DONE = object()
 
 
 class _Sizer:
-    def __init__(self, seen: set):
+    def __init__(self, seen: Any):
         self.seen = seen  # ids of buffers and containers already counted
 
     def size(self, value: Any) -> int:

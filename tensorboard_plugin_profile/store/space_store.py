@@ -8,7 +8,8 @@ Every freshly decoded Space is written to the disk cache (in the background).
 
 A Space's charge against the memory budget is its real size (``memsize``)
 plus what analyses memoised on it (the preprocessed copy, op statistics, the
-trace index), re-measured after each tool ran on it (``recharge``). The same
+trace index), grown after each tool ran on it by measuring only what the tool memoised
+(``recharge``, ``_Walk``). The same
 measurements teach ``estimate`` how much memory a profile needs per byte of
 file, which admission control reserves before a decode starts.
 
@@ -28,6 +29,7 @@ import concurrent.futures
 import logging
 import threading
 import time
+import weakref
 from typing import Any, Callable, Optional
 
 from ..common import memo
@@ -76,7 +78,8 @@ class SpaceStore:
         self._lock = threading.Lock()
         self._ratio: Optional[float] = None  # measured bytes in memory per file byte
         self._ratios: dict = {}  # the same, per input kind (_input_kind)
-        self._measured: dict = {}  # cache key -> (memo entries, their growth) when last measured
+        self._walks: dict = {}  # id(Space) -> _Walk: what its charge has counted so far
+        self.walked = 0  # objects the recharge walks visited (tests read it)
         self._failures: collections.OrderedDict = collections.OrderedDict()  # key -> error
         limit_heap_fragmentation()  # freed event columns go back to the OS, not to holes
 
@@ -98,7 +101,7 @@ class SpaceStore:
             return self.cache.get_or_compute(
                 key,
                 lambda: self._load_or_decode(host_file, in_worker),
-                size_of=deep_size,
+                size_of=lambda space: self._walk_of(space).total,
                 reserve=self.estimate([host_file]) if reserve else 0,
             )
         except (ProfileTooLarge, CorruptProfile) as e:
@@ -134,19 +137,27 @@ class SpaceStore:
         return learned * PEAK_OVER_KEPT if learned else INITIAL_BYTES_PER_FILE_BYTE
 
     def recharge(self, host_files: list, spaces: list) -> None:
-        """Re-measures Spaces that analyses added to since they were last measured."""
+        """Charges Spaces with what analyses memoised on them since they were last measured.
+
+        Only what a request added is walked (``_Walk``): the Space and the results measured
+        before are not walked again, and buffers they share with the new results are not
+        counted twice, so the charge is what one walk of everything would give."""
         for f, (_, space) in zip(host_files, spaces):
             key = self.key(f)
-            derived = memo.derived_from(space)
-            # What analyses memoised, and what those made on first use since (a trace
-            # index's lazily built columns): unchanged means nothing to re-measure.
-            version = (len(derived), sum(getattr(d, "memory_version", 0) for d in derived))
-            if self._measured.get(key) == version:
-                continue
-            size = deep_size([space] + derived)
-            self._measured[key] = version
-            self._learn(size, f.size, f.path)
-            self.cache.recharge(key, size)
+            walk = self._walk_of(space)
+            if not walk.update(memo.derived_from(space)):
+                continue  # nothing new, nothing grown
+            self._learn(walk.total, f.size, f.path)
+            self.cache.recharge(key, walk.total)
+
+    def _walk_of(self, space: Any) -> _Walk:
+        """The Space's running measurement, dropped with the Space."""
+        with self._lock:
+            walk = self._walks.get(id(space))
+            if walk is None:
+                walk = self._walks[id(space)] = _Walk(space, self)
+                weakref.finalize(space, self._walks.pop, id(space), None)
+            return walk
 
     # --- internals ---------------------------------------------------------
     def _load_or_decode(self, host_file: Any, in_worker: bool) -> Any:
@@ -197,6 +208,69 @@ class SpaceStore:
                 self._ratios[kind] = max(self._ratios.get(kind, 0.0), size / file_size)
                 if kind == "xplane":
                     self._ratio = max(self._ratio or 0.0, size / file_size)
+
+
+class _Walk:
+    """A Space's charge, grown by walking only what was memoised on it since the last walk.
+
+    ``counted`` holds the ids of the buffers and containers already charged (as one
+    ``deep_size`` walk over the Space and its memoised results keeps them), so a new result
+    that shares a Space's column is charged only for what it adds. A result that grows after
+    it was measured (the trace index makes columns on first use: ``memory_version``) is
+    walked again alone: its own part is taken out and measured anew.
+    """
+
+    def __init__(self, space: Any, store: SpaceStore):
+        self.store = store
+        self.counted: set = set()
+        self.total = deep_size(space, _Counting(self.counted, store))
+        self.parts: dict = {}  # id(result) -> (memory_version, ids it counted, its bytes)
+        self.lock = threading.Lock()
+
+    def update(self, derived: list) -> bool:
+        """Measures the new and the grown results; False when there were none."""
+        with self.lock:
+            return any([self._measure(value) for value in derived])
+
+    def _measure(self, value: Any) -> bool:
+        """Measures one result if it is new or grew since; whether it did."""
+        version = getattr(value, "memory_version", 0)
+        known = self.parts.get(id(value))
+        if known is not None and known[0] == version:
+            return False
+        if known is not None:  # grown: its part again, the rest stays counted
+            self.counted.difference_update(known[1])
+            self.total -= known[2]
+        own: set = set()
+        size = deep_size(value, _Counting(self.counted, self.store, own))
+        self.counted.update(own)
+        self.parts[id(value)] = (version, own, size)
+        self.total += size
+        return True
+
+
+class _Counting:
+    """The ``seen`` of a ``deep_size`` walk: ids already ``counted`` are skipped, new ones go
+    to ``own`` (or straight to ``counted``), and each is counted in the store's ``walked``."""
+
+    def __init__(self, counted: set, store: SpaceStore, own: Optional[set] = None):
+        self.counted = counted
+        self.own = counted if own is None else own
+        self.store = store
+
+    def __contains__(self, item: int) -> bool:
+        return item in self.own or item in self.counted
+
+    def add(self, item: int) -> None:
+        self.own.add(item)
+        self.store.walked += 1
+
+
+def full_size(space: Any) -> int:
+    """What one walk of a Space and everything memoised on it holds (``recharge``'s charge
+    without its shortcuts; tests compare the two)."""
+    seen: set = set()
+    return deep_size(space, seen) + sum(deep_size(d, seen) for d in memo.derived_from(space))
 
 
 def _input_kind(path: str) -> str:
