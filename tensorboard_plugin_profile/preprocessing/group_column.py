@@ -109,7 +109,7 @@ def implicit_groups(
         _kept_before(owners, kept, added.events[earlier], old),
     ]
     # Earlier places of events this edit leaves alone, less the old rows dropped before.
-    alone = ~np.isin(old.events, added.events) & (_set_calls(sets, old.events) < 0)
+    alone = ~added.holds(old.events) & (_set_calls(sets, old.events) < 0)
     ranks.append(_kept_before(owners, kept, old.events[alone], old))
     events = np.concatenate([added.events[now], added.events[earlier], old.events[alone]])
     return _moved(events, np.concatenate(ranks), placed)
@@ -117,29 +117,48 @@ def implicit_groups(
 
 @dataclasses.dataclass
 class _Added:
-    """Distinct events with stat rows added in the edit, and per row, its event and part."""
+    """Distinct events with stat rows added in the edit, and per event its rows by part.
 
-    events: np.ndarray
-    row_event: np.ndarray  # index into ``events`` of each added row
-    row_part: np.ndarray
+    Event rows are dense integers below the edited plane's size, so the distinct events
+    come from a flag per row and their indices from its running count: O(rows + events),
+    no hashing or sorting of the added rows (a hash-based ``np.unique`` of them cost 0.5 s
+    at 11 M events), and no concatenated copy of every part's rows."""
+
+    events: np.ndarray  # sorted, distinct
+    seen: np.ndarray  # bool per event row below its length: has an added row
+    index: np.ndarray  # event row -> its index in ``events`` (where ``seen``)
+    parts: list  # (index of the StatRows in the edit, its events)
 
     @classmethod
     def of(cls, stat_rows: list) -> _Added:
-        if not stat_rows:
-            empty = np.zeros(0, dtype=np.int64)
-            return cls(empty, empty, empty)
-        rows = np.concatenate([r.events for r in stat_rows])
-        parts = np.repeat(np.arange(len(stat_rows)), [len(r.events) for r in stat_rows])
-        events, row_event = np.unique(rows, return_inverse=True)
-        return cls(events, row_event.reshape(-1), parts)
+        parts = [(k, r.events) for k, r in enumerate(stat_rows) if len(r.events)]
+        size = max((int(rows.max()) + 1 for _, rows in parts), default=0)
+        seen = np.zeros(size, dtype=bool)
+        for _, rows in parts:
+            seen[rows] = True
+        events = np.flatnonzero(seen)
+        index = np.cumsum(seen, dtype=np.int32 if len(events) < 2**31 else np.int64)
+        index -= 1
+        return cls(events, seen, index, parts)
 
     def split(self, set_at: np.ndarray) -> tuple:
         """Per event: its added rows made before its group was set, and after (all after
         when it was not set in this edit)."""
         n = len(self.events)
-        before = self.row_part < set_at[self.row_event]
-        count_before = np.bincount(self.row_event[before], minlength=n)
-        return count_before, np.bincount(self.row_event, minlength=n) - count_before
+        count_before = np.zeros(n, dtype=np.int64)
+        count_all = np.zeros(n, dtype=np.int64)
+        for k, rows in self.parts:
+            at = self.index[rows]
+            count_all += np.bincount(at, minlength=n)
+            count_before += np.bincount(at[k < set_at[at]], minlength=n)
+        return count_before, count_all - count_before
+
+    def holds(self, events: np.ndarray) -> np.ndarray:
+        """Whether each of these event rows has added rows."""
+        out = np.zeros(len(events), dtype=bool)
+        inside = events < len(self.seen)
+        out[inside] = self.seen[events[inside]]
+        return out
 
 
 def _set_calls(sets: list, events: np.ndarray) -> np.ndarray:
@@ -151,10 +170,19 @@ def _set_calls(sets: list, events: np.ndarray) -> np.ndarray:
             hit = np.zeros(len(events), dtype=bool)
             hit[inside] = s.values[events[inside]] >= 0
         else:
-            rows = s.rows[s.values >= 0]
-            hit = np.isin(events, rows)
+            hit = _member(events, s.rows[s.values >= 0])
         out[hit] = s.parts_before
     return out
+
+
+def _member(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``np.isin(values, rows)`` for event rows (dense, non-negative): a flag per row
+    instead of a hash or a sort of both sides."""
+    if not len(values) or not len(rows):
+        return np.zeros(len(values), dtype=bool)
+    flags = np.zeros(max(int(values.max()), int(rows.max())) + 1, dtype=bool)
+    flags[rows] = True
+    return flags[values]
 
 
 def _present(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
