@@ -94,8 +94,7 @@ def implicit_groups(
     elif not stat_rows and not replaced and not sets:
         return _moved(old.events, old.ranks, placed)
     owners = plane.stats["event"].to_numpy()
-    keep = kept_old_rows(plane.stats, replaced)
-    kept = None if keep.all() else np.concatenate([[0], np.cumsum(keep)])
+    dropped = np.flatnonzero(~kept_old_rows(plane.stats, replaced))  # few: replaced rows
     added = _Added.of(stat_rows)
     set_at = _set_calls(sets, added.events)
     rows_before, rows_after = added.split(set_at)
@@ -105,12 +104,12 @@ def implicit_groups(
     now = (set_at >= 0) & (rows_after > 0)
     earlier = (set_at < 0) & _present(plane.events, added.events)
     ranks = [
-        _kept_before(owners, kept, added.events[now], None) + rows_before[now],
-        _kept_before(owners, kept, added.events[earlier], old),
+        _kept_before(owners, dropped, added.events[now], None) + rows_before[now],
+        _kept_before(owners, dropped, added.events[earlier], old),
     ]
     # Earlier places of events this edit leaves alone, less the old rows dropped before.
     alone = ~added.holds(old.events) & (_set_calls(sets, old.events) < 0)
-    ranks.append(_kept_before(owners, kept, old.events[alone], old))
+    ranks.append(_kept_before(owners, dropped, old.events[alone], old))
     events = np.concatenate([added.events[now], added.events[earlier], old.events[alone]])
     return _moved(events, np.concatenate(ranks), placed)
 
@@ -194,17 +193,20 @@ def _present(events: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _kept_before(owners, kept, events, old: Optional[ImplicitGroups]) -> np.ndarray:
+def _kept_before(owners, dropped, events, old: Optional[ImplicitGroups]) -> np.ndarray:
     """Per event, its old rows kept by the edit that come before its ``group_id``: all of
     them, or (``old``) the first ones where an earlier edit placed it among them.
-    ``kept``: kept old rows before each row (None: every row is kept)."""
+    ``dropped``: the sorted old rows the edit replaces (a search among them, not a running
+    count of kept rows over the whole table)."""
     first = np.searchsorted(owners, events, side="left")
     count = np.searchsorted(owners, events, side="right") - first
     if old is not None and len(old.events) and len(events):
         found = np.minimum(np.searchsorted(old.events, events), len(old.events) - 1)
         hit = old.events[found] == events
         count[hit] = np.minimum(count[hit], old.ranks[found[hit]])
-    return count if kept is None else kept[first + count] - kept[first]
+    if len(dropped):
+        count -= np.searchsorted(dropped, first + count) - np.searchsorted(dropped, first)
+    return count
 
 
 def _moved(events: np.ndarray, ranks: np.ndarray, placed: Optional[Placement]) -> ImplicitGroups:

@@ -10,6 +10,7 @@ against the hash one on random rows, and that the edit's hot path calls neither.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import host_files
 from hypothesis import given, settings
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from tensorboard_plugin_profile.preprocessing import group_column, plane_edit
 from tensorboard_plugin_profile.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.preprocessing.stat_table import StatRows
-from tensorboard_plugin_profile.xspace import read_xspace
+from tensorboard_plugin_profile.xspace import columns, read_xspace
 
 _ROWS = st.lists(st.integers(0, 300), max_size=60).map(lambda v: np.array(v, dtype=np.int64))
 
@@ -76,3 +77,41 @@ def test_the_group_places_hash_no_event_rows(monkeypatch, pure_python):
     for before, after in zip(expected.planes, got.planes):
         assert after.implicit_group.events.tolist() == before.implicit_group.events.tolist()
         assert after.implicit_group.ranks.tolist() == before.implicit_group.ranks.tolist()
+
+
+def _stat_rows_by_isin(stats: pd.DataFrame, names) -> dict:
+    """``columns.stat_rows`` as it was: np.isin over the whole code column."""
+    categories = stats["stat"].cat.categories
+    codes = stats["stat"].cat.codes.to_numpy()
+    out: dict = {}
+    for i, c in enumerate(categories):
+        if str(c) in set(names):
+            rows = np.flatnonzero(np.isin(codes, [i]))
+            found = out.get(str(c))
+            out[str(c)] = rows if found is None else np.sort(np.concatenate([found, rows]))
+    return out
+
+
+_NAMES = ["a", "b", "c", "d"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(_NAMES + [None]), max_size=80),
+    st.lists(st.sampled_from(_NAMES + ["x"]), max_size=4),
+)
+def test_stat_rows_by_flags_equal_isin(stat, names):
+    stats = pd.DataFrame({"stat": pd.Categorical(stat, categories=_NAMES)})
+    got = columns.stat_rows(stats, names)
+    expected = _stat_rows_by_isin(stats, names)
+    assert {k: v.tolist() for k, v in got.items()} == {k: v.tolist() for k, v in expected.items()}
+
+
+def test_stat_rows_hash_no_stats_rows(monkeypatch):
+    # Before: np.isin of every row's stat code against the wanted ones.
+    stats = read_xspace(str(host_files("tf_keras_fit")[0])).plane("/host:CPU").stats
+    expected = columns.stat_rows(stats, ["_r", "id", "step_num"])
+    monkeypatch.setattr(np, "isin", _refuse)
+    got = columns.stat_rows(stats, ["_r", "id", "step_num"])
+    assert {k: v.tolist() for k, v in got.items()} == {k: v.tolist() for k, v in expected.items()}
+    assert sum(len(v) for v in got.values()) > 0
