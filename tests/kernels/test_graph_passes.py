@@ -324,7 +324,7 @@ def test_graphs_past_int32_ids_take_the_fallbacks(monkeypatch):
 @needs_compiled
 def test_a_graph_with_many_extra_edges_counts_them_into_place(monkeypatch):
     # Every consumer of a context shared by 50 producers and 50 consumers gets 50 parents
-    # (the synthetic bench file: 18 M such edges over 1.5 M events). Before, two stable
+    # (the synthetic bench file: 18 M such edges over 1.7 M events). Before, two stable
     # argsorts of the edges (O(E log E), 2.2 s there) laid them out by child and by parent.
     monkeypatch.delenv("TBPROF_PURE_PYTHON", raising=False)
     n, fan = 400, 50
