@@ -180,7 +180,7 @@ class Nodes:
         """Event names of ``nodes`` (increasing order not needed)."""
         plane_of = np.searchsorted(self.offsets, nodes, side="right") - 1
         out = [""] * len(nodes)
-        for plane in np.unique(plane_of).tolist():
+        for plane in np.flatnonzero(np.bincount(plane_of)).tolist():  # planes, not hashed
             codes, categories = self._names(plane)
             mine = np.flatnonzero(plane_of == plane)
             rows = nodes[mine] - self.offsets[plane]
@@ -193,7 +193,7 @@ class Nodes:
         cache = self.__dict__.setdefault("_name_cache", {})
         if plane not in cache:
             names = self.planes[plane].events["name"]
-            cache[plane] = (names.cat.codes.to_numpy(), names.cat.categories)
+            cache[plane] = (names.array.codes, names.cat.categories)
         return cache[plane]
 
     def present(self, key: str) -> Presence:
@@ -221,7 +221,7 @@ def _notnone(events, name: str) -> np.ndarray:
         return np.zeros(len(events), dtype=bool)
     column = events[name]
     if isinstance(column.dtype, pd.CategoricalDtype):  # one pass over the codes
-        return column.cat.codes.to_numpy() != -1
+        return column.array.codes != -1
     return column.notna().to_numpy()
 
 
@@ -239,7 +239,7 @@ def _node_types(plane) -> tuple:
     kinds = set(by_category.tolist())
     if kinds == {OTHER}:  # the usual JAX / PyTorch host: zero pages, never written
         return np.zeros(len(names), dtype=np.int8), kinds
-    return by_category[names.cat.codes.to_numpy()], kinds
+    return by_category[names.array.codes], kinds
 
 
 def _mark_kernels(planes: list, offsets: np.ndarray, types: np.ndarray, correlation) -> set:

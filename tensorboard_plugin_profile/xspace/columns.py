@@ -213,7 +213,7 @@ def int_values_at(column, rows) -> np.ndarray:
 def _str_column(n: int, stats: pd.DataFrame, rows: np.ndarray) -> pd.Categorical:
     """A well-known string stat as a sorted categorical (a numeric value stays a number)."""
     str_value = stats["str_value"]
-    codes = str_value.cat.codes.to_numpy()[rows].astype(np.int64)
+    codes = str_value.array.codes[rows].astype(np.int64)
     strings = list(str_value.cat.categories)
     kinds = stats["kind"].to_numpy()[rows]
     numeric = ~np.isin(kinds, _STRING_KINDS)
