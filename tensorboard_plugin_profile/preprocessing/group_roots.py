@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import op_names, schema
-from ..xspace.event_stats import int_stat
+from ..xspace.event_stats import int_stats
 from ..xspace.model import Space
 from . import event_graph
 
@@ -140,7 +140,7 @@ class Nodes:
         line = cat(lambda p: p.events["line"].to_numpy(), np.int32)
         if sum(len(p.events) > 0 for p in planes) > 1:  # lines of two planes must differ
             line = line + np.repeat(bases[:-1], np.diff(offsets))  # (never the plane's own)
-        stats = {key: _stat(planes, offsets, key) for key in _COLUMNS}
+        stats = _stats(planes, offsets, list(_COLUMNS))
         by_plane = {id(p): _node_types(p) for p in planes if len(p.events)}
         types = cat(lambda p: by_plane[id(p)][0], np.int8)
         type_set = frozenset().union(*(names for _, names in by_plane.values()))
@@ -206,14 +206,19 @@ class Nodes:
         return np.unique(values[present])
 
 
-def _stat(planes: list, offsets: np.ndarray, name: str) -> Stat:
-    """A nullable int column of every plane's events, where present."""
-    rows, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-    for plane, offset in zip(planes, offsets.tolist()):
-        present, found = int_stat(plane, name)  # only the rows that carry it are read
-        rows.append(present + offset)
-        values.append(found)
-    return Stat(np.concatenate(rows), np.concatenate(values), int(offsets[-1]))
+def _stats(planes: list, offsets: np.ndarray, names) -> dict:
+    """Name -> a nullable int column of every plane's events, where present (only the rows
+    that carry it are read; one pass over each plane's stats table for all names)."""
+    per_plane = [int_stats(plane, names) for plane in planes]
+    out = {}
+    for name in names:
+        rows, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+        for found, offset in zip(per_plane, offsets.tolist()):
+            present, found_values = found[name]
+            rows.append(present + offset)
+            values.append(found_values)
+        out[name] = Stat(np.concatenate(rows), np.concatenate(values), int(offsets[-1]))
+    return out
 
 
 def _notnone(events, name: str) -> np.ndarray:

@@ -16,10 +16,10 @@ from conftest import host_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_profile.preprocessing import group_column, plane_edit
+from tensorboard_plugin_profile.preprocessing import group_column, group_roots, plane_edit
 from tensorboard_plugin_profile.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.preprocessing.stat_table import StatRows
-from tensorboard_plugin_profile.xspace import columns, read_xspace
+from tensorboard_plugin_profile.xspace import columns, event_stats, read_xspace
 
 _ROWS = st.lists(st.integers(0, 300), max_size=60).map(lambda v: np.array(v, dtype=np.int64))
 
@@ -115,3 +115,31 @@ def test_stat_rows_hash_no_stats_rows(monkeypatch):
     got = columns.stat_rows(stats, ["_r", "id", "step_num"])
     assert {k: v.tolist() for k, v in got.items()} == {k: v.tolist() for k, v in expected.items()}
     assert sum(len(v) for v in got.values()) > 0
+
+
+def test_grouping_reads_each_stats_table_once_for_all_its_integer_stats(monkeypatch):
+    # Before: one pass over a plane's stats table per stat grouping reads (12 per plane).
+    space = read_xspace(str(host_files("tf_keras_fit")[0]))
+    names = list(group_roots._COLUMNS)
+    expected = {
+        (plane.name, name): [a.tolist() for a in event_stats.int_stat(plane, name)]
+        for plane in space.planes
+        for name in names
+    }
+    calls = []
+    original = event_stats.stat_rows
+
+    def counted(stats, wanted):
+        calls.append(list(wanted))
+        return original(stats, wanted)
+
+    monkeypatch.setattr(event_stats, "stat_rows", counted)
+    nodes = group_roots.Nodes.of(space)
+    assert len(calls) <= len(space.planes)
+    offsets = np.cumsum([0] + [len(p.events) for p in space.planes])
+    for name in names:  # the same rows and values as one name at a time
+        stat = nodes.stats[name]
+        for k, plane in enumerate(space.planes):
+            mine = (stat.rows >= offsets[k]) & (stat.rows < offsets[k + 1])
+            got = [(stat.rows[mine] - offsets[k]).tolist(), stat.values[mine].tolist()]
+            assert got == expected[(plane.name, name)], (plane.name, name)
