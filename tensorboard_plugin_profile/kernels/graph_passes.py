@@ -72,12 +72,35 @@ def line_forest(line, begin, duration, skip, pure_python: Optional[bool] = None)
 def extra_by_parent(parents, children, n: int) -> tuple:
     """The extra edges as ``flood`` reads them: (nodes with extra children (int32,
     sorted), ptr, their children (int32, in input order), bit mask of those nodes)."""
-    order = np.argsort(parents, kind="stable")
-    nodes, ptr = sorted_runs(parents[order])
+    nodes, ptr, by_parent = runs_by_key(parents, children, n)
     bits = np.zeros((n + 7) // 8, dtype=np.uint8)
     byte, starts = sorted_runs(nodes >> 3)  # distinct nodes: one bit each, so OR = sum
     bits[byte] = np.add.reduceat(1 << (nodes & 7), starts[:-1]) if len(nodes) else 0
-    return nodes.astype(np.int32), ptr, children[order].astype(np.int32), bits
+    return nodes.astype(np.int32), ptr, by_parent.astype(np.int32), bits
+
+
+# Edges per node above which a counting sort over every node beats sorting the edges.
+COUNTING_SORT_EDGES_PER_NODE = 0.25
+
+
+def runs_by_key(keys, values, n: int, pure_python: Optional[bool] = None) -> tuple:
+    """(distinct keys, ptr, values stably sorted by key) for keys in [0, n): key
+    ``keys_out[k]``'s values are ``values_out[ptr[k]:ptr[k + 1]]``; ptr is int64.
+
+    Few keys (a few extra edges among millions of nodes): a stable argsort of them. Many
+    (a context id shared by dozens of producers and consumers gives each consumer dozens
+    of parents): ``csr``'s counting sort, O(edges + nodes) instead of O(edges log edges),
+    and its per-node ptr cut down to the keys that occur. Both give the same arrays."""
+    keys, values = _int64(keys), _int64(values)
+    if len(keys) < COUNTING_SORT_EDGES_PER_NODE * n or not compiled.use_compiled(
+        _graph_passes, pure_python
+    ):
+        order = np.argsort(keys, kind="stable")
+        distinct, ptr = sorted_runs(keys[order])
+        return distinct, ptr, values[order]
+    node_ptr, by_key = csr(keys, values, n, pure_python)
+    distinct = np.flatnonzero(node_ptr[1:] != node_ptr[:-1])
+    return distinct, np.r_[node_ptr[distinct], len(keys)].astype(np.int64), by_key
 
 
 def sorted_runs(keys: np.ndarray) -> tuple:

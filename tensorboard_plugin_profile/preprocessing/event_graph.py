@@ -158,13 +158,12 @@ class Graph:
         children = np.concatenate([c for _, c in edge_sets] + [_no_edges()[0]])
         # Edge sets arrive in rank order, so a stable sort by child keeps each
         # node's parents in upstream order (context producers in node order).
-        order = np.argsort(children, kind="stable")
-        extra_nodes, extra_ptr = graph_passes.sorted_runs(children[order])
+        extra_nodes, extra_ptr, extra_idx = graph_passes.runs_by_key(children, parents, n)
         if stop is not None:
             down = graph_passes.extra_by_parent(parents, children, n)
         else:
             down = graph_passes.child_lists(parent_of, parents, children)
-        return cls(n, parent_of, extra_nodes, extra_ptr, parents[order], stop, down)
+        return cls(n, parent_of, extra_nodes, extra_ptr, extra_idx, stop, down)
 
     def flood(
         self, order, values=None, proper=False, unreached=NO_LABEL, out=None, crossings=False

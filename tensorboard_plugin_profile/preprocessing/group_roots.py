@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import op_names, schema
-from ..xspace.event_stats import int_stat
+from ..xspace.event_stats import int_stats
 from ..xspace.model import Space
 from . import event_graph
 
@@ -140,7 +140,7 @@ class Nodes:
         line = cat(lambda p: p.events["line"].to_numpy(), np.int32)
         if sum(len(p.events) > 0 for p in planes) > 1:  # lines of two planes must differ
             line = line + np.repeat(bases[:-1], np.diff(offsets))  # (never the plane's own)
-        stats = {key: _stat(planes, offsets, key) for key in _COLUMNS}
+        stats = _stats(planes, offsets, list(_COLUMNS))
         by_plane = {id(p): _node_types(p) for p in planes if len(p.events)}
         types = cat(lambda p: by_plane[id(p)][0], np.int8)
         type_set = frozenset().union(*(names for _, names in by_plane.values()))
@@ -180,7 +180,7 @@ class Nodes:
         """Event names of ``nodes`` (increasing order not needed)."""
         plane_of = np.searchsorted(self.offsets, nodes, side="right") - 1
         out = [""] * len(nodes)
-        for plane in np.unique(plane_of).tolist():
+        for plane in np.flatnonzero(np.bincount(plane_of)).tolist():  # planes, not hashed
             codes, categories = self._names(plane)
             mine = np.flatnonzero(plane_of == plane)
             rows = nodes[mine] - self.offsets[plane]
@@ -193,7 +193,7 @@ class Nodes:
         cache = self.__dict__.setdefault("_name_cache", {})
         if plane not in cache:
             names = self.planes[plane].events["name"]
-            cache[plane] = (names.cat.codes.to_numpy(), names.cat.categories)
+            cache[plane] = (names.array.codes, names.cat.categories)
         return cache[plane]
 
     def present(self, key: str) -> Presence:
@@ -206,14 +206,19 @@ class Nodes:
         return np.unique(values[present])
 
 
-def _stat(planes: list, offsets: np.ndarray, name: str) -> Stat:
-    """A nullable int column of every plane's events, where present."""
-    rows, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-    for plane, offset in zip(planes, offsets.tolist()):
-        present, found = int_stat(plane, name)  # only the rows that carry it are read
-        rows.append(present + offset)
-        values.append(found)
-    return Stat(np.concatenate(rows), np.concatenate(values), int(offsets[-1]))
+def _stats(planes: list, offsets: np.ndarray, names) -> dict:
+    """Name -> a nullable int column of every plane's events, where present (only the rows
+    that carry it are read; one pass over each plane's stats table for all names)."""
+    per_plane = [int_stats(plane, names) for plane in planes]
+    out = {}
+    for name in names:
+        rows, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+        for found, offset in zip(per_plane, offsets.tolist()):
+            present, found_values = found[name]
+            rows.append(present + offset)
+            values.append(found_values)
+        out[name] = Stat(np.concatenate(rows), np.concatenate(values), int(offsets[-1]))
+    return out
 
 
 def _notnone(events, name: str) -> np.ndarray:
@@ -221,7 +226,7 @@ def _notnone(events, name: str) -> np.ndarray:
         return np.zeros(len(events), dtype=bool)
     column = events[name]
     if isinstance(column.dtype, pd.CategoricalDtype):  # one pass over the codes
-        return column.cat.codes.to_numpy() != -1
+        return column.array.codes != -1
     return column.notna().to_numpy()
 
 
@@ -239,7 +244,7 @@ def _node_types(plane) -> tuple:
     kinds = set(by_category.tolist())
     if kinds == {OTHER}:  # the usual JAX / PyTorch host: zero pages, never written
         return np.zeros(len(names), dtype=np.int8), kinds
-    return by_category[names.cat.codes.to_numpy()], kinds
+    return by_category[names.array.codes], kinds
 
 
 def _mark_kernels(planes: list, offsets: np.ndarray, types: np.ndarray, correlation) -> set:

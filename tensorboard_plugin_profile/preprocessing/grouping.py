@@ -213,6 +213,6 @@ def _mark_eager(nodes: Nodes, graph, result: Grouping) -> None:
         for k in conflicts:
             flag[k] = int(graph.first_ancestor(int(marked[k]), is_eager) in single)
     plane_of = np.searchsorted(nodes.offsets, marked, side="right") - 1
-    for p in np.unique(plane_of).tolist():
+    for p in np.flatnonzero(np.bincount(plane_of)).tolist():  # a few planes: no hashing
         mine = plane_of == p
         result.is_eager[p] = (marked[mine] - nodes.offsets[p], flag[mine])

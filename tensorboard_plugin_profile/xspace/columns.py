@@ -87,12 +87,17 @@ def empty_int_column(n: int, unsigned: bool = False) -> pd.api.extensions.Extens
 def stat_rows(stats: pd.DataFrame, names) -> dict:
     """Stat name -> row positions of that stat in ``stats`` (in table order)."""
     categories = stats["stat"].cat.categories
-    codes = stats["stat"].cat.codes.to_numpy()
+    codes = stats["stat"].array.codes  # a view (`.cat.codes` copies them)
     wanted = [(i, str(c)) for i, c in enumerate(categories) if str(c) in set(names)]
     if not wanted:
         return {}
-    rows = np.flatnonzero(np.isin(codes, [i for i, _ in wanted]))
-    rows = rows[np.argsort(codes[rows], kind="stable")]
+    # A flag per category, read at each row's code (-1, no name, reads the last: False):
+    # one pass, where np.isin of the whole column sorted or hashed it.
+    flags = np.zeros(len(categories) + 1, dtype=bool)
+    flags[[i for i, _ in wanted]] = True
+    rows = np.flatnonzero(flags[codes])
+    if len(wanted) > 1:
+        rows = rows[np.argsort(codes[rows], kind="stable")]
     sorted_codes = codes[rows]
     out: dict = {}
     for code, name in wanted:
@@ -208,7 +213,7 @@ def int_values_at(column, rows) -> np.ndarray:
 def _str_column(n: int, stats: pd.DataFrame, rows: np.ndarray) -> pd.Categorical:
     """A well-known string stat as a sorted categorical (a numeric value stays a number)."""
     str_value = stats["str_value"]
-    codes = str_value.cat.codes.to_numpy()[rows].astype(np.int64)
+    codes = str_value.array.codes[rows].astype(np.int64)
     strings = list(str_value.cat.categories)
     kinds = stats["kind"].to_numpy()[rows]
     numeric = ~np.isin(kinds, _STRING_KINDS)

@@ -110,18 +110,35 @@ def int_stat(plane: Plane, name: str) -> tuple:
     """(increasing event rows, int64 values) of an integer well-known stat where it is set,
     uint64 values bit-cast; from the events' column or the stats rows (the last value of an
     event wins, as in a column), without a column: only the rows that carry it are read."""
-    if name in plane.events:
-        array = plane.events[name].array
-        absent = np.asarray(array.isna(), dtype=bool)
-        if not len(absent) or absent.all():  # no search for the usual absent stat
-            return _NO_ROWS, _NO_ROWS
-        rows = np.flatnonzero(np.logical_not(absent, out=absent))
-        dtype = np.uint64 if str(array.dtype).startswith("UInt") else np.int64
-        return rows, np.asarray(array[rows].to_numpy(dtype=dtype)).view(np.int64)
-    found = _table_rows(plane, name)
+    return int_stats(plane, [name])[name]
+
+
+def int_stats(plane: Plane, names) -> dict:
+    """``int_stat`` of each name; the stats kept as rows are found in one pass over the
+    stats table, not one pass each."""
+    out = {}
+    as_rows = [name for name in names if name not in plane.events]
+    found_rows = stat_rows(plane.stats, as_rows) if as_rows and _has_rows(plane.stats) else {}
+    for name in names:
+        if name in plane.events:
+            out[name] = _column_values(plane.events[name].array)
+        else:
+            out[name] = _row_values(plane.stats, found_rows.get(name))
+    return out
+
+
+def _column_values(array) -> tuple:
+    absent = np.asarray(array.isna(), dtype=bool)
+    if not len(absent) or absent.all():  # no search for the usual absent stat
+        return _NO_ROWS, _NO_ROWS
+    rows = np.flatnonzero(np.logical_not(absent, out=absent))
+    dtype = np.uint64 if str(array.dtype).startswith("UInt") else np.int64
+    return rows, np.asarray(array[rows].to_numpy(dtype=dtype)).view(np.int64)
+
+
+def _row_values(stats: pd.DataFrame, found: Optional[np.ndarray]) -> tuple:
     if found is None:
         return _NO_ROWS, _NO_ROWS
-    stats = plane.stats
     events = stats["event"].to_numpy()[found].astype(np.int64)
     values = stats["int_value"].to_numpy()[found].astype(np.int64)
     order = np.argsort(events, kind="stable")

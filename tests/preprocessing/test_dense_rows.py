@@ -1,0 +1,145 @@
+"""Event rows are dense integers below a plane's size: sets of them are flags, not hashes.
+
+Preprocessing asks "which distinct events", "is this event among those" and "at which
+index" of tens of millions of event rows. ``np.unique`` and ``np.isin`` answer with a
+hash table or a sort of both sides (0.5-0.8 s at 11 M events); a flag per row and its
+running count answer the same in one pass. Each test here checks the flag version
+against the hash one on random rows, and that the edit's hot path calls neither.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import host_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tensorboard_plugin_profile.preprocessing import group_column, group_roots, plane_edit
+from tensorboard_plugin_profile.preprocessing.preprocess import preprocess
+from tensorboard_plugin_profile.preprocessing.stat_table import StatRows
+from tensorboard_plugin_profile.xspace import columns, event_stats, read_xspace
+
+_ROWS = st.lists(st.integers(0, 300), max_size=60).map(lambda v: np.array(v, dtype=np.int64))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_ROWS, max_size=5), _ROWS, st.lists(st.integers(-1, 5), max_size=6))
+def test_added_rows_by_flags_equal_unique_and_isin(parts, probe, set_at_values):
+    stat_rows = [StatRows(rows, f"s{k}", 0) for k, rows in enumerate(parts)]
+    added = group_column._Added.of(stat_rows)
+    every = np.concatenate([np.zeros(0, dtype=np.int64), *parts])
+    events, row_event = np.unique(every, return_inverse=True)
+    assert added.events.dtype == np.int64
+    assert added.events.tolist() == events.tolist()
+    assert added.holds(probe).tolist() == np.isin(probe, events).tolist()
+    # split: per event, rows made before the call that set its group, and after.
+    row_part = np.repeat(np.arange(len(parts)), [len(p) for p in parts])
+    set_at = np.resize(np.array(set_at_values or [-1], dtype=np.int64), len(events))
+    before = row_part < set_at[row_event]
+    count_before = np.bincount(row_event[before], minlength=len(events))
+    count_after = np.bincount(row_event, minlength=len(events)) - count_before
+    got_before, got_after = added.split(set_at)
+    assert got_before.tolist() == count_before.tolist()
+    assert got_after.tolist() == count_after.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ROWS, _ROWS)
+def test_membership_by_flags_equals_isin(values, rows):
+    assert group_column._member(values, rows).tolist() == np.isin(values, rows).tolist()
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("a hash or sort of event rows on the edit's path")
+
+
+@pytest.mark.parametrize("pure_python", ["0", "1"])
+def test_the_group_places_hash_no_event_rows(monkeypatch, pure_python):
+    # Before: _Added.of took np.unique of every added row and implicit_groups np.isin.
+    monkeypatch.setenv("TBPROF_PURE_PYTHON", pure_python)
+    path = host_files("tf_keras_fit")[0]
+    expected = preprocess(read_xspace(str(path)))
+    original = plane_edit.implicit_groups
+    calls = []
+
+    def strict(*args, **kwargs):
+        calls.append(1)
+        with monkeypatch.context() as patch:
+            patch.setattr(np, "unique", _refuse)
+            patch.setattr(np, "isin", _refuse)
+            return original(*args, **kwargs)
+
+    monkeypatch.setattr(plane_edit, "implicit_groups", strict)
+    got = preprocess(read_xspace(str(path)))
+    assert calls
+    for before, after in zip(expected.planes, got.planes):
+        assert after.implicit_group.events.tolist() == before.implicit_group.events.tolist()
+        assert after.implicit_group.ranks.tolist() == before.implicit_group.ranks.tolist()
+
+
+def _stat_rows_by_isin(stats: pd.DataFrame, names) -> dict:
+    """``columns.stat_rows`` as it was: np.isin over the whole code column."""
+    categories = stats["stat"].cat.categories
+    codes = stats["stat"].cat.codes.to_numpy()
+    out: dict = {}
+    for i, c in enumerate(categories):
+        if str(c) in set(names):
+            rows = np.flatnonzero(np.isin(codes, [i]))
+            found = out.get(str(c))
+            out[str(c)] = rows if found is None else np.sort(np.concatenate([found, rows]))
+    return out
+
+
+_NAMES = ["a", "b", "c", "d"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(_NAMES + [None]), max_size=80),
+    st.lists(st.sampled_from(_NAMES + ["x"]), max_size=4),
+)
+def test_stat_rows_by_flags_equal_isin(stat, names):
+    stats = pd.DataFrame({"stat": pd.Categorical(stat, categories=_NAMES)})
+    got = columns.stat_rows(stats, names)
+    expected = _stat_rows_by_isin(stats, names)
+    assert {k: v.tolist() for k, v in got.items()} == {k: v.tolist() for k, v in expected.items()}
+
+
+def test_stat_rows_hash_no_stats_rows(monkeypatch):
+    # Before: np.isin of every row's stat code against the wanted ones.
+    stats = read_xspace(str(host_files("tf_keras_fit")[0])).plane("/host:CPU").stats
+    expected = columns.stat_rows(stats, ["_r", "id", "step_num"])
+    monkeypatch.setattr(np, "isin", _refuse)
+    got = columns.stat_rows(stats, ["_r", "id", "step_num"])
+    assert {k: v.tolist() for k, v in got.items()} == {k: v.tolist() for k, v in expected.items()}
+    assert sum(len(v) for v in got.values()) > 0
+
+
+def test_grouping_reads_each_stats_table_once_for_all_its_integer_stats(monkeypatch):
+    # Before: one pass over a plane's stats table per stat grouping reads (12 per plane).
+    space = read_xspace(str(host_files("tf_keras_fit")[0]))
+    names = list(group_roots._COLUMNS)
+    expected = {
+        (plane.name, name): [a.tolist() for a in event_stats.int_stat(plane, name)]
+        for plane in space.planes
+        for name in names
+    }
+    calls = []
+    original = event_stats.stat_rows
+
+    def counted(stats, wanted):
+        calls.append(list(wanted))
+        return original(stats, wanted)
+
+    monkeypatch.setattr(event_stats, "stat_rows", counted)
+    nodes = group_roots.Nodes.of(space)
+    assert len(calls) <= len(space.planes)
+    offsets = np.cumsum([0] + [len(p.events) for p in space.planes])
+    for name in names:  # the same rows and values as one name at a time
+        stat = nodes.stats[name]
+        for k, plane in enumerate(space.planes):
+            mine = (stat.rows >= offsets[k]) & (stat.rows < offsets[k + 1])
+            got = [(stat.rows[mine] - offsets[k]).tolist(), stat.values[mine].tolist()]
+            assert got == expected[(plane.name, name)], (plane.name, name)
