@@ -7,13 +7,21 @@ A fresh service without the disk cache answers every host tool, three ``trace_vi
 requests (the first columnar window, a zoomed window at full resolution, the default
 format) and prints one line per request: tool, parameters, hash and size (or the error a
 tool gives where it does not apply). Two checkouts agree when the lines are identical.
+
+``--through_cache`` answers from a Space read back from the disk cache instead: a first
+service decodes the profile and writes its Space entry, a second one (no answer on disk,
+no decode) reads it and answers; its lines must equal those of a run without it.
+
+    python bench/outputs_hash.py FILE.xplane.pb --through_cache | diff before.txt -
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import sys
+import tempfile
 
 from cold_path import OTHER_TOOLS  # bench/ is on sys.path when a script of it runs
 
@@ -27,11 +35,35 @@ WINDOWS = (
 
 
 def main() -> None:
-    os.environ["TBPROF_NO_CACHE"] = "1"
-    from tensorboard_plugin_profile.common.errors import ProfileError
-    from tensorboard_plugin_profile.service import ProfileService
+    if "--through_cache" in sys.argv[2:]:
+        with tempfile.TemporaryDirectory() as cache:
+            _hashes(_service_from_cache(sys.argv[1], cache))
+    else:
+        os.environ["TBPROF_NO_CACHE"] = "1"
+        from tensorboard_plugin_profile.service import ProfileService
 
-    service = ProfileService(sys.argv[1])
+        _hashes(ProfileService(sys.argv[1]))
+
+
+def _service_from_cache(path: str, cache: str) -> object:
+    """A service whose only way to the profile is the Space entry another one wrote."""
+    from tensorboard_plugin_profile.service import ProfileService
+    from tensorboard_plugin_profile.store.cache_config import CacheConfig
+
+    config = CacheConfig(disk_dir=cache, workers=1)
+    first = ProfileService(path, config=config)
+    first.run_tools(first.runs()[0])  # decodes, and stores the Space
+    first.close()
+    for folder in glob.glob(os.path.join(cache, "v*")):
+        for name in os.listdir(folder):
+            if not name.startswith("space-"):
+                os.remove(os.path.join(folder, name))
+    return ProfileService(path, config=config)
+
+
+def _hashes(service) -> None:
+    from tensorboard_plugin_profile.common.errors import ProfileError
+
     run = service.runs()[0]
     requests = [(tool, {}) for tool in TOOLS] + [("trace_viewer@", w) for w in WINDOWS]
     for tool, params in requests:
@@ -41,6 +73,8 @@ def main() -> None:
             print(tool, sorted(params.items()), hashlib.sha256(data).hexdigest(), len(data))
         except ProfileError as e:
             print(tool, sorted(params.items()), "error", type(e).__name__)
+    if service.disk is not None:  # --through_cache: every answer came from the stored Space
+        assert service.spaces.decodes == 0, "the Space was decoded, not read from the cache"
 
 
 if __name__ == "__main__":
