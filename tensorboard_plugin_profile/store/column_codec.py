@@ -91,9 +91,9 @@ def pack(array: np.ndarray, put: Callable[[np.ndarray], dict]) -> dict:
         return put(array)
     if runs == best:
         return _pack_runs(array, put)
-    if plain[0] == best:
-        return _pack_narrow(array, stats, "plain", plain[1], put)
-    return _pack_narrow(array, stats, "delta", delta[1], put)
+    if delta[0] < (1 - _MIN_SAVING) * plain[0]:  # a running sum only where it pays
+        return _pack_narrow(array, stats, "delta", delta[1], put)
+    return _pack_narrow(array, stats, "plain", plain[1], put)
 
 
 def compress(array: np.ndarray) -> Optional[np.ndarray]:
@@ -264,10 +264,10 @@ def _unpack_int(body: Any, value: Callable, budget: Budget) -> np.ndarray:
     work = np.dtype(f"<i{dtype.itemsize}")
     out = np.empty(len(narrow) + (mode == "delta"), dtype=work)
     patched = out if mode == "plain" else out[1:]
-    patched[:] = narrow  # a narrower type fits in a wider one, or both are as narrow
+    # Widened and scaled in one pass (a narrower type fits in a wider one, or both are as
+    # narrow).
+    np.multiply(narrow, _wrapped(step, work), out=patched, casting="unsafe")
     del narrow
-    if step != 1:
-        patched *= _wrapped(step, work)
     if mode == "plain" and origin:
         out += _wrapped(origin, work)
     if exceptions is not None:
