@@ -100,7 +100,8 @@ def compress(array: np.ndarray) -> Optional[np.ndarray]:
     """zlib bytes of a cold leaf array, or None when that is not worth it."""
     if array.ndim != 1 or array.nbytes < _COMPRESS_MIN_BYTES:
         return None
-    data = zlib.compress(memoryview(np.ascontiguousarray(array)).cast("B"), _ZLIB_LEVEL)
+    contiguous: Any = np.ascontiguousarray(array)  # (numpy's stubs: arrays are no buffers)
+    data = zlib.compress(memoryview(contiguous).cast("B"), _ZLIB_LEVEL)
     if len(data) > (1 - _MIN_SAVING) * array.nbytes:
         return None
     return np.frombuffer(data, dtype=np.uint8)
@@ -308,11 +309,11 @@ def _unpack_bits(body: Any, value: Callable, budget: Budget) -> np.ndarray:
 
 
 def _unpack_zlib(body: Any, value: Callable, budget: Budget) -> np.ndarray:
-    dtype_text, n, blob = body
+    dtype_text, n, stored = body
     dtype, n = np.dtype(str(dtype_text)), _int(n, 0)
     if dtype.kind not in "biufc" or dtype.shape:
         raise ValueError(f"arrays of dtype {dtype} are not stored")
-    blob = _array(value(blob), "u")
+    blob: Any = _array(value(stored), "u")
     nbytes = n * dtype.itemsize
     if blob.dtype != np.uint8 or not nbytes:  # (a max_length of 0 would mean no limit)
         raise ValueError("compressed data of another kind")

@@ -16,12 +16,14 @@ this package. It is generic over what the decoder puts in a ``Space``:
   row; mostly-``None`` columns store only the present rows);
 - DataFrames, Series, indexes, dicts/lists/tuples of small values, dataclasses.
 
-Anything else raises ``Unsupported``; the caller then simply does not cache.
+Every 1-D numeric array goes through ``column_codec`` (narrow integers, runs, bits; zlib
+inside a dataclass field whose metadata says ``cold``), which gives back the same dtype and
+values. Anything else raises ``Unsupported``; the caller then simply does not cache.
 
 Usage::
 
     tree, arrays = encode(space)
-    same = decode(tree, arrays)      # arrays: list of numpy arrays, as written
+    same = decode(tree, arrays)      # arrays: list of numpy arrays, as written (taken)
 """
 
 from __future__ import annotations
