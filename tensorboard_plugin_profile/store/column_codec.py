@@ -19,7 +19,7 @@ hundred names. Stored as they are, the Space entry of an ``.xplane.pb`` was 1.9x
   Hot columns are never compressed: a restarted server reads them back with a copy and
   a pass or two of numpy, not a decompressor.
 
-Encoding reads a column in blocks of ``BLOCK_ROWS`` (a few MB of temporaries, whatever
+Encoding reads a column in blocks of ``BLOCK_ROWS`` (512 KiB of temporaries, whatever
 the column's length). Decoding gives back the same dtype and the same values; it checks
 every length against the stored arrays, and what can expand past its stored bytes (runs,
 zlib) is charged to a ``Budget`` (the cache's size cap), so a forged entry cannot make
