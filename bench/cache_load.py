@@ -8,8 +8,10 @@ stops it; every request has a timeout, so the run always ends.
     python bench/cache_load.py sessions PROFILE.xplane.pb --sessions 3 --cache_bytes 3G
 
 ``restart``: idle RSS; cold overview + first trace window (time, peak RSS above
-idle); warm repeats (median ms); then a new server on the same cache: time to
-answer /runs + /run_tools + the overview, and the first trace window.
+idle); warm repeats (median ms); the Space entry's size against the file; then a
+new server on the same cache: time and CPU seconds (server and workers; wall time
+is noisy on a shared machine, CPU much less) to answer /runs + /run_tools + the
+overview, and the first trace window (which reads the Space entry).
 ``sessions``: N copies of the profile (hard links, each its own session)
 opened at once with a memory budget and no disk cache; reports the peak RSS
 above idle against the budget.
@@ -19,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import glob
 import json
+import math
 import os
 import shutil
 import socket
@@ -47,6 +51,7 @@ class Server:
         with open(log_path, "wb") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         self.peak_rss = 0
+        self.total_cpu_s = 0.0  # set by stop(): the server's whole CPU time
         self._stop = threading.Event()
         deadline = time.monotonic() + 60
         while True:
@@ -89,6 +94,18 @@ class Server:
                 pass
         return total
 
+    def cpu(self) -> float:
+        """CPU seconds (user + system) of the server and its live worker processes so far."""
+        total = 0
+        for pid in [self.process.pid, *_children(self.process.pid)]:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])  # utime, stime
+            except (OSError, IndexError, ValueError):
+                pass
+        return total / os.sysconf("SC_CLK_TCK")
+
     def _sample(self) -> None:
         while not self._stop.is_set():
             self.peak_rss = max(self.peak_rss, self.rss())
@@ -97,11 +114,17 @@ class Server:
     def stop(self) -> None:
         self._stop.set()
         self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        deadline = time.monotonic() + 10
+        while self.process.returncode is None:
+            pid, status, usage = os.wait4(self.process.pid, os.WNOHANG)
+            if pid:  # reaped here, with its resource usage (workers it waited for included)
+                self.process.returncode = os.waitstatus_to_exitcode(status)
+                self.total_cpu_s = usage.ru_utime + usage.ru_stime
+            elif time.monotonic() > deadline:
+                self.process.kill()
+                deadline = math.inf
+            else:
+                time.sleep(0.05)
 
 
 def _children(pid: int) -> list:
@@ -147,16 +170,24 @@ def restart(args: argparse.Namespace) -> dict:
             out["peak_over_file"] = (server.peak_rss - server.idle_rss) / 1e6 / out["file_mb"]
         finally:
             server.stop()
+        out["cold_server_cpu_s"] = server.total_cpu_s  # everything, the Space's store included
         time.sleep(5)  # not needed for results (written before answering); for the Space
+        entries = glob.glob(os.path.join(cache, "v*", "space-*.bin"))
+        out["space_entry_mb"] = sum(os.path.getsize(p) for p in entries) / 1e6
+        out["space_entry_over_file"] = out["space_entry_mb"] / out["file_mb"]
         server = Server(logdir, flags)
         try:
+            started_cpu = server.cpu()
             _, _, t_runs = server.get("/runs")
             _, _, t_tools = server.get("/run_tools?run=s1")
             status, _, t_overview = server.data("s1", "overview_page")
             assert status == 200
             out["restart_overview_s"] = t_runs + t_tools + t_overview
+            out["restart_overview_cpu_s"] = server.cpu() - started_cpu
+            before_window = server.cpu()
             status, _, t_window = server.data("s1", "trace_viewer@", **WINDOW)
             out["restart_first_window_s"] = t_window
+            out["restart_first_window_cpu_s"] = server.cpu() - before_window
             # A window not asked before: needs the decoded Space, loaded from the disk cache.
             status, _, t_new = server.data("s1", "trace_viewer@", **dict(WINDOW, resolution="999"))
             assert status == 200
@@ -164,6 +195,7 @@ def restart(args: argparse.Namespace) -> dict:
             out["restart_peak_rss_above_idle_mb"] = (server.peak_rss - server.idle_rss) / 1e6
         finally:
             server.stop()
+        out["restart_server_cpu_s"] = server.total_cpu_s  # start-up imports included
     return out
 
 

@@ -12,13 +12,21 @@ A PyTorch trace (a ``*.pt.trace.json[.gz]`` file or a folder of them) gets the P
 instead, on every run and host: overview, operators (both groupings), kernels, memory,
 distributed, the complete trace (every decoded event, so the decoder's output is covered
 whole) and the same three windows.
+
+``--through_cache`` answers from a Space read back from the disk cache instead: a first
+service decodes the profile and writes its Space entry, a second one (no answer on disk,
+no decode) reads it and answers; its lines must equal those of a run without it.
+
+    python bench/outputs_hash.py FILE.xplane.pb --through_cache | diff before.txt -
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import sys
+import tempfile
 
 from cold_path import OTHER_TOOLS  # bench/ is on sys.path when a script of it runs
 
@@ -41,21 +49,46 @@ PYTORCH_TOOLS = (
 
 
 def main() -> None:
-    os.environ["TBPROF_NO_CACHE"] = "1"
-    from tensorboard_plugin_profile.service import ProfileService
+    if "--through_cache" in sys.argv[2:]:
+        with tempfile.TemporaryDirectory() as cache:
+            _hashes(_service_from_cache(sys.argv[1], cache))
+    else:
+        os.environ["TBPROF_NO_CACHE"] = "1"
+        from tensorboard_plugin_profile.service import ProfileService
 
-    service = ProfileService(sys.argv[1])
+        _hashes(ProfileService(sys.argv[1]))
+
+
+def _service_from_cache(path: str, cache: str) -> object:
+    """A service whose only way to the profile is the Space entry another one wrote."""
+    from tensorboard_plugin_profile.service import ProfileService
+    from tensorboard_plugin_profile.store.cache_config import CacheConfig
+
+    config = CacheConfig(disk_dir=cache, workers=1)
+    first = ProfileService(path, config=config)
+    first.run_tools(first.runs()[0])  # decodes, and stores the Space
+    first.close()
+    for folder in glob.glob(os.path.join(cache, "v*")):
+        for name in os.listdir(folder):
+            if not name.startswith("space-"):
+                os.remove(os.path.join(folder, name))
+    return ProfileService(path, config=config)
+
+
+def _hashes(service) -> None:
     run = service.runs()[0]
     windows = [("trace_viewer@", w) for w in WINDOWS]
     if "pytorch_overview" not in service.run_tools(run):
         _print_hashes(service, [(run, None)], [(tool, {}) for tool in TOOLS] + windows)
-        return
-    targets = [
-        (run, entry["hostname"])
-        for run in service.runs()
-        for entry in service.hosts(run, "pytorch_overview")
-    ]
-    _print_hashes(service, targets, list(PYTORCH_TOOLS) + windows)
+    else:
+        targets = [
+            (run, entry["hostname"])
+            for run in service.runs()
+            for entry in service.hosts(run, "pytorch_overview")
+        ]
+        _print_hashes(service, targets, list(PYTORCH_TOOLS) + windows)
+    if service.disk is not None:  # --through_cache: every answer came from the stored Space
+        assert service.spaces.decodes == 0, "the Space was decoded, not read from the cache"
 
 
 def _print_hashes(service, targets: list, requests: list) -> None:

@@ -179,7 +179,7 @@ class DiskCache:
             return None
         header, arrays = entry
         try:
-            return frames_codec.decode(header["tree"], arrays)
+            return frames_codec.decode(header["tree"], arrays, self.max_bytes)
         except Exception as e:  # noqa: BLE001 - any tree that does not rebuild is a miss
             # The checksum rules out damage; what is left is a tree of other code (Stale)
             # or one written by hand: too deep (RecursionError), the wrong types, ...

@@ -16,12 +16,14 @@ this package. It is generic over what the decoder puts in a ``Space``:
   row; mostly-``None`` columns store only the present rows);
 - DataFrames, Series, indexes, dicts/lists/tuples of small values, dataclasses.
 
-Anything else raises ``Unsupported``; the caller then simply does not cache.
+Every 1-D numeric array goes through ``column_codec`` (narrow integers, runs, bits; zlib
+inside a dataclass field whose metadata says ``cold``), which gives back the same dtype and
+values. Anything else raises ``Unsupported``; the caller then simply does not cache.
 
 Usage::
 
     tree, arrays = encode(space)
-    same = decode(tree, arrays)      # arrays: list of numpy arrays, as written
+    same = decode(tree, arrays)      # arrays: list of numpy arrays, as written (taken)
 """
 
 from __future__ import annotations
@@ -30,12 +32,13 @@ import base64
 import dataclasses
 import importlib
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 import pandas as pd
 
 from ..common.memsize import sparse_rows, sparse_values
+from . import column_codec
 
 PACKAGE = __name__.split(".", 1)[0]
 
@@ -58,13 +61,16 @@ def encode(value: Any) -> tuple:
     return _Encoder(arrays).value(value), arrays
 
 
-def decode(tree: Any, arrays: list) -> Any:
-    return _Decoder(arrays).value(tree)
+def decode(tree: Any, arrays: list, max_bytes: Optional[int] = None) -> Any:
+    """The value of ``tree``; takes the arrays out of ``arrays`` as it goes (each is freed
+    once its column is rebuilt). Runs and compressed arrays may expand to ``max_bytes``."""
+    return _Decoder(arrays, max_bytes).value(tree)
 
 
 class _Encoder:
     def __init__(self, arrays: list):
         self.arrays = arrays
+        self.cold = 0  # inside a field declared cold: leaves are compressed
 
     def array(self, array: np.ndarray) -> dict:
         if array.dtype.kind not in "biufc":
@@ -72,6 +78,14 @@ class _Encoder:
         if array.ndim == 1 and len(array) > 1 and array.strides[0] == 0:
             # One value repeated (a column no event has): stored once, read back as a view.
             return {"$bc": [len(array), self.array(array[:1])]}
+        return column_codec.pack(array, self.leaf)
+
+    def leaf(self, array: np.ndarray) -> dict:
+        """Stores one array of the payload (compressed in a cold field, if that pays)."""
+        packed = column_codec.compress(array) if self.cold else None
+        if packed is not None:
+            self.arrays.append(packed)
+            return {"$z": [array.dtype.str, len(array), {"$a": len(self.arrays) - 1}]}
         self.arrays.append(np.ascontiguousarray(array))
         return {"$a": len(self.arrays) - 1}
 
@@ -110,8 +124,16 @@ class _Encoder:
         cls = type(v)
         if not cls.__module__.startswith(PACKAGE + ".") or "<" in cls.__qualname__:
             raise Unsupported(f"dataclass {cls.__qualname__} is not this package's")
-        fields = [[f.name, self.value(getattr(v, f.name))] for f in dataclasses.fields(v)]
+        fields = [[f.name, self.field(v, f)] for f in dataclasses.fields(v)]
         return {"$dc": f"{cls.__module__}:{cls.__qualname__}", "f": fields}
+
+    def field(self, v: Any, field: dataclasses.Field) -> Any:
+        cold = bool(field.metadata.get("cold"))
+        self.cold += cold
+        try:
+            return self.value(getattr(v, field.name))
+        finally:
+            self.cold -= cold
 
     def frame(self, df: pd.DataFrame) -> dict:
         names = list(df.columns)
@@ -188,8 +210,18 @@ class _Encoder:
 
 
 class _Decoder:
-    def __init__(self, arrays: list):
+    def __init__(self, arrays: list, max_bytes: Optional[int]):
         self.arrays = arrays
+        self.budget = column_codec.Budget(max_bytes)
+
+    def take(self, i: int) -> np.ndarray:
+        """The stored array ``i``, handed over once: the list lets go of it, so a narrow
+        buffer is freed as soon as its column is rebuilt (a tree refers to each once)."""
+        array = self.arrays[i]
+        if array is None:
+            raise Stale(f"array {i} is referred to twice")
+        self.arrays[i] = None
+        return array
 
     def value(self, t: Any) -> Any:
         if isinstance(t, list):
@@ -276,8 +308,15 @@ class _Decoder:
     def strings(self, body: list) -> Any:
         return pd.array(self.objects(body[1]), dtype=pd.api.types.pandas_dtype(body[0]))
 
+    def sparse(self, body: list) -> np.ndarray:
+        rows, values = self.value(body[1]), self.value(body[2])
+        return sparse_values(body[0], values.dtype, rows, values)
+
+    def packed(self, tag: str, body: Any) -> np.ndarray:
+        return column_codec.unpack(tag, body, self.value, self.budget)
+
     _HANDLERS: dict = {
-        "$a": lambda self, i: self.arrays[i],
+        "$a": lambda self, i: self.take(i),
         "$np": lambda self, b: np.dtype(b[0]).type(self.value(b[1])),
         "$f": lambda self, b: float(b),
         "$b": lambda self, b: base64.b64decode(b),
@@ -290,9 +329,10 @@ class _Decoder:
         "$cat": categorical,
         "$mask": masked,
         "$bc": lambda self, b: np.broadcast_to(self.value(b[1]), (b[0],)),
-        "$zp": lambda self, b: sparse_values(b[0], self.value(b[2]).dtype, *map(self.value, b[1:])),
+        "$zp": sparse,
         "$obj": objects,
         "$str": strings,
+        **{tag: (lambda self, b, tag=tag: self.packed(tag, b)) for tag in column_codec.TAGS},
     }
 
 

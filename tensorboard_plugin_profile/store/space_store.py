@@ -66,6 +66,7 @@ _DECODER_CODE = (
     "store/formats.py",
     "store/profile_reader.py",
     "store/frames_codec.py",
+    "store/column_codec.py",
 )
 
 

@@ -47,6 +47,10 @@ KIND_STR = 3
 KIND_BYTES = 4
 KIND_REF = 5
 
+# Field metadata of tables that few tools read (the long stats tables): the disk cache
+# stores them compressed (store/column_codec.py), the hot event columns as they are.
+COLD = {"cold": True}
+
 
 @dataclasses.dataclass
 class ImplicitGroups:
@@ -73,9 +77,9 @@ class Plane:
     name: str
     lines: pd.DataFrame
     events: pd.DataFrame
-    stats: pd.DataFrame
+    stats: pd.DataFrame = dataclasses.field(metadata=COLD)
     event_metadata: pd.DataFrame
-    metadata_stats: pd.DataFrame
+    metadata_stats: pd.DataFrame = dataclasses.field(metadata=COLD)
     stat_names: dict
     plane_stats: dict
     implicit_group: Optional[ImplicitGroups] = None

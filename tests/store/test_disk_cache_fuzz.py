@@ -18,11 +18,12 @@ Damage families, each applied to every entry in turn:
 - ``header``: bytes of the header JSON edited in place (outside the key, whose text holds
   the temporary path), the length and the (now stale) checksum kept;
 - ``fields``: one header field changed and the entry rewritten: the payload length, the
-  format or the key (with a checksum that verifies: a forged entry's fields are still
-  checked before use), or a dtype, shape or offset, the metadata, array layouts or two
-  ``$a`` references of the tree swapped (with the stale checksum: those can make a
-  consistent entry of other data, a forgery the cache does not claim to detect,
-  docs/security.md);
+  format or the key, or a length or mode inside a compact column of the tree
+  (``store/column_codec.py``: ``$int``, ``$runs``, ``$bits``, ``$z``) (with a checksum that
+  verifies: a forged entry's fields are still checked before use), or a dtype, shape or
+  offset, the metadata, array layouts or two ``$a`` references of the tree swapped (with
+  the stale checksum: those can make a consistent entry of other data, a forgery the cache
+  does not claim to detect, docs/security.md);
 - ``nested``: a header field replaced by arrays nested 100 to 100,000 levels deep (with a
   checksum that verifies);
 - ``swap``: the entry replaced by another whole entry.
@@ -80,7 +81,10 @@ _NESTED_DEPTHS = (100, 5000, 100_000)
 # offset or the metadata) can describe a consistent entry of other data, a forgery the cache
 # does not claim to detect (docs/security.md): they keep the stale checksum, as damage on
 # disk would, and must be detected by it.
-_FORGED = (6, 7)
+_FORGED = (6, 7, 8)
+_FIELD_CHANGES = 9
+# Tags of compact columns (store/column_codec.py), and where their length or mode sits.
+_PACKED = {"$int": 1, "$runs": 0, "$bits": 0, "$z": 1}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,6 +181,9 @@ def pristine(tmp_path_factory):
     # 2 Spaces, 2 listings, 7 tool results (TF stats is not listed for JAX: no TF ops).
     assert len(entries) == 11, entries
     data = {e.name: (cache / FOLDER / e.name).read_bytes() for e in entries}
+    spaces = [_parts(content)[0]["tree"] for name, content in data.items() if "space-" in name]
+    for tag in _PACKED:  # the damage reaches every compact encoding of column_codec
+        assert any(_nodes(tree, lambda node, t=tag: t in node) for tree in spaces), tag
     return logdir, cache, data, entries, good
 
 
@@ -242,7 +249,8 @@ def damage(entry: bytes, family: str, rng: random.Random, others: list, turn: in
         return _entry_bytes(_header_bytes_edited(head, rng), payload, stale)
     if family == "fields":
         changed = json.dumps(_field_changed(header, rng, turn)).encode()
-        return _entry_bytes(changed, payload, None if turn % 8 in _FORGED else stale)
+        forged = turn % _FIELD_CHANGES in _FORGED
+        return _entry_bytes(changed, payload, None if forged else stale)
     if family == "nested":
         depth = rng.choice(_NESTED_DEPTHS)
         field = rng.choice(("arrays", "tree", "meta", "key"))
@@ -268,7 +276,7 @@ def _header_bytes_edited(head: bytes, rng: random.Random) -> bytes:
 def _field_changed(header: dict, rng: random.Random, turn: int) -> dict:
     header = json.loads(json.dumps(header))
     arrays = header["arrays"]
-    change = turn % 8
+    change = turn % _FIELD_CHANGES
     if change == 0 and len(arrays) > 1:  # two array layouts swapped
         i, j = rng.sample(range(len(arrays)), 2)
         arrays[i], arrays[j] = arrays[j], arrays[i]
@@ -290,23 +298,43 @@ def _field_changed(header: dict, rng: random.Random, turn: int) -> dict:
         )
     elif change == 6:
         header["payload_bytes"] = rng.choice((0, -1, header["payload_bytes"] + 1, 2**64, "1"))
-    else:
+    elif change == 7:
         header[rng.choice(("format", "key"))] = rng.choice((2, 0, None, "x"))
+    else:  # a compact column's length or mode, which its stored arrays contradict
+        _packed_node_changed(header["tree"], rng)
     return header
 
 
+def _packed_node_changed(tree, rng: random.Random) -> None:
+    nodes = _nodes(tree, lambda node: len(node) == 1 and next(iter(node)) in _PACKED)
+    if not nodes:
+        return
+    (tag, body), *_ = rng.choice(nodes).items()
+    at = _PACKED[tag]
+    if tag == "$int":
+        body[at] = rng.choice(("x", "runs", None, 3))  # no such mode
+    else:  # another length: more or fewer bytes than the stored ones hold, or far too many
+        body[at] = rng.choice((body[at] + 64, max(body[at] - 64, 0) or 1 << 40, 1 << 50, -1))
+
+
 def _array_refs(tree) -> list:
-    """Every ``{"$a": i}`` node of a tree, depth first (iteratively: trees are deep)."""
-    refs, stack = [], [tree]
+    """Every ``{"$a": i}`` node of a tree."""
+    return _nodes(tree, lambda node: set(node) == {"$a"})
+
+
+def _nodes(tree, wanted) -> list:
+    """Every dict node of a tree that is ``wanted``, depth first (iteratively: trees are
+    deep)."""
+    found, stack = [], [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            if set(node) == {"$a"}:
-                refs.append(node)
+            if wanted(node):
+                found.append(node)
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return refs
+    return found
 
 
 # --- the cases --------------------------------------------------------------------------

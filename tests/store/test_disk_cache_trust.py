@@ -109,19 +109,36 @@ def test_flipping_any_header_byte_of_a_stored_value_never_changes_it(tmp_path):
     assert (loaded["num_events"], loaded["span"]) == (100, (0.5, 700.25))
 
 
+def _first_refs(text: str, name: str, ref: str) -> list:
+    """(position, digits) of the first array reference after each ``name`` in ``text``."""
+    found = []
+    for start in [m.start() for m in re.finditer(re.escape(name), text)]:
+        match = re.compile(ref).search(text, start)
+        if match:
+            found.append((match.start(1), match.group(1)))
+    return found
+
+
 def _swap_event_columns(path: str) -> None:
-    """Swaps the array references of ``begin_ps`` and ``duration_ps`` of the largest event
-    table in a Space entry, keeping the header's length (and the payload's checksum)."""
+    """Swaps the first array references of ``begin_ps`` and ``duration_ps`` (their values,
+    or their compact form's narrow values, ``column_codec``) of the largest event table in a
+    Space entry, keeping the header's length (and the payload's checksum)."""
     data = open(path, "rb").read()
     head, _ = _split(data)
     text = head.decode()
     header = json.loads(text)
-    refs = re.findall(r'\["begin_ps",\{"\$a":(\d+)\}\],\["duration_ps",\{"\$a":(\d+)\}\]', text)
-    begin, duration = max(refs, key=lambda r: header["arrays"][int(r[0])][2][0])
+    ref = r'\{"\$a":(\d+)\}'
+    pairs = [
+        (b, d, b_at, d_at)
+        for b_at, b in _first_refs(text, '["begin_ps",', ref)
+        for d_at, d in _first_refs(text[b_at:], '["duration_ps",', ref)[:1]
+    ]
+    begin, duration, at, offset = max(pairs, key=lambda r: header["arrays"][int(r[0])][2][0])
     assert len(begin) == len(duration) and header["arrays"][int(begin)][2][0] > 100
-    old = f'["begin_ps",{{"$a":{begin}}}],["duration_ps",{{"$a":{duration}}}]'
-    new = f'["begin_ps",{{"$a":{duration}}}],["duration_ps",{{"$a":{begin}}}]'
-    swapped = text.replace(old, new, 1).encode()
+    chars = list(text)
+    chars[at : at + len(begin)] = duration
+    chars[at + offset : at + offset + len(duration)] = begin
+    swapped = "".join(chars).encode()
     assert len(swapped) == len(head) and swapped != head
     start = data.index(head)
     with open(path, "wb") as f:
