@@ -225,9 +225,8 @@ class HostMap:
             try:
                 self._run(kind, remaining, progress, arrived)
             except ProfileError as e:  # one host's: the others still get their own answer
-                failed = self._one_by_one(kind, remaining, progress, arrived)
-                if failed is not None:
-                    raise failed from e  # this request needs every host: it fails
+                self._one_by_one(kind, remaining, progress, arrived)
+                raise e  # this request needs every host: it fails with the first error
         except BaseException as e:
             self._fail(kind, remaining, e)
             raise
@@ -235,20 +234,14 @@ class HostMap:
             "%s: %d hosts in %.0f ms", kind.name, total, (time.perf_counter() - started) * 1e3
         )
 
-    def _one_by_one(
-        self, kind: _Kind, remaining: dict, progress: Any, arrived: Any
-    ) -> Optional[ProfileError]:
+    def _one_by_one(self, kind: _Kind, remaining: dict, progress: Any, arrived: Any) -> None:
         """After a host's typed error, each host not made yet alone, so one corrupt host
-        fails only itself (a pod session's tool list needs the first host only); the first
-        host's error that remains, if any."""
-        first = None
+        fails only itself (a pod session's tool list needs the first host only)."""
         for index in list(remaining):
             try:
                 self._run(kind, {index: remaining[index]}, progress, arrived)
             except ProfileError as e:
                 self._fail(kind, {index: remaining.pop(index)}, e)
-                first = first or e
-        return first
 
     def _fail(self, kind: _Kind, failed: dict, error: BaseException) -> None:
         """Hands ``error`` to the requests waiting for these hosts; the next one that asks
