@@ -30,7 +30,6 @@ import time
 from typing import Any, Callable, Optional
 
 from ..analysis.host_summary import Detailed, HostDetails, HostSummary, details, summarize
-from ..common.errors import ProfileError
 from ..common.memsize import deep_size
 from ..kernels import blockpool
 from ..store.cache import ByteBudgetCache
@@ -222,35 +221,17 @@ class HostMap:
             future.set_result(value)
 
         try:
-            try:
-                self._run(kind, remaining, progress, arrived)
-            except ProfileError as e:  # one host's: the others still get their own answer
-                self._one_by_one(kind, remaining, progress, arrived)
-                raise e  # this request needs every host: it fails with the first error
+            self._run(kind, remaining, progress, arrived)
         except BaseException as e:
-            self._fail(kind, remaining, e)
+            with self._lock:
+                for host_file, _ in remaining.values():
+                    self._making.pop(self.key(host_file, kind), None)
+            for _, future in remaining.values():
+                future.set_exception(e)
             raise
         logger.info(
             "%s: %d hosts in %.0f ms", kind.name, total, (time.perf_counter() - started) * 1e3
         )
-
-    def _one_by_one(self, kind: _Kind, remaining: dict, progress: Any, arrived: Any) -> None:
-        """After a host's typed error, each host not made yet alone, so one corrupt host
-        fails only itself (a pod session's tool list needs the first host only)."""
-        for index in list(remaining):
-            try:
-                self._run(kind, {index: remaining[index]}, progress, arrived)
-            except ProfileError as e:
-                self._fail(kind, {index: remaining.pop(index)}, e)
-
-    def _fail(self, kind: _Kind, failed: dict, error: BaseException) -> None:
-        """Hands ``error`` to the requests waiting for these hosts; the next one that asks
-        makes them again."""
-        with self._lock:
-            for host_file, _ in failed.values():
-                self._making.pop(self.key(host_file, kind), None)
-        for _, future in failed.values():
-            future.set_exception(error)
 
     def _run(
         self,

@@ -167,27 +167,3 @@ def test_a_tool_only_a_later_host_has_is_listed_once_that_host_s_summary_is_made
     finally:
         held.release.set()
         service.close()
-
-
-@pytest.mark.parametrize("workers", [2, None], ids=["in_workers", "in_process"])
-def test_a_corrupt_later_host_leaves_the_list_and_fails_the_overview_with_its_error(
-    tmp_path, workers
-):
-    session = tmp_path / "plugins" / "profile" / "broken"
-    session.mkdir(parents=True)
-    good = FIXTURES / "jax_two_hosts/plugins/profile/multi_jax2__xprof_client"
-    os.link(good / "127.0.0.1_19111.xplane.pb", session / "a.xplane.pb")
-    (session / "b.xplane.pb").write_bytes(b"\x0a\xff\xff\xff\xff\x0f" + b"\x00" * 64)
-    service = ProfileService(str(tmp_path), config=CacheConfig(disk_dir=None, workers=workers))
-    if workers is None:
-        service.host_map.pool = None
-    try:
-        names = service.run_tools("broken")  # the first host's list, whatever b holds
-        assert names == summarize_file(service.logdir.session("broken").host_files[0]).tool_names
-        service.host_map.join_background()  # b failed there: logged, not kept
-        client = Client(StandaloneApp(str(tmp_path), service=service))
-        answer = client.get("/data/plugin/profile/data?run=broken&tag=overview_page")
-        assert answer.status_code == 422 and answer.json["error"]["code"] == "CORRUPT_PROFILE"
-        assert service.host_map.computed == 1  # b is made again by the overview, and fails
-    finally:
-        service.close()
