@@ -90,8 +90,7 @@ class ProfileService:
         self.progress = ProgressTracker()
 
     def close(self) -> None:
-        """Finishes background summaries and disk writes, and stops worker processes."""
-        self.host_map.join_background()
+        """Finishes background disk writes and stops worker processes."""
         if self.disk is not None:
             self.disk.flush()
         if self.spaces.pool is not None:
@@ -111,31 +110,20 @@ class ProfileService:
         return dataclasses.asdict(self.logdir.diagnose())
 
     def run_tools(self, run: str) -> list:
-        """The tools with data for ``run`` (``tool_list``'s list)."""
-        return self.tool_list(run)[0]
-
-    def tool_list(self, run: str) -> tuple:
-        """(the tools with data for ``run``, hosts the list was read from, hosts of the run).
-
-        One host's list comes from its decoded Space. A pod session's comes from the hosts'
-        summaries (made in the workers, like ``module_list``), so the server decodes no host
-        for it, and is answered as soon as the first host's summary is made: the first host's
-        tools, plus any tool another host's summary already made adds (a GPU host among CPU
-        hosts), in display order. The other summaries go on in the background for the next
-        answer (the overview merges them); once all are made, the list is every host's
-        (docs/pod_scale.md, "The tool list")."""
+        """The tools with data for ``run``, judged on its first host. A pod session's list
+        comes from the hosts' summaries (made in the workers, like ``module_list``), so the
+        server decodes no host to answer it; one host's comes from its decoded Space."""
         session = self.logdir.session(run)
         if not session.host_files:
-            return [], 0, 0
+            return []
         files = list(session.host_files)
         if session.all_steps:  # the steps together: their time line; each step is its own run
-            return ["trace_viewer@"], len(files), len(files)
+            return ["trace_viewer@"]
         if len(files) > 1 and _all_xspace(files):
-            made = [s for s in self.host_map.first_summaries(files) if s is not None]
-            return _tool_union(s.tool_names for s in made), len(made), len(files)
+            return list(self.host_map.summaries(files)[0].tool_names)
         key = ("run_tools", code_fingerprint()) + files[0].key
         compute = lambda: _to_result(tool_registry.listed_tools(self.space(files[0])))  # noqa: E731
-        return self._cached_result(key, compute).json(), 1, len(files)
+        return self._cached_result(key, compute).json()
 
     def hosts(self, run: str, tag: str) -> list:
         session = self.logdir.session(run)
@@ -353,15 +341,6 @@ class ProfileService:
 
 def _all_xspace(host_files: Sequence[Any]) -> bool:
     return all(reader_for(f.name).name == XSPACE for f in host_files)
-
-
-def _tool_union(lists: Iterable[list]) -> list:
-    """The tools any of these hosts lists, in display order (as ``listed_tools``: the
-    windowed trace viewer stands for the complete one)."""
-    names = set().union(*lists)
-    if "trace_viewer@" in names:
-        names.discard("trace_viewer")
-    return tool_registry.sort_tools(names)
 
 
 def _cluster(config: CacheConfig) -> Any:

@@ -45,10 +45,8 @@ class DaskPool:
         items: Sequence[Any],
         on_done: Optional[Callable[[int], None]] = None,
         limit: Optional[int] = None,  # the cluster's own workers bound the tasks in flight
-        on_result: Optional[Callable[[int, Any], None]] = None,
     ) -> list:
-        """``[fn(item) for item in items]`` as Dask tasks (see the module docstring);
-        ``on_result(index, result)`` as each arrives, in order."""
+        """``[fn(item) for item in items]`` as Dask tasks (see the module docstring)."""
         client = self._connect()
         try:
             futures = client.map(run_in_worker, [fn] * len(items), items, retries=RETRIES,
@@ -57,8 +55,6 @@ class DaskPool:
             results = []
             for future in futures:  # in order: the cluster runs them all meanwhile
                 results.append(future.result(timeout=max(deadline - time.monotonic(), 1)))
-                if on_result is not None and results[-1][0] != "error":
-                    on_result(len(results) - 1, results[-1][1])
                 if on_done is not None:
                     on_done(len(results))
         except Exception as e:  # any cluster failure: fall back, never a half answer

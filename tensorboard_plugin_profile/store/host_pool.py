@@ -157,15 +157,13 @@ class HostPool:
         items: Sequence[Any],
         on_done: Optional[Callable[[int], None]] = None,
         limit: Optional[int] = None,
-        on_result: Optional[Callable[[int, Any], None]] = None,
     ) -> list:
         """``[fn(item) for item in items]`` in the workers, at most ``limit`` (default:
         ``workers``) at a time.
 
         ``fn`` must be a module-level function (it is pickled by name). ``on_done(n)`` is
-        called as the n-th result arrives, after ``on_result(index, result)``. Raises the
-        first typed error of a task, or ``PoolUnavailable`` when the workers cannot run the
-        tasks.
+        called as the n-th result arrives. Raises the first typed error of a task, or
+        ``PoolUnavailable`` when the workers cannot run the tasks.
         """
         executor = self._get()
         if executor is None:
@@ -184,10 +182,7 @@ class HostPool:
                     running, return_when=concurrent.futures.FIRST_COMPLETED
                 )
                 for future in finished:
-                    index = running.pop(future)
-                    results[index] = self._outcome(future)
-                    if on_result is not None:
-                        on_result(index, results[index])
+                    results[running.pop(future)] = self._outcome(future)
                     done += 1
                     if on_done is not None:
                         on_done(done)

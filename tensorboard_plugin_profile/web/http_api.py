@@ -209,12 +209,7 @@ class Routes:
         return _json_response(request, self.service.runs())
 
     def run_tools(self, request: Request) -> Response:
-        names, listed, hosts = self.service.tool_list(_required(request, "run"))
-        response = _json_response(request, names)
-        # A pod session's list is answered from its first hosts' summaries (docs/pod_scale.md):
-        # "1/2" says it was read from one of two hosts, and asking again later adds the rest.
-        response.headers["X-Tool-List-Hosts"] = f"{listed}/{hosts}"
-        return response
+        return _json_response(request, self.service.run_tools(_required(request, "run")))
 
     def hosts(self, request: Request) -> Response:
         run = _required(request, "run")
