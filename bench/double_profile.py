@@ -5,10 +5,12 @@
 Writes ``OUT_LOGDIR/plugins/profile/double/<host>.xplane.pb``. Each line keeps its id and
 gets, after its own events, a copy of each one shifted by the profile's span plus 1 ms, so
 the result reads as one run of twice the steps. ``step_num`` stats of the copies are moved
-past the recorded ones, so step grouping sees distinct steps. Used for issue 30's 2 GB
-profile: recording ``make_large_profile.py --steps 32000`` needs more memory than this
-24 GiB machine has (16,000 steps peak at 13.6 GB while recording), and a serialized XSpace
-must stay under 2 GiB, so the input must be under 1 GiB.
+past the recorded ones, and their producer/consumer context ids (``_p``, ``_c``) and flow
+ids (``flow``) past every recorded id, so step grouping sees distinct steps and no group of
+the copy is linked to one of the recording (which would make a group span the whole file).
+Used for issue 30's 2 GB profile: recording ``make_large_profile.py --steps 32000`` needs
+more memory than this 24 GiB machine has (16,000 steps peak at 13.6 GB while recording), and
+a serialized XSpace must stay under 2 GiB, so the input must be under 1 GiB.
 """
 
 from __future__ import annotations
@@ -35,29 +37,35 @@ def _span_ps(space: xplane_pb2.XSpace) -> int:
     return (hi or 0) - (lo or 0)
 
 
+_MOVED_STATS = ("step_num", "_p", "_c", "flow")
+
+
 def double(space: xplane_pb2.XSpace) -> None:
     shift = _span_ps(space) * 2 + 1_000_000_000  # lines are not sorted: a safe margin
     for plane in space.planes:
-        step_ids = {k for k, m in plane.stat_metadata.items() if m.name == "step_num"}
-        steps = 0
+        moved = {k: m.name for k, m in plane.stat_metadata.items() if m.name in _MOVED_STATS}
+        top = dict.fromkeys(_MOVED_STATS, 0)
         for line in plane.lines:
             for event in line.events:
                 for stat in event.stats:
-                    if stat.metadata_id in step_ids:
-                        steps = max(steps, stat.int64_value, stat.uint64_value)
+                    name = moved.get(stat.metadata_id)
+                    if name is not None:
+                        top[name] = max(top[name], stat.int64_value, stat.uint64_value)
         for line in plane.lines:
             events = line.events
             for i in range(len(events)):
                 copy = events.add()
                 copy.CopyFrom(events[i])
                 copy.offset_ps += shift
-                if step_ids and len(copy.stats):
+                if moved and len(copy.stats):
                     for stat in copy.stats:
-                        if stat.metadata_id in step_ids:
-                            if stat.HasField("uint64_value"):
-                                stat.uint64_value += steps + 1
-                            else:
-                                stat.int64_value += steps + 1
+                        name = moved.get(stat.metadata_id)
+                        if name is None:
+                            continue
+                        if stat.HasField("uint64_value"):
+                            stat.uint64_value += top[name] + 1
+                        elif stat.HasField("int64_value"):
+                            stat.int64_value += top[name] + 1
 
 
 def main(source: str, out: str) -> None:
