@@ -11,7 +11,9 @@ def previous_enclosing(run: object, end: object, out: object, /) -> None:
 def first_free_levels(begin: object, end: object, out: object, /) -> None:
     """Greedy lanes of events sorted by begin, written into ``out``."""
 
-def dropping_stack(line: object, begin: object, end: object, kept: object, parent: object, /) -> None:
+def dropping_stack(
+    line: object, begin: object, end: object, kept: object, parent: object, /
+) -> None:
     """torch-tb-profiler's stack over sorted activities: ``kept`` and ``parent`` written."""
 
 def step_breakdown(
