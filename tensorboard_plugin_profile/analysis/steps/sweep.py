@@ -85,17 +85,23 @@ def breakdown(
         packed = passes.pack_boundaries(g, b, e, k, num_types, pure_python)
     if packed is None:
         return _summed_pieces(non_overlapping(spans, num_types, pure_python), windows, shape)
-    return packed_breakdown(packed[0], packed[1], windows, num_types)
+    return packed_breakdown(packed[0], [(len(packed[0]), packed[1])], windows, num_types)
 
 
-def packed_breakdown(key: np.ndarray, layout: np.ndarray, windows: tuple, num_types: int) -> tuple:
+def packed_breakdown(key: np.ndarray, runs: list, windows: tuple, num_types: int) -> tuple:
     """``breakdown`` of spans already packed (``passes.pack_boundaries`` keys, sorted
-    here in place), compiled only."""
+    here in place), compiled only. ``runs``: (stop, layout) per run of whole groups, as
+    ``keys.PackedSpans`` holds them; each run is sorted and tracked on its own and adds
+    to its own groups' windows, so the sums are those of one sort over all."""
     group, begin, end = (np.ascontiguousarray(w, dtype=np.int64) for w in windows)
-    key.sort(kind="stable")  # values only: equal keys are equal boundaries
     out = [np.zeros((len(group), num_types), dtype=np.int64) for _ in range(3)]
-    if not passes.step_breakdown(key, layout, (group, begin, end), out, False):
-        raise RuntimeError("packed spans need the compiled step breakdown")
+    start = 0
+    for stop, layout in runs:
+        part = key[start:stop]
+        part.sort(kind="stable")  # values only: equal keys are equal boundaries
+        if not passes.step_breakdown(part, layout, (group, begin, end), out, False):
+            raise RuntimeError("packed spans need the compiled step breakdown")
+        start = stop
     return out[0], out[2], out[1].astype(bool)
 
 
