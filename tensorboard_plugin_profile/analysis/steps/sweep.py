@@ -22,7 +22,8 @@ Most callers only need the pieces' sums per step window and type: ``breakdown``
 gets them without a piece table. Compiled, it packs each boundary into one int64
 key (group | time | end-before-start | higher type first), sorts the keys and runs
 the tracker over them adding up as it goes (``passes.step_breakdown``); otherwise
-it cuts the pieces as below and sums them with numpy. Both give the same sums.
+it cuts the pieces as below and sums them with numpy, in pieces of whole groups on a
+large profile (``PIECE_SPANS``). Both give the same sums.
 
 Usage::
 
@@ -64,28 +65,70 @@ def non_overlapping(
     return sweep.pieces()
 
 
+# The numpy sweep holds about 150 B per span (boundary arrays, their sorted copies, the
+# piece table); above this many spans it runs on pieces of whole groups instead.
+PIECE_SPANS = 1 << 20
+
+
 def breakdown(
     spans: pd.DataFrame,
     windows: tuple,
     num_types: int,
     pure_python: Optional[bool] = None,
+    piece_spans: int = PIECE_SPANS,
 ) -> tuple:
     """Per step window × type: (ps inside the window, ps in all, whether any piece).
 
     ``windows`` is (group, begin, end) arrays, groups sorted and unique; pieces of
     groups without a window are left out. Three (len(windows), num_types) arrays:
     int64 sums, int64 sums, bool.
+
+    Compiled, the spans' boundaries are packed into one sort key each. Where they do not
+    pack (a group too wide for 62 bits with the others), or without the extension, the
+    spans go through the numpy sweep in pieces of whole groups of about ``piece_spans``
+    spans, so its working memory is bounded by the piece, not the profile (a group larger
+    than a piece is one piece). Groups are cut independently, so the sums are the same.
     """
     group, begin, end = (np.ascontiguousarray(w, dtype=np.int64) for w in windows)
-    shape = (len(group), num_types)
-    packed = None
+    use_compiled = compiled.use_compiled(compiled.load(passes.__name__), pure_python)
     # Only where the compiled tracker sums them: else the keys would go unused.
-    if len(spans) and compiled.use_compiled(compiled.load(passes.__name__), pure_python):
-        g, b, e, k = (spans[c].to_numpy(dtype=np.int64) for c in ("group", "begin", "end", "type"))
-        packed = passes.pack_boundaries(g, b, e, k, num_types, pure_python)
-    if packed is None:
+    if len(spans) and use_compiled:
+        packed = _packed(spans, num_types, pure_python)
+        if packed is not None:
+            return packed_breakdown(packed[0], [(len(packed[0]), packed[1])], windows, num_types)
+    shape = (len(group), num_types)
+    if len(spans) <= piece_spans:
         return _summed_pieces(non_overlapping(spans, num_types, pure_python), windows, shape)
-    return packed_breakdown(packed[0], [(len(packed[0]), packed[1])], windows, num_types)
+    out = (np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, bool))
+    for rows in _group_pieces(spans["group"].to_numpy(dtype=np.int64), piece_spans):
+        part = spans.iloc[rows]
+        packed = _packed(part, num_types, pure_python) if use_compiled else None
+        if packed is not None:
+            sums = packed_breakdown(packed[0], [(len(packed[0]), packed[1])], windows, num_types)
+        else:
+            sums = _summed_pieces(non_overlapping(part, num_types, pure_python), windows, shape)
+        out[0][...] += sums[0]
+        out[1][...] += sums[1]
+        out[2][...] |= sums[2]
+    return out
+
+
+def _packed(spans: pd.DataFrame, num_types: int, pure_python: Optional[bool]):
+    g, b, e, k = (spans[c].to_numpy(dtype=np.int64) for c in ("group", "begin", "end", "type"))
+    return passes.pack_boundaries(g, b, e, k, num_types, pure_python)
+
+
+def _group_pieces(group: np.ndarray, piece_spans: int):
+    """Row index arrays, each of whole groups and about ``piece_spans`` rows (a group
+    larger than that alone), in group order."""
+    order = np.argsort(group, kind="stable")
+    starts = np.flatnonzero(np.diff(group[order])) + 1  # where a group begins
+    targets = np.arange(piece_spans, len(group), piece_spans)
+    at = np.searchsorted(starts, targets, side="right") - 1  # the start at or before each
+    cuts = np.unique(np.r_[0, starts[at[at >= 0]], len(group)])
+    del starts, targets, at
+    for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        yield order[lo:hi]
 
 
 def packed_breakdown(key: np.ndarray, runs: list, windows: tuple, num_types: int) -> tuple:
