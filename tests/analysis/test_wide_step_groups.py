@@ -11,6 +11,9 @@ arrays (about 16 B x 9 per span: 25 GB on the 2 GB profile).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tracemalloc
 
 import pandas as pd
@@ -98,4 +101,65 @@ def test_one_run_where_every_group_fits():
     assert spans.runs[0][0] == len(spans.key)
     pd.testing.assert_frame_equal(
         _step_table(space, pure_python=False), _step_table(space, pure_python=True)
+    )
+
+
+_UNDER_A_MEMORY_LIMIT = """
+import resource, sys
+import numpy as np
+import pandas as pd
+from tensorboard_plugin_profile.analysis.steps import build
+from tensorboard_plugin_profile.common import memsize
+from tensorboard_plugin_profile.common.errors import ProfileTooLarge
+from tensorboard_plugin_profile.xspace import schema
+from tensorboard_plugin_profile.xspace.model import Plane, Space
+
+def host(events):  # one line: a 'train' marker per 1,000 events, then compute calls
+    i = np.arange(events)
+    marker = i % 1000 == 0
+    table = pd.DataFrame({
+        "line": np.zeros(events, np.int32),
+        "name": pd.Categorical.from_codes(marker.astype(np.int8), ["fn", "train"]),
+        "begin_ps": i * 10 - marker,
+        "duration_ps": np.where(marker, 10_001, 5),
+        schema.GROUP_ID: pd.array(i // 1000, dtype="Int32"),
+        schema.STEP_NAME: pd.Categorical.from_codes(np.full(events, -1, np.int8), []),
+        "_ipl_stage_name": pd.Categorical.from_codes(np.full(events, -1, np.int8), []),
+        "parent_id": pd.array(np.zeros(events, np.int64), "Int64"),
+    })
+    lines = pd.DataFrame({"id": np.array([1], dtype=np.int64)})
+    empty = pd.DataFrame()
+    plane = Plane(0, 0, schema.HOST_PLANE, lines, table, empty, empty, empty, {}, {})
+    return Space("", [plane], [], [], [])
+
+memsize.limit_heap_fragmentation()  # as the service: large blocks mapped, unmapped when freed
+assert len(build.step_database(host(3_000)).steps) == 3  # imports and caches; works
+space = host(int(sys.argv[1]))
+with open("/proc/self/status") as status:
+    size = next(int(s.split()[1]) * 1024 for s in status if s.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (size + (4 << 20), resource.RLIM_INFINITY))
+try:
+    build.step_database(space)
+    print("answered")
+except ProfileTooLarge as e:
+    print(e.http_status, e.message)
+except MemoryError:
+    print("MemoryError")
+"""
+
+
+@pytest.mark.parametrize("pure_python", ["0", "1"])
+def test_a_step_breakdown_without_memory_is_a_413_not_a_memory_error(pure_python):
+    # A real process under a real address-space limit that leaves the step breakdown of
+    # 2 M events 4 MB: the answer is ProfileTooLarge (HTTP 413), not MemoryError (an
+    # opaque 500). The same script with a small host answers (the first call).
+    run = subprocess.run(
+        [sys.executable, "-c", _UNDER_A_MEMORY_LIMIT, "2000000"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, TBPROF_PURE_PYTHON=pure_python),
+    )
+    assert run.stdout.startswith("413 The step breakdown of this profile needs more memory"), (
+        run.stdout + run.stderr[-2000:]
     )
