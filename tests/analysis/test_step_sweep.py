@@ -165,3 +165,22 @@ def test_the_numpy_sweep_in_pieces_holds_memory_of_a_piece_not_of_the_profile():
     whole, pieces = peak(1 << 20), peak(4_096)
     # One sweep holds ~200 B per span; in pieces: the group order and the outputs.
     assert whole > 150 * len(spans) and pieces < 40 * len(spans), (whole, pieces)
+
+
+def test_a_span_table_with_a_wide_group_packs_in_pieces_of_groups_that_fit():
+    # One group 2^50 ps wide: 11 bits of group, 51 of time and 6 of tail do not fit in one
+    # key. Compiled, the groups are packed in pieces whose keys fit (before: the numpy
+    # sweep over every span, 233 B per span); the sums are the numpy sweep's.
+    spans = _random_spans(0, 200_000, 2_000)
+    spans.loc[spans["group"] == 7, "end"] += 1 << 50
+    windows = _windows(2_000)
+    tracemalloc.start()
+    try:
+        packed = step_sweep.breakdown(spans, windows, 18, pure_python=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    expected = step_sweep.breakdown(spans, windows, 18, pure_python=True)
+    for got, want in zip(packed, expected):
+        assert got.tolist() == want.tolist()
+    assert peak < 100 * len(spans), peak

@@ -65,7 +65,7 @@ def non_overlapping(
     return sweep.pieces()
 
 
-# The numpy sweep holds about 150 B per span (boundary arrays, their sorted copies, the
+# The numpy sweep holds about 250 B per span (boundary arrays, their sorted copies, the
 # piece table); above this many spans it runs on pieces of whole groups instead.
 PIECE_SPANS = 1 << 20
 
@@ -83,13 +83,15 @@ def breakdown(
     groups without a window are left out. Three (len(windows), num_types) arrays:
     int64 sums, int64 sums, bool.
 
-    Compiled, the spans' boundaries are packed into one sort key each. Where they do not
-    pack (a group too wide for 62 bits with the others), or without the extension, the
-    spans go through the numpy sweep in pieces of whole groups of about ``piece_spans``
-    spans, so its working memory is bounded by the piece, not the profile (a group larger
-    than a piece is one piece). Groups are cut independently, so the sums are the same.
+    Compiled, the spans' boundaries are packed into one sort key each; where they do not
+    fit in 62 bits together (a group spanning the profile), they are packed in pieces of
+    consecutive groups that do, as ``keys.PackedSpans`` runs are. Without the extension
+    (or for one group too wide alone) the numpy sweep runs, above ``piece_spans`` spans in
+    pieces of whole groups of about that many, so its working memory follows the piece,
+    not the profile (a larger group is a piece alone). Groups are swept independently,
+    so the sums are those of one sweep.
     """
-    group, begin, end = (np.ascontiguousarray(w, dtype=np.int64) for w in windows)
+    group = np.ascontiguousarray(windows[0], dtype=np.int64)
     use_compiled = compiled.use_compiled(compiled.load(passes.__name__), pure_python)
     # Only where the compiled tracker sums them: else the keys would go unused.
     if len(spans) and use_compiled:
@@ -97,10 +99,11 @@ def breakdown(
         if packed is not None:
             return packed_breakdown(packed[0], [(len(packed[0]), packed[1])], windows, num_types)
     shape = (len(group), num_types)
-    if len(spans) <= piece_spans:
+    if len(spans) <= piece_spans and not (len(spans) and use_compiled):
         return _summed_pieces(non_overlapping(spans, num_types, pure_python), windows, shape)
     out = (np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, bool))
-    for rows in _group_pieces(spans["group"].to_numpy(dtype=np.int64), piece_spans):
+    tail_bits = (2 * num_types - 1).bit_length() if use_compiled else None
+    for rows in _group_pieces(spans, piece_spans, tail_bits):
         part = spans.iloc[rows]
         packed = _packed(part, num_types, pure_python) if use_compiled else None
         if packed is not None:
@@ -118,17 +121,47 @@ def _packed(spans: pd.DataFrame, num_types: int, pure_python: Optional[bool]):
     return passes.pack_boundaries(g, b, e, k, num_types, pure_python)
 
 
-def _group_pieces(group: np.ndarray, piece_spans: int):
-    """Row index arrays, each of whole groups and about ``piece_spans`` rows (a group
-    larger than that alone), in group order."""
+def _group_pieces(spans: pd.DataFrame, piece_spans: int, tail_bits: Optional[int]):
+    """Row index arrays, each of whole groups in group order: about ``piece_spans`` rows
+    (a larger group alone); with ``tail_bits``, also groups whose keys fit in 62 bits
+    together (``pack_boundaries``' fields; a group too wide alone is a piece alone)."""
+    group = spans["group"].to_numpy(dtype=np.int64)
     order = np.argsort(group, kind="stable")
-    starts = np.flatnonzero(np.diff(group[order])) + 1  # where a group begins
-    targets = np.arange(piece_spans, len(group), piece_spans)
-    at = np.searchsorted(starts, targets, side="right") - 1  # the start at or before each
-    cuts = np.unique(np.r_[0, starts[at[at >= 0]], len(group)])
-    del starts, targets, at
-    for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+    group = group[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(group)) + 1]  # where each group begins
+    if tail_bits is None:
+        targets = np.arange(piece_spans, len(group), piece_spans)
+        at = np.searchsorted(starts, targets, side="right") - 1  # the start at or before each
+        cuts = np.unique(np.r_[0, starts[at], len(group)]).tolist()
+    else:
+        cuts = _fitting_cuts(spans, order, group[starts], starts, piece_spans, tail_bits)
+    del group, starts
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
         yield order[lo:hi]
+
+
+def _fitting_cuts(spans, order, ids, starts, piece_spans: int, tail_bits: int) -> list:
+    """Greedy cuts (row positions in ``order``) between groups: each piece as long as its
+    keys fit in 62 bits and it holds fewer than ``piece_spans`` rows before its last group.
+    One step per group (steps, not events)."""
+    times = [spans[c].to_numpy(dtype=np.int64)[order] for c in ("begin", "end")]
+    earliest = np.minimum(*(np.minimum.reduceat(t, starts) for t in times))
+    latest = np.maximum(*(np.maximum.reduceat(t, starts) for t in times))
+    del times
+    widths = (latest.view(np.uint64) - earliest.view(np.uint64)).tolist()  # exact, unsigned
+    cuts, first_id, first_row, widest = [0], None, 0, 0
+    for gid, width, row in zip(ids.tolist(), widths, starts.tolist()):
+        wide = max(widest, width)
+        fits = first_id is not None and (
+            (gid - first_id).bit_length() + wide.bit_length() + tail_bits <= 62
+            and row - first_row < piece_spans
+        )
+        if first_id is not None and not fits:
+            cuts.append(row)
+            first_id, first_row, wide = gid, row, width
+        first_id = gid if first_id is None else first_id
+        widest = wide
+    return cuts + [len(order)]
 
 
 def packed_breakdown(key: np.ndarray, runs: list, windows: tuple, num_types: int) -> tuple:
