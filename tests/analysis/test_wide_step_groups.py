@@ -18,7 +18,7 @@ import tracemalloc
 
 import pandas as pd
 import pytest
-from conftest import host_files
+from conftest import REPO, host_files
 
 from tensorboard_plugin_profile.analysis.steps import build
 from tensorboard_plugin_profile.analysis.steps import events as step_events
@@ -153,12 +153,13 @@ def test_a_step_breakdown_without_memory_is_a_413_not_a_memory_error(pure_python
     # A real process under a real address-space limit that leaves the step breakdown of
     # 2 M events 4 MB: the answer is ProfileTooLarge (HTTP 413), not MemoryError (an
     # opaque 500). The same script with a small host answers (the first call).
+    path = [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     run = subprocess.run(
         [sys.executable, "-c", _UNDER_A_MEMORY_LIMIT, "2000000"],
         capture_output=True,
         text=True,
         timeout=60,
-        env=dict(os.environ, TBPROF_PURE_PYTHON=pure_python),
+        env=dict(os.environ, TBPROF_PURE_PYTHON=pure_python, PYTHONPATH=os.pathsep.join(path)),
     )
     assert run.stdout.startswith("413 The step breakdown of this profile needs more memory"), (
         run.stdout + run.stderr[-2000:]
