@@ -93,7 +93,7 @@ def _same_database(plane: Plane) -> None:
     spans = compiled[1]
     if isinstance(spans, step_keys.PackedSpans):
         assert spans.count == len(fallback[1])
-        got = step_sweep.packed_breakdown(spans.key.copy(), spans.layout, windows, 18)
+        got = step_sweep.packed_breakdown(spans.key.copy(), spans.runs, windows, 18)
     else:
         got = step_sweep.breakdown(spans, windows, 18, pure_python=True)
     expected = step_sweep.breakdown(fallback[1], windows, 18, pure_python=True)
@@ -152,18 +152,17 @@ def test_leaving_out_covered_spans_keeps_every_sum(spans):
         None,
         18,
     )
-    work, markers, key, layout = found
+    work, markers, key, runs = found
     assert work == n and markers == b""
     if not n:
         assert key is None
         return
+    runs = [(stop, np.frombuffer(layout, np.int64)) for stop, layout in runs]
     frame = pd.DataFrame(
         [(g, b, b + d, t) for g, b, d, t in spans], columns=["group", "begin", "end", "type"]
     )
     windows = (np.arange(3), np.full(3, 3), np.full(3, 50))
-    got = step_sweep.packed_breakdown(
-        np.frombuffer(key, np.int64).copy(), np.frombuffer(layout, np.int64), windows, 18
-    )
+    got = step_sweep.packed_breakdown(np.frombuffer(key, np.int64).copy(), runs, windows, 18)
     expected = step_sweep.breakdown(frame, windows, 18, pure_python=True)
     for a, b in zip(got, expected):
         assert a.tolist() == b.tolist()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -114,3 +116,71 @@ def test_boundary_order_is_the_lexsort_order(seed, time_scale):
     expected = np.lexsort((-kind, start, time, group))
     got = step_sweep._boundary_order(group, time, start, kind, 18)
     assert got.tolist() == expected.tolist()
+
+
+# --- the numpy sweep in pieces of whole groups ----------------------------------------
+def _random_spans(seed: int, spans: int, groups: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    begin = rng.integers(0, 1000, spans) * 1000
+    return _spans(
+        {
+            "group": rng.integers(0, groups, spans),
+            "begin": begin,
+            "end": begin + rng.integers(0, 30, spans) * 100,  # instants too
+            "type": rng.choice([HC, WAIT, TYPE["HOST_COMPILE"], 0], spans),
+        }
+    )
+
+
+def _windows(groups: int) -> tuple:
+    group = np.arange(-1, groups + 1, dtype=np.int64)  # and windows without spans
+    return group, np.full(len(group), 50_000), np.full(len(group), 900_000)
+
+
+@pytest.mark.parametrize("pure_python", [True, False])
+@pytest.mark.parametrize("seed", range(4))
+def test_pieces_of_whole_groups_give_the_sums_of_one_sweep(seed, pure_python):
+    spans = _random_spans(seed, 3_000, 40)
+    if not pure_python:  # one group too wide to pack with the others: the numpy pieces
+        spans.loc[spans["group"] == 7, "end"] += 1 << 58
+    whole = step_sweep.breakdown(spans, _windows(40), 18, pure_python, piece_spans=1 << 20)
+    for piece_spans in (1, 50, 333):
+        pieces = step_sweep.breakdown(spans, _windows(40), 18, pure_python, piece_spans)
+        for got, expected in zip(pieces, whole):
+            assert got.dtype == expected.dtype and got.tolist() == expected.tolist()
+
+
+def test_the_numpy_sweep_in_pieces_holds_memory_of_a_piece_not_of_the_profile():
+    spans = _random_spans(0, 200_000, 2_000)
+    windows = _windows(2_000)
+
+    def peak(piece_spans: int) -> int:
+        tracemalloc.start()
+        try:
+            step_sweep.breakdown(spans, windows, 18, True, piece_spans)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    whole, pieces = peak(1 << 20), peak(4_096)
+    # One sweep holds ~200 B per span; in pieces: the group order and the outputs.
+    assert whole > 150 * len(spans) and pieces < 40 * len(spans), (whole, pieces)
+
+
+def test_a_span_table_with_a_wide_group_packs_in_pieces_of_groups_that_fit():
+    # One group 2^50 ps wide: 11 bits of group, 51 of time and 6 of tail do not fit in one
+    # key. Compiled, the groups are packed in pieces whose keys fit (before: the numpy
+    # sweep over every span, 233 B per span); the sums are the numpy sweep's.
+    spans = _random_spans(0, 200_000, 2_000)
+    spans.loc[spans["group"] == 7, "end"] += 1 << 50
+    windows = _windows(2_000)
+    tracemalloc.start()
+    try:
+        packed = step_sweep.breakdown(spans, windows, 18, pure_python=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    expected = step_sweep.breakdown(spans, windows, 18, pure_python=True)
+    for got, want in zip(packed, expected):
+        assert got.tolist() == want.tolist()
+    assert peak < 100 * len(spans), peak

@@ -25,12 +25,16 @@
  *     a step name (code >= 0); otherwise, unless not step work, it is a work span
  *     [begin, begin + duration) of its type.
  *     marker_rows: bytes of int64 event indices, ascending. work: the number of work
- *     spans. key / layout: as _passes.pack_boundaries(group, begin, end, type) of the
- *     work spans (a bytearray each), except that a span is left out when an earlier
- *     kept span of the same group and type covers it (boundaries inside the other's,
- *     see below); None when pack_boundaries would give None (no span, or keys wider
- *     than 62 bits). The whole result is None when group ids are sparser than
- *     pack_boundaries accepts (4 per span + 1024).
+ *     spans. key: _passes.pack_boundaries' keys of the work spans (a bytearray), except
+ *     that a span is left out when an earlier kept span of the same group and type
+ *     covers it (boundaries inside the other's, see below), packed per run of
+ *     consecutive groups whose keys fit in 62 bits (_step_walk.h plan_chunks): runs is
+ *     a list of (key stop, layout bytearray), run r's keys key[stop of r - 1 : its
+ *     stop], its layout as pack_boundaries' for those groups. Where all groups fit in
+ *     one layout, one run with pack_boundaries' keys and layout. key and runs are None
+ *     when there is no span or one group alone spans more than 2^56 ps. The whole
+ *     result is None when group ids are sparser than pack_boundaries accepts (4 per
+ *     span + 1024).
  *
  * Leaving out a covered span changes no sum of step_breakdown: while the covering span
  * is open its type's count stays >= 1, so the inner span's start and end do not move
@@ -242,35 +246,70 @@ static int parse(PyObject *py_args, Arg *a, Walk *w) {
     return parse_tables(w);
 }
 
-/* (work, marker_rows, key, layout) from a finished walk; key and layout None when the
+/* The kept spans packed run by run (plan_chunks): (key bytearray, list of (key stop,
+ * layout bytearray) per run); Py_None when one group is too wide to pack; NULL on error. */
+static PyObject *packed(const Walk *w) {
+    int tail_bits = bit_length((uint64_t)(2 * w->num_types - 1));
+    Chunk *chunks = NULL;
+    Py_ssize_t nc = plan_chunks(w, tail_bits, &chunks);
+    if (nc <= 0) return nc ? PyErr_NoMemory() : (Py_INCREF(Py_None), Py_None);
+    int64_t groups = w->gmax - w->gmin + 1;
+    int32_t *run_of = PyMem_RawMalloc((size_t)groups * sizeof(int32_t));
+    int64_t *next = PyMem_RawMalloc((size_t)nc * sizeof(int64_t));
+    PyObject *key = NULL, *runs = NULL, *out = NULL;
+    if (!run_of || !next) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t c = 0; c < nc; c++)
+        for (int64_t g = 0; g < chunks[c].groups; g++) run_of[chunks[c].first + g] = (int32_t)c;
+    for (Py_ssize_t i = 0; i < w->n_kept; i++) chunks[run_of[w->kept[i].group - w->gmin]].spans++;
+    key = PyByteArray_FromStringAndSize(NULL, 16 * w->n_kept);
+    runs = PyList_New(nc);
+    if (!key || !runs) goto done;
+    for (Py_ssize_t c = 0, stop = 0; c < nc; c++) {
+        PyObject *layout = PyByteArray_FromStringAndSize(NULL, 8 * (5 + chunks[c].groups));
+        if (!layout) goto done;
+        fill_layout(w, &chunks[c], tail_bits, (int64_t *)PyByteArray_AS_STRING(layout));
+        stop += 2 * chunks[c].spans;
+        PyObject *run = Py_BuildValue("(nN)", stop, layout);
+        if (!run) goto done;
+        PyList_SET_ITEM(runs, c, run);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    pack(w, chunks, nc, run_of, next, tail_bits, (int64_t *)PyByteArray_AS_STRING(key));
+    Py_END_ALLOW_THREADS
+    out = Py_BuildValue("(OO)", key, runs);
+done:
+    Py_XDECREF(key);
+    Py_XDECREF(runs);
+    PyMem_RawFree(run_of);
+    PyMem_RawFree(next);
+    PyMem_RawFree(chunks);
+    return out;
+}
+
+/* (work, marker_rows, key, runs) from a finished walk; key and runs None when the
  * spans do not pack. */
 static PyObject *results(const Walk *w) {
     PyObject *markers = PyBytes_FromStringAndSize((const char *)w->markers, 8 * w->n_markers);
-    PyObject *key = NULL, *layout = NULL;
+    PyObject *keys = NULL;
     if (!markers) return NULL;
     if (w->work && (uint64_t)(w->gmax - w->gmin) < 4 * (uint64_t)w->work + 1024) {
-        layout = PyByteArray_FromStringAndSize(NULL, 8 * (5 + w->gmax - w->gmin + 1));
-        if (!layout) goto fail;
-        int64_t *lay = (int64_t *)PyByteArray_AS_STRING(layout);
-        if (fill_layout(w, lay)) {
-            key = PyByteArray_FromStringAndSize(NULL, 16 * w->n_kept);
-            if (!key) goto fail;
-            Py_BEGIN_ALLOW_THREADS
-            pack(w, lay, (int64_t *)PyByteArray_AS_STRING(key));
-            Py_END_ALLOW_THREADS
-        } else {
-            Py_CLEAR(layout);
+        keys = packed(w);
+        if (!keys) {
+            Py_DECREF(markers);
+            return NULL;
         }
     }
-    if (!key) {
-        key = Py_None, layout = Py_None;
-        Py_INCREF(key), Py_INCREF(layout);
+    if (keys && keys != Py_None) {
+        PyObject *out = Py_BuildValue("(nNOO)", w->work, markers, PyTuple_GET_ITEM(keys, 0),
+                                      PyTuple_GET_ITEM(keys, 1));
+        Py_DECREF(keys);
+        return out;
     }
-    return Py_BuildValue("(nNNN)", w->work, markers, key, layout);
-fail:
-    Py_XDECREF(markers);
-    Py_XDECREF(layout);
-    return NULL;
+    Py_XDECREF(keys);
+    return Py_BuildValue("(nNOO)", w->work, markers, Py_None, Py_None);
 }
 
 static PyObject *host_step_keys(PyObject *self, PyObject *py_args) {

@@ -18,4 +18,5 @@ def host_step_keys(
     num_types: int,
     /,
 ) -> Optional[tuple]:
-    """(work spans, marker rows as bytes, packed keys, layout), or None (sparse groups)."""
+    """(work spans, marker rows as bytes, packed keys, [(key stop, layout) per run of
+    groups]), or None (sparse groups)."""

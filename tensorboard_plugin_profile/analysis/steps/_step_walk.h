@@ -105,39 +105,94 @@ static int bit_length(uint64_t v) {
     return bits;
 }
 
-/* layout as pack_boundaries writes it; 0 when the keys would need more than 62 bits. */
-static int fill_layout(const Walk *w, int64_t *layout) {
-    int64_t groups = w->gmax - w->gmin + 1;
-    uint64_t widest = 0;
-    int64_t *tmin = layout + 5;
-    for (int64_t g = 0; g < groups; g++) {
-        int64_t slot = w->gmin - w->lo + g;
-        if (w->tmin[slot] > w->tmax[slot]) {
-            tmin[g] = 0;
-            continue;
-        }
-        tmin[g] = w->tmin[slot];
-        uint64_t width = (uint64_t)w->tmax[slot] - (uint64_t)w->tmin[slot];
-        widest = width > widest ? width : widest;
+/* A run of consecutive groups whose boundaries share one key layout (pack_boundaries'
+ * fields with group_min = gmin + first and groups = groups). */
+typedef struct {
+    int64_t first, groups, spans;
+    int time_bits;
+} Chunk;
+
+/* Time span of group slot g (from gmin on): its earliest time and width (0, 0 if empty). */
+static inline uint64_t group_width(const Walk *w, int64_t g, int64_t *earliest) {
+    int64_t slot = w->gmin - w->lo + g;
+    if (w->tmin[slot] > w->tmax[slot]) {
+        *earliest = 0;
+        return 0;
     }
-    int time_bits = bit_length(widest), tail_bits = bit_length((uint64_t)(2 * w->num_types - 1));
-    if (bit_length((uint64_t)(groups - 1)) + time_bits + tail_bits > 62) return 0;
-    layout[0] = w->num_types;
-    layout[1] = time_bits;
-    layout[2] = tail_bits;
-    layout[3] = w->gmin;
-    layout[4] = groups;
-    return 1;
+    *earliest = w->tmin[slot];
+    return (uint64_t)w->tmax[slot] - (uint64_t)w->tmin[slot];
 }
 
-static void pack(const Walk *w, const int64_t *layout, int64_t *key) {
-    const int64_t nt = w->num_types, time_bits = layout[1], tail_bits = layout[2];
+/* Cuts the groups gmin .. gmax into runs whose keys fit in 62 bits (group | time | tail
+ * as pack_boundaries packs them, times from the group's earliest), each run as long as
+ * it can be. A run's time bits grow with its widest group, not with the profile's: one
+ * group spanning the whole profile widens only its own run. Where all groups fit
+ * together this is one run with pack_boundaries' layout, so its keys are the same.
+ * Returns the number of runs (in *out, PyMem_Raw), 0 when one group alone is too wide
+ * (more than 2^56 ps: 20 hours), -1 when out of memory. */
+static Py_ssize_t plan_chunks(const Walk *w, int tail_bits, Chunk **out) {
+    int64_t groups = w->gmax - w->gmin + 1, earliest;
+    Chunk *chunks = NULL;
+    Py_ssize_t n = 0, cap = 0;
+    uint64_t widest = 0;
+    for (int64_t g = 0; g < groups; g++) {
+        uint64_t width = group_width(w, g, &earliest);
+        if (n) {
+            Chunk *last = &chunks[n - 1];
+            uint64_t wide = width > widest ? width : widest;
+            /* last->groups is the largest group index of the run with g in it */
+            if (bit_length((uint64_t)last->groups) + bit_length(wide) + tail_bits <= 62) {
+                last->groups++;
+                last->time_bits = bit_length(wide);
+                widest = wide;
+                continue;
+            }
+        }
+        if (bit_length(width) + tail_bits > 62 ||
+            grow((void **)&chunks, &cap, n + 1, sizeof(Chunk)) < 0) {
+            PyMem_RawFree(chunks);
+            return bit_length(width) + tail_bits > 62 ? 0 : -1;
+        }
+        Chunk c = {g, 1, 0, bit_length(width)};
+        chunks[n++] = c;
+        widest = width;
+    }
+    *out = chunks;
+    return n;
+}
+
+/* Run c's layout: [num_types, time_bits, tail_bits, group_min, groups, earliest time of
+ * each group...], as pack_boundaries writes it. */
+static void fill_layout(const Walk *w, const Chunk *c, int tail_bits, int64_t *layout) {
+    layout[0] = w->num_types;
+    layout[1] = c->time_bits;
+    layout[2] = tail_bits;
+    layout[3] = w->gmin + c->first;
+    layout[4] = c->groups;
+    for (int64_t g = 0; g < c->groups; g++) group_width(w, c->first + g, &layout[5 + g]);
+}
+
+/* The kept spans' keys, run by run: run c's spans at key[2 * start_c ..), start_c the
+ * spans of the runs before it (a counting placement; within a run, span order does not
+ * matter, the caller sorts). `run_of`: per group slot, its run. */
+static void pack(const Walk *w, const Chunk *chunks, Py_ssize_t nc, const int32_t *run_of,
+                 int64_t *next, int tail_bits, int64_t *key) {
+    const int64_t nt = w->num_types;
+    for (Py_ssize_t c = 0, start = 0; c < nc; c++) {
+        next[c] = start;
+        start += chunks[c].spans;
+    }
     for (Py_ssize_t i = 0; i < w->n_kept; i++) {
         const Span *s = &w->kept[i];
-        uint64_t g = (uint64_t)s->group - (uint64_t)w->gmin, base = (uint64_t)layout[5 + g];
-        uint64_t high = g << (time_bits + tail_bits), tail = (uint64_t)(nt - 1 - s->type);
-        key[2 * i] = (int64_t)(high | ((uint64_t)s->begin - base) << tail_bits | (tail + nt));
-        key[2 * i + 1] = (int64_t)(high | ((uint64_t)s->end - base) << tail_bits | tail);
+        int64_t g = s->group - w->gmin, earliest;
+        const Chunk *c = &chunks[run_of[g]];
+        group_width(w, g, &earliest);
+        uint64_t base = (uint64_t)earliest, time_bits = (uint64_t)c->time_bits;
+        uint64_t high = (uint64_t)(g - c->first) << (time_bits + tail_bits);
+        uint64_t tail = (uint64_t)(nt - 1 - s->type);
+        int64_t at = 2 * next[run_of[g]]++;
+        key[at] = (int64_t)(high | ((uint64_t)s->begin - base) << tail_bits | (tail + nt));
+        key[at + 1] = (int64_t)(high | ((uint64_t)s->end - base) << tail_bits | tail);
     }
 }
 

@@ -21,6 +21,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ...common.errors import ProfileTooLarge
 from ...xspace import schema
 from ...xspace.model import Space
 from . import events as step_events
@@ -29,6 +30,20 @@ from .step_db import StepDb, build_step_db, empty_steps
 
 
 def step_database(space: Space, drop_incomplete: bool = True) -> StepDb:
+    """The host's step database; ``ProfileTooLarge`` (HTTP 413) when its working memory
+    cannot be had (the process's memory or address-space limit), never a bare
+    ``MemoryError`` (an opaque 500)."""
+    try:
+        return _step_database(space, drop_incomplete)
+    except MemoryError:
+        raise ProfileTooLarge(
+            "The step breakdown of this profile needs more memory than the server could "
+            "get. Run the server where it has more memory (or a higher memory limit), or "
+            "record fewer steps."
+        ) from None
+
+
+def _step_database(space: Space, drop_incomplete: bool) -> StepDb:
     gpus = [p for p in space.planes if schema.is_gpu_plane(p.name)]
     if gpus:
         markers, spans = step_events.device_step_events(gpus)

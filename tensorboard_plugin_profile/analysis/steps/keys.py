@@ -39,10 +39,16 @@ NOT_STEP_WORK = -2  # span_type value: not step work (eager/function wrappers)
 
 @dataclasses.dataclass
 class PackedSpans:
-    """Typed spans as ``passes.pack_boundaries`` keys (unsorted) and their layout."""
+    """Typed spans as ``passes.pack_boundaries`` keys (unsorted), run by run.
+
+    ``runs``: (stop, layout) per run of consecutive step groups whose keys fit in 62 bits;
+    run r's keys are ``key[previous stop:stop]``, packed with its own layout (its groups'
+    widest time sets the time bits). Nearly always one run, with pack_boundaries' keys
+    and layout; a group spanning the whole profile widens only its own run.
+    """
 
     key: np.ndarray
-    layout: np.ndarray
+    runs: list
     count: int  # spans before covered ones were left out
 
     @property
@@ -64,7 +70,8 @@ def host_step_keys(
     skip_rows: Optional[np.ndarray] = None,
 ) -> Optional[tuple]:
     """(marker rows, PackedSpans) of a host plane, or None where the numpy path must
-    decide (spans that do not pack: ``sweep`` then cuts pieces instead). Compiled
+    decide (sparse group ids, or one group wider than 2^56 ps: ``sweep`` then cuts pieces
+    instead). Compiled
     only: callers ask ``compiled.use_compiled`` first, as in the usage above.
 
     ``span_type`` / ``stage_type``: int8 per distinct name of ``per_name.distinct_native``
@@ -92,14 +99,14 @@ def host_step_keys(
     )
     if found is None:  # group ids too sparse to pack
         return None
-    work, markers, key, layout = found
-    if work and key is None:
+    work, markers, key, runs = found
+    if work and key is None:  # a group alone wider than 2^56 ps (20 hours)
         return None
     marker_rows = np.frombuffer(markers, dtype=np.int64)
     if not work:
         return marker_rows, None
-    spans = PackedSpans(np.frombuffer(key, np.int64), np.frombuffer(layout, np.int64), work)
-    return marker_rows, spans
+    runs = [(stop, np.frombuffer(layout, np.int64)) for stop, layout in runs]
+    return marker_rows, PackedSpans(np.frombuffer(key, np.int64), runs, work)
 
 
 def _plane_columns(plane: Plane, grouped: bool) -> tuple:

@@ -139,5 +139,5 @@ def _breakdown(spans: Spans, windows: pd.DataFrame) -> tuple:
     group = windows["group"].to_numpy(dtype=np.int64)  # unique and sorted
     bounds = (group, begin, begin + windows["duration_ps"].to_numpy(dtype=np.int64))
     if isinstance(spans, step_keys.PackedSpans):
-        return step_sweep.packed_breakdown(spans.key, spans.layout, bounds, len(EVENT_TYPES))
+        return step_sweep.packed_breakdown(spans.key, spans.runs, bounds, len(EVENT_TYPES))
     return step_sweep.breakdown(spans, bounds, len(EVENT_TYPES))

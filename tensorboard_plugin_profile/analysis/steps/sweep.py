@@ -22,7 +22,8 @@ Most callers only need the pieces' sums per step window and type: ``breakdown``
 gets them without a piece table. Compiled, it packs each boundary into one int64
 key (group | time | end-before-start | higher type first), sorts the keys and runs
 the tracker over them adding up as it goes (``passes.step_breakdown``); otherwise
-it cuts the pieces as below and sums them with numpy. Both give the same sums.
+it cuts the pieces as below and sums them with numpy, in pieces of whole groups on a
+large profile (``PIECE_SPANS``). Both give the same sums.
 
 Usage::
 
@@ -64,38 +65,119 @@ def non_overlapping(
     return sweep.pieces()
 
 
+# The numpy sweep holds about 250 B per span (boundary arrays, their sorted copies, the
+# piece table); above this many spans it runs on pieces of whole groups instead.
+PIECE_SPANS = 1 << 20
+
+
 def breakdown(
     spans: pd.DataFrame,
     windows: tuple,
     num_types: int,
     pure_python: Optional[bool] = None,
+    piece_spans: int = PIECE_SPANS,
 ) -> tuple:
     """Per step window × type: (ps inside the window, ps in all, whether any piece).
 
     ``windows`` is (group, begin, end) arrays, groups sorted and unique; pieces of
     groups without a window are left out. Three (len(windows), num_types) arrays:
     int64 sums, int64 sums, bool.
+
+    Compiled, the spans' boundaries are packed into one sort key each; where they do not
+    fit in 62 bits together (a group spanning the profile), they are packed in pieces of
+    consecutive groups that do, as ``keys.PackedSpans`` runs are. Without the extension
+    (or for one group too wide alone) the numpy sweep runs, above ``piece_spans`` spans in
+    pieces of whole groups of about that many, so its working memory follows the piece,
+    not the profile (a larger group is a piece alone). Groups are swept independently,
+    so the sums are those of one sweep.
     """
-    group, begin, end = (np.ascontiguousarray(w, dtype=np.int64) for w in windows)
-    shape = (len(group), num_types)
-    packed = None
+    group = np.ascontiguousarray(windows[0], dtype=np.int64)
+    use_compiled = compiled.use_compiled(compiled.load(passes.__name__), pure_python)
     # Only where the compiled tracker sums them: else the keys would go unused.
-    if len(spans) and compiled.use_compiled(compiled.load(passes.__name__), pure_python):
-        g, b, e, k = (spans[c].to_numpy(dtype=np.int64) for c in ("group", "begin", "end", "type"))
-        packed = passes.pack_boundaries(g, b, e, k, num_types, pure_python)
-    if packed is None:
+    if len(spans) and use_compiled:
+        packed = _packed(spans, num_types, pure_python)
+        if packed is not None:
+            return packed_breakdown(packed[0], [(len(packed[0]), packed[1])], windows, num_types)
+    shape = (len(group), num_types)
+    if len(spans) <= piece_spans and not (len(spans) and use_compiled):
         return _summed_pieces(non_overlapping(spans, num_types, pure_python), windows, shape)
-    return packed_breakdown(packed[0], packed[1], windows, num_types)
+    out = (np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, bool))
+    tail_bits = (2 * num_types - 1).bit_length() if use_compiled else None
+    for rows in _group_pieces(spans, piece_spans, tail_bits):
+        part = spans.iloc[rows]
+        packed = _packed(part, num_types, pure_python) if use_compiled else None
+        if packed is not None:
+            sums = packed_breakdown(packed[0], [(len(packed[0]), packed[1])], windows, num_types)
+        else:
+            sums = _summed_pieces(non_overlapping(part, num_types, pure_python), windows, shape)
+        out[0][...] += sums[0]
+        out[1][...] += sums[1]
+        out[2][...] |= sums[2]
+    return out
 
 
-def packed_breakdown(key: np.ndarray, layout: np.ndarray, windows: tuple, num_types: int) -> tuple:
+def _packed(spans: pd.DataFrame, num_types: int, pure_python: Optional[bool]):
+    g, b, e, k = (spans[c].to_numpy(dtype=np.int64) for c in ("group", "begin", "end", "type"))
+    return passes.pack_boundaries(g, b, e, k, num_types, pure_python)
+
+
+def _group_pieces(spans: pd.DataFrame, piece_spans: int, tail_bits: Optional[int]):
+    """Row index arrays, each of whole groups in group order: about ``piece_spans`` rows
+    (a larger group alone); with ``tail_bits``, also groups whose keys fit in 62 bits
+    together (``pack_boundaries``' fields; a group too wide alone is a piece alone)."""
+    group = spans["group"].to_numpy(dtype=np.int64)
+    order = np.argsort(group, kind="stable")
+    group = group[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(group)) + 1]  # where each group begins
+    if tail_bits is None:
+        targets = np.arange(piece_spans, len(group), piece_spans)
+        at = np.searchsorted(starts, targets, side="right") - 1  # the start at or before each
+        cuts = np.unique(np.r_[0, starts[at], len(group)]).tolist()
+    else:
+        cuts = _fitting_cuts(spans, order, group[starts], starts, piece_spans, tail_bits)
+    del group, starts
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        yield order[lo:hi]
+
+
+def _fitting_cuts(spans, order, ids, starts, piece_spans: int, tail_bits: int) -> list:
+    """Greedy cuts (row positions in ``order``) between groups: each piece as long as its
+    keys fit in 62 bits and it holds fewer than ``piece_spans`` rows before its last group.
+    One step per group (steps, not events)."""
+    times = [spans[c].to_numpy(dtype=np.int64)[order] for c in ("begin", "end")]
+    earliest = np.minimum(*(np.minimum.reduceat(t, starts) for t in times))
+    latest = np.maximum(*(np.maximum.reduceat(t, starts) for t in times))
+    del times
+    widths = (latest.view(np.uint64) - earliest.view(np.uint64)).tolist()  # exact, unsigned
+    cuts, first_id, first_row, widest = [0], None, 0, 0
+    for gid, width, row in zip(ids.tolist(), widths, starts.tolist()):
+        wide = max(widest, width)
+        fits = first_id is not None and (
+            (gid - first_id).bit_length() + wide.bit_length() + tail_bits <= 62
+            and row - first_row < piece_spans
+        )
+        if first_id is not None and not fits:
+            cuts.append(row)
+            first_id, first_row, wide = gid, row, width
+        first_id = gid if first_id is None else first_id
+        widest = wide
+    return cuts + [len(order)]
+
+
+def packed_breakdown(key: np.ndarray, runs: list, windows: tuple, num_types: int) -> tuple:
     """``breakdown`` of spans already packed (``passes.pack_boundaries`` keys, sorted
-    here in place), compiled only."""
+    here in place), compiled only. ``runs``: (stop, layout) per run of whole groups, as
+    ``keys.PackedSpans`` holds them; each run is sorted and tracked on its own and adds
+    to its own groups' windows, so the sums are those of one sort over all."""
     group, begin, end = (np.ascontiguousarray(w, dtype=np.int64) for w in windows)
-    key.sort(kind="stable")  # values only: equal keys are equal boundaries
     out = [np.zeros((len(group), num_types), dtype=np.int64) for _ in range(3)]
-    if not passes.step_breakdown(key, layout, (group, begin, end), out, False):
-        raise RuntimeError("packed spans need the compiled step breakdown")
+    start = 0
+    for stop, layout in runs:
+        part = key[start:stop]
+        part.sort(kind="stable")  # values only: equal keys are equal boundaries
+        if not passes.step_breakdown(part, layout, (group, begin, end), out, False):
+            raise RuntimeError("packed spans need the compiled step breakdown")
+        start = stop
     return out[0], out[2], out[1].astype(bool)
 
 
