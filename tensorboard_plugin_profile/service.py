@@ -184,10 +184,16 @@ class ProfileService:
         relevant = tool.relevant_params(params or {})
         key: tuple = ("tool", code_fingerprint(), tool.name, tuple(sorted(relevant.items())))
         key += tuple(f.key for f in selected)
+        # The profiles this answer reads stay in memory until it is stored: making room for
+        # it (or for another request meanwhile) drops other data, never them (docs/cache.md).
+        pins = self.cache.pinned([self.spaces.key(f) for f in selected])
         try:
-            return self._cached_result(
-                key, lambda: self._convert(run, tool, selected, relevant), on_disk=tool.disk_cached
-            )
+            with pins:
+                return self._cached_result(
+                    key,
+                    lambda: self._convert(run, tool, selected, relevant),
+                    on_disk=tool.disk_cached,
+                )
         except NotApplicable as e:
             raise self._not_applicable(run, e.message) from None
 
