@@ -23,6 +23,7 @@ import ctypes
 import dataclasses
 import itertools
 import mmap
+import os
 import sys
 import weakref
 from typing import Any, Iterator, Optional
@@ -83,6 +84,33 @@ def limit_heap_fragmentation() -> None:
         mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
         if mallopt is not None:
             mallopt(_M_MMAP_THRESHOLD, _OWN_MAPPING_BYTES)
+
+
+# Where a container's memory limit is read: cgroup v2, then v1 (each as the process sees it).
+CGROUP_LIMIT_FILES = (
+    "/sys/fs/cgroup/memory.max",
+    "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+)
+
+
+def usable_memory_bytes(limit_files: tuple = CGROUP_LIMIT_FILES) -> Optional[int]:
+    """The memory this process may use: physical RAM, or a container's (cgroup) limit
+    when lower. None when neither can be read (not Linux or a BSD: no ``sysconf``)."""
+    try:
+        physical: Optional[int] = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        physical = None
+    limits = [physical] if physical and physical > 0 else []
+    for path in limit_files:
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) > 0:  # "max", or v1's huge "unlimited", stay out
+            limits.append(int(text))
+            break
+    return min(limits) if limits else None
 
 
 class _ZeroPages(mmap.mmap):
