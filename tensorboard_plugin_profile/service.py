@@ -286,6 +286,11 @@ class ProfileService:
             return result
 
         result = self.cache.get_or_compute(key, load_or_compute, size_of=_result_size)
+        if isinstance(result, ToolResult) and not isinstance(result.chunks, _Body):
+            # Streamed: a closure over a Space or its trace index. Kept, it would keep them
+            # alive, uncounted, after the budget evicted or shed them; the next request
+            # makes another from the memoised index (milliseconds).
+            self.cache.discard(key)
         if isinstance(result, NotApplicable):
             raise NotApplicable(result.message)  # a fresh error: no shared traceback
         return result
@@ -402,7 +407,7 @@ def _result_size(result: Any) -> int:
         return len(result.message) + 200
     if isinstance(result.chunks, _Body):
         return len(result.chunks.data) + 200
-    return 1 << 10  # streamed: a closure over data charged with its Spaces
+    return 1 << 10  # streamed: dropped once its request has it (_cached_result)
 
 
 def _tables_of(obj: Any) -> list:

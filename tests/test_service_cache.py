@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
+import weakref
 
 import numpy as np
 import pandas as pd
@@ -311,6 +313,27 @@ def test_making_room_drops_the_trace_index_and_keeps_the_space_charged_as_a_full
     service.tool_data(run, "trace_viewer@", params={"start_time_ms": "0", "end_time_ms": "1"})
     assert service.spaces.decodes == 1  # the index was rebuilt from the Space in memory
     assert service.cache._entries[key][1] == full_size(space) > space_bytes
+
+
+@pytest.mark.parametrize("tool", ["trace_viewer@", "trace_viewer"])
+def test_a_streamed_answer_keeps_nothing_alive_after_the_budget_dropped_it(tool):
+    # The streamed answers (the whole trace) were kept in the result cache at 1 KB: their
+    # closure kept the trace index (or the Space) alive after it was shed or evicted.
+    service = _memory_only(FIXTURES / "tf_keras2_fit")
+    run = service.runs()[0]
+    host_file = service.logdir.session(run).host_files[0]
+    b"".join(service.tool_data(run, "trace_viewer@", params=WINDOW).chunks())
+    index = weakref.ref(next(d for d in memo.derived_from(service.space(host_file))))
+    space = weakref.ref(service.space(host_file))
+    first = _body(service.tool_data(run, tool))
+    assert [key[0] for key in service.cache._entries].count("tool") == 1  # the window's only
+    # Room for another 50 KB value only: the Space and the window's answer go (oldest
+    # first); before, the streamed answer (newest, 1 KB) stayed and held them.
+    service.cache.budget_bytes = 60_000
+    service.cache.get_or_compute("another", lambda: b"x" * 50_000, size_of=len)
+    gc.collect()
+    assert index() is None and space() is None
+    assert _body(service.tool_data(run, tool)) == first
 
 
 def test_a_request_never_evicts_a_space_it_reads_to_make_room_for_another_it_reads():

@@ -229,6 +229,14 @@ class ByteBudgetCache:
             self._evict_to(self.budget_bytes - self.reserved_bytes, keep=key)
             self._note_peak()
 
+    def discard(self, key: Hashable) -> None:
+        """Forgets a stored value (one that must not outlive the request that made it)."""
+        with self._lock:
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                self.used_bytes -= entry[1]
+                self._room.notify_all()
+
     @contextlib.contextmanager
     def pinned(self, keys: list) -> Iterator[None]:
         """While inside, the values of ``keys`` (stored now or later) are neither evicted nor
