@@ -123,7 +123,8 @@ class ProfileService:
             return list(self.host_map.summaries(files)[0].tool_names)
         key = ("run_tools", code_fingerprint()) + files[0].key
         compute = lambda: _to_result(tool_registry.listed_tools(self.space(files[0])))  # noqa: E731
-        return self._cached_result(key, compute).json()
+        with self._reading(files[:1]):
+            return self._cached_result(key, compute).json()
 
     def hosts(self, run: str, tag: str) -> list:
         session = self.logdir.session(run)
@@ -156,7 +157,8 @@ class ProfileService:
         if len(files) > 1 and _all_xspace(files):
             summaries = self.host_map.summaries(list(files))
         else:
-            summaries = [s for _, s in summaries_of([(f.host, self.space(f)) for f in files])]
+            with self._reading(files):
+                summaries = [s for _, s in summaries_of([(f.host, self.space(f)) for f in files])]
         if order == "time":
             return modules_by_time(summaries)
         return sorted({name for s in summaries for name in s.module_names})
@@ -184,11 +186,8 @@ class ProfileService:
         relevant = tool.relevant_params(params or {})
         key: tuple = ("tool", code_fingerprint(), tool.name, tuple(sorted(relevant.items())))
         key += tuple(f.key for f in selected)
-        # The profiles this answer reads stay in memory until it is stored: making room for
-        # it (or for another request meanwhile) drops other data, never them (docs/cache.md).
-        pins = self.cache.pinned([self.spaces.key(f) for f in selected])
         try:
-            with pins:
+            with self._reading(selected):
                 return self._cached_result(
                     key,
                     lambda: self._convert(run, tool, selected, relevant),
@@ -196,6 +195,12 @@ class ProfileService:
                 )
         except NotApplicable as e:
             raise self._not_applicable(run, e.message) from None
+
+    def _reading(self, host_files: Sequence[Any]) -> Any:
+        """Pins the Spaces of ``host_files`` while a request reads them, until its answer is
+        stored: making room for it (or for another request) drops other data, never them,
+        so the request and the next one never decode them again (docs/cache.md)."""
+        return self.cache.pinned([self.spaces.key(f) for f in host_files])
 
     def _not_applicable(self, run: str, reason: str) -> NotApplicable:
         """``reason``, then the tools that have data for ``run`` (also as ``tools``)."""

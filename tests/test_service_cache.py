@@ -294,6 +294,25 @@ def test_a_space_larger_than_the_whole_budget_is_decoded_once_for_its_requests()
     assert [key[0] for key in service.cache._entries].count("space") == 1
 
 
+@pytest.mark.parametrize("over", [False, True], ids=["space_fits", "space_over_budget"])
+def test_the_page_s_requests_trace_first_decode_once_through_the_server(over):
+    # As the page asks: runs, the run's tools (judged on its decoded Space), hosts, the
+    # first trace window, then the overview; the listing's answer evicted an over-budget
+    # Space before the window (nothing pinned it).
+    logdir = FIXTURES / "tf_keras2_fit"
+    space_bytes, with_index = _sizes(logdir)
+    budget = space_bytes // 2 if over else (space_bytes + with_index) // 2
+    service = _memory_only(logdir, memory_bytes=budget)
+    app = Client(StandaloneApp(str(logdir), service=service))
+    run = app.get("/runs").get_json()[0]
+    assert "trace_viewer@" in app.get(f"/run_tools?run={run}").get_json()
+    host = app.get(f"/hosts?run={run}&tag=trace_viewer@").get_json()[0]["hostname"]
+    query = f"run={run}&host={host}"
+    assert app.get(f"/data?{query}&tag=trace_viewer@&format=columnar").status_code == 200
+    assert app.get(f"/data?{query}&tag=overview_page").status_code == 200
+    assert service.spaces.decodes == 1
+
+
 def test_making_room_drops_the_trace_index_and_keeps_the_space_charged_as_a_full_walk():
     logdir = FIXTURES / "tf_keras2_fit"
     service = _memory_only(logdir)
