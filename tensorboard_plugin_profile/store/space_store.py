@@ -157,9 +157,11 @@ class SpaceStore:
     def shed(self, space: Any) -> int:
         """Drops what analyses memoised on ``space`` (the cache makes room with this before
         it evicts a Space); returns the Space's charge without them. Called under the cache's
-        lock: takes only the memo's and the walk's."""
+        lock: takes only the memo's and the walk's (a stored Space has its walk already, so
+        this never waits for another Space's first walk)."""
         memo.forget(space)
-        return self._walk_of(space).reset()
+        walk = self._walks.get(id(space)) or self._walk_of(space)
+        return walk.reset()
 
     def _walk_of(self, space: Any) -> _Walk:
         """The Space's running measurement, dropped with the Space."""
