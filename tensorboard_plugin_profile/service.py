@@ -123,7 +123,8 @@ class ProfileService:
             return list(self.host_map.summaries(files)[0].tool_names)
         key = ("run_tools", code_fingerprint()) + files[0].key
         compute = lambda: _to_result(tool_registry.listed_tools(self.space(files[0])))  # noqa: E731
-        return self._cached_result(key, compute).json()
+        with self._reading(files[:1]):
+            return self._cached_result(key, compute).json()
 
     def hosts(self, run: str, tag: str) -> list:
         session = self.logdir.session(run)
@@ -156,7 +157,8 @@ class ProfileService:
         if len(files) > 1 and _all_xspace(files):
             summaries = self.host_map.summaries(list(files))
         else:
-            summaries = [s for _, s in summaries_of([(f.host, self.space(f)) for f in files])]
+            with self._reading(files):
+                summaries = [s for _, s in summaries_of([(f.host, self.space(f)) for f in files])]
         if order == "time":
             return modules_by_time(summaries)
         return sorted({name for s in summaries for name in s.module_names})
@@ -185,11 +187,20 @@ class ProfileService:
         key: tuple = ("tool", code_fingerprint(), tool.name, tuple(sorted(relevant.items())))
         key += tuple(f.key for f in selected)
         try:
-            return self._cached_result(
-                key, lambda: self._convert(run, tool, selected, relevant), on_disk=tool.disk_cached
-            )
+            with self._reading(selected):
+                return self._cached_result(
+                    key,
+                    lambda: self._convert(run, tool, selected, relevant),
+                    on_disk=tool.disk_cached,
+                )
         except NotApplicable as e:
             raise self._not_applicable(run, e.message) from None
+
+    def _reading(self, host_files: Sequence[Any]) -> Any:
+        """Pins the Spaces of ``host_files`` while a request reads them, until its answer is
+        stored: making room for it (or for another request) drops other data, never them,
+        so the request and the next one never decode them again (docs/cache.md)."""
+        return self.cache.pinned([self.spaces.key(f) for f in host_files])
 
     def _not_applicable(self, run: str, reason: str) -> NotApplicable:
         """``reason``, then the tools that have data for ``run`` (also as ``tools``)."""
@@ -280,6 +291,11 @@ class ProfileService:
             return result
 
         result = self.cache.get_or_compute(key, load_or_compute, size_of=_result_size)
+        if isinstance(result, ToolResult) and not isinstance(result.chunks, _Body):
+            # Streamed: a closure over a Space or its trace index. Kept, it would keep them
+            # alive, uncounted, after the budget evicted or shed them; the next request
+            # makes another from the memoised index (milliseconds).
+            self.cache.discard(key)
         if isinstance(result, NotApplicable):
             raise NotApplicable(result.message)  # a fresh error: no shared traceback
         return result
@@ -396,7 +412,7 @@ def _result_size(result: Any) -> int:
         return len(result.message) + 200
     if isinstance(result.chunks, _Body):
         return len(result.chunks.data) + 200
-    return 1 << 10  # streamed: a closure over data charged with its Spaces
+    return 1 << 10  # streamed: dropped once its request has it (_cached_result)
 
 
 def _tables_of(obj: Any) -> list:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
+import weakref
 
 import numpy as np
 import pandas as pd
@@ -249,6 +251,122 @@ def test_beyond_the_budget_a_request_gets_503_with_a_message():
     error = response.get_json()["error"]
     assert error["code"] == Overloaded.code and "--cache_bytes" in error["message"]
     assert app.get(f"/data?run={run}&tag=overview_page").status_code == 200
+
+
+# --- what makes room: derived data before Spaces, never a Space in use -----------------
+WINDOW = {"format": "columnar"}  # the trace viewer's first window
+
+
+def _sizes(logdir, host: int = 0) -> tuple:
+    """(the Space alone, the Space with its trace index) of a fixture's host, as charged."""
+    probe = _memory_only(logdir)
+    run = probe.runs()[0]
+    host_file = probe.logdir.session(run).host_files[host]
+    probe.tool_data(run, "trace_viewer@", host=host_file.host, params=WINDOW)
+    space = probe.space(host_file)
+    return deep_size(space), probe.cache._entries[probe.spaces.key(host_file)][1]
+
+
+@pytest.mark.parametrize("name", ["tf_keras2_fit", "jax_cpu_train"])
+def test_trace_first_then_the_overview_decodes_once_when_space_and_index_exceed_the_budget(name):
+    # The 2 GB profile: its Space fits the budget, Space + trace index do not. Storing the
+    # window evicted the Space (the oldest entry) and the overview decoded it again.
+    space_bytes, with_index = _sizes(FIXTURES / name)
+    budget = (space_bytes + with_index) // 2
+    service = _memory_only(FIXTURES / name, memory_bytes=budget)
+    run = service.runs()[0]
+    service.tool_data(run, "trace_viewer@", params=WINDOW)
+    service.tool_data(run, "overview_page")
+    service.tool_data(run, "trace_viewer@", params={"start_time_ms": "0", "end_time_ms": "1"})
+    assert service.spaces.decodes == 1
+
+
+def test_a_space_larger_than_the_whole_budget_is_decoded_once_for_its_requests():
+    logdir = FIXTURES / "tf_keras2_fit"
+    space_bytes, _ = _sizes(logdir)
+    service = _memory_only(logdir, memory_bytes=space_bytes // 2)
+    run = service.runs()[0]
+    requests = [("trace_viewer@", WINDOW), ("overview_page", {}), ("framework_op_stats", {})]
+    for tool, params in requests:
+        service.tool_data(run, tool, params=params)
+    assert service.spaces.decodes == 1
+    # It stays until another profile needs the room, alone over the budget.
+    assert [key[0] for key in service.cache._entries].count("space") == 1
+
+
+@pytest.mark.parametrize("over", [False, True], ids=["space_fits", "space_over_budget"])
+def test_the_page_s_requests_trace_first_decode_once_through_the_server(over):
+    # As the page asks: runs, the run's tools (judged on its decoded Space), hosts, the
+    # first trace window, then the overview; the listing's answer evicted an over-budget
+    # Space before the window (nothing pinned it).
+    logdir = FIXTURES / "tf_keras2_fit"
+    space_bytes, with_index = _sizes(logdir)
+    budget = space_bytes // 2 if over else (space_bytes + with_index) // 2
+    service = _memory_only(logdir, memory_bytes=budget)
+    app = Client(StandaloneApp(str(logdir), service=service))
+    run = app.get("/runs").get_json()[0]
+    assert "trace_viewer@" in app.get(f"/run_tools?run={run}").get_json()
+    host = app.get(f"/hosts?run={run}&tag=trace_viewer@").get_json()[0]["hostname"]
+    query = f"run={run}&host={host}"
+    assert app.get(f"/data?{query}&tag=trace_viewer@&format=columnar").status_code == 200
+    assert app.get(f"/data?{query}&tag=overview_page").status_code == 200
+    assert service.spaces.decodes == 1
+
+
+def test_making_room_drops_the_trace_index_and_keeps_the_space_charged_as_a_full_walk():
+    logdir = FIXTURES / "tf_keras2_fit"
+    service = _memory_only(logdir)
+    run = service.runs()[0]
+    host_file = service.logdir.session(run).host_files[0]
+    key = service.spaces.key(host_file)
+    service.tool_data(run, "trace_viewer@", params=WINDOW)
+    space = service.space(host_file)
+    space_bytes = deep_size(space)
+    assert service.cache._entries[key][1] > space_bytes  # the index is charged
+    # The budget shrinks below Space + index; another value needs room.
+    service.cache.budget_bytes = space_bytes + 100_000
+    service.cache.get_or_compute("another", lambda: b"x" * 50_000, size_of=len)
+    assert service.cache.sheds == 1 and service.cache.evictions <= 1  # the window's result
+    assert memo.derived_from(space) == []
+    assert service.cache._entries[key][1] == space_bytes == full_size(space)
+    service.tool_data(run, "trace_viewer@", params={"start_time_ms": "0", "end_time_ms": "1"})
+    assert service.spaces.decodes == 1  # the index was rebuilt from the Space in memory
+    assert service.cache._entries[key][1] == full_size(space) > space_bytes
+
+
+@pytest.mark.parametrize("tool", ["trace_viewer@", "trace_viewer"])
+def test_a_streamed_answer_keeps_nothing_alive_after_the_budget_dropped_it(tool):
+    # The streamed answers (the whole trace) were kept in the result cache at 1 KB: their
+    # closure kept the trace index (or the Space) alive after it was shed or evicted.
+    service = _memory_only(FIXTURES / "tf_keras2_fit")
+    run = service.runs()[0]
+    host_file = service.logdir.session(run).host_files[0]
+    b"".join(service.tool_data(run, "trace_viewer@", params=WINDOW).chunks())
+    index = weakref.ref(next(d for d in memo.derived_from(service.space(host_file))))
+    space = weakref.ref(service.space(host_file))
+    first = _body(service.tool_data(run, tool))
+    assert [key[0] for key in service.cache._entries].count("tool") == 1  # the window's only
+    # Room for another 50 KB value only: the Space and the window's answer go (oldest
+    # first); before, the streamed answer (newest, 1 KB) stayed and held them.
+    service.cache.budget_bytes = 60_000
+    service.cache.get_or_compute("another", lambda: b"x" * 50_000, size_of=len)
+    gc.collect()
+    assert index() is None and space() is None
+    assert _body(service.tool_data(run, tool)) == first
+
+
+def test_a_request_never_evicts_a_space_it_reads_to_make_room_for_another_it_reads():
+    # Two hosts drawn together, one already in memory: the reservation for the other used
+    # to evict it, and the same request then decoded it again.
+    logdir = FIXTURES / "tf_two_hosts"
+    first_space, _ = _sizes(logdir, 0)
+    service = _memory_only(logdir, memory_bytes=int(first_space * 1.2))
+    run = service.runs()[0]
+    first, second = service.logdir.session(run).host_files[:2]
+    service.tool_data(run, "overview_page", host=first.host)
+    assert service.spaces.decodes == 1
+    service.tool_data(run, "trace_viewer@", hosts=f"{first.host},{second.host}", params=WINDOW)
+    assert service.spaces.decodes == 2
 
 
 # --- parallel hosts --------------------------------------------------------

@@ -44,6 +44,16 @@ def memoized(owners: Sequence[Any], name: str, compute: Callable[[], Any]) -> An
     return value
 
 
+def forget(owner: Any) -> None:
+    """Drops every value memoised for ``owner`` (alone or with others): rebuilt on demand.
+
+    A computation in flight for it still stores its value when it ends."""
+    owner_id = id(owner)
+    with _LOCK:
+        for key in [key for key in _ENTRIES if owner_id in key[1:]]:
+            del _ENTRIES[key]
+
+
 def derived_from(owner: Any) -> list:
     """Every value memoised for ``owner`` (alone or with others), for memory accounting."""
     owner_id = id(owner)

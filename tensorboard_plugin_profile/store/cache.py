@@ -19,11 +19,19 @@ A computation's reservation grows to what it reports holding (``common/work.py``
 decode that turns out larger than its estimate evicts others instead of going unseen;
 and it stops (``Cancelled``) once no caller waits for it any more.
 
+Room is made in order of what is cheapest to rebuild: first the derived data of stored
+values (``shed=``: a decoded profile drops the analyses memoised on it, rebuilt from it on
+demand), least recently used first, then whole values, least recently used first. Values
+``pinned`` by a request in flight are neither shed nor evicted: a request never loses the
+profile it is answering from (which it would then decode a second time).
+
 Usage::
 
     cache = ByteBudgetCache(budget_bytes=2 << 30)
-    space = cache.get_or_compute(key, decode, size_of=deep_size, reserve=20 * file_size)
-    cache.recharge(key, deep_size(space))       # after it grew (derived tables)
+    with cache.pinned([key]):                   # this request's profile stays
+        space = cache.get_or_compute(key, decode, size_of=deep_size, reserve=20 * file_size,
+                                     shed=drop_derived)   # drop_derived(space) -> its new size
+        cache.recharge(key, deep_size(space))   # after it grew (derived tables)
 """
 
 from __future__ import annotations
@@ -78,7 +86,10 @@ class ByteBudgetCache:
         self.admission_timeout_s = admission_timeout_s
         self._lock = threading.Lock()
         self._room = threading.Condition(self._lock)  # notified when bytes are released
+        # key -> (value, charged bytes, shed or None); shed(value) drops what the value
+        # derived and returns its new charge.
         self._entries: collections.OrderedDict = collections.OrderedDict()
+        self._pins: collections.Counter = collections.Counter()  # key -> requests using it
         self._pending: dict = {}
         self.used_bytes = 0  # charged by stored entries
         self.reserved_bytes = 0  # held by computations in flight
@@ -86,6 +97,7 @@ class ByteBudgetCache:
         self.hits = 0
         self.misses = 0
         self.evictions = 0
+        self.sheds = 0  # derived data dropped to make room (tests read it)
         self._queue: collections.deque = collections.deque()  # tickets of callers waiting for room
         self._releases = 0  # reservations ended so far: a waiting caller's sign of progress
 
@@ -105,15 +117,18 @@ class ByteBudgetCache:
         size_of: Callable[[Any], int],
         reserve: int = 0,
         on_wait: Optional[Callable[[str], None]] = None,
+        shed: Optional[Callable[[Any], int]] = None,
     ) -> Any:
         """The value of ``key``, computed once however many callers ask at the same time.
 
         The computation stops (``Cancelled``, from its ``work.checkpoint`` calls) when none of
         the callers waiting for it wants it any more; a caller that still does starts it again.
+        ``shed(value)``, if given, drops what the value derived (to make room before whole
+        values are evicted) and returns its charge after that.
         """
         while True:
             try:
-                return self._get_or_compute(key, compute, size_of, reserve, on_wait)
+                return self._get_or_compute(key, compute, size_of, reserve, on_wait, shed)
             except Cancelled:
                 if not work.wanted():
                     raise
@@ -126,6 +141,7 @@ class ByteBudgetCache:
         size_of: Callable[[Any], int],
         reserve: int = 0,
         on_wait: Optional[Callable[[str], None]] = None,
+        shed: Optional[Callable[[Any], int]] = None,
     ) -> Any:
         with self._lock:
             if key in self._entries:
@@ -169,7 +185,7 @@ class ByteBudgetCache:
                 del self._pending[key]
                 self._release(held.bytes)
                 if pending.error is None:
-                    self._store(key, pending.value, size)
+                    self._store(key, pending.value, size, shed)
             pending.done.set()
         return pending.value
 
@@ -208,10 +224,31 @@ class ByteBudgetCache:
             if entry is None or entry[1] == size:
                 return
             self.used_bytes += size - entry[1]
-            self._entries[key] = (entry[0], size)
+            self._entries[key] = (entry[0], size, entry[2])
             self._entries.move_to_end(key)
             self._evict_to(self.budget_bytes - self.reserved_bytes, keep=key)
             self._note_peak()
+
+    def discard(self, key: Hashable) -> None:
+        """Forgets a stored value (one that must not outlive the request that made it)."""
+        with self._lock:
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                self.used_bytes -= entry[1]
+                self._room.notify_all()
+
+    @contextlib.contextmanager
+    def pinned(self, keys: list) -> Iterator[None]:
+        """While inside, the values of ``keys`` (stored now or later) are neither evicted nor
+        shed: the request using them answers from them, however full the budget is."""
+        with self._lock:
+            self._pins.update(keys)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._pins.subtract(keys)
+                self._pins += collections.Counter()  # drops the keys no request pins
 
     # --- admission ---------------------------------------------------------
     def _admit(self, reserve: int, on_wait: Optional[Callable[[str], None]]) -> int:
@@ -273,26 +310,38 @@ class ByteBudgetCache:
             self._room.notify_all()
 
     # --- storage -----------------------------------------------------------
-    def _store(self, key: Hashable, value: Any, size: int) -> None:
+    def _store(
+        self, key: Hashable, value: Any, size: int, shed: Optional[Callable[[Any], int]] = None
+    ) -> None:
         old = self._entries.pop(key, None)
         if old is not None:
             self.used_bytes -= old[1]
-        self._entries[key] = (value, size)
+        self._entries[key] = (value, size, shed)
         self.used_bytes += size
         self._evict_to(self.budget_bytes - self.reserved_bytes, keep=key)
         self._note_peak()
 
     def _evict_to(self, limit: int, keep: Optional[Hashable] = None) -> None:
+        """Makes ``used_bytes`` at most ``limit``: derived data first, then whole values, each
+        least recently used first; never ``keep`` nor a pinned value."""
+        limit = max(limit, 0)
+        if self.used_bytes <= limit:
+            return
+        spare = [k for k in self._entries if k != keep and not self._pins[k]]
+        for key in spare:  # derived data: rebuilt from its value, which stays
+            if self.used_bytes <= limit:
+                return
+            value, size, shed = self._entries[key]
+            if shed is not None:
+                smaller = int(shed(value))
+                self.used_bytes += smaller - size
+                self._entries[key] = (value, smaller, shed)
+                self.sheds += 1
         evicted = False
-        while self.used_bytes > max(limit, 0) and self._entries:
-            oldest = next(iter(self._entries))
-            if oldest == keep:
-                if len(self._entries) == 1:
-                    break
-                self._entries.move_to_end(oldest)
-                continue
-            _, (_, size) = self._entries.popitem(last=False)
-            self.used_bytes -= size
+        for key in spare:
+            if self.used_bytes <= limit:
+                break
+            self.used_bytes -= self._entries.pop(key)[1]
             self.evictions += 1
             evicted = True
         if evicted:

@@ -10,7 +10,9 @@ flag                        environment                 meaning
 ==========================  ==========================  =================================
 ``--cache_dir DIR``         ``TBPROF_CACHE_DIR``        where the disk cache lives
 ``--no_cache``              ``TBPROF_NO_CACHE=1``       no disk cache (memory only)
-``--cache_bytes SIZE``      ``TBPROF_CACHE_BYTES``      memory budget (default 4G)
+``--cache_bytes SIZE``      ``TBPROF_CACHE_BYTES``      memory budget (default: half the
+                                                        memory, at least 4G if that leaves
+                                                        a quarter free; ``default_memory_bytes``)
 ``--disk_cache_bytes SIZE`` ``TBPROF_DISK_CACHE_BYTES`` disk cache cap (default 10G)
 (no flag)                   ``TBPROF_ADMISSION_TIMEOUT_S`` refuse (503) a request that waited
                                                         this long for memory with no progress
@@ -38,10 +40,27 @@ import re
 from typing import Any, Optional
 
 from ..common.errors import InvalidArgument
+from ..common.memsize import usable_memory_bytes
 from .cache import DEFAULT_ADMISSION_TIMEOUT_S
 from .disk_cache import DEFAULT_MAX_BYTES, default_cache_dir
 
-DEFAULT_MEMORY_BYTES = 4 << 30
+# The memory budget's default: half of what the process may use (RAM, or its container's
+# limit), but at least this much where that still leaves a quarter of it to the rest.
+MIN_DEFAULT_MEMORY_BYTES = 4 << 30
+
+
+def default_memory_bytes(usable: Optional[int]) -> int:
+    """The default memory budget for ``usable`` bytes of memory (None: unknown, 4 GiB).
+
+    A fixed 4 GiB was small beside 24 GB of RAM: a 2 GB profile keeps ~3.8 GB, ~4.3 GB with
+    its trace index (docs/cache.md). Half leaves the other half for the working set above
+    the budget (at most one request's) and for other programs."""
+    if not usable:
+        return MIN_DEFAULT_MEMORY_BYTES
+    return max(usable // 2, min(MIN_DEFAULT_MEMORY_BYTES, usable * 3 // 4))
+
+
+DEFAULT_MEMORY_BYTES = default_memory_bytes(usable_memory_bytes())
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -119,7 +138,11 @@ def add_flags(parser: Any) -> None:
         ("--no_cache", dict(action="store_true", help="do not use the disk cache")),
         (
             "--cache_bytes",
-            dict(metavar="SIZE", help="memory budget for profiles and results, e.g. 4G"),
+            dict(
+                metavar="SIZE",
+                help="memory budget for profiles and results, e.g. 8G (default: half the "
+                "memory, at least 4G)",
+            ),
         ),
         ("--disk_cache_bytes", dict(metavar="SIZE", help="disk cache size cap, e.g. 10G")),
         (

@@ -9,7 +9,9 @@ Every freshly decoded Space is written to the disk cache (in the background).
 A Space's charge against the memory budget is its real size (``memsize``)
 plus what analyses memoised on it (the preprocessed copy, op statistics, the
 trace index), grown after each tool ran on it by measuring only what the tool memoised
-(``recharge``, ``_Walk``). The same
+(``recharge``, ``_Walk``). When the budget needs room, those memoised results are dropped
+before any Space is evicted (``shed``): they are rebuilt from the Space in a fraction of
+a decode. The same
 measurements teach ``estimate`` how much memory a profile needs per byte of
 file, which admission control reserves before a decode starts.
 
@@ -104,6 +106,7 @@ class SpaceStore:
                 lambda: self._load_or_decode(host_file, in_worker),
                 size_of=lambda space: self._walk_of(space).total,
                 reserve=self.estimate([host_file]) if reserve else 0,
+                shed=self.shed,
             )
         except (ProfileTooLarge, CorruptProfile) as e:
             with self._lock:
@@ -150,6 +153,15 @@ class SpaceStore:
                 continue  # nothing new, nothing grown
             self._learn(walk.total, f.size, f.path)
             self.cache.recharge(key, walk.total)
+
+    def shed(self, space: Any) -> int:
+        """Drops what analyses memoised on ``space`` (the cache makes room with this before
+        it evicts a Space); returns the Space's charge without them. Called under the cache's
+        lock: takes only the memo's and the walk's (a stored Space has its walk already, so
+        this never waits for another Space's first walk)."""
+        memo.forget(space)
+        walk = self._walks.get(id(space)) or self._walk_of(space)
+        return walk.reset()
 
     def _walk_of(self, space: Any) -> _Walk:
         """The Space's running measurement, dropped with the Space."""
@@ -225,13 +237,33 @@ class _Walk:
         self.store = store
         self.counted: set = set()
         self.total = deep_size(space, _Counting(self.counted, store))
+        self.space_ids, self.space_total = frozenset(self.counted), self.total
         self.parts: dict = {}  # id(result) -> (memory_version, ids it counted, its bytes)
         self.lock = threading.Lock()
+
+    def reset(self) -> int:
+        """Back to the Space alone (its memoised results were dropped); its charge."""
+        with self.lock:
+            self.counted = set(self.space_ids)
+            self.total = self.space_total
+            self.parts = {}
+            return self.total
 
     def update(self, derived: list) -> bool:
         """Measures the new and the grown results; False when there were none."""
         with self.lock:
-            return any([self._measure(value) for value in derived])
+            changed = self._forget_gone({id(value) for value in derived})
+            return any([self._measure(value) for value in derived]) or changed
+
+    def _forget_gone(self, alive: set) -> bool:
+        """Takes out the parts of results no longer memoised (another owner's Space shed
+        a result they shared); whether there were any."""
+        gone = [key for key in self.parts if key not in alive]
+        for key in gone:
+            _, ids, size = self.parts.pop(key)
+            self.counted.difference_update(ids)
+            self.total -= size
+        return bool(gone)
 
     def _measure(self, value: Any) -> bool:
         """Measures one result if it is new or grew since; whether it did."""

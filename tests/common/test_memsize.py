@@ -77,3 +77,25 @@ def test_deep_size_walks_nesting_of_any_depth_without_recursion():
     assert size > 100_000 * sys.getsizeof([])
     shared = ["x" * 1000]
     assert deep_size([shared, shared, [shared]]) < 2 * sys.getsizeof("x" * 1000) + 500
+
+
+def test_containers_of_scalars_are_charged_as_the_item_by_item_walk_did():
+    # Summed by C loops now (a Space's group names: 0.66 s -> 0.24 s for 400,000 entries);
+    # the charge is the same: each scalar's size, None as nothing, the container itself.
+    names = {i: f"train {i}" for i in range(1000)}
+    expected = sys.getsizeof(names) + sum(
+        sys.getsizeof(k) + sys.getsizeof(v) for k, v in names.items()
+    )
+    assert deep_size(names) == expected
+    mixed = [None, True, 1.5, b"ab", "x" * 100, 2**70, None]
+    expected = sys.getsizeof(mixed) + sum(sys.getsizeof(v) for v in mixed if v is not None)
+    assert deep_size(mixed) == expected
+    assert deep_size({None: None}) == sys.getsizeof({None: None})
+    # One item that is not a scalar: the walk goes item by item, shared buffers once.
+    array = np.zeros(1000)
+    assert deep_size({"a": array, "b": array, "c": "text"}) == (
+        sys.getsizeof({"a": 0, "b": 0, "c": 0})
+        + 3 * sys.getsizeof("a")
+        + array.nbytes
+        + sys.getsizeof("text")
+    )

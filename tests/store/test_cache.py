@@ -169,3 +169,47 @@ def test_waiting_callers_are_admitted_in_arrival_order_while_the_queue_moves():
         t.join()
     # c waited longer than the 0.5 s timeout in total, but never 0.5 s without progress.
     assert admitted == ["a", "b", "c"]
+
+
+class _Profile:
+    """A stored value with derived data that can be dropped (like a Space and its memos)."""
+
+    def __init__(self, own: int, derived: int):
+        self.own, self.derived = own, derived
+
+    def size(self) -> int:
+        return self.own + self.derived
+
+    def shed(self) -> int:
+        self.derived = 0
+        return self.own
+
+
+def _store(cache: ByteBudgetCache, key: str, profile: _Profile) -> None:
+    cache.get_or_compute(key, lambda: profile, size_of=_Profile.size, shed=_Profile.shed)
+
+
+def test_derived_data_goes_before_any_whole_value_least_recently_used_first():
+    cache = ByteBudgetCache(100)
+    old, recent = _Profile(30, 20), _Profile(30, 20)
+    _store(cache, "old", old)
+    _store(cache, "recent", recent)
+    cache.get_or_compute("result", lambda: "x" * 10, size_of=len)  # 110: 10 over
+    assert (old.derived, recent.derived) == (0, 20)  # the oldest's derived data only
+    assert len(cache) == 3 and cache.used_bytes == 90 and cache.evictions == 0
+    cache.get_or_compute("big", lambda: "x" * 45, size_of=len)  # 135: 35 over
+    assert recent.derived == 0 and cache.get("old") is None  # then whole values, oldest first
+    assert cache.get("recent") is recent and cache.used_bytes == 85
+
+
+def test_a_pinned_value_is_neither_shed_nor_evicted_until_its_request_ends():
+    cache = ByteBudgetCache(100)
+    profile = _Profile(60, 30)
+    with cache.pinned(["profile"]):
+        _store(cache, "profile", profile)
+        cache.get_or_compute("result", lambda: "x" * 40, size_of=len)
+        assert cache.get("profile") is profile and profile.derived == 30
+        assert cache.used_bytes == 130  # over the budget by what the request reads
+    cache.get_or_compute("next", lambda: "x" * 5, size_of=len)
+    assert profile.derived == 0 and cache.get("profile") is profile  # derived data first
+    assert cache.used_bytes <= 100

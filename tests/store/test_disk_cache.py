@@ -16,9 +16,10 @@ import pytest
 from conftest import FIXTURES, all_host_files, host_files
 
 from tensorboard_plugin_profile.common.errors import InvalidArgument
+from tensorboard_plugin_profile.common.memsize import usable_memory_bytes
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store import cache_dir, frames_codec
-from tensorboard_plugin_profile.store.cache_config import CacheConfig
+from tensorboard_plugin_profile.store.cache_config import CacheConfig, default_memory_bytes
 from tensorboard_plugin_profile.store.cache_entry import FORMAT_VERSION, MAGIC
 from tensorboard_plugin_profile.store.disk_cache import DiskCache
 from tensorboard_plugin_profile.tools import ALL_HOSTS, overview_page, trace_viewer_at
@@ -366,6 +367,29 @@ def test_flags_override_the_environment_which_overrides_defaults(monkeypatch, tm
     assert CacheConfig.from_flags(None).disk_dir == expected
     monkeypatch.setenv("TBPROF_NO_CACHE", "1")
     assert CacheConfig.from_flags(None).disk_dir is None
+
+
+def test_the_default_memory_budget_follows_the_machine_and_flags_still_override_it(
+    monkeypatch, tmp_path
+):
+    gib = 1 << 30
+    assert default_memory_bytes(24 * gib) == 12 * gib  # half of this machine's RAM
+    assert default_memory_bytes(6 * gib) == 4 * gib  # the floor, a quarter left free
+    assert default_memory_bytes(4 * gib) == 3 * gib  # no floor that would take it all
+    assert default_memory_bytes(None) == 4 * gib  # unknown: as before
+    # A container's limit below the RAM counts; "max" (v2) or v1's huge number do not.
+    limit = tmp_path / "memory.max"
+    limit.write_text("6442450944\n")
+    assert usable_memory_bytes((str(limit),)) == 6 * gib
+    limit.write_text("max\n")
+    physical = usable_memory_bytes((str(tmp_path / "absent"),))
+    assert physical and usable_memory_bytes((str(limit),)) == physical
+    monkeypatch.delenv("TBPROF_CACHE_BYTES", raising=False)
+    expected = default_memory_bytes(usable_memory_bytes())  # this machine's (or container's)
+    assert CacheConfig.from_flags(_Flags()).memory_bytes == expected >= 4 * gib
+    monkeypatch.setenv("TBPROF_CACHE_BYTES", "512M")
+    assert CacheConfig.from_flags(_Flags()).memory_bytes == 512 << 20
+    assert CacheConfig.from_flags(_Flags(cache_bytes="2G")).memory_bytes == 2 * gib
 
 
 def test_entries_start_with_the_magic_and_a_readable_header(tmp_path):
