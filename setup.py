@@ -153,7 +153,7 @@ setup(
         Extension(
             "tensorboard_plugin_profile.kernels._graph_passes",
             ["tensorboard_plugin_profile/kernels/_graph_passes.c"],
-            depends=[BUFFERS_H],
+            depends=[BUFFERS_H, THREADS_H],
             optional=True,
         ),
         # PlaneEdit: new events put among sorted old ones by runs; numpy otherwise.
