@@ -166,16 +166,15 @@ static void forest_part(void *arg, int part, int parts) {
 /* The whole stack pass on up to `threads` threads: the number of parts kept (1 when the
  * rows were run on one thread), -1 when out of memory. */
 static int split_forest(Forest *f, int threads) {
-    if (threads > TBPROF_MAX_PARTS) threads = TBPROF_MAX_PARTS;
-    int parts = 0;
+    int wanted = part_count(f->n, threads, TBPROF_MAX_PARTS), parts = 0;
     f->start[0] = 0;
-    for (int k = 1; k < threads; k++) {
-        Py_ssize_t s = guess_split(f, part_start(f->n, k, threads));
+    for (int k = 1; k < wanted; k++) {
+        Py_ssize_t s = guess_split(f, part_start(f->n, k, wanted));
         if (s > f->start[parts]) f->start[++parts] = s;
     }
     f->start[++parts] = f->n;
     if (parts > 1) {
-        run_parts(forest_part, f, parts);
+        run_parts(forest_part, f, parts, threads);
         int ok = 1;
         for (int k = 0; k < parts; k++) {
             if (f->status[k] < 0) return -1;

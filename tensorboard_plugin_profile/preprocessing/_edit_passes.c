@@ -223,7 +223,7 @@ static PyObject *insert_rows(PyObject *self, PyObject *py_args) {
     if (check_at(at, m, n, "insert_rows") < 0) goto fail;
     Insert w = {a[0].view.buf, a[2].view.buf, a[3].view.buf, at, n, m, size, NULL, NULL};
     Py_BEGIN_ALLOW_THREADS
-    run_parts(insert_part, &w, threads);
+    run_parts(insert_part, &w, part_count(n + m, threads, INT32_MAX), threads);
     Py_END_ALLOW_THREADS
     release(a, 4);
     Py_RETURN_NONE;
@@ -277,7 +277,7 @@ static PyObject *shifted_rows(PyObject *self, PyObject *py_args) {
     if (check_at(at, m, n, "shifted_rows") < 0) goto fail;
     Shift w = {at, m, n, size, a[1].view.buf};
     Py_BEGIN_ALLOW_THREADS
-    run_parts(shift_part, &w, threads);
+    run_parts(shift_part, &w, part_count(n, threads, INT32_MAX), threads);
     Py_END_ALLOW_THREADS
     release(a, 2);
     Py_RETURN_NONE;
@@ -439,7 +439,7 @@ static PyObject *insert_recoded(PyObject *self, PyObject *py_args) {
     if (check_at(at, m, n, "insert_recoded") < 0) goto fail;
     Insert w = {NULL, a[3].view.buf, a[4].view.buf, at, n, m, size, &a[0].view, a[1].view.buf};
     Py_BEGIN_ALLOW_THREADS
-    run_parts(insert_part, &w, threads);
+    run_parts(insert_part, &w, part_count(n + m, threads, INT32_MAX), threads);
     Py_END_ALLOW_THREADS
     release(a, 5);
     Py_RETURN_NONE;
