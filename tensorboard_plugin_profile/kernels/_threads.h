@@ -1,7 +1,7 @@
 /* Splitting one compiled pass across threads (included by the analysis extensions that
  * do; one compilation unit each). The pattern of xspace/_decode.c: POSIX threads where
- * there are any, the caller's thread running part 0, every part joined before the call
- * returns; elsewhere (Windows) the parts run one after another in the caller.
+ * there are any, the caller's thread among them, taking parts from one queue, every
+ * thread joined before the call returns; elsewhere (Windows) the caller runs every part.
  *
  * A pass splits its work into `parts` pieces that write disjoint ranges of its outputs
  * and read nothing another part writes, so its result is the same bytes for any number
