@@ -67,6 +67,8 @@ class SdistWithFrontend(sdist):
 BUFFERS_H = "tensorboard_plugin_profile/kernels/_buffers.h"
 # The (key, lane) min-heap of greedy lanes and open ends (_passes.c, trace depths and layout).
 LANE_HEAP_H = "tensorboard_plugin_profile/kernels/_lane_heap.h"
+# One pass split across threads over disjoint output ranges (_edit_passes.c, _graph_passes.c).
+THREADS_H = "tensorboard_plugin_profile/kernels/_threads.h"
 
 setup(
     name="tensorboard_plugin_profile",
@@ -151,14 +153,14 @@ setup(
         Extension(
             "tensorboard_plugin_profile.kernels._graph_passes",
             ["tensorboard_plugin_profile/kernels/_graph_passes.c"],
-            depends=[BUFFERS_H],
+            depends=[BUFFERS_H, THREADS_H],
             optional=True,
         ),
         # PlaneEdit: new events put among sorted old ones by runs; numpy otherwise.
         Extension(
             "tensorboard_plugin_profile.preprocessing._edit_passes",
             ["tensorboard_plugin_profile/preprocessing/_edit_passes.c"],
-            depends=[BUFFERS_H],
+            depends=[BUFFERS_H, THREADS_H],
             optional=True,
         ),
         # PlaneEdit's stats table: rows written once into the merged columns; numpy otherwise.

@@ -9,11 +9,14 @@
  * producer/consumer, loop) are a small CSR by parent. Node ids are int32 (the caller
  * uses the numpy fallback past 2^31 - 1 rows). The GIL is released while looping.
  *
- * line_forest(line, begin, duration, skip, parent, stop)
+ * line_forest(line, begin, duration, skip, parent, stop, threads=1)
  *     line int32, begin / duration int64, skip uint8 (empty: none), parent / stop int32
  *     out. parent[i] = upstream's stack parent on its line (-1 for none); stop[i] = the
  *     row where i left the stack (or its line ended): i's descendants are the rows of
  *     (i, stop[i]) not skipped. A skipped row takes no part: stop[i] = i, parent -1.
+ *     threads > 1: the rows are split where the stack is empty (see split_forest), the
+ *     same output for any count; window: FOREST_WINDOW unless given (tests make it tiny).
+ *     Returns how many parts the kept output was made in (1: one pass on one thread).
  * flood(stop, xnodes, xptr, xidx, xbits, order, values, proper, unreached, label,
  *       flooded, crossings) -> bytes of (outer, inner) int64 pairs
  *     label[x] (int64, or int32 when the values and unreached fit) = values[r] of the
@@ -36,6 +39,7 @@
 #include <string.h>
 
 #include "_buffers.h"
+#include "_threads.h"
 
 /* --- line_forest --------------------------------------------------------------------- */
 typedef struct {
@@ -43,15 +47,23 @@ typedef struct {
     int32_t row;
 } Open;
 
-/* The stack pass itself; -1 when the stack cannot grow. Called without the GIL. */
+/* end = begin + duration with numpy's wrap-around, not C's undefined overflow */
+static inline int64_t end_of(const int64_t *begin, const int64_t *duration, Py_ssize_t i) {
+    return (int64_t)((uint64_t)begin[i] + (uint64_t)duration[i]);
+}
+
+/* The stack pass over rows [lo, hi), starting with an empty stack; -1 when the stack cannot
+ * grow. *clean (when hi < n) = whether row hi would pop the whole stack, i.e. a pass started
+ * at hi with an empty stack continues this one exactly. Called without the GIL. */
 static int nest_rows(const int32_t *restrict line, const int64_t *restrict begin,
                      const int64_t *restrict duration, const uint8_t *restrict skip,
-                     Py_ssize_t n, int32_t *restrict parent, int32_t *restrict stop) {
+                     Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t n, int32_t *restrict parent,
+                     int32_t *restrict stop, int *clean) {
     size_t cap = 1024, top = 0;
     Open *stack = malloc(cap * sizeof(Open));
     if (!stack) return -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (i > 0 && line[i] != line[i - 1]) {
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        if (i > lo && line[i] != line[i - 1]) {
             while (top > 0) stop[stack[--top].row] = (int32_t)i;
         }
         if (skip && skip[i]) {
@@ -59,8 +71,7 @@ static int nest_rows(const int32_t *restrict line, const int64_t *restrict begin
             stop[i] = (int32_t)i;
             continue;
         }
-        /* end = begin + duration with numpy's wrap-around, not C's undefined overflow */
-        int64_t b = begin[i], e = (int64_t)((uint64_t)b + (uint64_t)duration[i]);
+        int64_t b = begin[i], e = end_of(begin, duration, i);
         int32_t up = -1;
         while (top > 0) {
             const Open *t = &stack[top - 1];
@@ -86,15 +97,106 @@ static int nest_rows(const int32_t *restrict line, const int64_t *restrict begin
         stack[top].row = (int32_t)i;
         top++;
     }
-    while (top > 0) stop[stack[--top].row] = (int32_t)n;
+    if (hi < n && clean) {
+        *clean = 1;
+        if (hi > lo && line[hi] == line[hi - 1] && top > 0) {
+            if (skip && skip[hi]) { /* a skipped row pops nothing */
+                *clean = 0;
+            } else {
+                int64_t b = begin[hi], e = end_of(begin, duration, hi);
+                for (size_t k = 0; k < top && *clean; k++)
+                    *clean = !(stack[k].begin <= b && e <= stack[k].end);
+            }
+        }
+    }
+    while (top > 0) stop[stack[--top].row] = (int32_t)hi;
     free(stack);
     return 0;
 }
 
+/* Splitting the stack pass. The stack is empty before row s when the line changes at s or
+ * no earlier row of the line contains s; a pass started there gives the same rows as one
+ * pass. Such rows are frequent (every top-level event), but knowing one for sure needs
+ * every earlier row, so each split is guessed from a window of rows before it (row s ends
+ * after every row of the window: FOREST_WINDOW rows, more than the gaps between top-level
+ * events seen in real profiles) and checked by the part before it when it reaches s (its
+ * stack must pop whole there, nest_rows' *clean). A wrong guess (an event longer than the
+ * window encloses s) costs one pass more: the rows are run again on one thread. */
+#define FOREST_WINDOW 65536
+
+typedef struct {
+    const int32_t *line;
+    const int64_t *begin, *duration;
+    const uint8_t *skip;
+    Py_ssize_t n, window;
+    int32_t *parent, *stop;
+    Py_ssize_t start[TBPROF_MAX_PARTS + 1]; /* part k runs rows [start[k], start[k + 1]) */
+    int clean[TBPROF_MAX_PARTS], status[TBPROF_MAX_PARTS];
+} Forest;
+
+/* A row at or after t where the stack is likely empty (see above), or -1 if none is seen
+ * within the window after t. */
+static Py_ssize_t guess_split(const Forest *f, Py_ssize_t t) {
+    Py_ssize_t from = t > f->window ? t - f->window : 0;
+    Py_ssize_t limit = t + f->window < f->n ? t + f->window : f->n;
+    int64_t latest = INT64_MIN; /* the latest end of the window's rows on the line */
+    int any = 0;
+    for (Py_ssize_t i = from; i < limit; i++) {
+        if (i > from && f->line[i] != f->line[i - 1]) {
+            if (i >= t) return i;
+            any = 0;
+        }
+        if (f->skip && f->skip[i]) continue;
+        int64_t e = end_of(f->begin, f->duration, i);
+        if (i >= t && i > 0 && (!any || e > latest)) return i;
+        if (!any || e > latest) latest = e;
+        any = 1;
+    }
+    return -1;
+}
+
+static void forest_part(void *arg, int part, int parts) {
+    Forest *f = arg;
+    (void)parts;
+    f->clean[part] = 1;
+    f->status[part] = nest_rows(f->line, f->begin, f->duration, f->skip, f->start[part],
+                                f->start[part + 1], f->n, f->parent, f->stop, &f->clean[part]);
+}
+
+/* The whole stack pass on up to `threads` threads: the number of parts kept (1 when the
+ * rows were run on one thread), -1 when out of memory. */
+static int split_forest(Forest *f, int threads) {
+    int wanted = part_count(f->n, threads, TBPROF_MAX_PARTS), parts = 0;
+    f->start[0] = 0;
+    for (int k = 1; k < wanted; k++) {
+        Py_ssize_t s = guess_split(f, part_start(f->n, k, wanted));
+        if (s > f->start[parts]) f->start[++parts] = s;
+    }
+    f->start[++parts] = f->n;
+    if (parts > 1) {
+        run_parts(forest_part, f, parts, threads);
+        int ok = 1;
+        for (int k = 0; k < parts; k++) {
+            if (f->status[k] < 0) return -1;
+            ok &= k == parts - 1 || f->clean[k];
+        }
+        if (ok) return parts;
+    }
+    return nest_rows(f->line, f->begin, f->duration, f->skip, 0, f->n, f->n, f->parent,
+                     f->stop, NULL) < 0 ? -1 : 1;
+}
+
 static PyObject *line_forest(PyObject *self, PyObject *py_args) {
     PyObject *o[6];
-    if (!PyArg_ParseTuple(py_args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5]))
+    int threads = 1;
+    Py_ssize_t window = FOREST_WINDOW;
+    if (!PyArg_ParseTuple(py_args, "OOOOOO|in", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &threads, &window))
         return NULL;
+    if (window < 1) {
+        PyErr_SetString(PyExc_ValueError, "line_forest: window must be positive");
+        return NULL;
+    }
     Arg a[6];
     memset(a, 0, sizeof(a));
     if (get_buffer(o[0], &a[0], 0, 4, -1, "line") < 0) goto fail;
@@ -113,14 +215,15 @@ static PyObject *line_forest(PyObject *self, PyObject *py_args) {
         PyErr_SetString(PyExc_ValueError, "line_forest: skip has the wrong length");
         goto fail;
     }
-    int status;
+    Forest f = {a[0].view.buf, a[1].view.buf, a[2].view.buf,
+                a[3].view.len ? a[3].view.buf : NULL, n, window, a[4].view.buf, a[5].view.buf};
+    int parts;
     Py_BEGIN_ALLOW_THREADS
-    status = nest_rows(a[0].view.buf, a[1].view.buf, a[2].view.buf,
-                       a[3].view.len ? a[3].view.buf : NULL, n, a[4].view.buf, a[5].view.buf);
+    parts = split_forest(&f, threads);
     Py_END_ALLOW_THREADS
     release(a, 6);
-    if (status < 0) return PyErr_NoMemory();
-    Py_RETURN_NONE;
+    if (parts < 0) return PyErr_NoMemory();
+    return PyLong_FromLong(parts);
 fail:
     release(a, 6);
     return NULL;

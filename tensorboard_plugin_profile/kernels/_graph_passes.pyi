@@ -1,8 +1,17 @@
 # Interface of the optional compiled graph passes (_graph_passes.c), which mypy cannot read.
 def line_forest(
-    line: object, begin: object, duration: object, skip: object, parent: object, stop: object, /
-) -> None:
-    """Upstream's per-line nesting stack: int32 parent and stop of each row, into the outputs."""
+    line: object,
+    begin: object,
+    duration: object,
+    skip: object,
+    parent: object,
+    stop: object,
+    threads: int = 1,
+    window: int = 65536,
+    /,
+) -> int:
+    """Upstream's per-line nesting stack: int32 parent and stop of each row, into the outputs;
+    the number of parts the output was made in."""
 
 def flood(
     stop: object,

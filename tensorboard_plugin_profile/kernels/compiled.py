@@ -15,6 +15,11 @@ results, so every module asks the same two questions, here and nowhere else:
   compare whole pipelines, users checking whether a wrong number comes from C); else
   the twin runs when it was built and the ``n`` rows it would see are at most ``max_n``
   (passes that keep row numbers in int32).
+- ``pass_threads(n, threads)``: how many threads a pass that splits its work (over
+  disjoint output ranges: the same bytes for any count) runs on ``n`` rows: one below
+  ``PARALLEL_MIN_ROWS``, where starting a thread costs more than it saves; else one per
+  core (at most ``MAX_PASS_THREADS``), or ``TBPROF_PASS_THREADS`` when set (1: never
+  split). An explicit ``threads`` wins (tests force the split on small inputs with it).
 
 Usage::
 
@@ -39,6 +44,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PURE_PYTHON_ENV = "TBPROF_PURE_PYTHON"
+PASS_THREADS_ENV = "TBPROF_PASS_THREADS"
+# Rows below which a splitting pass stays on one thread: a thread costs tens of µs to
+# start, a pass over 256 Ki rows takes a millisecond or more.
+PARALLEL_MIN_ROWS = 1 << 18
+MAX_PASS_THREADS = 16  # kernels/_threads.h TBPROF_MAX_PARTS
 
 _loaded: dict[str, Optional[ModuleType]] = {}
 
@@ -80,3 +90,24 @@ def use_compiled(
     if twin is None or python_asked:
         return False
     return max_n is None or n <= max_n
+
+
+def pass_threads(n: int, threads: Optional[int] = None) -> int:
+    """Threads for a compiled pass over ``n`` rows that splits its work (see the module
+    docstring): ``threads`` when given, else 1 below ``PARALLEL_MIN_ROWS``, else
+    ``TBPROF_PASS_THREADS`` when set to a number, else one per core this process may use."""
+    if threads is None:
+        value = os.environ.get(PASS_THREADS_ENV, "")
+        if n < PARALLEL_MIN_ROWS:
+            threads = 1
+        elif value.isdigit() and int(value) > 0:
+            threads = int(value)
+        else:
+            threads = _cores()
+    return max(1, min(int(threads), MAX_PASS_THREADS))
+
+
+def _cores() -> int:
+    """The cores this process may run on (its affinity where the platform tells)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)

@@ -49,13 +49,18 @@ _int64 = passes._int64
 
 
 # --- the compiled forest ---------------------------------------------------------------
-def line_forest(line, begin, duration, skip, pure_python: Optional[bool] = None):
+def line_forest(
+    line, begin, duration, skip, pure_python: Optional[bool] = None, threads: Optional[int] = None
+):
     """(parent, stop), int32 per row: upstream's stack parent (-1 for none) and the row
     where the event left the stack; ``skip`` rows (or None) take no part (stop = row).
 
     The stack empties whenever ``line`` (int32) changes from one row to the next.
     Compiled only: None when it does not run (not built, pure Python asked for, or more
     than ``MAX_FOREST_ROWS`` rows), and then ``stack_parents`` gives the parents.
+    ``threads`` (default ``compiled.pass_threads``): the rows are split where the stack
+    is empty, each part checked by the one before it, and run again on one thread when a
+    check fails, so the result is the same for any count.
     """
     n = len(line)
     if not compiled.use_compiled(_graph_passes, pure_python, n, MAX_FOREST_ROWS):
@@ -65,7 +70,8 @@ def line_forest(line, begin, duration, skip, pure_python: Optional[bool] = None)
     no_skip = np.zeros(0, dtype=np.uint8)
     skip = no_skip if skip is None else np.ascontiguousarray(skip, dtype=bool).view(np.uint8)
     line = np.ascontiguousarray(line, dtype=np.int32)
-    _graph_passes.line_forest(line, _int64(begin), _int64(duration), skip, parent, stop)
+    threads = compiled.pass_threads(n, threads)
+    _graph_passes.line_forest(line, _int64(begin), _int64(duration), skip, parent, stop, threads)
     return parent, stop
 
 

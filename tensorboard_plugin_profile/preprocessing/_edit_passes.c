@@ -13,10 +13,10 @@
  *     first). Else out[j] = the number of old rows whose key is <= new row j's
  *     key (where a stable sort of old rows then new rows puts new row j).
  *     line: int32 or int64; the rest int64; the new rows need not be sorted.
- * insert_rows(old, at, values, out)
+ * insert_rows(old, at, values, out, threads=1)
  *     out = old with values[j] put before old[at[j]] (at non-decreasing), like
  *     numpy.insert; any one fixed item size for old, values and out.
- * shifted_rows(at, out)
+ * shifted_rows(at, out, threads=1)
  *     out[i] = i + the number of j with at[j] <= i: old row i's row after the insertion
  *     (out: int32, when the rows fit, or int64).
  * stable_dest(keys, n, dest)
@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "../kernels/_buffers.h"
+#include "../kernels/_threads.h"
 
 static int get(PyObject *obj, Arg *arg, int writable) {
     return get_buffer(obj, arg, writable, 0, -1, NULL);
@@ -135,10 +136,82 @@ static PyObject *insertion_points(PyObject *self, PyObject *py_args) {
     return PyBool_FromLong(sorted);
 }
 
-/* --- insert_rows ------------------------------------------------------------------- */
+/* --- insert_rows, insert_recoded: filled by ranges of output rows ------------------- */
+typedef struct {
+    const char *old, *values; /* old: NULL when the old rows are codes into table */
+    char *out;
+    const int64_t *at;
+    Py_ssize_t n, m, size;
+    const Py_buffer *codes; /* insert_recoded: the old rows' codes */
+    const char *table;
+} Insert;
+
+/* The first new row j whose place in the output, at[j] + j (increasing), is >= p. */
+static Py_ssize_t first_new_from(const int64_t *at, Py_ssize_t m, Py_ssize_t p) {
+    Py_ssize_t lo = 0, hi = m;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (at[mid] + mid < p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Code i of a buffer of signed ints of 1, 2, 4 or 8 bytes. */
+static inline int64_t code_at(const Py_buffer *v, Py_ssize_t i) {
+    switch (v->itemsize) {
+    case 1: return ((const int8_t *)v->buf)[i];
+    case 2: return ((const int16_t *)v->buf)[i];
+    case 4: return ((const int32_t *)v->buf)[i];
+    default: return ((const int64_t *)v->buf)[i];
+    }
+}
+
+/* out[p, p + count) = old rows [row, row + count), recoded through the table if any. */
+static void copy_old(const Insert *w, Py_ssize_t p, Py_ssize_t row, Py_ssize_t count) {
+    if (w->old) {
+        memcpy(w->out + p * w->size, w->old + row * w->size, (size_t)(count * w->size));
+        return;
+    }
+#define RECODED(T)                                                                         \
+    for (Py_ssize_t i = 0; i < count; i++)                                                 \
+        ((T *)w->out)[p + i] = ((const T *)w->table)[code_at(w->codes, row + i)];
+    switch (w->size) {
+    case 1: RECODED(int8_t) break;
+    case 2: RECODED(int16_t) break;
+    case 4: RECODED(int32_t) break;
+    default: RECODED(int64_t)
+    }
+#undef RECODED
+}
+
+/* Output rows of part k: each new row j at at[j] + j, the old rows around them in runs. */
+static void insert_part(void *arg, int part, int parts) {
+    const Insert *w = arg;
+    Py_ssize_t total = w->n + w->m;
+    Py_ssize_t p = part_start(total, part, parts), end = part_start(total, part + 1, parts);
+    Py_ssize_t j = first_new_from(w->at, w->m, p);
+    while (p < end) {
+        Py_ssize_t next = j < w->m ? w->at[j] + j : total; /* where new row j goes */
+        if (next == p) {
+            memcpy(w->out + p * w->size, w->values + j * w->size, (size_t)w->size);
+            p++;
+            j++;
+            continue;
+        }
+        Py_ssize_t upto = next < end ? next : end;
+        copy_old(w, p, p - j, upto - p); /* j new rows lie before p */
+        p = upto;
+    }
+}
+
 static PyObject *insert_rows(PyObject *self, PyObject *py_args) {
     PyObject *o_old, *o_at, *o_values, *o_out;
-    if (!PyArg_ParseTuple(py_args, "OOOO", &o_old, &o_at, &o_values, &o_out)) return NULL;
+    int threads = 1;
+    if (!PyArg_ParseTuple(py_args, "OOOO|i", &o_old, &o_at, &o_values, &o_out, &threads))
+        return NULL;
     Arg a[4];
     memset(a, 0, sizeof(a));
     if (get(o_old, &a[0], 0) < 0 || get_ints(o_at, &a[1], 0, 8, -1, "at") < 0) goto fail;
@@ -148,16 +221,9 @@ static PyObject *insert_rows(PyObject *self, PyObject *py_args) {
         goto fail;
     const int64_t *at = a[1].view.buf;
     if (check_at(at, m, n, "insert_rows") < 0) goto fail;
-    const char *old = a[0].view.buf, *values = a[2].view.buf;
-    char *out = a[3].view.buf;
+    Insert w = {a[0].view.buf, a[2].view.buf, a[3].view.buf, at, n, m, size, NULL, NULL};
     Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t from = 0; /* old rows copied so far */
-    for (Py_ssize_t j = 0; j <= m; j++) {
-        Py_ssize_t upto = j < m ? at[j] : n;
-        memcpy(out + (from + j) * size, old + from * size, (size_t)((upto - from) * size));
-        from = upto;
-        if (j < m) memcpy(out + (from + j) * size, values + j * size, (size_t)size);
-    }
+    run_parts(insert_part, &w, part_count(n + m, threads, INT32_MAX), threads);
     Py_END_ALLOW_THREADS
     release(a, 4);
     Py_RETURN_NONE;
@@ -167,9 +233,38 @@ fail:
 }
 
 /* --- shifted_rows ------------------------------------------------------------------ */
+typedef struct {
+    const int64_t *at;
+    Py_ssize_t m, n, size;
+    void *out;
+} Shift;
+
+/* Old rows of part k; j starts at the first new row placed at or after the part. */
+static void shift_part(void *arg, int part, int parts) {
+    const Shift *w = arg;
+    Py_ssize_t i = part_start(w->n, part, parts), end = part_start(w->n, part + 1, parts);
+    Py_ssize_t lo = 0, hi = w->m; /* the first j with at[j] >= i */
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (w->at[mid] < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    Py_ssize_t j = lo;
+    for (; i < end; i++) {
+        while (j < w->m && w->at[j] <= i) j++;
+        if (w->size == 4)
+            ((int32_t *)w->out)[i] = (int32_t)(i + j);
+        else
+            ((int64_t *)w->out)[i] = i + j;
+    }
+}
+
 static PyObject *shifted_rows(PyObject *self, PyObject *py_args) {
     PyObject *o_at, *o_out;
-    if (!PyArg_ParseTuple(py_args, "OO", &o_at, &o_out)) return NULL;
+    int threads = 1;
+    if (!PyArg_ParseTuple(py_args, "OO|i", &o_at, &o_out, &threads)) return NULL;
     Arg a[2];
     memset(a, 0, sizeof(a));
     if (get_ints(o_at, &a[0], 0, 8, -1, "at") < 0 || get(o_out, &a[1], 1) < 0) goto fail;
@@ -180,15 +275,9 @@ static PyObject *shifted_rows(PyObject *self, PyObject *py_args) {
     }
     const int64_t *at = a[0].view.buf;
     if (check_at(at, m, n, "shifted_rows") < 0) goto fail;
+    Shift w = {at, m, n, size, a[1].view.buf};
     Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t j = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        while (j < m && at[j] <= i) j++;
-        if (size == 4)
-            ((int32_t *)a[1].view.buf)[i] = (int32_t)(i + j);
-        else
-            ((int64_t *)a[1].view.buf)[i] = i + j;
-    }
+    run_parts(shift_part, &w, part_count(n, threads, INT32_MAX), threads);
     Py_END_ALLOW_THREADS
     release(a, 2);
     Py_RETURN_NONE;
@@ -252,14 +341,6 @@ fail:
 #undef COUNTING_SORT
 
 /* --- mark_used, recode ------------------------------------------------------------- */
-static inline int64_t code_at(const Py_buffer *v, Py_ssize_t i) {
-    switch (v->itemsize) {
-    case 1: return ((const int8_t *)v->buf)[i];
-    case 2: return ((const int16_t *)v->buf)[i];
-    case 4: return ((const int32_t *)v->buf)[i];
-    default: return ((const int64_t *)v->buf)[i];
-    }
-}
 
 static int codes_in_range(const Py_buffer *codes, Py_ssize_t n, const char *name) {
     Py_ssize_t count = codes->len / codes->itemsize;
@@ -337,22 +418,11 @@ fail:
 }
 
 /* --- insert_recoded --------------------------------------------------------------- */
-#define INSERT_RECODED(T)                                                                  \
-    do {                                                                                   \
-        const T *tab = (const T *)table, *val = (const T *)values;                         \
-        T *dst = (T *)out;                                                                 \
-        Py_ssize_t from = 0;                                                               \
-        for (Py_ssize_t j = 0; j <= m; j++) {                                              \
-            Py_ssize_t upto = j < m ? at[j] : n;                                           \
-            for (Py_ssize_t i = from; i < upto; i++) dst[i + j] = tab[code_at(codes, i)];  \
-            from = upto;                                                                   \
-            if (j < m) dst[from + j] = val[j];                                             \
-        }                                                                                  \
-    } while (0)
-
 static PyObject *insert_recoded(PyObject *self, PyObject *py_args) {
     PyObject *o[5];
-    if (!PyArg_ParseTuple(py_args, "OOOOO", &o[0], &o[1], &o[2], &o[3], &o[4])) return NULL;
+    int threads = 1;
+    if (!PyArg_ParseTuple(py_args, "OOOOO|i", &o[0], &o[1], &o[2], &o[3], &o[4], &threads))
+        return NULL;
     Arg a[5];
     memset(a, 0, sizeof(a));
     if (get_codes(o[0], &a[0]) < 0 || get(o[1], &a[1], 0) < 0 ||
@@ -367,16 +437,9 @@ static PyObject *insert_recoded(PyObject *self, PyObject *py_args) {
         goto fail;
     const int64_t *at = a[2].view.buf;
     if (check_at(at, m, n, "insert_recoded") < 0) goto fail;
-    const Py_buffer *codes = &a[0].view;
-    const void *table = a[1].view.buf, *values = a[3].view.buf;
-    void *out = a[4].view.buf;
+    Insert w = {NULL, a[3].view.buf, a[4].view.buf, at, n, m, size, &a[0].view, a[1].view.buf};
     Py_BEGIN_ALLOW_THREADS
-    switch (size) {
-    case 1: INSERT_RECODED(int8_t); break;
-    case 2: INSERT_RECODED(int16_t); break;
-    case 4: INSERT_RECODED(int32_t); break;
-    default: INSERT_RECODED(int64_t);
-    }
+    run_parts(insert_part, &w, part_count(n + m, threads, INT32_MAX), threads);
     Py_END_ALLOW_THREADS
     release(a, 5);
     Py_RETURN_NONE;
@@ -385,7 +448,6 @@ fail:
     release(a, 5);
     return NULL;
 }
-#undef INSERT_RECODED
 
 static PyMethodDef methods[] = {
     {"insertion_points", insertion_points, METH_VARARGS,

@@ -11,11 +11,11 @@ def insertion_points(
 ) -> bool:
     """Where each new event goes among old events sorted per line; False if they are not."""
 
-def insert_rows(old: object, at: object, values: object, out: object, /) -> None:
-    """``numpy.insert`` of non-decreasing positions, written into ``out``."""
+def insert_rows(old: object, at: object, values: object, out: object, threads: int = 1, /) -> None:
+    """``numpy.insert`` of non-decreasing positions, written into ``out`` by ``threads``."""
 
-def shifted_rows(at: object, out: object, /) -> None:
-    """Old rows' rows after the insertion, written into ``out``."""
+def shifted_rows(at: object, out: object, threads: int = 1, /) -> None:
+    """Old rows' rows after the insertion, written into ``out`` by ``threads``."""
 
 def stable_dest(keys: object, n: int, dest: object, /) -> None:
     """Stable counting sort of keys in [0, n): each row's place; keys sorted in place."""
@@ -27,6 +27,6 @@ def recode(codes: object, table: object, out: object, /) -> None:
     """out[i] = table[codes[i]]."""
 
 def insert_recoded(
-    codes: object, table: object, at: object, values: object, out: object, /
+    codes: object, table: object, at: object, values: object, out: object, threads: int = 1, /
 ) -> None:
-    """insert_rows of table[codes], written into ``out``."""
+    """insert_rows of table[codes], written into ``out`` by ``threads``."""

@@ -18,7 +18,9 @@ it finds where each new event goes and copies the old columns around them:
 
 Both implementations give identical results (``tests/preprocessing/test_edit_passes.py``,
 with hypothesis); ``compiled.use_compiled`` chooses (``TBPROF_PURE_PYTHON=1`` forces the
-fallbacks).
+fallbacks). The compiled ``insert_rows``, ``insert_recoded`` and ``shifted_rows`` fill
+their output in ``compiled.pass_threads`` ranges at once (both cores on a large plane, one
+thread below a quarter million rows; ``threads`` forces a count), the same bytes for any.
 
 Usage::
 
@@ -101,37 +103,52 @@ def _lexically_le(a: tuple, b: tuple) -> np.ndarray:
     return result
 
 
-def insert_rows(old: np.ndarray, at, values, pure_python: Optional[bool] = None) -> np.ndarray:
-    """``numpy.insert(old, at, values)`` for non-decreasing ``at`` (same dtype out)."""
+def insert_rows(
+    old: np.ndarray,
+    at,
+    values,
+    pure_python: Optional[bool] = None,
+    threads: Optional[int] = None,
+) -> np.ndarray:
+    """``numpy.insert(old, at, values)`` for non-decreasing ``at`` (same dtype out);
+    ``threads``: how many ranges of the output the compiled pass fills at once (default
+    ``compiled.pass_threads``)."""
     old = np.ascontiguousarray(old)
     at = _int64(at)
     values = np.ascontiguousarray(values, dtype=old.dtype)
     if not compiled.use_compiled(_edit_passes, pure_python) or old.dtype.hasobject:
         return np.insert(old, at, values)
     out = new_column(len(old) + len(at), old.dtype)
-    _edit_passes.insert_rows(old, at, values, out)
+    _edit_passes.insert_rows(old, at, values, out, compiled.pass_threads(len(out), threads))
     return out
 
 
-def insert_recoded(codes: np.ndarray, table: np.ndarray, at, values, pure_python=None):
-    """``insert_rows(table[codes], at, values)`` (codes in range), in the table's dtype."""
+def insert_recoded(
+    codes: np.ndarray, table: np.ndarray, at, values, pure_python=None, threads=None
+):
+    """``insert_rows(table[codes], at, values)`` (codes in range), in the table's dtype;
+    ``threads`` as in ``insert_rows``."""
     codes, table = np.ascontiguousarray(codes), np.ascontiguousarray(table)
     at = _int64(at)
     values = np.ascontiguousarray(values, dtype=table.dtype)
     if not compiled.use_compiled(_edit_passes, pure_python):
         return insert_rows(recode(codes, table, pure_python=True), at, values, pure_python=True)
     out = new_column(len(codes) + len(at), table.dtype)
-    _edit_passes.insert_recoded(codes, table, at, values, out)
+    threads = compiled.pass_threads(len(out), threads)
+    _edit_passes.insert_recoded(codes, table, at, values, out, threads)
     return out
 
 
-def shifted_rows(at, out: np.ndarray, pure_python: Optional[bool] = None) -> None:
+def shifted_rows(
+    at, out: np.ndarray, pure_python: Optional[bool] = None, threads: Optional[int] = None
+) -> None:
     """Old row -> its row once events were inserted before rows ``at`` (non-decreasing),
-    written into ``out`` (one int64, or int32 where the rows fit, per old row)."""
+    written into ``out`` (one int64, or int32 where the rows fit, per old row);
+    ``threads`` as in ``insert_rows``."""
     at = _int64(at)
     num_old = len(out)
     if compiled.use_compiled(_edit_passes, pure_python):
-        _edit_passes.shifted_rows(at, out)
+        _edit_passes.shifted_rows(at, out, compiled.pass_threads(num_old, threads))
         return
     if len(at) and (at[0] < 0 or at[-1] > num_old or (np.diff(at) < 0).any()):
         raise ValueError("shifted_rows: at must be non-decreasing in [0, n]")

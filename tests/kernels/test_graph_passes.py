@@ -276,6 +276,51 @@ def test_forest_flood_agrees_with_fallback_and_brute_force(rows, in_order, data)
 
 
 @needs_compiled
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 1), st.integers(-5, 60), st.integers(0, 25), st.booleans()),
+        min_size=8,
+        max_size=120,
+    ),
+    st.booleans(),
+    st.integers(2, 9),
+    st.integers(1, 6),
+)
+def test_line_forest_split_across_threads_gives_the_same_rows(rows, in_order, threads, window):
+    # Splits are guessed from a window of rows before them and checked by the part
+    # before; a tiny window makes wrong guesses (an event longer than the window encloses
+    # the split), which must fall back to one pass with the same result.
+    line, begin, duration, skip = _line_columns(rows, in_order)
+    expected = graph_passes.line_forest(line, begin, duration, skip, False, threads=1)
+    parent, stop = np.empty_like(expected[0]), np.empty_like(expected[1])
+    columns = (line, begin, duration, skip.view(np.uint8), parent, stop)
+    parts = graph_passes._graph_passes.line_forest(*columns, threads, window)
+    assert 1 <= parts <= threads
+    assert parent.tobytes() == expected[0].tobytes() and stop.tobytes() == expected[1].tobytes()
+    ours = graph_passes.line_forest(line, begin, duration, skip, False, threads=threads)
+    assert ours[0].tobytes() == expected[0].tobytes()
+
+
+@needs_compiled
+def test_line_forest_splits_between_top_level_events_and_not_inside_one():
+    # 3 lines of 40 nested pairs: splits land between pairs and hold; one event enclosing
+    # the whole line makes every guess inside it wrong, and one pass is kept.
+    pairs = np.arange(40, dtype=np.int64)
+    begin = np.repeat(pairs * 10, 2)
+    duration = np.tile(np.array([5, 2], dtype=np.int64), 40)
+    line = np.zeros(80, dtype=np.int32)
+    no_skip = np.zeros(80, dtype=np.uint8)
+    out = np.empty(80, np.int32), np.empty(80, np.int32)
+    assert graph_passes._graph_passes.line_forest(line, begin, duration, no_skip, *out, 4, 3) == 4
+    begin, duration = np.r_[0, begin], np.r_[1000, duration]
+    line, no_skip = np.zeros(81, dtype=np.int32), np.zeros(81, dtype=np.uint8)
+    out = np.empty(81, np.int32), np.empty(81, np.int32)
+    assert graph_passes._graph_passes.line_forest(line, begin, duration, no_skip, *out, 4, 3) == 1
+    assert (out[0][1:] >= 0).all() and (out[1][0] == 81)
+
+
+@needs_compiled
 def test_line_forest_rejects_columns_of_other_lengths():
     line, begin = np.zeros(3, np.int32), np.zeros(3, np.int64)
     with pytest.raises(ValueError):

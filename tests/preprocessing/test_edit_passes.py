@@ -128,6 +128,64 @@ def test_insert_recoded_agrees(codes, at, dtype):
         assert out.dtype == table.dtype and out.tolist() == expected.tolist()
 
 
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 200), max_size=60),
+    st.lists(st.integers(0, 60), max_size=20),
+    st.integers(2, 9),
+    st.sampled_from([np.int8, np.int16, np.int32, np.int64]),
+)
+def test_the_split_passes_give_the_same_bytes_for_any_thread_count(codes, at, threads, dtype):
+    # Each thread fills its own range of the output, found by binary search; with more
+    # threads than rows some ranges are empty. Forced here below the size threshold.
+    codes = np.array(codes, dtype=np.int16)
+    table = (np.arange(201) * 7 % 101).astype(dtype)
+    at_rows = np.sort(np.minimum(np.array(at, dtype=np.int64), len(codes)))
+    values = (np.arange(len(at_rows)) + 100).astype(dtype)
+    old = table[codes]
+    expected = np.insert(old, at_rows, values)
+    for count in (1, threads):
+        out = edit_passes.insert_rows(old, at_rows, values, pure_python=False, threads=count)
+        assert out.dtype == expected.dtype and out.tobytes() == expected.tobytes()
+        out = edit_passes.insert_recoded(
+            codes, table, at_rows, values, pure_python=False, threads=count
+        )
+        assert out.tobytes() == expected.tobytes()
+        for width in (np.int32, np.int64):
+            shifted = np.empty(len(old), dtype=width)
+            edit_passes.shifted_rows(at_rows, shifted, pure_python=False, threads=count)
+            assert expected[shifted].tobytes() == old.tobytes()
+            assert (np.diff(shifted) >= 1).all()
+
+
+def test_passes_split_only_above_the_threshold(monkeypatch):
+    monkeypatch.delenv(compiled.PASS_THREADS_ENV, raising=False)
+    assert compiled.pass_threads(compiled.PARALLEL_MIN_ROWS - 1) == 1
+    assert compiled.pass_threads(10, threads=3) == 3  # an explicit count wins
+    assert compiled.pass_threads(10, threads=100) == compiled.MAX_PASS_THREADS
+    monkeypatch.setenv(compiled.PASS_THREADS_ENV, "1")
+    assert compiled.pass_threads(compiled.PARALLEL_MIN_ROWS) == 1
+    monkeypatch.setenv(compiled.PASS_THREADS_ENV, "2")
+    assert compiled.pass_threads(compiled.PARALLEL_MIN_ROWS) == 2
+    assert compiled.pass_threads(compiled.PARALLEL_MIN_ROWS - 1) == 1
+
+
+@needs_compiled
+@pytest.mark.parametrize("path", all_host_files(), ids=lambda p: p.parent.parent.parent.parent.name)
+def test_preprocessing_with_split_passes_gives_the_same_planes(path, monkeypatch):
+    # The whole preprocessing of each fixture with every splitting pass on three threads
+    # (the threshold lowered to nothing), against one thread.
+    results = []
+    for threads in ("1", "3"):
+        monkeypatch.setenv(compiled.PASS_THREADS_ENV, threads)
+        monkeypatch.setattr(compiled, "PARALLEL_MIN_ROWS", 0)
+        results.append(preprocess_decoded(read_xspace(str(path))))
+    for plane, expected in zip(*(r.planes for r in results)):
+        for table in ("events", "stats", "lines", "event_metadata"):
+            assert _frame_values(getattr(plane, table)) == _frame_values(getattr(expected, table))
+
+
 def test_codes_out_of_range_are_rejected():
     for pure in (False, True):
         with pytest.raises(ValueError):
