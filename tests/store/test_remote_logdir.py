@@ -6,6 +6,7 @@ Skipped, with the reason, when s3fs (the ``[cloud]`` extra) or ``moto_server`` i
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import subprocess
@@ -162,6 +163,95 @@ def test_a_downloaded_profile_is_decoded_from_memory_and_its_copy_kept(s3, tmp_p
     proxy.requests.clear()
     again = host_file.read_bytes()  # the copy, read; nothing fetched
     assert proxy.requests == [] and bytes(again.take()) == data
+
+
+def _small_parts(monkeypatch) -> None:
+    """A 1 MB profile in 4 parts of ~250 KB, 2 at a time, each body in 16 KiB pieces."""
+    monkeypatch.setattr(remote, "MIN_PART_BYTES", 64 << 10)
+    monkeypatch.setattr(remote, "STREAM_PIECE_BYTES", 16 << 10)
+
+
+def test_a_profile_decoded_as_it_arrives_answers_as_from_local_disk(
+    s3, tmp_path, monkeypatch, caplog
+):
+    """Several parts, each streamed in pieces, walked as they come: every tool's answer is
+    byte-identical to the local one, the copy is kept, and progress is logged per part.
+    (One host: a session of several is decoded in worker processes, beyond monkeypatch.)"""
+    import logging
+
+    proxy, client = s3
+    _small_parts(monkeypatch)
+    name = "jax_cpu_train"
+    client.put(os.path.join(DATA, name), f"profiles/arriving/{name}", recursive=True)
+    local = tmp_path / "local"
+    shutil.copytree(os.path.join(DATA, name), local / name)
+    local_service = ProfileService(str(local), config=CacheConfig(workers=1))
+    remote_service = _service("s3://profiles/arriving", tmp_path / "c")
+    proxy.requests.clear()
+    try:
+        with caplog.at_level(logging.INFO, logger=remote.__name__):
+            got = tool_answers(remote_service)
+        expected = tool_answers(local_service)
+    finally:
+        remote_service.close()
+        local_service.close()
+    assert len(got) == len(expected) and list(got.values()) == list(expected.values())
+    object_gets = [r for r in proxy.requests if r[0] == "GET" and "list-type" not in r[1]]
+    assert len(object_gets) == 4  # 4 ranged parts, once
+    progress = [r.getMessage() for r in caplog.records if r.getMessage().startswith("fetching")]
+    assert len(progress) == 4 and "vm.xplane.pb" in progress[0], progress
+    assert len(glob.glob(str(tmp_path / "c" / "**" / "remote-*.bin"), recursive=True)) == 1
+
+
+def test_a_part_failing_mid_walk_is_a_clear_error_and_nothing_is_cached(s3, tmp_path, monkeypatch):
+    """The third ranged GET is refused (the object vanished): the decode, already walking
+    the first parts, ends with the 404 naming the object; no copy, no temporary file and no
+    decoded entry are left, and a retry after the store is back downloads and answers."""
+    from tensorboard_plugin_profile.store.remote_logdir import RemoteLogDir
+    from tensorboard_plugin_profile.xspace import decode_xspace
+
+    proxy, client = s3
+    _small_parts(monkeypatch)
+    data_path = os.path.join(
+        DATA, "jax_two_hosts", "plugins", "profile", "multi_jax2__xprof_client"
+    )
+    host = sorted(os.listdir(data_path))[0]
+    client.put(os.path.join(data_path, host), f"profiles/midwalk/plugins/profile/s/{host}")
+    object_gets = []
+
+    def refuse(method: str, path: str):
+        if method == "GET" and "list-type" not in path and host in path:
+            object_gets.append(path)
+            if len(object_gets) == 3:
+                return 404, {"error": "NoSuchKey"}
+        return None
+
+    failing = CountingProxy(proxy.target_port, refuse=refuse)
+    cache = tmp_path / "cache"
+    try:
+        with environ(AWS_ENDPOINT_URL=f"http://127.0.0.1:{failing.port}"):
+            remote.forget_filesystems()
+            logdir = RemoteLogDir("s3://profiles/midwalk", str(cache), start_listing=False)
+            host_file = logdir.session("s").host_files[0]
+            data = host_file.read_bytes()
+            arrival = data.arrival
+            with pytest.raises(NotFound, match=f"s3://profiles/midwalk/.*/{host} does not exist"):
+                decode_xspace(data, host)
+            assert 0 < arrival.progress[0] < host_file.size  # the walk had the first parts
+            assert not cache.exists() or os.listdir(cache) == []  # no copy, no .tmp-
+
+            service = _service("s3://profiles/midwalk", tmp_path / "service-cache")
+            try:
+                object_gets.clear()
+                with pytest.raises(NotFound, match=f"s3://profiles/midwalk/.*/{host}"):
+                    service.tool_data("s", "overview_page")
+                object_gets.append("back")  # the store answers again: the retry works
+                assert b"".join(service.tool_data("s", "overview_page").chunks())
+            finally:
+                service.close()
+    finally:
+        remote.forget_filesystems()
+        failing.stop()
 
 
 @pytest.mark.parametrize(
