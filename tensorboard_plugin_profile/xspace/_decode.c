@@ -200,6 +200,7 @@ typedef struct Stream {
     pthread_mutex_t lock;
     pthread_cond_t wake; /* a chunk was cut, or the walk ended */
     size_t next, cut;    /* the next chunk to parse; chunks [0, cut) may be parsed */
+    int64_t events, max_events; /* cut so far; past the limit nothing more is parsed */
     int scanning, abandon;
     pthread_t ids[16];
     int started;
@@ -239,7 +240,11 @@ static int cut_chunk(Chunks *c, Chunk chunk) {
     if (await_bytes(s, chunk.r.end) < 0) return -1;
     pthread_mutex_lock(&s->lock); /* workers copy items out under it: no realloc under them */
     int rc = add_chunk(c, chunk);
-    if (rc == 0) {
+    s->events += chunk.count;
+    if (s->max_events >= 0 && s->events > s->max_events) { /* pass 1 only counts on */
+        s->abandon = 1;
+        pthread_cond_broadcast(&s->wake);
+    } else if (rc == 0) {
         s->cut = c->n;
         pthread_cond_signal(&s->wake);
     }
@@ -303,6 +308,13 @@ static int scan_line(Reader r, int plane, Plane *pl, Chunks *chunks, int depth) 
             return raise_err(&e);
         } else if (f.wire == 2 && f.number != 4 && await_bytes(chunks->stream, f.sub.end) < 0) {
             return -1;
+        }
+        if (chunks->stream && have_open && !(f.wire == 2 && f.number == 4)) {
+            /* Streaming: a chunk's pages may go back while this line is still walked, so
+             * no chunk spans another field of the line (its name is read at the line's end) */
+            open.r.end = last_end;
+            if (cut_chunk(chunks, open) < 0) return -1;
+            have_open = 0;
         }
         if (f.wire == 0 && f.number == 1) id = (int64_t)f.value;
         else if (f.wire == 0 && f.number == 10) display_id = (int64_t)f.value;
@@ -642,7 +654,7 @@ static void stream_start(Stream *s, int threads) {
 static void stream_stop(Stream *s, int ok) {
     pthread_mutex_lock(&s->lock);
     s->scanning = 0;
-    s->abandon = !ok;
+    s->abandon |= !ok;
     pthread_cond_broadcast(&s->wake);
     pthread_mutex_unlock(&s->lock);
     Py_BEGIN_ALLOW_THREADS
@@ -1067,6 +1079,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         stream.arrived = arrived_view.buf;
         stream.chunks = &chunks;
         stream.discard = discard;
+        stream.max_events = max_events;
         stream_start(&stream, threads);
         chunks.stream = &stream;
     }

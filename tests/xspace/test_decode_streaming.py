@@ -143,3 +143,49 @@ def test_tables_of_an_arriving_file_equal_the_whole_files():
         writer.join()
         for got, want in zip(space.planes, expected.planes):
             assert got.events.equals(want.events) and got.stats.equals(want.stats)
+
+
+def test_a_line_name_between_its_events_survives_the_pages_going_back():
+    """protobuf merges repeated fields and keeps the last name wherever it is: a line's name
+    may sit between its events. Its bytes are read at the line's end, after the chunks
+    before it were parsed and their pages handed back: no chunk spans it."""
+    from tensorboard_plugin_profile.protobuf import xplane_pb2
+
+    def line(**fields) -> bytes:
+        return xplane_pb2.XLine(**fields).SerializeToString()
+
+    events = [xplane_pb2.XEvent(metadata_id=1, offset_ps=i, duration_ps=1) for i in range(3000)]
+    body = line(id=1, events=events) + line(name="the line's name") + line(events=events)
+    plane = xplane_pb2.XPlane(id=1, name="/host:CPU").SerializeToString()
+    plane += b"\x1a" + _varint(len(body)) + body  # field 3: the line
+    metadata = {1: xplane_pb2.XEventMetadata(id=1, name="op")}
+    plane += xplane_pb2.XPlane(event_metadata=metadata).SerializeToString()
+    data = b"\x0a" + _varint(len(plane)) + plane  # XSpace field 1: the plane
+    expected = compiled_raw(READER, data)
+    assert expected["planes"][0]["lines"][0][2] == "the line's name"
+    for piece in (512, 4096):
+        assert raw_digest(_streamed_raw(data, piece, threads=2)) == raw_digest(expected)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def test_past_the_event_limit_nothing_more_is_parsed_and_the_count_is_exact():
+    """Pass 1 counts on to the end, so the message gives the file's count; the workers stop
+    parsing once the limit is passed (that they do is not observed here, only that the
+    refusal is the same as for a whole file)."""
+    from tensorboard_plugin_profile.common.errors import ProfileTooLarge
+    from tensorboard_plugin_profile.xspace.limits import Limits
+
+    data = _long_profile()  # 73,000 events
+    arrival = Arrival(len(data))
+    writer = _feed(arrival, data, 65536)
+    with pytest.raises(ProfileTooLarge, match="holds 73,000 events, more than the limit of 1,000"):
+        decode_xspace(FileBytes.arriving(arrival), "vm.xplane.pb", limits=Limits(max_events=1000))
+    writer.join()
