@@ -171,6 +171,7 @@ class CountingProxy:
     def __init__(self, target_port: int, delay_s: float = 0.0, refuse: Optional[Callable] = None):
         self.requests: list = []
         self.delay_s = delay_s
+        self.target_port = target_port
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):

@@ -85,12 +85,13 @@ class RemoteHostFile(HostFile):
             return read(f)
 
     def read_bytes(self) -> FileBytes:
-        """Fetched now: the downloaded bytes themselves (the copy is written from them, not
-        read back); fetched before: the copy's."""
+        """Fetched now: the downloaded bytes themselves, as they arrive (the decoder walks
+        them meanwhile; the copy is written from them, not read back); fetched before: the
+        copy's."""
         obj = remote.RemoteObject(self.path, self.size, self.version)
-        memory = remote.fetch_keeping_bytes(obj, self.local)
-        if memory is not None:
-            return FileBytes.of_memory(memory)
+        arrival = remote.fetch_arriving(obj, self.local)
+        if arrival is not None:
+            return FileBytes.arriving(arrival)
         return self.read(FileBytes)
 
 

@@ -136,11 +136,17 @@ typedef struct {
     Buf wide;    /* (row, id) of events whose metadata id does not fit int32 */
     Stats stats;
     Err err;
+    /* streaming: the chunk's own columns (begin offsets, dur, mid), until fill_chunk */
+    void *local;
+    int64_t *local_occ;
 } Chunk;
+
+struct Stream;
 
 typedef struct {
     Chunk *items;
     size_t n, cap;
+    struct Stream *stream; /* NULL: the whole file is there */
 } Chunks;
 
 typedef struct {
@@ -173,6 +179,100 @@ static int add_chunk(Chunks *c, Chunk chunk) {
     return 0;
 }
 
+/* ---- streaming: a file that is still arriving ---------------------------------
+ * decode(..., arrived): `arrived` holds two int64, [0] the bytes of the file that have
+ * arrived (a prefix that only grows), [1] non-zero once no more will (a failed download).
+ * The writer (remote.py) fills the file in order and publishes the prefix with arrive(), a
+ * release store after the bytes are in place. Pass 1 waits (GIL released, polling every
+ * 0.2 ms) before it reads bytes past the prefix, and hands each chunk it cuts to the
+ * worker threads at once, which parse its events into the chunk's own columns (the
+ * plane's metadata, at the plane's end, and the time base, over all planes, are not
+ * known yet). Once the walk is done, fill_chunk moves each chunk's rows into the final
+ * columns with their names and line bases. If the writer gives up, the wait ends and
+ * decode raises ConnectionAbortedError (remote.py raises the download's own error). */
+#ifdef HAVE_THREADS
+#include <time.h>
+typedef struct Stream {
+    const uint8_t *base, *known; /* known: base + the bytes seen arrived */
+    int64_t *arrived;
+    Chunks *chunks;
+    int discard;
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* a chunk was cut, or the walk ended */
+    size_t next, cut;    /* the next chunk to parse; chunks [0, cut) may be parsed */
+    int64_t events, max_events; /* cut so far; past the limit nothing more is parsed */
+    int scanning, abandon;
+    pthread_t ids[16];
+    int started;
+} Stream;
+
+/* 0 once the bytes before `upto` have arrived; -1 (error set) if they never will. */
+static int await_bytes(Stream *s, const uint8_t *upto) {
+    if (!s || upto <= s->known) return 0;
+    int64_t have = __atomic_load_n(&s->arrived[0], __ATOMIC_ACQUIRE);
+    int failed = 0;
+    if (s->base + have < upto) {
+        Py_BEGIN_ALLOW_THREADS
+        struct timespec nap = {0, 200000};
+        for (;;) {
+            have = __atomic_load_n(&s->arrived[0], __ATOMIC_ACQUIRE);
+            if (s->base + have >= upto) break;
+            if (__atomic_load_n(&s->arrived[1], __ATOMIC_ACQUIRE)) {
+                failed = 1;
+                break;
+            }
+            nanosleep(&nap, NULL);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    if (failed) {
+        PyErr_SetString(PyExc_ConnectionAbortedError, "the profile stopped arriving");
+        return -1;
+    }
+    s->known = s->base + have;
+    return 0;
+}
+
+/* A chunk cut by pass 1, handed to the workers once its bytes are there. */
+static int cut_chunk(Chunks *c, Chunk chunk) {
+    Stream *s = c->stream;
+    if (!s) return add_chunk(c, chunk) < 0 ? (PyErr_NoMemory(), -1) : 0;
+    if (await_bytes(s, chunk.r.end) < 0) return -1;
+    pthread_mutex_lock(&s->lock); /* workers copy items out under it: no realloc under them */
+    int rc = add_chunk(c, chunk);
+    s->events += chunk.count;
+    if (s->max_events >= 0 && s->events > s->max_events) { /* pass 1 only counts on */
+        s->abandon = 1;
+        pthread_cond_broadcast(&s->wake);
+    } else if (rc == 0) {
+        s->cut = c->n;
+        pthread_cond_signal(&s->wake);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc < 0 ? (PyErr_NoMemory(), -1) : 0;
+}
+#else
+typedef struct Stream {
+    const uint8_t *known;
+} Stream;
+static int await_bytes(Stream *s, const uint8_t *upto) {
+    (void)s;
+    (void)upto;
+    return 0;
+}
+static int cut_chunk(Chunks *c, Chunk chunk) {
+    return add_chunk(c, chunk) < 0 ? (PyErr_NoMemory(), -1) : 0;
+}
+#endif
+
+/* Before reading a field at r->p: its key and value or length (at most 15 bytes), or all
+ * of the enclosing message for a group (skipped by reading it). */
+static int await_field(Chunks *c, const Reader *r) {
+    if (!c->stream) return 0;
+    if (await_bytes(c->stream, r->end - r->p > 16 ? r->p + 16 : r->end) < 0) return -1;
+    return (*r->p & 7) == 3 ? await_bytes(c->stream, r->end) : 0;
+}
+
 static PyObject *decode_str(Reader s) {
     return PyUnicode_DecodeUTF8((const char *)s.p, s.end - s.p, "strict");
 }
@@ -195,6 +295,7 @@ static int scan_line(Reader r, int plane, Plane *pl, Chunks *chunks, int depth) 
     while (r.p < r.end) {
         const uint8_t *start = r.p;
         Field f;
+        if (await_field(chunks, &r) < 0) return -1;
         if (*r.p == 0x22) { /* field 4, length-delimited: an event record */
             uint64_t len;
             r.p++;
@@ -205,6 +306,15 @@ static int scan_line(Reader r, int plane, Plane *pl, Chunks *chunks, int depth) 
             f.number = 4;
         } else if (read_field(&r, &f, depth, &e) < 0) {
             return raise_err(&e);
+        } else if (f.wire == 2 && f.number != 4 && await_bytes(chunks->stream, f.sub.end) < 0) {
+            return -1;
+        }
+        if (chunks->stream && have_open && !(f.wire == 2 && f.number == 4)) {
+            /* Streaming: a chunk's pages may go back while this line is still walked, so
+             * no chunk spans another field of the line (its name is read at the line's end) */
+            open.r.end = last_end;
+            if (cut_chunk(chunks, open) < 0) return -1;
+            have_open = 0;
         }
         if (f.wire == 0 && f.number == 1) id = (int64_t)f.value;
         else if (f.wire == 0 && f.number == 10) display_id = (int64_t)f.value;
@@ -215,7 +325,7 @@ static int scan_line(Reader r, int plane, Plane *pl, Chunks *chunks, int depth) 
         else if (f.wire == 2 && f.number == 4) {
             if (have_open && open.count == CHUNK_EVENTS) {
                 open.r.end = last_end;
-                if (add_chunk(chunks, open) < 0) return PyErr_NoMemory(), -1;
+                if (cut_chunk(chunks, open) < 0) return -1;
                 have_open = 0;
             }
             if (!have_open) {
@@ -233,7 +343,7 @@ static int scan_line(Reader r, int plane, Plane *pl, Chunks *chunks, int depth) 
     }
     if (have_open) {
         open.r.end = last_end;
-        if (add_chunk(chunks, open) < 0) return PyErr_NoMemory(), -1;
+        if (cut_chunk(chunks, open) < 0) return -1;
     }
     if ((size_t)index >= pl->cap_ts) {
         size_t cap = pl->cap_ts ? pl->cap_ts * 2 : 16;
@@ -404,11 +514,66 @@ static void release_pages(const uint8_t *p, const uint8_t *end) {
 #endif
 }
 
+/* Streaming: a chunk's events into its own columns (put_event with meta NULL). */
+static void parse_local(Chunk *ch) {
+    size_t n = (size_t)ch->count;
+    int64_t *block = malloc(n * 20 + 8), *occ = calloc(n + 1, 8); /* untouched: no memory */
+    if (!block || !occ) {
+        free(block);
+        free(occ);
+        fail(&ch->err, "out of memory");
+        return;
+    }
+    EventCols c;
+    memset(&c, 0, sizeof(c));
+    c.row0 = ch->first_row;
+    c.begin = block;
+    c.dur = block + n;
+    c.mid = (int32_t *)(block + 2 * n);
+    c.occ = occ;
+    ch->local = block;
+    ch->local_occ = occ;
+    parse_chunk(ch, &c);
+}
+
+/* Streaming, once the walk is done: a chunk's own columns into the plane's final ones,
+ * with the line's base added and the names looked up (what put_event does at once). */
+static void fill_chunk(Chunk *ch, EventCols *c) {
+    if (!ch->local) return; /* not parsed (out of memory: its error is set) */
+    size_t n = (size_t)ch->count;
+    const int64_t *begin = ch->local, *dur = begin + n;
+    const int32_t *mid = (const int32_t *)(begin + 2 * n);
+    uint64_t base = (uint64_t)c->line_base[ch->line];
+    int64_t row = ch->first_row;
+    for (size_t i = 0; i < n; i++, row++) {
+        c->line[row] = ch->line;
+        c->mid[row] = mid[i];
+        c->begin[row] = (int64_t)((uint64_t)begin[i] + base);
+        c->dur[row] = dur[i];
+        size_t meta = meta_row(c->meta, mid[i]);
+        put_code(c->name, c->name_width, row, c->meta->name[meta]);
+        put_code(c->display, c->display_width, row, c->meta->display[meta]);
+    }
+    for (size_t i = 0; ch->any_occ && i < n; i++)
+        if (ch->local_occ[i]) c->occ[ch->first_row + (int64_t)i] = ch->local_occ[i];
+    const int64_t *noted = (const int64_t *)ch->wide.data; /* ids past int32: their names */
+    for (size_t j = 0; j + 1 < ch->wide.len / 8; j += 2) {
+        size_t meta = meta_row(c->meta, noted[j + 1]);
+        put_code(c->name, c->name_width, noted[j], c->meta->name[meta]);
+        put_code(c->display, c->display_width, noted[j], c->meta->display[meta]);
+    }
+    free(ch->local);
+    free(ch->local_occ);
+    ch->local = NULL;
+    ch->local_occ = NULL;
+}
+
 typedef struct {
     Chunks *chunks;
     EventCols *cols; /* per plane */
     size_t next;
     int discard;     /* hand each walked chunk's pages back (release_pages) */
+    int fill;        /* streaming: fill_chunk, not parse_chunk */
 #ifdef HAVE_THREADS
     pthread_mutex_t lock;
 #endif
@@ -427,6 +592,10 @@ static void *worker(void *arg) {
 #endif
         if (i >= w->chunks->n) return NULL;
         Chunk *ch = &w->chunks->items[i];
+        if (w->fill) {
+            fill_chunk(ch, &w->cols[ch->plane]);
+            continue;
+        }
         parse_chunk(ch, &w->cols[ch->plane]);
         if (w->discard) release_pages(ch->r.p, ch->r.end);
     }
@@ -448,6 +617,54 @@ static void run_pass2(Work *w, int threads) {
     worker(w);
 #endif
 }
+
+#ifdef HAVE_THREADS
+/* Streaming workers: parse each chunk as soon as pass 1 has cut it (and its bytes are
+ * there), until the walk ends. A chunk is copied out and back under the lock: pass 1 may
+ * grow (move) the array meanwhile. */
+static void *stream_worker(void *arg) {
+    Stream *s = arg;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        while (!s->abandon && s->next >= s->cut && s->scanning) pthread_cond_wait(&s->wake, &s->lock);
+        if (s->abandon || s->next >= s->cut) break;
+        size_t i = s->next++;
+        Chunk ch = s->chunks->items[i];
+        pthread_mutex_unlock(&s->lock);
+        parse_local(&ch);
+        if (s->discard) release_pages(ch.r.p, ch.r.end);
+        pthread_mutex_lock(&s->lock);
+        s->chunks->items[i] = ch;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+static void stream_start(Stream *s, int threads) {
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->wake, NULL);
+    s->scanning = 1;
+    if (threads > 16) threads = 16;
+    for (int i = 0; i < threads; i++)
+        if (pthread_create(&s->ids[s->started], NULL, stream_worker, s) == 0) s->started++;
+}
+
+/* The walk ended (ok: every chunk is cut; else the workers stop): parse what is left here
+ * too, then wait for the workers. */
+static void stream_stop(Stream *s, int ok) {
+    pthread_mutex_lock(&s->lock);
+    s->scanning = 0;
+    s->abandon |= !ok;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+    Py_BEGIN_ALLOW_THREADS
+    if (ok) stream_worker(s);
+    for (int i = 0; i < s->started; i++) pthread_join(s->ids[i], NULL);
+    Py_END_ALLOW_THREADS
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->lock);
+}
+#endif
 
 /* ---- pass 3: Python objects --------------------------------------------------- */
 static PyObject *bytearray_of(const void *data, size_t len) {
@@ -673,9 +890,11 @@ static int scan_space(Reader r, Planes *planes, Chunks *chunks, PyObject *lists[
     Err e = {0};
     while (r.p < r.end) {
         Field f;
+        if (await_field(chunks, &r) < 0) return -1;
         if (read_field(&r, &f, 0, &e) < 0) return raise_err(&e);
         if (f.wire != 2 || f.number < 1 || f.number > 4) continue;
         if (f.number > 1) {
+            if (await_bytes(chunks->stream, f.sub.end) < 0) return -1;
             PyObject *s = decode_str(f.sub);
             int rc = s ? PyList_Append(lists[f.number - 1], s) : -1;
             Py_XDECREF(s);
@@ -697,7 +916,10 @@ static int scan_space(Reader r, Planes *planes, Chunks *chunks, PyObject *lists[
         Reader p = f.sub;
         while (p.p < p.end) {
             Field g;
+            if (await_field(chunks, &p) < 0) return -1;
             if (read_field(&p, &g, 1, &e) < 0) return raise_err(&e);
+            if (g.wire == 2 && g.number != 3 && await_bytes(chunks->stream, g.sub.end) < 0)
+                return -1;
             if (scan_plane_field(pl, (int)planes->n - 1, &g, chunks, 1) < 0) return -1;
         }
     }
@@ -807,14 +1029,38 @@ static int default_threads(void) {
 #endif
 }
 
+/* The `arrived` buffer of a streamed decode: two aligned, writable int64. */
+static int arrived_buffer(PyObject *arrived, Py_buffer *view) {
+    if (PyObject_GetBuffer(arrived, view, PyBUF_WRITABLE) < 0) return -1;
+    if (view->len < 16 || ((uintptr_t)view->buf & 7)) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, "arrived must be 16 writable, aligned bytes");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *decode(PyObject *self, PyObject *args) {
-    Py_buffer view;
+    Py_buffer view, arrived_view;
     long long max_events = -1;
     int threads = 0, discard = 0;
-    if (!PyArg_ParseTuple(args, "y*|Lip", &view, &max_events, &threads, &discard)) return NULL;
+    PyObject *arrived = Py_None;
+    if (!PyArg_ParseTuple(args, "y*|LipO", &view, &max_events, &threads, &discard, &arrived))
+        return NULL;
     if (discard && view.readonly) { /* zeroing the pages of an immutable object: never */
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_TypeError, "decode(discard=True) needs a writable buffer");
+        return NULL;
+    }
+#ifndef HAVE_THREADS
+    if (arrived != Py_None) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_TypeError, "this build decodes whole files only (no threads)");
+        return NULL;
+    }
+#endif
+    if (arrived != Py_None && arrived_buffer(arrived, &arrived_view) < 0) {
+        PyBuffer_Release(&view);
         return NULL;
     }
     if (threads <= 0) threads = default_threads();
@@ -825,7 +1071,24 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     EventCols *cols = NULL;
     PyObject *out = NULL, *plane_list = NULL;
     if (!lists[1] || !lists[2] || !lists[3]) goto done;
+#ifdef HAVE_THREADS
+    Stream stream;
+    if (arrived != Py_None) {
+        memset(&stream, 0, sizeof(stream));
+        stream.base = stream.known = r.p;
+        stream.arrived = arrived_view.buf;
+        stream.chunks = &chunks;
+        stream.discard = discard;
+        stream.max_events = max_events;
+        stream_start(&stream, threads);
+        chunks.stream = &stream;
+    }
+    int scanned = scan_space(r, &planes, &chunks, lists);
+    if (chunks.stream) stream_stop(&stream, scanned == 0);
+    if (scanned < 0) goto done;
+#else
     if (scan_space(r, &planes, &chunks, lists) < 0) goto done;
+#endif
     int64_t total = 0;
     for (size_t i = 0; i < planes.n; i++) total += planes.items[i].rows;
     if (max_events >= 0 && total > max_events) {
@@ -841,7 +1104,8 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     for (size_t i = 0; i < planes.n; i++)
         if (prepare_plane(&planes.items[i], base) < 0 || alloc_columns(&planes.items[i], &cols[i]) < 0)
             goto done;
-    Work work = {&chunks, cols, 0, discard};
+    /* streaming: the chunks were parsed as they arrived; their rows move into place */
+    Work work = {&chunks, cols, 0, discard && !chunks.stream, chunks.stream != NULL};
     Py_BEGIN_ALLOW_THREADS
     run_pass2(&work, threads);
     Py_END_ALLOW_THREADS
@@ -870,18 +1134,44 @@ done:
     for (size_t i = 0; i < chunks.n; i++) {
         stats_free(&chunks.items[i].stats);
         free(chunks.items[i].wide.data);
+        free(chunks.items[i].local);
+        free(chunks.items[i].local_occ);
     }
     free(chunks.items);
     free(cols);
     PyBuffer_Release(&view);
+    if (arrived != Py_None) PyBuffer_Release(&arrived_view);
     return out;
 }
+
+#ifdef HAVE_THREADS
+static PyObject *arrive(PyObject *self, PyObject *args) {
+    PyObject *arrived;
+    long long available;
+    int failed = 0;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "OL|p", &arrived, &available, &failed)) return NULL;
+    if (arrived_buffer(arrived, &view) < 0) return NULL;
+    int64_t *slots = view.buf;
+    if (failed) __atomic_store_n(&slots[1], 1, __ATOMIC_RELEASE);
+    else __atomic_store_n(&slots[0], (int64_t)available, __ATOMIC_RELEASE);
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
+#endif
 
 static PyMethodDef methods[] = {
     {"decode", decode, METH_VARARGS,
      "decode(data, max_events=-1, threads=0, discard=False): serialized XSpace bytes -> "
      "typed columns. discard: data's pages may be handed back to the OS as they are walked "
-     "(only for a buffer nothing else reads; its content is zeros afterwards)."},
+     "(only for a buffer nothing else reads; its content is zeros afterwards). arrived: "
+     "a file still being written in order; see arrive()."},
+#ifdef HAVE_THREADS
+    {"arrive", arrive, METH_VARARGS,
+     "arrive(arrived, available, failed=False): publishes to a streamed decode that the "
+     "first `available` bytes of its file are in place (a release store: call it after "
+     "writing them), or that no more will come (failed)."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

@@ -29,6 +29,10 @@ typedef struct {
     size_t n;
 } MetaIndex;
 
+/* The final columns of a plane (rows from 0), or, with meta NULL, one chunk's own columns
+ * while the file is still arriving (rows from row0; mid, begin holding the offset, dur and
+ * occ only): the plane's metadata and the time base are not known yet then (_decode.c,
+ * "Streaming"), and fill_chunk moves them into the final columns afterwards. */
 typedef struct {
     int32_t *line;
     int32_t *mid; /* an id that does not fit is noted aside (widen_ids) */
@@ -37,6 +41,7 @@ typedef struct {
     void *name, *display;
     int name_width, display_width; /* bytes per code */
     const MetaIndex *meta;
+    int64_t row0; /* the row of index 0 (a chunk's own columns) */
 } EventCols;
 
 static inline uint64_t mix64(int64_t key) {
@@ -156,6 +161,17 @@ static int note_wide_id(Buf *wide, int64_t row, int64_t mid) {
 /* One event's row of the final columns; -1 when out of memory. */
 static inline int put_event(EventCols *c, int64_t row, int32_t line, int64_t mid, int64_t offset,
                             int64_t dur, int64_t occ, int *any_occ, Buf *wide) {
+    if (!c->meta) { /* a chunk's own columns: no names, no line base yet */
+        int64_t i = row - c->row0;
+        c->mid[i] = (int32_t)mid;
+        c->begin[i] = offset;
+        c->dur[i] = dur;
+        if (occ) {
+            c->occ[i] = occ;
+            *any_occ = 1;
+        }
+        return mid != (int32_t)mid ? note_wide_id(wide, row, mid) : 0;
+    }
     c->line[row] = line;
     c->mid[row] = (int32_t)mid;
     c->begin[row] = (int64_t)((uint64_t)offset + (uint64_t)c->line_base[line]);

@@ -66,21 +66,25 @@ def decode_xspace(
     """Decodes serialized XSpace bytes (optionally gzip-compressed).
 
     ``FileBytes`` are taken: their memory goes back to the OS as soon as the walk no longer
-    needs it (page by page during the compiled walk), before the tables are built.
+    needs it (page by page during the compiled walk), before the tables are built. Bytes
+    still arriving (``FileBytes.arriving``) are walked as they come; the tables are built
+    only once all have come, and a download that fails raises its own error.
     Raises ``CorruptProfile`` on bad bytes and ``ProfileTooLarge`` past a limit.
     """
     limits = limits or Limits.from_env()
+    arrival = data.arrival if isinstance(data, FileBytes) else None
     discard = isinstance(data, FileBytes) and data.discardable
     buffer = data.take() if isinstance(data, FileBytes) else data
     del data  # a FileBytes' bytes are now only ours
-    if not len(buffer):
-        raise CorruptProfile(f"Profile file {source} is empty.")
-    if buffer[:2] == b"\x1f\x8b":
-        # The inflated bytearray is ours alone: its pages can go during the walk too.
-        buffer, discard = gunzip(buffer, source, limits), True
-    serialized = len(buffer)
-    raw = _read(buffer, source, pure_python, limits, discard)
+    try:
+        raw, serialized = _walk(buffer, source, pure_python, limits, discard, arrival)
+    except BaseException:
+        if arrival is not None:
+            arrival.finish()  # a failed download's own error comes first
+        raise
     del buffer
+    if arrival is not None:
+        arrival.finish()
     if not raw["planes"] and not raw["hostnames"]:
         raise CorruptProfile(f"Profile file {source} holds no profiler planes (not an XSpace).")
     limits.check_decoded(
@@ -90,6 +94,29 @@ def decode_xspace(
         serialized,
     )
     return space_from_raw(raw, source)
+
+
+def _walk(buffer, source: str, pure_python, limits: Limits, discard: bool, arrival) -> tuple:
+    """(raw form, serialized bytes); ``arrival``: the bytes are still coming, in order."""
+    if not len(buffer):
+        raise CorruptProfile(f"Profile file {source} is empty.")
+    streamed = arrival is not None and _can_stream(pure_python)
+    if arrival is not None and not streamed:
+        arrival.finish()  # the pure-Python reader takes whole files only
+    if arrival is not None:
+        arrival.wait_for(2)
+    if buffer[:2] == b"\x1f\x8b":
+        if streamed:
+            arrival.finish()  # inflated whole
+            streamed = False
+        # The inflated bytearray is ours alone: its pages can go during the walk too.
+        buffer, discard = gunzip(buffer, source, limits), True
+    progress = arrival.progress if streamed else None
+    return _read(buffer, source, pure_python, limits, discard, progress), len(buffer)
+
+
+def _can_stream(pure_python: Optional[bool]) -> bool:
+    return compiled.use_compiled(_decode, pure_python) and hasattr(_decode, "arrive")
 
 
 def space_from_raw(raw: dict, source: str) -> Space:
@@ -121,10 +148,11 @@ def _read(
     pure_python: Optional[bool],
     limits: Limits,
     discard: bool = False,
+    arrived=None,
 ) -> dict:
     try:
         if compiled.use_compiled(_decode, pure_python):
-            return compiled_raw(_decode, data, limits.max_events, _threads(), discard)
+            return compiled_raw(_decode, data, limits.max_events, _threads(), discard, arrived)
         return wire.read(bytes(data), limits.max_events)
     except OverflowError as e:
         raise limits.too_many_events(source, int(str(e).split()[0])) from None
@@ -135,12 +163,20 @@ def _read(
 
 
 def compiled_raw(
-    module: ModuleType, data, max_events: int = -1, threads: int = 0, discard: bool = False
+    module: ModuleType,
+    data,
+    max_events: int = -1,
+    threads: int = 0,
+    discard: bool = False,
+    arrived=None,
 ) -> dict:
     """The compiled reader's raw form (metadata ids int32, or int64 when some id needs it).
     ``discard``: ``data`` is anonymous memory that nothing reads again (``FileBytes``), and
-    its pages go back to the OS as the walk passes them."""
-    return module.decode(data, max_events, threads, discard)
+    its pages go back to the OS as the walk passes them. ``arrived``: ``data`` is still
+    being written in order (``Arrival.progress``); the walk follows it."""
+    if arrived is None:
+        return module.decode(data, max_events, threads, discard)
+    return module.decode(data, max_events, threads, discard, arrived)
 
 
 def _length(column, itemsize: int) -> int:

@@ -7,6 +7,11 @@ peak). ``FileBytes`` reads the file into an anonymous mapping instead and hands 
 to the OS during its walk (``madvise(MADV_DONTNEED)``), and the rest goes as soon as the
 walk ends, before the tables are built (docs/decoder.md, "Memory").
 
+A download can be decoded while it arrives: ``Arrival`` is its memory, filled in order by
+the downloader (``store/remote.py``), and ``FileBytes.arriving`` hands it to
+``decode_xspace``, whose compiled walk follows the bytes as they come (docs/decoder.md,
+"Streaming") and whose result is returned only once the download has ended well.
+
 Usage::
 
     with open(path, "rb") as f:
@@ -16,11 +21,69 @@ Usage::
 
 from __future__ import annotations
 
+import array
 import mmap
 import os
+import threading
 from typing import IO, Optional, Union
 
 Buffer = Union[bytes, memoryview]
+
+
+class Arrival:
+    """A file of ``size`` bytes arriving in order into ``memory``: the writer calls
+    ``arrived(n)`` each time the first ``n`` bytes are in place and ``end(error)`` once at the
+    end; readers wait with ``wait_for`` and ``finish``, the compiled walk through
+    ``progress`` (two int64 that ``_decode.arrive`` publishes; docs/decoder.md)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.memory = private_memory(size)
+        self.progress = array.array("q", (0, 0))  # aligned, as _decode.arrive wants
+        self._changed = threading.Condition()
+        self._available = 0
+        self._ended = False
+        self._error: Optional[BaseException] = None
+
+    def arrived(self, available: int) -> None:
+        """The first ``available`` bytes of ``memory`` are written (call it after writing)."""
+        with self._changed:
+            self._available = max(self._available, available)
+            _publish(self.progress, self._available)
+            self._changed.notify_all()
+
+    def end(self, error: Optional[BaseException] = None) -> None:
+        """No more bytes will come: all of them, or, with ``error``, not all."""
+        with self._changed:
+            if error is None:
+                self._available = self.size
+                _publish(self.progress, self.size)
+            else:
+                self._error = error
+                _publish(self.progress, 0, failed=True)
+            self._ended = True
+            self._changed.notify_all()
+
+    def wait_for(self, available: int) -> None:
+        """Until the first ``available`` bytes are there; raises the writer's error."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._available >= available or self._ended)
+            if self._error is not None:
+                raise self._error
+
+    def finish(self) -> None:
+        """Until the writer has ended; raises its error if it failed."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._ended)
+            if self._error is not None:
+                raise self._error
+
+
+def _publish(progress: array.array, available: int, failed: bool = False) -> None:
+    from .decode import _decode  # the compiled walk reads it (none: it waits for finish)
+
+    if _decode is not None and hasattr(_decode, "arrive"):
+        _decode.arrive(progress, available, failed)
 
 
 class FileBytes:
@@ -28,12 +91,21 @@ class FileBytes:
 
     def __init__(self, f: IO[bytes]) -> None:
         self._buffer: Optional[Buffer] = _read_all(f)
+        self.arrival: Optional[Arrival] = None
 
     @classmethod
     def of_memory(cls, memory: memoryview) -> FileBytes:
         """Bytes already in ``private_memory`` (a download), handed over like a read file's."""
         data = cls.__new__(cls)
         data._buffer = memory
+        data.arrival = None
+        return data
+
+    @classmethod
+    def arriving(cls, arrival: Arrival) -> FileBytes:
+        """The memory of a download still under way (``decode_xspace`` walks it as it comes)."""
+        data = cls.of_memory(arrival.memory)
+        data.arrival = arrival
         return data
 
     def __len__(self) -> int:
