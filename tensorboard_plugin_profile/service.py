@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from . import tools as tool_registry
 from .common import json_out, work
-from .common.errors import InvalidArgument, NotApplicable, NotFound
+from .common.errors import InvalidArgument, NotApplicable, NotFound, ProfileTooLarge
 from .common.formats import XSPACE
 from .common.params import int_param
 from .common.progress import ProgressTracker
@@ -195,6 +195,11 @@ class ProfileService:
                 )
         except NotApplicable as e:
             raise self._not_applicable(run, e.message) from None
+        except MemoryError:
+            # The process's memory or address-space limit refused an allocation while
+            # decoding or analysing: a clear 413 (nothing is cached, so a retry once memory
+            # is free computes afresh), never an opaque 500.
+            raise _out_of_memory(tool.name, [f.host for f in selected]) from None
 
     def _reading(self, host_files: Sequence[Any]) -> Any:
         """Pins the Spaces of ``host_files`` while a request reads them, until its answer is
@@ -353,6 +358,14 @@ class ProfileService:
                 f"{', '.join(session.hosts())}."
             )
         return list(session.host_files)
+
+
+def _out_of_memory(tool: str, hosts: Sequence[str]) -> ProfileTooLarge:
+    return ProfileTooLarge(
+        f"{tool} for {', '.join(hosts)} needs more memory than the server could get. Run the "
+        "server where it has more memory (or a higher memory limit), give it a smaller memory "
+        "budget for kept profiles (--cache_bytes), or record a shorter profile."
+    )
 
 
 def _all_xspace(host_files: Sequence[Any]) -> bool:

@@ -409,3 +409,51 @@ def test_when_the_worker_pool_cannot_start_hosts_are_decoded_in_process(tmp_path
         _memory_only(logdir).tool_data(run, "advisor")
     )
     service.close()
+
+
+_OUT_OF_MEMORY = r"""
+import os, resource, sys
+from tensorboard_plugin_profile.common import memsize
+from tensorboard_plugin_profile.common.errors import ProfileTooLarge
+from tensorboard_plugin_profile.service import ProfileService
+
+memsize.limit_heap_fragmentation()  # as the server: large blocks mapped
+service = ProfileService(sys.argv[1])
+run = service.runs()[0]
+first, second = [h["hostname"] for h in service.hosts(run, "kernel_stats")][:2]
+service.tool_data(run, "kernel_stats", host=first).chunks()  # imports and warms; answers
+with open("/proc/self/status") as status:
+    size = next(int(s.split()[1]) * 1024 for s in status if s.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 20), resource.RLIM_INFINITY))
+try:
+    service.tool_data(run, "kernel_stats", host=second)  # a 3 MB file to map and decode
+    print("answered")
+except ProfileTooLarge as e:
+    print(e.http_status, e.message)
+except MemoryError:
+    print("MemoryError")
+"""
+
+
+def test_a_request_without_the_memory_it_needs_is_a_413_naming_tool_and_host_not_a_500():
+    # A real process under a real address-space limit that leaves 1 MB for reading and
+    # decoding a 3 MB host: the allocation fails (numpy's MemoryError, or mmap's ENOMEM
+    # OSError for the file's pages), and the request answers ProfileTooLarge (HTTP 413)
+    # naming the tool and host, not an opaque 500. The first host, before the limit, answers.
+    import os
+    import subprocess
+    import sys
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = [repo] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    run = subprocess.run(
+        [sys.executable, "-c", _OUT_OF_MEMORY, str(FIXTURES / "gpu_multi_worker")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, TBPROF_NO_CACHE="1", PYTHONPATH=os.pathsep.join(path)),
+    )
+    out = run.stdout.strip()
+    assert out.startswith("413 kernel_stats for 34.83.195.180_6003 needs more memory"), (
+        out + run.stderr[-2000:]
+    )

@@ -22,6 +22,7 @@ Usage::
 from __future__ import annotations
 
 import array
+import errno
 import mmap
 import os
 import threading
@@ -145,6 +146,11 @@ def private_memory(size: int) -> memoryview:
 def _private_pages(size: int) -> mmap.mmap:
     """Private anonymous memory: a page handed back is freed (a shared mapping's pages would
     stay in its shared-memory object, only unmapped from the process)."""
-    if hasattr(mmap, "MAP_PRIVATE"):  # Unix (Python adds MAP_ANONYMOUS for fileno -1)
-        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
-    return mmap.mmap(-1, size)
+    try:
+        if hasattr(mmap, "MAP_PRIVATE"):  # Unix (Python adds MAP_ANONYMOUS for fileno -1)
+            return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+        return mmap.mmap(-1, size)
+    except OSError as e:  # refused by a memory or address-space limit: as numpy says it
+        if e.errno == errno.ENOMEM:
+            raise MemoryError(f"cannot map {size} bytes for a profile file") from None
+        raise
