@@ -95,8 +95,9 @@ def build_flows(index, event_rows: list) -> FlowTable:
     number_type = layout.event_numbers(max(len(index.source), len(pos)))
     ids = (values >> np.uint64(2)) & _ID_MASK
     keyed = (hosts.astype(np.uint64) << np.uint64(56)) | ids
-    # One sort by (flow key, time, position); the dense flow number is the key's rank.
-    order = np.lexsort((pos, begin, keyed))
+    # Ends by (flow key, time, position), the dense flow number being the key's rank: one
+    # unstable sort of the key, then each flow's few ends put in order (``_in_order``).
+    order = _in_order(keyed, (begin, pos))
     pos, keyed, values = pos[order].astype(number_type), keyed[order], values[order]
     begin, duration = begin[order], duration[order]
     flow: np.ndarray = np.cumsum(np.r_[False, keyed[1:] != keyed[:-1]], dtype=np.int64)
@@ -104,9 +105,9 @@ def build_flows(index, event_rows: list) -> FlowTable:
     direction = (values & np.uint64(3)).astype(np.int8)
     category = (values >> np.uint64(58)).astype(np.int16)
     pair = np.flatnonzero((flow[1:] == flow[:-1]) & (pos[1:] != pos[:-1]))
-    by_from = np.argsort(begin[pair], kind="stable")
+    by_from = _in_order(begin[pair])
     first, second = pair[by_from], pair[by_from] + 1  # ends of each arrow, by from time
-    to_order: np.ndarray = np.argsort(begin[second], kind="stable").astype(number_type)
+    to_order: np.ndarray = _in_order(begin[second]).astype(number_type)
     key = np.maximum(duration[first], duration[second])
     table = FlowTable(
         end_pos=pos,
@@ -124,6 +125,62 @@ def build_flows(index, event_rows: list) -> FlowTable:
     )
     table.levels = _levels(table, int(key.max(initial=0)))
     return table
+
+
+def _in_order(key: np.ndarray, then: tuple = ()) -> np.ndarray:
+    """The order ``np.lexsort((*reversed(then), key))`` gives (by integer ``key``, ties by
+    the arrays of ``then`` in turn, then by input number), about a third of its time: a
+    stable order by ``key`` alone (``_stable_order``), then runs of equal keys put in
+    order of ``then``: pairs (a flow's two ends) by one vectorized comparison, longer runs
+    by a lexsort of their members only."""
+    order = _stable_order(key)
+    if len(order) < 2 or not then:
+        return order
+    ranked = key[order]
+    same = ranked[1:] == ranked[:-1]
+    if not same.any():
+        return order
+    starts = np.flatnonzero(np.r_[True, ~same])
+    lengths = np.diff(np.r_[starts, len(order)])
+    a = starts[lengths == 2]
+    left, right = order[a], order[a + 1]
+    swap = np.zeros(len(a), dtype=bool)  # equal in every array: input order, as sorted
+    for values in reversed(then):
+        lv, rv = values[left], values[right]
+        swap = (rv < lv) | ((rv == lv) & swap)
+    order[a[swap]], order[a[swap] + 1] = right[swap], left[swap]
+    longer = np.flatnonzero(np.repeat(lengths > 2, lengths))
+    if len(longer):
+        members = order[longer]
+        keys = (members, *(values[members] for values in reversed(then)), ranked[longer])
+        order[longer] = members[np.lexsort(keys)]
+    return order
+
+
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+def _stable_order(key: np.ndarray) -> np.ndarray:
+    """``np.argsort(key, kind="stable")`` of an integer array, from value sorts (``np.sort``
+    is several times faster than a 64-bit ``argsort``): the key made unsigned and relative
+    to its least value, then one sort of (low 32 bits << 32 | input number) and, when the
+    key is wider than 32 bits, one of (high 32 bits << 32 | rank) over that order (an LSD
+    radix sort with two 32-bit digits; the number in the low half makes each pass stable)."""
+    n = len(key)
+    if n < 2 or n > 0xFFFFFFFF:
+        return np.argsort(key, kind="stable")
+    u = key.astype(np.int64, copy=False).view(np.uint64) if key.dtype.kind == "i" else key
+    if key.dtype.kind == "i":
+        u = u ^ np.uint64(1 << 63)  # signed order as unsigned order
+    u = u.astype(np.uint64, copy=False)
+    u = u - u.min()
+    number = np.arange(n, dtype=np.uint64)
+    order = (np.sort((u << np.uint64(32)) | number) & _LOW).view(np.int64)
+    high = u >> np.uint64(32)
+    if high.any():
+        rank = (np.sort((high[order] << np.uint64(32)) | number) & _LOW).view(np.int64)
+        order = order[rank]
+    return order
 
 
 def _levels(table: FlowTable, longest: int) -> list:
