@@ -47,3 +47,57 @@ def test_in_order_is_lexsort_of_flow_time_position(n, flows):
     pos = rng.integers(0, n // 2 + 1, n)  # and positions
     got = trace_flows._in_order(keyed, (begin, pos))
     np.testing.assert_array_equal(got, np.lexsort((pos, begin, keyed)))
+
+
+def _reference_ends_and_arrows(pos, values, hosts, begin) -> tuple:
+    """The table's orders as build_flows made them with numpy's sorts (the twin)."""
+    keyed = (hosts.astype(np.uint64) << np.uint64(56)) | (
+        (values >> np.uint64(2)) & trace_flows._ID_MASK
+    )
+    order = np.lexsort((pos, begin, keyed))
+    pos, keyed, begin = pos[order], keyed[order], begin[order]
+    flow = np.cumsum(np.r_[False, keyed[1:] != keyed[:-1]])
+    pair = np.flatnonzero((flow[1:] == flow[:-1]) & (pos[1:] != pos[:-1]))
+    by_from = np.argsort(begin[pair], kind="stable")
+    first, second = pair[by_from], pair[by_from] + 1
+    to_order = np.argsort(begin[second], kind="stable")
+    return pos, flow, pos[first], pos[second], begin[first], to_order
+
+
+@pytest.mark.parametrize("name", ["jax_cpu_train", "jax_two_hosts", "tf_keras2_fit", "tf_two_hosts"])
+def test_flow_table_of_a_fixture_matches_numpys_sorts(name):
+    """A real profile's flows (preprocessed, several planes): the table build_flows makes
+    equals the one numpy's lexsort and stable argsorts give, and its levels list arrows
+    whose second end's time is that arrow's."""
+    from conftest import host_files
+
+    from tensorboard_plugin_profile.tools import trace_viewer_at as at
+    from tensorboard_plugin_profile.xspace import read_xspace
+
+    hosts = [(f.name[: -len(".xplane.pb")], read_xspace(str(f))) for f in host_files(name)]
+    index = at.trace_index_of(hosts)
+    flows = index.flows
+    assert len(flows) > 0
+    pos, values, host, begin, _ = trace_flows._flow_stats(index, index.shown_rows)
+    want = _reference_ends_and_arrows(pos, values, host, begin)
+    got = (flows.end_pos, flows.end_flow, flows.arrow_from, flows.arrow_to, flows.from_ps,
+           flows.to_order)  # fmt: skip
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    to_ps = np.asarray(index.begin_ps)[flows.arrow_to]
+    for _, starting, from_ps, ending, ending_ps in flows.levels:
+        np.testing.assert_array_equal(from_ps, flows.from_ps[starting])
+        np.testing.assert_array_equal(ending_ps, to_ps[ending])
+
+
+@pytest.mark.parametrize("ascending", [True, False])
+def test_positions_of_ascending_and_unordered_events(ascending):
+    """Each shown event number's position in ``source``, repeated numbers included, on the
+    path for ascending numbers (no binary search) and on the general one."""
+    rng = np.random.default_rng(11)
+    source = rng.permutation(5000).astype(np.int32)
+    events = np.sort(rng.choice(5000, 800)).astype(np.int64)  # repeats: several stats
+    if not ascending:
+        events = rng.permutation(events)
+    inverse = np.argsort(source)
+    np.testing.assert_array_equal(trace_flows._positions_of(source, events), inverse[events])

@@ -185,13 +185,14 @@ def _stable_order(key: np.ndarray) -> np.ndarray:
 
 def _levels(table: FlowTable, longest: int) -> list:
     out = []
+    begin_of_to = None  # made once, on the first level kept
+    key_by_to = table.arrow_key[table.to_order]
     for pixel in pixel_sizes(longest):
         starting = np.flatnonzero(table.arrow_key >= pixel).astype(table.to_order.dtype)
         if 2 * len(starting) <= len(table.arrow_key):
-            ending = table.to_order[table.arrow_key[table.to_order] >= pixel]
-            out.append(
-                (pixel, starting, table.from_ps[starting], ending, table.begin_of_to[ending])
-            )
+            ending = table.to_order[key_by_to >= pixel]
+            begin_of_to = table.begin_of_to if begin_of_to is None else begin_of_to
+            out.append((pixel, starting, table.from_ps[starting], ending, begin_of_to[ending]))
     return out
 
 
@@ -241,4 +242,9 @@ def _positions_of(source: np.ndarray, events: np.ndarray) -> np.ndarray:
     at = layout.marked_positions(source, events)
     found = source[at]
     order = np.argsort(found, kind="stable")
+    if len(events) and bool((events[1:] >= events[:-1]).all()):
+        # Stats are sorted by event, planes follow each other: ``events`` ascends, so the
+        # n-th distinct one is the n-th found (no binary search).
+        nth = np.cumsum(np.r_[False, events[1:] != events[:-1]])
+        return at[order][nth].astype(np.int64)
     return at[order][np.searchsorted(found[order], events)].astype(np.int64)
