@@ -18,13 +18,13 @@ def _keys(rng, n: int, distinct: int, dtype) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dtype", [np.uint64, np.int64, np.int32])
-@pytest.mark.parametrize("n,distinct", [(0, 1), (1, 1), (2, 1), (1000, 3), (5000, 2500), (4000, 10**6)])
+@pytest.mark.parametrize(
+    "n,distinct", [(0, 1), (1, 1), (2, 1), (1000, 3), (5000, 2500), (4000, 10**6)]
+)
 def test_stable_order_is_numpys_stable_argsort(dtype, n, distinct):
     rng = np.random.default_rng(n + distinct)
     key = _keys(rng, n, distinct, dtype)
-    np.testing.assert_array_equal(
-        trace_flows._stable_order(key), np.argsort(key, kind="stable")
-    )
+    np.testing.assert_array_equal(trace_flows._stable_order(key), np.argsort(key, kind="stable"))
 
 
 def test_stable_order_of_narrow_and_shifted_keys():
@@ -64,7 +64,9 @@ def _reference_ends_and_arrows(pos, values, hosts, begin) -> tuple:
     return pos, flow, pos[first], pos[second], begin[first], to_order
 
 
-@pytest.mark.parametrize("name", ["jax_cpu_train", "jax_two_hosts", "tf_keras2_fit", "tf_two_hosts"])
+@pytest.mark.parametrize(
+    "name", ["jax_cpu_train", "jax_two_hosts", "tf_keras2_fit", "tf_two_hosts"]
+)
 def test_flow_table_of_a_fixture_matches_numpys_sorts(name):
     """A real profile's flows (preprocessed, several planes): the table build_flows makes
     equals the one numpy's lexsort and stable argsorts give, and its levels list arrows
