@@ -261,3 +261,30 @@ def test_a_larger_merge_split_across_threads_gives_the_same_table(threads):
     assert len(one[0]) > 9000
     _same(_merged_on(edit, threads), one)
     _same(one, _merged(*edit, pure=True))
+
+
+def _merge_of(events: list, n: int, threads: int):
+    """merge_rows of one part holding these events (code 0, no values), and its event out."""
+    part = (np.array(events, np.int64), None, None, 0, 1, 0, np.zeros(0, np.int64), np.zeros(0), -1)
+    m = len(events)
+    out = (None, np.zeros(1, np.int8), np.zeros(m, np.int64), np.zeros(m, np.int8))
+    out += (np.zeros(m, np.int8), np.zeros(m, np.int64), np.zeros(m), np.zeros(m, np.int8))
+    return MERGE.merge_rows((part,), out, (), n, threads), out[2]
+
+
+@needs_compiled
+@pytest.mark.parametrize("threads", range(1, 10))
+def test_the_split_order_check_finds_every_descent_and_bad_event(threads):
+    # The order check runs on chunks of rows too: a descent at any row (inside a chunk or
+    # where two meet) sends the part to the counting sort; an event out of range is an
+    # error wherever it is, before or after a descent, for any thread count.
+    events = [e // 2 for e in range(24)]
+    merged, out = _merge_of(events, 12, threads)
+    assert merged and out.tolist() == events
+    for at in range(1, 24):
+        swapped = events[:at] + [events[at - 1] - 1] + events[at + 1 :]
+        if events[at - 1] > 0:
+            assert not _merge_of(swapped, 12, threads)[0], at
+        for bad in (at // 2, 23 - at // 2):
+            with pytest.raises(ValueError):
+                _merge_of(swapped[:bad] + [12] + swapped[bad + 1 :], 12, threads)
