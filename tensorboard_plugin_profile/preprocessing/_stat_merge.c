@@ -25,8 +25,8 @@
  *     item size, str of 1, 2 or 4 bytes.
  *     int_columns: a tuple of (code, data, missing): each row of that (table) code also
  *     sets data[e] = its int and missing[e] = 0 (data int64, missing bytes, per event).
- * merge_rows(parts, outs, int_columns, n): the same table without counts when every
- *     part's events ascend (_stat_merge_sorted.h).
+ * merge_rows(parts, outs, int_columns, n, threads=1): the same table without counts when
+ *     every part's events ascend (_stat_merge_sorted.h), split by event ranges on threads.
  *
  * The GIL is released while looping.
  */
@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "../kernels/_buffers.h"
+#include "../kernels/_threads.h"
 
 /* A column that is either one value for every row or an array of the part's rows. */
 typedef struct {

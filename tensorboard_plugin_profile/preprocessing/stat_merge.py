@@ -2,7 +2,8 @@
 
 ``stat_table.merged_stats`` hands over its parts (old kept rows, then each addition);
 when each part's (moved) events ascend, as PlaneEdit's do, the parts are merged and every
-column written in order (``merge_rows``); else a counting sort by event places every row.
+column written in order (``merge_rows``, split by ranges of events across threads above
+``compiled.PARALLEL_MIN_ROWS`` rows); else a counting sort by event places every row.
 Either way each row is written once, straight into the final columns: no whole-length
 array of moved events or of row places, no scatter per column. The typed event columns
 of integer stats are filled in the same pass. ``stat_table`` keeps the numpy path, which
@@ -40,10 +41,13 @@ def merge(
     n: int,
     int_codes: dict,
     pure_python: Optional[bool] = None,
+    threads: Optional[int] = None,
 ) -> Optional[tuple]:
     """(columns of the merged table: event, code, kind, int, float, str code;
     {code: (int64 data, missing bools)} per event of the ``int_codes`` stats), or None
-    when the compiled pass does not run (``stat_table`` then merges with numpy)."""
+    when the compiled pass does not run (``stat_table`` then merges with numpy).
+    ``threads``: how many threads merge sorted parts (``compiled.pass_threads``: by
+    default one below its threshold of rows; the table is the same for any count)."""
     if not compiled.use_compiled(_stat_merge, pure_python):
         return None
     moved = None if new_row is None else np.ascontiguousarray(new_row)
@@ -58,7 +62,8 @@ def merge(
         code: (_int_data(parts, code, n), new_column(n, bool, fill=True)) for code in int_codes
     }
     columns = tuple((code, data, missing.view(np.uint8)) for code, (data, missing) in typed.items())
-    if not _stat_merge.merge_rows(parts_in, (None, remap, *out), columns, n):
+    threads = compiled.pass_threads(total, threads)
+    if not _stat_merge.merge_rows(parts_in, (None, remap, *out), columns, n, threads):
         _counting_sort(parts_in, (remap, *out), columns, n, total)
     return out, typed
 

@@ -78,10 +78,12 @@ def merged_stats(
     int_names=(),
     num_events: int = 0,
     pure_python: Optional[bool] = None,
+    threads: Optional[int] = None,
 ) -> tuple:
     """(stats table, {name: typed event column} of ``int_names``, stats that ``added``
     sets). ``new_row``: event row before -> after the edit (None: rows did not move);
-    ``num_events``: events after the edit."""
+    ``num_events``: events after the edit; ``threads``: of the compiled merge (None: by
+    its size, ``compiled.pass_threads``)."""
     if not len(old) and not added:
         return old.copy(), {}
     parts, code_of, strings = _parts(old, added, replaced)
@@ -90,7 +92,9 @@ def merged_stats(
     used[np.array([p.code for p in parts[1:]], dtype=np.int64)] = True
     categories, remap = sorted_used(list(code_of), used)
     codes = {code_of[name]: name for name in int_names}
-    merged = stat_merge.merge(parts, remap, strings, new_row, num_events, codes, pure_python)
+    merged = stat_merge.merge(
+        parts, remap, strings, new_row, num_events, codes, pure_python, threads
+    )
     if merged is not None:
         out, typed = merged
         columns = {codes[c]: _typed(typed[c], codes[c] in schema.UINT_STATS) for c in codes}

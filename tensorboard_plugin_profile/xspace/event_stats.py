@@ -139,13 +139,16 @@ def _column_values(array) -> tuple:
 def _row_values(stats: pd.DataFrame, found: Optional[np.ndarray]) -> tuple:
     if found is None:
         return _NO_ROWS, _NO_ROWS
-    events = stats["event"].to_numpy()[found].astype(np.int64)
-    values = stats["int_value"].to_numpy()[found].astype(np.int64)
-    order = np.argsort(events, kind="stable")
-    events, values = events[order], values[order]
+    events = stats["event"].to_numpy()[found]  # int32 in an edited table: widened at the end
+    values = stats["int_value"].to_numpy()[found]
+    # Decoded and merged tables are sorted by event: one comparison instead of a sort and
+    # two gathers; a table in any other order is sorted (stably: the last value wins).
+    if len(events) > 1 and (events[1:] < events[:-1]).any():
+        order = np.argsort(events, kind="stable")
+        events, values = events[order], values[order]
     last = np.ones(len(events), dtype=bool)
     last[:-1] = events[1:] != events[:-1]
-    return events[last], values[last]
+    return events[last].astype(np.int64), values[last].astype(np.int64, copy=False)
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)

@@ -198,3 +198,93 @@ def test_events_out_of_range_are_rejected():
     rows = StatRows(np.array([5], dtype=np.int64), "group_id", KIND_INT64, ints=np.array([1]))
     with pytest.raises(ValueError):
         merged_stats(old, [rows], {}, None, ["group_id"], 3, pure_python=False)
+
+
+def _same(a: tuple, b: tuple) -> None:
+    (table, typed), (other, other_typed) = a, b
+    assert _frame(table) == _frame(other)
+    assert typed.keys() == other_typed.keys()
+    for name, column in typed.items():
+        assert column.dtype == other_typed[name].dtype, name
+        assert _values(column) == _values(other_typed[name]), name
+
+
+def _merged_on(edit, threads: int):
+    old, additions, new_row, n = edit
+    replaced: dict = {}
+    for rows, replaces in additions:
+        if replaces and len(rows.events):
+            found = replaced.get(rows.name)
+            replaced[rows.name] = rows.events if found is None else np.r_[found, rows.events]
+    parts = [rows for rows, _ in additions if len(rows.events)]
+    int_names = [name for name in dict.fromkeys(r.name for r in parts) if name in INT_NAMES]
+    return merged_stats(old, parts, replaced, new_row, int_names, n, False, threads)
+
+
+@needs_compiled
+@settings(max_examples=150, deadline=None)
+@given(edits(), st.integers(2, 9))
+def test_the_merge_split_across_threads_gives_the_same_table(edit, threads):
+    # merge_rows cut into ranges of events (down to one event a range): the same table
+    # as one thread and as numpy, for any thread count.
+    one = _merged_on(edit, 1)
+    _same(_merged_on(edit, threads), one)
+    _same(one, _merged(*edit, pure=True))
+
+
+@needs_compiled
+@pytest.mark.parametrize("threads", range(2, 10))
+def test_a_larger_merge_split_across_threads_gives_the_same_table(threads):
+    # Thousands of events, old rows partly replaced, moved events, doubles and strings
+    # scattered over every range: each range must start at its own rows, doubles, and
+    # output row.
+    rng = np.random.default_rng(threads)
+    n = 3000
+    old_rows = [
+        (int(e), int(rng.integers(0, len(NAMES))), int(rng.integers(-9, 9)), int(f), int(s))
+        for e, f, s in zip(
+            rng.integers(0, n - 50, 9000),
+            rng.integers(0, len(FLOATS), 9000),
+            rng.integers(-1, len(STRINGS), 9000),
+        )
+    ]
+    old = _old_table(old_rows, np.int32)
+    group = StatRows(np.sort(rng.choice(n - 50, 1200, replace=False)), "group_id", KIND_INT64)
+    group.ints = rng.integers(-(2**40), 2**40, len(group.events))
+    avg = StatRows(np.sort(rng.integers(0, n - 50, 700)), "avg_us", KIND_DOUBLE)
+    avg.floats = rng.choice(FLOATS, len(avg.events))
+    new_row = np.arange(n, dtype=np.int64)
+    new_row[: n - 50] += np.sort(rng.integers(0, 50, n - 50))  # ascending, with gaps
+    new_row[n - 50 :] = np.setdiff1d(np.arange(n + 50), new_row[: n - 50])[:50]
+    edit = (old, [(group, True), (avg, False)], new_row, n + 50)
+    one = _merged_on(edit, 1)
+    assert len(one[0]) > 9000
+    _same(_merged_on(edit, threads), one)
+    _same(one, _merged(*edit, pure=True))
+
+
+def _merge_of(events: list, n: int, threads: int):
+    """merge_rows of one part holding these events (code 0, no values), and its event out."""
+    part = (np.array(events, np.int64), None, None, 0, 1, 0, np.zeros(0, np.int64), np.zeros(0), -1)
+    m = len(events)
+    out = (None, np.zeros(1, np.int8), np.zeros(m, np.int64), np.zeros(m, np.int8))
+    out += (np.zeros(m, np.int8), np.zeros(m, np.int64), np.zeros(m), np.zeros(m, np.int8))
+    return MERGE.merge_rows((part,), out, (), n, threads), out[2]
+
+
+@needs_compiled
+@pytest.mark.parametrize("threads", range(1, 10))
+def test_the_split_order_check_finds_every_descent_and_bad_event(threads):
+    # The order check runs on chunks of rows too: a descent at any row (inside a chunk or
+    # where two meet) sends the part to the counting sort; an event out of range is an
+    # error wherever it is, before or after a descent, for any thread count.
+    events = [e // 2 for e in range(24)]
+    merged, out = _merge_of(events, 12, threads)
+    assert merged and out.tolist() == events
+    for at in range(1, 24):
+        swapped = events[:at] + [events[at - 1] - 1] + events[at + 1 :]
+        if events[at - 1] > 0:
+            assert not _merge_of(swapped, 12, threads)[0], at
+        for bad in (at // 2, 23 - at // 2):
+            with pytest.raises(ValueError):
+                _merge_of(swapped[:bad] + [12] + swapped[bad + 1 :], 12, threads)

@@ -118,3 +118,18 @@ def test_a_column_the_events_have_is_read_from_them():
     assert typed_column(plane, "correlation_id").dtype == "UInt64"
     ours = np.asarray(plane.events["line"])
     assert typed_column(plane, "line").to_numpy().tolist() == ours.tolist()
+
+
+def test_stats_rows_out_of_event_order_are_read_last_value_wins():
+    # Tables are sorted by event (decoded, merged), so int_stat skips its sort; a table in
+    # another order must still give ascending events with each event's last value.
+    plane = _hand_made_plane()
+    stats = plane.stats
+    order = np.r_[np.arange(len(stats))[::-1]]
+    plane.stats = stats.iloc[order].reset_index(drop=True)
+    rows, values = int_stat(plane, "_p")
+    # Reversed, event 1's two _p rows swap: 6 is now the last one.
+    assert rows.tolist() == [0, 1] and values.tolist() == [5, 6]
+    assert rows.dtype == np.int64 and values.dtype == np.int64
+    plane.stats = stats
+    assert int_stat(plane, "_p")[1].tolist() == [5, 8]
