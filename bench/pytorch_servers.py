@@ -46,6 +46,15 @@ class _TtbServer(Server):
         return super().url(route, **params).replace("/data/plugin/profile", TTB)
 
 
+def _finished(result: dict, server: Server, sampler: RssSampler, idle_kb: int, launched: float):
+    """``result`` with the time from launch, the tree's CPU and its peak RSS."""
+    result["to_tables_s"] = time.perf_counter() - launched
+    result["cpu_s"] = tree_cpu_s(server.process.pid)
+    peak_kb = sampler.stop()
+    result["peak_mb"], result["peak_above_idle_mb"] = peak_kb / 1024, (peak_kb - idle_kb) / 1024
+    return result
+
+
 def _ours(logdir: pathlib.Path, env: dict) -> dict:
     port = free_port()
     tbprof = os.path.join(os.path.dirname(sys.executable), "tbprof")
@@ -63,11 +72,7 @@ def _ours(logdir: pathlib.Path, env: dict) -> dict:
         query = {"run": run, "host": host}
         result["overview_s"], _ = server.get("data", tag="pytorch_overview", **query)
         result["tables_s"], _ = server.get("data", tag="pytorch_operators", **query)
-        result["to_tables_s"] = time.perf_counter() - launched
-        result["cpu_s"] = tree_cpu_s(server.process.pid)
-        peak_kb = sampler.stop()
-        result["peak_mb"], result["peak_above_idle_mb"] = peak_kb / 1024, (peak_kb - idle_kb) / 1024
-        return result
+        return _finished(result, server, sampler, idle_kb, launched)
     finally:
         sampler.stop()
         server.stop()
@@ -100,11 +105,7 @@ def _ttb(logdir: pathlib.Path, tensorboard: str, env: dict) -> dict:
         query = {"run": run, "worker": worker, **({"span": spans[0]} if spans else {})}
         result["overview_s"], _ = server.get("overview", **query)
         result["tables_s"], _ = server.get("operation/table", group_by="Operation", **query)
-        result["to_tables_s"] = time.perf_counter() - launched
-        result["cpu_s"] = tree_cpu_s(server.process.pid)
-        peak_kb = sampler.stop()
-        result["peak_mb"], result["peak_above_idle_mb"] = peak_kb / 1024, (peak_kb - idle_kb) / 1024
-        return result
+        return _finished(result, server, sampler, idle_kb, launched)
     finally:
         sampler.stop()
         server.stop()
