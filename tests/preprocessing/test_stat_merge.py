@@ -100,7 +100,7 @@ def edits(draw):
     return _old_table(old, event_dtype), additions, new_row, n
 
 
-def _merged(old, additions, new_row, n, pure: bool):
+def _merged(old, additions, new_row, n, pure: bool, threads=None):
     replaced: dict = {}
     for rows, replaces in additions:
         if replaces and len(rows.events):
@@ -109,7 +109,7 @@ def _merged(old, additions, new_row, n, pure: bool):
     parts = [rows for rows, _ in additions if len(rows.events)]
     names = dict.fromkeys(r.name for r in parts)
     int_names = [name for name in names if name in INT_NAMES]
-    return merged_stats(old, parts, replaced, new_row, int_names, n, pure_python=pure)
+    return merged_stats(old, parts, replaced, new_row, int_names, n, pure, threads)
 
 
 def _values(column) -> list:
@@ -210,15 +210,7 @@ def _same(a: tuple, b: tuple) -> None:
 
 
 def _merged_on(edit, threads: int):
-    old, additions, new_row, n = edit
-    replaced: dict = {}
-    for rows, replaces in additions:
-        if replaces and len(rows.events):
-            found = replaced.get(rows.name)
-            replaced[rows.name] = rows.events if found is None else np.r_[found, rows.events]
-    parts = [rows for rows, _ in additions if len(rows.events)]
-    int_names = [name for name in dict.fromkeys(r.name for r in parts) if name in INT_NAMES]
-    return merged_stats(old, parts, replaced, new_row, int_names, n, False, threads)
+    return _merged(*edit, pure=False, threads=threads)
 
 
 @needs_compiled
