@@ -311,7 +311,8 @@ def _subtree_sum(values: np.ndarray, parent: np.ndarray, alive: np.ndarray) -> n
 
 
 def _eligibility(names, kind, parent, alive) -> np.ndarray:
-    eligible = np.isin(names, list(TENSOR_CORE_OPS))
+    # Once per distinct name: np.isin over every operator's name object took 0.25 s at 250 MB.
+    eligible = E.per_distinct(names, lambda n: n.isin(TENSOR_CORE_OPS), bool)
     depth = _depths(parent, alive)
     for level in range(int(depth.max(initial=0)), 0, -1):
         rows = np.flatnonzero(alive & (depth == level) & (parent >= 0) & eligible)
