@@ -88,3 +88,16 @@ def test_segment_points_are_the_sorted_distinct_ends():
         want = np.unique(np.concatenate([begins, ends, [7, 7, 7, 60]]))
         np.testing.assert_array_equal(seg.points, want)
         assert seg.points.dtype == np.int64
+
+
+def test_type_masks_by_code_match_the_type_strings():
+    for space in _spaces():
+        ev = E.trace_events(space)
+        kind = ev["type"].to_numpy(dtype=object)
+        for types in ((E.KERNEL,), E.HOST_OP_TYPES, E.DEVICE_TYPES, (E.PROFILER_STEP, E.LAUNCH)):
+            want = np.isin(kind, list(types))
+            np.testing.assert_array_equal(E.of_type(ev, types), want)
+            rows = ev[want]  # a subset keeps its codes
+            assert E.of_type(rows, types).all()
+        plain = ev.drop(columns=E.TYPE_CODE)  # a frame made elsewhere: by the strings
+        np.testing.assert_array_equal(E.of_type(plain, (E.KERNEL,)), kind == E.KERNEL)

@@ -15,7 +15,7 @@ Usage::
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -50,6 +50,10 @@ _TYPE_OF_CATEGORY = {
     "user_annotation": USER_ANNOTATION,
     "gpu_user_annotation": USER_ANNOTATION,
 }
+# The types as small codes (0: ignored): the ``type_code`` column of ``trace_events``.
+_TYPES = np.array([None, *dict.fromkeys(_TYPE_OF_CATEGORY.values()), PROFILER_STEP], object)
+_CODE_OF_TYPE = {t: i for i, t in enumerate(_TYPES) if t is not None}
+TYPE_CODE = "type_code"
 STEP_PREFIX = "ProfilerStep#"
 NCCL_OPS = (
     "nccl:broadcast",
@@ -87,11 +91,12 @@ def trace_events(space: Space) -> pd.DataFrame:
 
 def _classify(space: Space) -> pd.DataFrame:
     ev = events_of(space, numbers=NUMBERS, strings=STRINGS)
-    kind = _kinds(ev["cat"].to_numpy(dtype=object), ev["name"].to_numpy(dtype=object))
+    code = _kind_codes(ev["cat"].to_numpy(dtype=object), ev["name"].to_numpy(dtype=object))
+    kind = _TYPES[code]
     ext = ev["External id"].where(ev["External id"].notna(), ev["external id"])
     # Kept rows in start order (torch-tb-profiler's, a stable sort of file order), taken
     # once per column: filtering and then sorting the frame copied every column twice.
-    kept = np.flatnonzero(pd.notna(kind))
+    kept = np.flatnonzero(code != 0)
     order = kept[np.argsort(ev["begin_ps"].to_numpy()[kept], kind="stable")]
     columns = {
         "type": kind,
@@ -113,6 +118,7 @@ def _classify(space: Space) -> pd.DataFrame:
         "input_dims": ev["Input Dims"].where(ev["Input Dims"].notna(), ev["Input dims"]),
         "input_type": ev["Input type"].to_numpy(),
         "call_stack": ev["Call stack"].to_numpy(),
+        TYPE_CODE: code,
     }
     return pd.DataFrame({name: _take(col, order) for name, col in columns.items()})
 
@@ -123,13 +129,29 @@ def _take(column, order: np.ndarray):
     return column[order]
 
 
+def of_type(ev: pd.DataFrame, types: Sequence[str]) -> np.ndarray:
+    """Per row of ``ev`` (``trace_events`` or rows of it): whether its type is one of
+    ``types``, read from the int8 type codes through a small table (``np.isin`` over the
+    type strings compared every event's string object with each type: ~0.06 s a call at
+    250 MB, and the overview and operator table made a dozen such calls)."""
+    if TYPE_CODE not in ev.columns:  # a frame made elsewhere: by the strings
+        return np.isin(ev["type"].to_numpy(dtype=object), list(types))
+    wanted = np.zeros(len(_TYPES), dtype=bool)
+    wanted[[_CODE_OF_TYPE[t] for t in types]] = True
+    return wanted[ev[TYPE_CODE].to_numpy()]
+
+
 def _kinds(cats: np.ndarray, names: np.ndarray) -> np.ndarray:
-    """Per event: its type (None where the analyses ignore it), from per-distinct tests
+    """Per event: its type (None where the analyses ignore it)."""
+    return _TYPES[_kind_codes(cats, names)]
+
+
+def _kind_codes(cats: np.ndarray, names: np.ndarray) -> np.ndarray:
+    """Per event: the index of its type in ``_TYPES`` (0: ignored), from per-distinct tests
     spread back by small integer codes: no comparison of string objects per event."""
     cat_codes, cat_uniques = pd.factorize(pd.Series(cats, dtype=object), use_na_sentinel=False)
     of_cat = pd.Series(cat_uniques).str.lower().map(_TYPE_OF_CATEGORY).to_numpy(dtype=object)
-    table = np.array([None, *dict.fromkeys(_TYPE_OF_CATEGORY.values()), PROFILER_STEP], object)
-    index = {value: i for i, value in enumerate(table) if value is not None}
+    index = _CODE_OF_TYPE
     code = np.array([index.get(k, 0) if isinstance(k, str) else 0 for k in of_cat], np.int8)
     code = code[cat_codes] if len(cat_codes) else np.zeros(0, np.int8)
     name_codes, name_uniques = pd.factorize(pd.Series(names, dtype=object), use_na_sentinel=False)
@@ -139,7 +161,7 @@ def _kinds(cats: np.ndarray, names: np.ndarray) -> np.ndarray:
     step_kinds = (code == index[OPERATOR]) | (code == index[USER_ANNOTATION])
     code[step_kinds & is_step_name] = index[PROFILER_STEP]
     code[(code == index[USER_ANNOTATION]) & ~is_comm] = 0
-    return table[code]
+    return code
 
 
 def per_distinct(values: np.ndarray, test: Callable[[pd.Series], pd.Series], dtype) -> np.ndarray:

@@ -171,7 +171,7 @@ def _ratio(a: pd.Series, b: pd.Series) -> np.ndarray:
 
 
 def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
-    host = ev[np.isin(ev["type"], _HOST_TREE_TYPES + _CALL_TYPES)]
+    host = ev[E.of_type(ev, _HOST_TREE_TYPES + _CALL_TYPES)]
     host = host.sort_values(
         ["tid", "begin_ps", "end_ps"], ascending=[True, True, False], kind="stable"
     )
@@ -182,11 +182,12 @@ def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
     kind = host["type"].to_numpy(dtype=object)
     names = host["name"].to_numpy(dtype=object)
     # Launch calls only say which op launched device work: not tree nodes of their own.
-    is_call = np.isin(kind, _CALL_TYPES)
+    is_call = E.of_type(host, _CALL_TYPES)
+    is_operator = E.of_type(host, (E.OPERATOR,))
     call_parent = np.where(is_call, parent, -1)
     parent = np.where(is_call, -1, parent)
     alive, parent, owner = _merge_single_same_name_children(
-        parent, kind == E.OPERATOR, names, matched & ~is_call
+        parent, is_operator, names, matched & ~is_call
     )
     launcher = np.where(call_parent >= 0, owner[np.maximum(call_parent, 0)], -1)
     dur = (end - begin).astype(np.int64)
@@ -196,7 +197,8 @@ def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
     total_dev = _subtree_sum(self_dev, parent, alive)
     total_tc = _subtree_sum(tc_self, parent, alive)
     eligible = _eligibility(names, kind, parent, alive)
-    is_op = alive & (kind == E.OPERATOR) & ~np.isin(names, EXCLUDED_OPS)
+    excluded = E.per_distinct(names, lambda n: n.isin(EXCLUDED_OPS), bool)
+    is_op = alive & is_operator & ~excluded
     is_op &= ~E.per_distinct(names, lambda n: n.astype(object).str.startswith("Optimizer."), bool)
     stacks = host["call_stack"].to_numpy(dtype=object)
     rows = np.flatnonzero(is_op)
@@ -272,7 +274,7 @@ def _device_time(ev: pd.DataFrame, host: pd.DataFrame, launcher: np.ndarray) -> 
     host activity on its thread (``launcher``) launched it.
     """
     n = len(host)
-    dev = ev[np.isin(ev["type"], E.DEVICE_TYPES)].dropna(subset=["correlation"])
+    dev = ev[E.of_type(ev, E.DEVICE_TYPES)].dropna(subset=["correlation"])
     self_dev, tc = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     if dev.empty or not n:
         return self_dev, tc
