@@ -171,7 +171,8 @@ def _ratio(a: pd.Series, b: pd.Series) -> np.ndarray:
 
 
 def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
-    host = ev[E.of_type(ev, _HOST_TREE_TYPES + _CALL_TYPES)]
+    # Only the columns the tree reads: the filter and the sort each copy what they carry.
+    host = ev.loc[E.of_type(ev, _HOST_TREE_TYPES + _CALL_TYPES), _columns(ev, _HOST_COLUMNS)]
     host = host.sort_values(
         ["tid", "begin_ps", "end_ps"], ascending=[True, True, False], kind="stable"
     )
@@ -274,7 +275,8 @@ def _device_time(ev: pd.DataFrame, host: pd.DataFrame, launcher: np.ndarray) -> 
     host activity on its thread (``launcher``) launched it.
     """
     n = len(host)
-    dev = ev[E.of_type(ev, E.DEVICE_TYPES)].dropna(subset=["correlation"])
+    dev = ev.loc[E.of_type(ev, E.DEVICE_TYPES), _columns(ev, _DEVICE_COLUMNS)]
+    dev = dev.dropna(subset=["correlation"])
     self_dev, tc = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     if dev.empty or not n:
         return self_dev, tc
@@ -291,6 +293,15 @@ def _device_time(ev: pd.DataFrame, host: pd.DataFrame, launcher: np.ndarray) -> 
     np.add.at(self_dev, rows, durations)
     np.add.at(tc, rows, np.where(tc_kernel, durations, 0))
     return self_dev, tc
+
+
+_HOST_COLUMNS = ("tid", "begin_ps", "end_ps", "type", E.TYPE_CODE, "name", "correlation",
+                 "input_dims", "call_stack")  # fmt: skip
+_DEVICE_COLUMNS = ("correlation", "begin_ps", "end_ps", "type", E.TYPE_CODE, "name")
+
+
+def _columns(ev: pd.DataFrame, wanted: tuple) -> list:
+    return [c for c in wanted if c in ev.columns]
 
 
 def _depths(parent: np.ndarray, alive: np.ndarray) -> np.ndarray:
