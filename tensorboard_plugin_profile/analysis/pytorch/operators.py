@@ -195,9 +195,10 @@ def _nodes(ev: pd.DataFrame) -> pd.DataFrame:
     kept_child = alive & (parent >= 0)
     children = np.bincount(parent[kept_child], weights=dur[kept_child], minlength=len(host))
     self_dev, tc_self = _device_time(ev, host, launcher)
-    total_dev = _subtree_sum(self_dev, parent, alive)
-    total_tc = _subtree_sum(tc_self, parent, alive)
-    eligible = _eligibility(names, kind, parent, alive)
+    depth = _depths(parent, alive)  # once: the three walks below share it
+    total_dev = _subtree_sum(self_dev, parent, alive, depth)
+    total_tc = _subtree_sum(tc_self, parent, alive, depth)
+    eligible = _eligibility(names, kind, parent, alive, depth)
     excluded = E.per_distinct(names, lambda n: n.isin(EXCLUDED_OPS), bool)
     is_op = alive & is_operator & ~excluded
     is_op &= ~E.per_distinct(names, lambda n: n.astype(object).str.startswith("Optimizer."), bool)
@@ -313,20 +314,20 @@ def _depths(parent: np.ndarray, alive: np.ndarray) -> np.ndarray:
     return depth
 
 
-def _subtree_sum(values: np.ndarray, parent: np.ndarray, alive: np.ndarray) -> np.ndarray:
+def _subtree_sum(
+    values: np.ndarray, parent: np.ndarray, alive: np.ndarray, depth: np.ndarray
+) -> np.ndarray:
     """Per node: its value plus its descendants' (one pass per tree level, deepest first)."""
     total = values.astype(np.int64).copy()
-    depth = _depths(parent, alive)
     for level in range(int(depth.max(initial=0)), 0, -1):
         rows = np.flatnonzero(alive & (depth == level) & (parent >= 0))
         np.add.at(total, parent[rows], total[rows])
     return total
 
 
-def _eligibility(names, kind, parent, alive) -> np.ndarray:
+def _eligibility(names, kind, parent, alive, depth) -> np.ndarray:
     # Once per distinct name: np.isin over every operator's name object took 0.25 s at 250 MB.
     eligible = E.per_distinct(names, lambda n: n.isin(TENSOR_CORE_OPS), bool)
-    depth = _depths(parent, alive)
     for level in range(int(depth.max(initial=0)), 0, -1):
         rows = np.flatnonzero(alive & (depth == level) & (parent >= 0) & eligible)
         targets = parent[rows]
