@@ -38,29 +38,53 @@ def plane_categories(plane: Plane) -> np.ndarray:
 
 def numeric_stat(plane: Plane, name: str) -> np.ndarray:
     """One numeric arg per event as float64 (NaN where absent; last value wins)."""
-    st = plane.stats
-    rows = st[st["stat"] == name]
+    rows = _stat_rows(plane.stats, name)
     out = np.full(len(plane.events), np.nan)
     if len(rows):
-        kinds = rows["kind"].to_numpy()
+        st = plane.stats
+        kinds = st["kind"].to_numpy()[rows]
         values = np.where(
             kinds == KIND_DOUBLE,
-            rows["float_value"].to_numpy(),
-            rows["int_value"].to_numpy().astype(np.float64),
+            st["float_value"].to_numpy()[rows],
+            st["int_value"].to_numpy()[rows].astype(np.float64),
         )
         numeric = kinds != KIND_STR
-        out[rows["event"].to_numpy()[numeric]] = values[numeric]
+        out[st["event"].to_numpy()[rows][numeric]] = values[numeric]
     return out
 
 
 def string_stat(plane: Plane, name: str) -> np.ndarray:
     """One string arg per event (None where absent)."""
     st = plane.stats
-    rows = st[(st["stat"] == name) & (st["kind"] == KIND_STR)]
+    rows = _stat_rows(st, name)
     out = np.full(len(plane.events), None, dtype=object)
     if len(rows):
-        out[rows["event"].to_numpy()] = rows["str_value"].to_numpy(dtype=object)
+        rows = rows[st["kind"].to_numpy()[rows] == KIND_STR]
+        out[st["event"].to_numpy()[rows]] = _take_strings(st["str_value"], rows)
     return out
+
+
+def _stat_rows(st: pd.DataFrame, name: str) -> np.ndarray:
+    """Positions of the stat rows named ``name``: one comparison of the column's codes, and
+    no copy of the whole table (``st[st["stat"] == name]`` copied every column)."""
+    column = st["stat"]
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        code = column.cat.categories.get_indexer([name])[0]
+        if code < 0:
+            return np.zeros(0, dtype=np.intp)
+        return np.flatnonzero(column.array.codes == code)
+    return np.flatnonzero((column == name).to_numpy())
+
+
+def _take_strings(column: pd.Series, rows: np.ndarray) -> np.ndarray:
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.array.codes[rows]
+        table = column.cat.categories.to_numpy(dtype=object)
+        if not len(table):
+            return np.full(len(rows), np.nan, dtype=object)
+        # NaN where a row has no string, as the categorical's own object copy gave.
+        return np.where(codes >= 0, table[codes], np.nan)
+    return column.to_numpy(dtype=object)[rows]
 
 
 def events_of(

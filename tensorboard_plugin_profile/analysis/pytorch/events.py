@@ -15,7 +15,7 @@ Usage::
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -50,6 +50,10 @@ _TYPE_OF_CATEGORY = {
     "user_annotation": USER_ANNOTATION,
     "gpu_user_annotation": USER_ANNOTATION,
 }
+# The types as small codes (0: ignored): the ``type_code`` column of ``trace_events``.
+_TYPES = np.array([None, *dict.fromkeys(_TYPE_OF_CATEGORY.values()), PROFILER_STEP], object)
+_CODE_OF_TYPE = {t: i for i, t in enumerate(_TYPES) if t is not None}
+TYPE_CODE = "type_code"
 STEP_PREFIX = "ProfilerStep#"
 NCCL_OPS = (
     "nccl:broadcast",
@@ -87,43 +91,77 @@ def trace_events(space: Space) -> pd.DataFrame:
 
 def _classify(space: Space) -> pd.DataFrame:
     ev = events_of(space, numbers=NUMBERS, strings=STRINGS)
-    cats = ev["cat"].to_numpy(dtype=object)
-    kind = per_distinct(cats, lambda c: c.str.lower().map(_TYPE_OF_CATEGORY), object)
-    names = ev["name"].to_numpy(dtype=object)
-    is_step = np.isin(kind, [OPERATOR, USER_ANNOTATION]) & per_distinct(
-        names, lambda n: n.str.startswith(STEP_PREFIX), bool
-    )
-    kind = np.where(is_step, PROFILER_STEP, kind)
-    ignored = (kind == USER_ANNOTATION) & ~np.isin(names, NCCL_OPS + GLOO_OPS)
-    kind[ignored] = None
+    code = _kind_codes(ev["cat"].to_numpy(dtype=object), ev["name"].to_numpy(dtype=object))
+    kind = _TYPES[code]
     ext = ev["External id"].where(ev["External id"].notna(), ev["external id"])
-    out = pd.DataFrame(
-        {
-            "type": kind,
-            "name": names,
-            "plane": ev["plane"].to_numpy(),
-            "tid": ev["tid"].to_numpy(),
-            "begin_ps": ev["begin_ps"].to_numpy(),
-            "end_ps": ev["end_ps"].to_numpy(),
-            "external_id": ext.to_numpy(),
-            "correlation": ev["correlation"].to_numpy(),
-            "device": ev["device"].to_numpy(),
-            "blocks_per_sm": ev["blocks per SM"].to_numpy(),
-            "warps_per_sm": ev["warps per SM"].to_numpy(),
-            "occupancy": ev["est. achieved occupancy %"].to_numpy(),
-            "registers": ev["registers per thread"].to_numpy(),
-            "shared_memory": ev["shared memory"].to_numpy(),
-            "grid": ev["grid"].to_numpy(),
-            "block": ev["block"].to_numpy(),
-            "input_dims": ev["Input Dims"].where(ev["Input Dims"].notna(), ev["Input dims"]),
-            "input_type": ev["Input type"].to_numpy(),
-            "call_stack": ev["Call stack"].to_numpy(),
-        }
-    )
-    out = out[pd.notna(out["type"])]
+    # Kept rows in start order (torch-tb-profiler's, a stable sort of file order), taken
+    # once per column: filtering and then sorting the frame copied every column twice.
+    kept = np.flatnonzero(code != 0)
+    order = kept[np.argsort(ev["begin_ps"].to_numpy()[kept], kind="stable")]
+    columns = {
+        "type": kind,
+        "name": ev["name"].to_numpy(dtype=object),
+        "plane": ev["plane"].to_numpy(),
+        "tid": ev["tid"].to_numpy(),
+        "begin_ps": ev["begin_ps"].to_numpy(),
+        "end_ps": ev["end_ps"].to_numpy(),
+        "external_id": ext.to_numpy(),
+        "correlation": ev["correlation"].to_numpy(),
+        "device": ev["device"].to_numpy(),
+        "blocks_per_sm": ev["blocks per SM"].to_numpy(),
+        "warps_per_sm": ev["warps per SM"].to_numpy(),
+        "occupancy": ev["est. achieved occupancy %"].to_numpy(),
+        "registers": ev["registers per thread"].to_numpy(),
+        "shared_memory": ev["shared memory"].to_numpy(),
+        "grid": ev["grid"].to_numpy(),
+        "block": ev["block"].to_numpy(),
+        "input_dims": ev["Input Dims"].where(ev["Input Dims"].notna(), ev["Input dims"]),
+        "input_type": ev["Input type"].to_numpy(),
+        "call_stack": ev["Call stack"].to_numpy(),
+        TYPE_CODE: code,
+    }
+    return pd.DataFrame({name: _take(col, order) for name, col in columns.items()})
 
-    # torch-tb-profiler orders events by start time (a stable sort of file order).
-    return out.sort_values("begin_ps", kind="stable", ignore_index=True)
+
+def _take(column, order: np.ndarray):
+    if isinstance(column, pd.Series):  # keeps its dtype, as the frame kept it
+        return column.take(order).reset_index(drop=True)
+    return column[order]
+
+
+def of_type(ev: pd.DataFrame, types: Sequence[str]) -> np.ndarray:
+    """Per row of ``ev`` (``trace_events`` or rows of it): whether its type is one of
+    ``types``, read from the int8 type codes through a small table (``np.isin`` over the
+    type strings compared every event's string object with each type: ~0.06 s a call at
+    250 MB, and the overview and operator table made a dozen such calls)."""
+    if TYPE_CODE not in ev.columns:  # a frame made elsewhere: by the strings
+        return np.isin(ev["type"].to_numpy(dtype=object), list(types))
+    wanted = np.zeros(len(_TYPES), dtype=bool)
+    wanted[[_CODE_OF_TYPE[t] for t in types]] = True
+    return wanted[ev[TYPE_CODE].to_numpy()]
+
+
+def _kinds(cats: np.ndarray, names: np.ndarray) -> np.ndarray:
+    """Per event: its type (None where the analyses ignore it)."""
+    return _TYPES[_kind_codes(cats, names)]
+
+
+def _kind_codes(cats: np.ndarray, names: np.ndarray) -> np.ndarray:
+    """Per event: the index of its type in ``_TYPES`` (0: ignored), from per-distinct tests
+    spread back by small integer codes: no comparison of string objects per event."""
+    cat_codes, cat_uniques = pd.factorize(pd.Series(cats, dtype=object), use_na_sentinel=False)
+    of_cat = pd.Series(cat_uniques).str.lower().map(_TYPE_OF_CATEGORY).to_numpy(dtype=object)
+    index = _CODE_OF_TYPE
+    code = np.array([index.get(k, 0) if isinstance(k, str) else 0 for k in of_cat], np.int8)
+    code = code[cat_codes] if len(cat_codes) else np.zeros(0, np.int8)
+    name_codes, name_uniques = pd.factorize(pd.Series(names, dtype=object), use_na_sentinel=False)
+    distinct = pd.Series(name_uniques, dtype=object)
+    is_step_name = distinct.str.startswith(STEP_PREFIX).to_numpy(dtype=bool)[name_codes]
+    is_comm = distinct.isin(NCCL_OPS + GLOO_OPS).to_numpy(dtype=bool)[name_codes]
+    step_kinds = (code == index[OPERATOR]) | (code == index[USER_ANNOTATION])
+    code[step_kinds & is_step_name] = index[PROFILER_STEP]
+    code[(code == index[USER_ANNOTATION]) & ~is_comm] = 0
+    return code
 
 
 def per_distinct(values: np.ndarray, test: Callable[[pd.Series], pd.Series], dtype) -> np.ndarray:

@@ -62,9 +62,13 @@ def step_overview(space: Space) -> Overview:
 
 def communication_external_ids(ev: pd.DataFrame) -> np.ndarray:
     """External ids of the NCCL/Gloo collective ops (their kernels count as Communication)."""
-    host = ev[np.isin(ev["type"], E.HOST_OP_TYPES)]
-    comm = host[np.isin(host["name"], E.NCCL_OPS + E.GLOO_OPS)]
+    host = ev[E.of_type(ev, E.HOST_OP_TYPES)]
+    comm = host[E.per_distinct(host["name"].to_numpy(dtype=object), _is_collective, bool)]
     return comm["external_id"].dropna().to_numpy()
+
+
+def _is_collective(names: pd.Series) -> pd.Series:
+    return names.isin(E.NCCL_OPS + E.GLOO_OPS)
 
 
 def _is_loader(names: pd.Series) -> pd.Series:
@@ -76,27 +80,26 @@ def _is_loader(names: pd.Series) -> pd.Series:
 
 
 def _overview(ev: pd.DataFrame) -> Overview:
-    kind = ev["type"].to_numpy(dtype=object)
     names = ev["name"].to_numpy(dtype=object)
     begin, end = ev["begin_ps"].to_numpy(), ev["end_ps"].to_numpy()
     comm_ids = communication_external_ids(ev)
-    is_kernel = kind == E.KERNEL
+    is_kernel = E.of_type(ev, (E.KERNEL,))
     comm_kernel = is_kernel & np.isin(ev["external_id"].to_numpy(), comm_ids)
-    host_op = np.isin(kind, E.HOST_OP_TYPES)
-    collective = host_op & np.isin(names, E.NCCL_OPS + E.GLOO_OPS)
-    loader = np.isin(kind, (E.OPERATOR, E.USER_ANNOTATION)) & E.per_distinct(
+    host_op = E.of_type(ev, E.HOST_OP_TYPES)
+    collective = host_op & E.per_distinct(names, _is_collective, bool)
+    loader = E.of_type(ev, (E.OPERATOR, E.USER_ANNOTATION)) & E.per_distinct(
         names, _is_loader, bool
     )
     roles = {
         "Kernel": is_kernel & ~comm_kernel,
-        "Memcpy": kind == E.MEMCPY,
-        "Memset": kind == E.MEMSET,
+        "Memcpy": E.of_type(ev, (E.MEMCPY,)),
+        "Memset": E.of_type(ev, (E.MEMSET,)),
         "Communication": comm_kernel | (collective & ~loader),
-        "Runtime": kind == E.RUNTIME,
+        "Runtime": E.of_type(ev, (E.RUNTIME,)),
         "DataLoader": loader,
         "CPU Exec": host_op & ~loader & ~collective,
     }
-    steps = _steps(ev, kind, begin, end)
+    steps = _steps(ev, begin, end)
     segments = Segments(
         [(begin[m], end[m]) for m in roles.values()] + [(steps["begin_ps"], steps["end_ps"])]
     )
@@ -140,8 +143,8 @@ def _comm_overlap(
 
 
 # --- steps ---------------------------------------------------------------------------
-def _steps(ev: pd.DataFrame, kind, begin, end) -> pd.DataFrame:
-    is_step = kind == E.PROFILER_STEP
+def _steps(ev: pd.DataFrame, begin, end) -> pd.DataFrame:
+    is_step = E.of_type(ev, (E.PROFILER_STEP,))
     if is_step.any():
         steps = pd.DataFrame(
             {
@@ -151,16 +154,16 @@ def _steps(ev: pd.DataFrame, kind, begin, end) -> pd.DataFrame:
             }
         )
     else:
-        cpu = np.isin(kind, (E.PYTHON, E.OPERATOR))
+        cpu = E.of_type(ev, (E.PYTHON, E.OPERATOR))
         lo, hi = (begin[cpu].min(), end[cpu].max()) if cpu.any() else (0, 0)
         steps = pd.DataFrame({"step": ["0"], "begin_ps": [lo], "end_ps": [hi]})
-    return _device_steps(ev, kind, steps)
+    return _device_steps(ev, steps)
 
 
-def _device_steps(ev: pd.DataFrame, kind, steps: pd.DataFrame) -> pd.DataFrame:
+def _device_steps(ev: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
     """Steps stretched over the device work their runtime calls launched (see module doc)."""
-    rt = ev[kind == E.RUNTIME]
-    dev = ev[np.isin(kind, E.DEVICE_TYPES)]
+    rt = ev[E.of_type(ev, (E.RUNTIME,))]
+    dev = ev[E.of_type(ev, E.DEVICE_TYPES)]
     launched = dev.merge(
         rt[["correlation", "begin_ps", "end_ps"]].drop_duplicates("correlation", keep="last"),
         on="correlation",

