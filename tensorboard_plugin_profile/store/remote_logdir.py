@@ -8,7 +8,8 @@ without opening them (their hosts are listed when a session is asked for). So a 
 again, and ``probe_has_runs`` never waits on the network (TensorBoard's ``is_active``).
 
 Host files are ``RemoteHostFile``s: their cache identity is URL, size and ETag/generation, and
-reading one first fetches it into the disk cache (``remote.fetch``), then reads the local copy.
+reading one first fetches it into the disk cache (``remote_fetch.fetch``), then reads the
+local copy.
 
 Usage::
 
@@ -30,7 +31,7 @@ from ..chrome_trace.event_file import EVENT_FILE_PREFIX
 from ..common.errors import InvalidArgument, NotFound
 from ..common.formats import NAMED_FILES, SESSION_FOLDERS
 from ..xspace.filebytes import FileBytes
-from . import formats, remote
+from . import formats, remote, remote_fetch
 from .logdir import Diagnosis, HostFile, LogDir, Session
 
 logger = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ class RemoteHostFile(HostFile):
         """One of ``beside``, fetched once into the cache folder like the profile itself."""
         obj = next(o for o in self.beside if o.name == name)
         local = os.path.join(os.path.dirname(self.local), remote.cache_name(obj))
-        return open(remote.fetch(obj, local), "rb")
+        return open(remote_fetch.fetch(obj, local), "rb")
 
     @property
     def key(self) -> tuple:
@@ -72,7 +73,7 @@ class RemoteHostFile(HostFile):
 
     def local_path(self) -> str:
         obj = remote.RemoteObject(self.path, self.size, self.version)
-        return remote.fetch(obj, self.local)
+        return remote_fetch.fetch(obj, self.local)
 
     def open(self) -> IO[bytes]:
         try:
@@ -89,7 +90,7 @@ class RemoteHostFile(HostFile):
         them meanwhile; the copy is written from them, not read back); fetched before: the
         copy's."""
         obj = remote.RemoteObject(self.path, self.size, self.version)
-        arrival = remote.fetch_arriving(obj, self.local)
+        arrival = remote_fetch.fetch_arriving(obj, self.local)
         if arrival is not None:
             return FileBytes.arriving(arrival)
         return self.read(FileBytes)

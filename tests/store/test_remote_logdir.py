@@ -24,7 +24,7 @@ from remote_servers import (
 
 from tensorboard_plugin_profile.common.errors import NotFound, Unavailable
 from tensorboard_plugin_profile.service import ProfileService
-from tensorboard_plugin_profile.store import remote
+from tensorboard_plugin_profile.store import remote, remote_fetch
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
 
 s3fs = pytest.importorskip(
@@ -121,9 +121,9 @@ def test_listing_1000_sessions_takes_one_request_per_folder_level(s3, tmp_path):
 
 def _fetch_now(how: str, obj, local: str) -> None:
     if how == "fetch":
-        remote.fetch(obj, local)
+        remote_fetch.fetch(obj, local)
     else:
-        remote.fetch_arriving(obj, local).finish()  # raises the download's error
+        remote_fetch.fetch_arriving(obj, local).finish()  # raises the download's error
 
 
 @pytest.mark.parametrize("fetch", ["fetch", "fetch_arriving"])
@@ -149,7 +149,7 @@ def test_a_downloaded_profile_is_decoded_from_memory_and_its_copy_kept(s3, tmp_p
     proxy, client = s3
     data = os.urandom(3000)
     client.pipe("profiles/mem/plugins/profile/s/vm.xplane.pb", data)
-    monkeypatch.setattr(remote, "MIN_PART_BYTES", 700)  # 4 parts of 750 bytes
+    monkeypatch.setattr(remote_fetch, "MIN_PART_BYTES", 700)  # 4 parts of 750 bytes
     logdir = RemoteLogDir("s3://profiles/mem", str(tmp_path), start_listing=False)
     host_file = logdir.session("s").host_files[0]
     proxy.requests.clear()
@@ -167,8 +167,8 @@ def test_a_downloaded_profile_is_decoded_from_memory_and_its_copy_kept(s3, tmp_p
 
 def _small_parts(monkeypatch) -> None:
     """A 1 MB profile in 4 parts of ~250 KB, 2 at a time, each body in 16 KiB pieces."""
-    monkeypatch.setattr(remote, "MIN_PART_BYTES", 64 << 10)
-    monkeypatch.setattr(remote, "STREAM_PIECE_BYTES", 16 << 10)
+    monkeypatch.setattr(remote_fetch, "MIN_PART_BYTES", 64 << 10)
+    monkeypatch.setattr(remote_fetch, "STREAM_PIECE_BYTES", 16 << 10)
 
 
 def test_a_profile_decoded_as_it_arrives_answers_as_from_local_disk(
@@ -189,7 +189,7 @@ def test_a_profile_decoded_as_it_arrives_answers_as_from_local_disk(
     remote_service = _service("s3://profiles/arriving", tmp_path / "c")
     proxy.requests.clear()
     try:
-        with caplog.at_level(logging.INFO, logger=remote.__name__):
+        with caplog.at_level(logging.INFO, logger=remote_fetch.__name__):
             got = tool_answers(remote_service)
         expected = tool_answers(local_service)
     finally:
@@ -268,11 +268,11 @@ def test_large_objects_come_in_parallel_ranged_parts_sized_by_the_object(
     proxy, client = s3
     data = os.urandom(5 * 1000 + 7)
     client.pipe("profiles/big/blob.xplane.pb", data)
-    monkeypatch.setattr(remote, "MIN_PART_BYTES", min_part)
-    monkeypatch.setattr(remote, "MAX_PART_BYTES", max_part)
+    monkeypatch.setattr(remote_fetch, "MIN_PART_BYTES", min_part)
+    monkeypatch.setattr(remote_fetch, "MAX_PART_BYTES", max_part)
     obj = remote.stat("s3://profiles/big/blob.xplane.pb")
     proxy.requests.clear()
-    local = remote.fetch(obj, str(tmp_path / remote.cache_name(obj)))
+    local = remote_fetch.fetch(obj, str(tmp_path / remote.cache_name(obj)))
     with open(local, "rb") as f:
         assert f.read() == data
     ranges = sorted(r[1] for r in proxy.requests if r[0] == "GET")
@@ -282,9 +282,9 @@ def test_large_objects_come_in_parallel_ranged_parts_sized_by_the_object(
 def test_the_part_size_follows_the_object_size():
     """Each ranged GET costs a round trip (on moto, a read of the whole object): a 200 MB
     profile comes in 4 parts, not 13 of 16 MiB; parts stay within 8..64 MiB."""
-    assert remote.part_bytes(202_000_000) == 50_500_000
-    assert remote.part_bytes(20_000_000) == remote.MIN_PART_BYTES == 8 << 20
-    assert remote.part_bytes(4_000_000_000) == remote.MAX_PART_BYTES == 64 << 20
+    assert remote_fetch.part_bytes(202_000_000) == 50_500_000
+    assert remote_fetch.part_bytes(20_000_000) == remote_fetch.MIN_PART_BYTES == 8 << 20
+    assert remote_fetch.part_bytes(4_000_000_000) == remote_fetch.MAX_PART_BYTES == 64 << 20
 
 
 def test_a_vanished_object_is_a_404_naming_the_url(s3, tmp_path):
@@ -293,7 +293,7 @@ def test_a_vanished_object_is_a_404_naming_the_url(s3, tmp_path):
     obj = remote.stat("s3://profiles/gone/vm.xplane.pb")
     client.rm("profiles/gone/vm.xplane.pb")
     with pytest.raises(NotFound, match="s3://profiles/gone/vm.xplane.pb does not exist"):
-        remote.fetch(obj, str(tmp_path / remote.cache_name(obj)))
+        remote_fetch.fetch(obj, str(tmp_path / remote.cache_name(obj)))
 
 
 def test_an_unreachable_store_is_a_503_naming_the_url_and_no_secret(s3, tmp_path, monkeypatch):

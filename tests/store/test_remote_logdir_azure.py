@@ -28,7 +28,7 @@ from remote_servers import (
 )
 
 from tensorboard_plugin_profile.service import ProfileService
-from tensorboard_plugin_profile.store import remote
+from tensorboard_plugin_profile.store import remote, remote_fetch
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
 from tensorboard_plugin_profile.web.server import StandaloneApp
 
@@ -157,7 +157,7 @@ def test_a_slow_endpoint_that_answers_still_works(azure, monkeypatch, tmp_path):
         folders, objects = remote.list_folder("az://profiles/logs")
         obj = remote.stat("az://profiles/logs/pytorch_two_ranks/run/rank0.1.pt.trace.json.gz")
         assert obj is not None
-        local = remote.fetch(obj, str(tmp_path / remote.cache_name(obj)))
+        local = remote_fetch.fetch(obj, str(tmp_path / remote.cache_name(obj)))
     finally:
         remote.forget_filesystems()
         slow.stop()
