@@ -67,6 +67,11 @@ class HostSummary:
     def has_gpu(self) -> bool:
         return any(schema.is_gpu_plane(name) for name in self.plane_names)
 
+    @property
+    def has_xla_ops(self) -> bool:
+        """Whether the host's HLO op table has a row."""
+        return not self.hlo_ops.empty
+
 
 class SpaceSummary:
     """A host's summary read from its decoded Space on demand: what a tool merges when the
@@ -106,6 +111,11 @@ class SpaceSummary:
     @property
     def module_names(self) -> list:
         return modules.module_names(self.space)
+
+    @property
+    def has_xla_ops(self) -> bool:
+        """``HostSummary.has_xla_ops``, without building the HLO op table."""
+        return op_events.has_xla_ops(self.space)
 
     has_planes = HostSummary.has_planes
     has_gpu = HostSummary.has_gpu

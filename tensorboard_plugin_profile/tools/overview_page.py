@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..analysis import together
 from ..analysis.environment import hardware_type_of
 from ..analysis.host_summary import combined_op_stats, summaries_of
 from ..analysis.input_pipeline import breakdown as ia
@@ -61,8 +62,14 @@ def convert(hosts: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
 
 def reduce(summaries: Sequence[tuple], params: Mapping[str, str]) -> ToolOutput:
     """The answer from each host's summary (``analysis/host_summary.py``)."""
-    stats = combined_op_stats([s for _, s in summaries])
-    tables = overview_tables(stats, has_xla_ops=any(not s.hlo_ops.empty for _, s in summaries))
+    # Independent analyses, side by side on the idle cores; joined in this order.
+    stats, has_xla_ops = together.run_all(
+        [
+            lambda: combined_op_stats([s for _, s in summaries]),
+            lambda: any(s.has_xla_ops for _, s in summaries),
+        ]
+    )
+    tables = overview_tables(stats, has_xla_ops=has_xla_ops)
     body = "[" + ",".join(dumps(t) for t in tables[:5]) + ", {},"
     body += dumps(tables[6]) + "]"
     data = json_out.utf8(body)

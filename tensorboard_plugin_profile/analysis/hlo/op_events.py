@@ -81,7 +81,12 @@ def _combined(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
 
 
 def has_xla_ops(space: Any) -> bool:
-    """Whether any host or device plane has an event with ``hlo_op`` and ``program_id``."""
+    """Whether any host or device plane has an event with ``hlo_op`` and ``program_id``
+    (whether ``host_op_table`` has a row, without building it), once per Space."""
+    return memoized([space], "has_xla_ops", lambda: _has_xla_ops(space))
+
+
+def _has_xla_ops(space: Any) -> bool:
     return any(_may_hold_ops(p.name) and len(_op_rows(p)[0]) for p in space.planes)
 
 

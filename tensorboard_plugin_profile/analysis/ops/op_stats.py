@@ -13,7 +13,7 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Optional, Sequence
 
 import pandas as pd
 
@@ -21,7 +21,7 @@ from ...common.memo import memoized
 from ...preprocessing.preprocess import preprocess
 from ...xspace import schema
 from ...xspace.model import Space
-from .. import environment
+from .. import environment, together
 from ..steps import build as steps
 from ..steps import step_db
 from . import kernels, launches
@@ -40,23 +40,41 @@ class OpStats:
     warnings: list
 
 
-def analyse_host(space: Space) -> OpStats:
-    """Every OpStats piece of one (preprocessed) host."""
+def analyse_host(space: Space, threads: Optional[int] = None) -> OpStats:
+    """Every OpStats piece of one (preprocessed) host. The step database shares nothing
+    with the op tables, so the two are computed side by side (``together.run_all``:
+    ``threads`` as there; the same OpStats, and the same first error, for any count)."""
+    ops_part, step_part, perf = together.run_all(
+        [
+            lambda: _op_pieces(space),
+            lambda: steps.step_database(space),
+            lambda: environment.perf_env(space),
+        ],
+        threads,
+    )
+    errors, warnings, env, host_ops, device_ops, kernel_reports = ops_part
+    return OpStats(
+        host_ops=host_ops,
+        device_ops=device_ops,
+        kernels=kernel_reports,
+        steps=step_part,
+        run_environment=env,
+        perf_env=perf,
+        errors=errors,
+        warnings=warnings,
+    )
+
+
+def _op_pieces(space: Space) -> tuple:
+    """(errors, warnings, run environment, host ops, device ops, kernel reports)."""
     errors, warnings = environment.diagnostics(space)
     env = environment.run_environment(space)
     gpus = environment.gpu_planes(space)
     # Kernels without tf_op get their host launch's op; no GPU, no host pass for it.
     launched = launches.launch_ops(space.plane(schema.HOST_PLANE)) if gpus else None
-    return OpStats(
-        host_ops=ops.host_op_metrics(space.plane(schema.HOST_PLANE)),
-        device_ops=ops.device_op_metrics(gpus, launched),
-        kernels=kernels.kernel_reports(space),
-        steps=steps.step_database(space),
-        run_environment=env,
-        perf_env=environment.perf_env(space),
-        errors=errors,
-        warnings=warnings,
-    )
+    host_ops = ops.host_op_metrics(space.plane(schema.HOST_PLANE))
+    device_ops = ops.device_op_metrics(gpus, launched)
+    return errors, warnings, env, host_ops, device_ops, kernels.kernel_reports(space)
 
 
 def combine(per_host: Sequence[OpStats]) -> OpStats:
