@@ -18,7 +18,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..analysis.environment import hardware_type_of
 from ..analysis.host_summary import combined_op_stats, summaries_of
 from ..analysis.input_pipeline import breakdown as ia
 from ..analysis.input_pipeline import host_ops as input_ops
@@ -26,7 +25,7 @@ from ..analysis.ops.op_stats import OpStats
 from ..common import errors
 from .datatable import EMPTY_TABLE, Column, data_table, rows_from_columns, three_digits
 from .overview_page import overview_diagnostics
-from .overview_tables import diagnostics_table, step_time_table
+from .overview_tables import diagnostics_table, host_step_time_table
 
 _INPUT_OP_COLUMNS = (
     Column("opName", "Input Op", "string"),
@@ -77,11 +76,9 @@ def input_pipeline_tables(stats: OpStats) -> list:
     details = ia.step_details(stats.steps)
     ops = input_ops.input_ops(stats.host_ops)
     breakdown = input_ops.input_time_breakdown(ops, details)
-    bottleneck = ia.classify(details, breakdown.tf_data_in_use)
-    hardware = hardware_type_of(stats.run_environment.device_type)
     return [
         dict(EMPTY_TABLE),  # the per-core infeed table exists only for TPUs
-        step_time_table(details, bottleneck, breakdown.tf_data_in_use, hardware, stats.steps),
+        host_step_time_table(stats),
         input_op_table(ops, breakdown),
         recommendation_table(),
         diagnostics_table(*overview_diagnostics(stats)),

@@ -18,7 +18,6 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..analysis import together
-from ..analysis.environment import hardware_type_of
 from ..analysis.host_summary import combined_op_stats, summaries_of
 from ..analysis.input_pipeline import breakdown as ia
 from ..analysis.ops import metrics as ops
@@ -29,10 +28,10 @@ from . import ToolOutput
 from .datatable import Column, data_table, dumps, percent
 from .overview_tables import (
     diagnostics_table,
+    host_step_time_table,
     inference_latency_table,
     recommendation_table,
     run_environment_table,
-    step_time_table,
 )
 
 TOP_OPS = 10
@@ -85,9 +84,7 @@ def overview_tables(stats: OpStats, has_xla_ops: bool = False) -> list:
     env = stats.run_environment
     return [
         analysis_table(stats),
-        step_time_table(
-            details, bottleneck, tf_data, hardware_type_of(env.device_type), stats.steps
-        ),
+        host_step_time_table(stats),
         run_environment_table(env),
         recommendation_table(stats, bottleneck, has_xla_ops),
         inference_latency_table(),

@@ -13,6 +13,7 @@ import pandas as pd
 from ..analysis.environment import RunEnvironment, hardware_type_of
 from ..analysis.input_pipeline import breakdown as ia
 from ..analysis.ops.op_stats import has_framework_ops
+from ..common.memo import memoized
 from .datatable import Column, column_table, data_table, link, one_digit, two_digits
 
 STEP_COLUMNS = (
@@ -57,6 +58,19 @@ GRAPH_COLUMN_IDS = (
     "hostComputeTimeMs,kernelLaunchTimeMs,infeedTimeMs,outfeedTimeMs,compileTimeMs,"
     "otherTimeMs, tooltip"
 )
+
+
+def host_step_time_table(stats) -> dict:
+    """The step-time table of an OpStats, as the overview and the input-pipeline analyzer
+    both show it: made once per OpStats (thousands of steps, a tooltip each), read-only."""
+    return memoized([stats], "step_time_table", lambda: _host_step_time_table(stats))
+
+
+def _host_step_time_table(stats) -> dict:
+    details = ia.step_details(stats.steps)
+    tf_data = ia.tf_data_in_use(stats.host_ops, details)
+    hardware = hardware_type_of(stats.run_environment.device_type)
+    return step_time_table(details, ia.classify(details, tf_data), tf_data, hardware, stats.steps)
 
 
 def step_time_table(

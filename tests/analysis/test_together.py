@@ -13,12 +13,14 @@ from conftest import host_files
 
 from tensorboard_plugin_profile.analysis import together
 from tensorboard_plugin_profile.analysis.hlo import op_events
+from tensorboard_plugin_profile.analysis.input_pipeline import breakdown as ia
+from tensorboard_plugin_profile.analysis.input_pipeline import host_ops as input_ops
 from tensorboard_plugin_profile.analysis.ops import op_stats
 from tensorboard_plugin_profile.analysis.steps import build as steps
+from tensorboard_plugin_profile.common import json_out, memo
 from tensorboard_plugin_profile.common.errors import ProfileTooLarge
-from tensorboard_plugin_profile.common import memo
 from tensorboard_plugin_profile.common.memo import memoized
-from tensorboard_plugin_profile.tools import overview_page
+from tensorboard_plugin_profile.tools import input_pipeline_analyzer, overview_page, overview_tables
 from tensorboard_plugin_profile.xspace import read_xspace
 
 FIXTURES = ("jax_cpu_train", "tf_keras_fit", "gpu_multi_worker", "tf_two_hosts")
@@ -171,3 +173,24 @@ def test_overview_builds_no_hlo_op_table(name):
         assert not any(isinstance(v, pd.DataFrame) and "hlo_op" in v for v in kept)
         assert op_events.has_xla_ops(space) == (name == "jax_cpu_train")
         assert op_events.has_xla_ops(space) == (not op_events.host_op_table(space).empty)
+
+
+def test_input_pipeline_after_the_overview_reuses_its_step_pieces(monkeypatch):
+    """The step details, the input ops and the step-time table are made once per OpStats
+    for both tools, and each tool's answer is the bytes it gives alone."""
+    alone = input_pipeline_analyzer.convert(_hosts("tf_keras_fit"), {})
+    hosts = _hosts("tf_keras_fit")
+    overview_page.convert(hosts, {})
+    calls = []
+    for module, name in (
+        (overview_tables, "step_time_table"),
+        (ia, "_step_details"),
+        (input_ops, "_input_ops"),
+    ):
+        made = getattr(module, name)
+        monkeypatch.setattr(
+            module, name, lambda *a, _made=made, _name=name: calls.append(_name) or _made(*a)
+        )
+    after = input_pipeline_analyzer.convert(hosts, {})
+    assert calls == []
+    assert json_out.dumps(after) == json_out.dumps(alone)

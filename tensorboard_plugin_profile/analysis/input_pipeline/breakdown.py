@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from ...common.memo import memoized
 from ..ops.metrics import OpMetricsDb
 from ..steps.step_db import StepDb
 from . import host_ops as input_ops
@@ -63,7 +64,13 @@ class Bottleneck:
 
 
 def step_details(db: StepDb) -> pd.DataFrame:
-    """Per step: ``step_name``, ``step_time_ms``, ``max_step_time_ms`` and the details."""
+    """Per step: ``step_name``, ``step_time_ms``, ``max_step_time_ms`` and the details.
+    Once per step database (the overview, the input-pipeline analyzer and the advisor
+    read the same one): read-only."""
+    return memoized([db], "step_details", lambda: _step_details(db))
+
+
+def _step_details(db: StepDb) -> pd.DataFrame:
     steps = db.steps
     out = pd.DataFrame({"step_name": steps["step_name"].astype(str).to_numpy()})
     out["step_time_ms"] = steps["duration_ps"].to_numpy(dtype=np.float64) / 1e9

@@ -20,6 +20,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from ...common.memo import memoized
 from ..ops.metrics import OpMetricsDb
 
 ENQUEUE = "Enqueue"
@@ -60,8 +61,13 @@ class InputTimeBreakdown:
 def input_ops(host_ops: OpMetricsDb) -> pd.DataFrame:
     """Input ops of the host op db: name, occurrences, time_ps, self_time_ps, category.
 
-    Sorted by self time (longest first), then name.
+    Sorted by self time (longest first), then name. Once per op database (the overview
+    and the input-pipeline analyzer both ask): read-only.
     """
+    return memoized([host_ops], "input_ops", lambda: _input_ops(host_ops))
+
+
+def _input_ops(host_ops: OpMetricsDb) -> pd.DataFrame:
     ops = host_ops.without_idle()
     op_type = ops["category"].astype(str)
     lower = op_type.str.lower()
