@@ -16,6 +16,7 @@ from conftest import host_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tensorboard_plugin_profile.kernels import compiled, graph_passes
 from tensorboard_plugin_profile.preprocessing import group_column, group_roots, plane_edit
 from tensorboard_plugin_profile.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.preprocessing.stat_table import StatRows
@@ -115,6 +116,34 @@ def test_stat_rows_hash_no_stats_rows(monkeypatch):
     got = columns.stat_rows(stats, ["_r", "id", "step_num"])
     assert {k: v.tolist() for k, v in got.items()} == {k: v.tolist() for k, v in expected.items()}
     assert sum(len(v) for v in got.values()) > 0
+
+
+@pytest.mark.skipif(
+    compiled.load(graph_passes.__name__) is None, reason="built without a C compiler"
+)
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_stat_rows_count_rows_into_place_without_a_flag_or_sort_per_row(threads, monkeypatch):
+    # Before: a flag per row of the table, np.flatnonzero over it and a stable argsort of
+    # the wanted rows, all on one core. Now one compiled counting sort (split across
+    # threads on large tables), equal to the numpy twin (TBPROF_PURE_PYTHON) and to isin.
+    stats = read_xspace(str(host_files("tf_keras_fit")[0])).plane("/host:CPU").stats
+    names = ["_r", "id", "step_num", "group_id", "absent"]
+    monkeypatch.setenv(compiled.PURE_PYTHON_ENV, "1")
+    twin = columns.stat_rows(stats, names)
+    monkeypatch.setenv(compiled.PURE_PYTHON_ENV, "0")
+    monkeypatch.setenv(compiled.PASS_THREADS_ENV, threads)
+    monkeypatch.setattr(compiled, "PARALLEL_MIN_ROWS", 0)
+    for refused in ("argsort", "flatnonzero", "nonzero", "isin"):
+        monkeypatch.setattr(np, refused, _refuse)
+    got = columns.stat_rows(stats, names)
+    monkeypatch.undo()
+    expected = _stat_rows_by_isin(stats, names)
+    assert len(got) > 1 and sum(len(v) for v in got.values()) > 0
+    for found in (got, twin):
+        assert list(found) == list(expected)
+        assert {k: v.tolist() for k, v in found.items()} == {
+            k: v.tolist() for k, v in expected.items()
+        }
 
 
 def test_grouping_reads_each_stats_table_once_for_all_its_integer_stats(monkeypatch):
