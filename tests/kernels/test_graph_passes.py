@@ -447,8 +447,9 @@ def test_rows_by_code_splits_a_large_column_the_same_way():
     assert rows[ptr[0] : ptr[1]].tolist() == np.flatnonzero((codes == 3) | (codes == 17)).tolist()
 
 
-def test_rows_by_code_rejects_codes_without_a_slot_and_bad_tables():
-    codes = np.array([0, 4, 1], dtype=np.int16)
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_rows_by_code_rejects_codes_without_a_slot_and_bad_tables(dtype):
+    codes = np.array([0, 4, 1], dtype=dtype)
     slot = np.array([0, -1, 1, -1], dtype=np.int32)  # codes 0..2, then missing
     for pure in BOTH if BUILT else (True,):
         with pytest.raises(ValueError, match="no slot"):
