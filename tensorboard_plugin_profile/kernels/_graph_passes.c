@@ -529,7 +529,7 @@ typedef struct {
         for (Py_ssize_t i = lo; i < hi; i++) {                                             \
             int64_t code = (int64_t)c[i];                                                  \
             if (code >= top) {                                                             \
-                q->bad = 1;                                                                \
+                __atomic_store_n(&q->bad, 1, __ATOMIC_RELAXED);                           \
                 return;                                                                    \
             }                                                                              \
             int32_t s = slot[code < 0 ? top : code];                                       \
@@ -576,7 +576,7 @@ static void code_rows_part(void *ctx, int part, int parts) {
             if (!count) continue;
             int64_t code = (int8_t)b;
             if (code >= top) {
-                q->bad = 1;
+                __atomic_store_n(&q->bad, 1, __ATOMIC_RELAXED);
                 return;
             }
             int32_t s = slot[code < 0 ? top : code];
