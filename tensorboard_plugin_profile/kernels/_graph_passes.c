@@ -31,6 +31,12 @@
  *     int64 throughout (step grouping's numpy fallback and the trace layout use it): a
  *     stable counting sort by key in [0, n): ptr[k] .. ptr[k + 1] are the positions of
  *     key k in out, which holds ``values`` in key order (input order within a key).
+ * rows_by_code(codes, slot, ptr, out, threads=1) -> rows
+ *     codes int8/16/32/64 (a categorical's codes, -1 missing), slot int32 per code plus one
+ *     last entry for missing codes (-1: not wanted), ptr int64 of slots + 1. out None:
+ *     counts, ptr = where each slot's rows start. Else out (int64, ptr[-1] rows) = the
+ *     rows of slot s, in table order, at ptr[s]:ptr[s + 1]. Parts of rows on `threads`
+ *     threads, the same output for any count. A code >= len(slot) - 1 is an error.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -497,10 +503,212 @@ fail:
     return NULL;
 }
 
+/* --- rows_by_code -------------------------------------------------------------------- */
+/* The rows of each wanted code of a small-range code column (a categorical's codes, e.g.
+ * the stat names of a long stats table), grouped by slot, in table order within a slot:
+ * the stable counting sort of the wanted rows by slot, where numpy needed a flag per row,
+ * a nonzero and a stable argsort over the whole column. Parts of rows count per slot,
+ * then each part writes its rows from the sum of the counts of the parts before it. */
+typedef struct {
+    const void *codes;
+    int size; /* bytes per code: 1, 2, 4 or 8 */
+    Py_ssize_t n, nslot;
+    const int32_t *slot; /* per code, and for any negative code the last entry; -1: unwanted */
+    Py_ssize_t k;        /* slots */
+    int parts;
+    int64_t *counts; /* parts x k: the rows of each slot in each part */
+    int64_t *out;    /* NULL: count only */
+    int bad;         /* a code at or above nslot - 1 (set by any part, read after the join) */
+} CodeRows;
+
+/* The loop over rows [lo, hi) of one code width; BODY sees s, the row's slot. Every field
+ * is read into a local first (a store through an int64_t pointer could alias them). */
+#define CODE_ROWS_LOOP(T, BODY)                                                            \
+    do {                                                                                   \
+        const T *restrict c = (const T *)codes;                                            \
+        for (Py_ssize_t i = lo; i < hi; i++) {                                             \
+            int64_t code = (int64_t)c[i];                                                  \
+            if (code >= top) {                                                             \
+                __atomic_store_n(&q->bad, 1, __ATOMIC_RELAXED);                           \
+                return;                                                                    \
+            }                                                                              \
+            int32_t s = slot[code < 0 ? top : code];                                       \
+            if (s >= 0) { BODY }                                                           \
+        }                                                                                  \
+    } while (0)
+
+#define CODE_ROWS_WIDTHS(BODY)                                                             \
+    switch (size) {                                                                        \
+    case 1: CODE_ROWS_LOOP(int8_t, BODY); break;                                           \
+    case 2: CODE_ROWS_LOOP(int16_t, BODY); break;                                          \
+    case 4: CODE_ROWS_LOOP(int32_t, BODY); break;                                          \
+    default: CODE_ROWS_LOOP(int64_t, BODY); break;                                         \
+    }
+
+static void code_rows_part(void *ctx, int part, int parts) {
+    CodeRows *q = ctx;
+    const Py_ssize_t lo = part_start(q->n, part, parts), hi = part_start(q->n, part + 1, parts);
+    const Py_ssize_t k = q->k;
+    const void *codes = q->codes;
+    const int size = q->size;
+    const int64_t top = (int64_t)q->nslot - 1;
+    const int32_t *restrict slot = q->slot;
+    int64_t *restrict at = q->counts + (size_t)part * (size_t)k;
+    int64_t *restrict out = q->out; /* NULL: count; else `at` = this part's first positions */
+    if (out == NULL && size == 1) {
+        /* int8 codes (a table of up to 127 names, the usual case): four histograms by code
+         * byte, taken in turn, so that runs of one code do not wait on one counter, and no
+         * branch per row; their sums per slot after. */
+        int64_t hist[4][256];
+        memset(hist, 0, sizeof(hist));
+        const uint8_t *restrict c = codes;
+        Py_ssize_t i = lo;
+        for (; i + 4 <= hi; i += 4) {
+            hist[0][c[i]]++;
+            hist[1][c[i + 1]]++;
+            hist[2][c[i + 2]]++;
+            hist[3][c[i + 3]]++;
+        }
+        for (; i < hi; i++) hist[0][c[i]]++;
+        memset(at, 0, (size_t)k * sizeof(int64_t));
+        for (int b = 0; b < 256; b++) {
+            int64_t count = hist[0][b] + hist[1][b] + hist[2][b] + hist[3][b];
+            if (!count) continue;
+            int64_t code = (int8_t)b;
+            if (code >= top) {
+                __atomic_store_n(&q->bad, 1, __ATOMIC_RELAXED);
+                return;
+            }
+            int32_t s = slot[code < 0 ? top : code];
+            if (s >= 0) at[s] += count;
+        }
+    } else if (out == NULL) {
+        memset(at, 0, (size_t)k * sizeof(int64_t));
+        CODE_ROWS_WIDTHS(at[s]++;)
+    } else if (size == 1) {
+        /* The count before the fill checked every code: a slot per code byte, one load and
+         * one well-predicted branch per row. */
+        int32_t by_byte[256];
+        for (int b = 0; b < 256; b++) {
+            int64_t code = (int8_t)b;
+            by_byte[b] = code >= top ? -1 : slot[code < 0 ? top : code];
+        }
+        const uint8_t *restrict c = codes;
+        for (Py_ssize_t i = lo; i < hi; i++) {
+            int32_t s = by_byte[c[i]];
+            if (s >= 0) out[at[s]++] = (int64_t)i;
+        }
+    } else {
+        CODE_ROWS_WIDTHS(out[at[s]++] = (int64_t)i;)
+    }
+}
+
+static PyObject *rows_by_code(PyObject *self, PyObject *py_args) {
+    PyObject *o_codes, *o_slot, *o_ptr, *o_out;
+    int threads = 1;
+    if (!PyArg_ParseTuple(py_args, "OOOO|i", &o_codes, &o_slot, &o_ptr, &o_out, &threads))
+        return NULL;
+    Arg a[4];
+    memset(a, 0, sizeof(a));
+    CodeRows q;
+    memset(&q, 0, sizeof(q));
+    if (get_buffer(o_codes, &a[0], 0, -1, -1, "codes") < 0 ||
+        get_buffer(o_slot, &a[1], 0, 4, -1, "slot") < 0)
+        goto fail;
+    q.size = (int)a[0].view.itemsize;
+    if (q.size != 1 && q.size != 2 && q.size != 4 && q.size != 8) {
+        PyErr_SetString(PyExc_ValueError, "rows_by_code: codes of 1, 2, 4 or 8 bytes expected");
+        goto fail;
+    }
+    q.codes = a[0].view.buf;
+    q.n = a[0].view.len / q.size;
+    q.nslot = a[1].view.len / 4;
+    q.slot = a[1].view.buf;
+    if (q.nslot < 1) {
+        PyErr_SetString(PyExc_ValueError, "rows_by_code: slot needs an entry for missing codes");
+        goto fail;
+    }
+    if (get_buffer(o_ptr, &a[2], 1, 8, -1, "ptr") < 0) goto fail;
+    q.k = a[2].view.len / 8 - 1;
+    if (q.k < 0) {
+        PyErr_SetString(PyExc_ValueError, "rows_by_code: ptr needs slots + 1 entries");
+        goto fail;
+    }
+    for (Py_ssize_t j = 0; j < q.nslot; j++) {
+        if (q.slot[j] >= q.k || q.slot[j] < -1) {
+            PyErr_SetString(PyExc_ValueError, "rows_by_code: slot out of range");
+            goto fail;
+        }
+    }
+    int64_t *ptr = a[2].view.buf;
+    int filling = o_out != Py_None;
+    if (filling) {
+        if (get_buffer(o_out, &a[3], 1, 8, -1, "out") < 0) goto fail;
+        if (ptr[0] != 0 || a[3].view.len / 8 != ptr[q.k]) {
+            PyErr_SetString(PyExc_ValueError, "rows_by_code: out does not match ptr");
+            goto fail;
+        }
+        for (Py_ssize_t s = 0; s < q.k; s++) {
+            if (ptr[s + 1] < ptr[s]) {
+                PyErr_SetString(PyExc_ValueError, "rows_by_code: ptr must not decrease");
+                goto fail;
+            }
+        }
+    }
+    q.parts = part_count(q.n, threads, 8 * TBPROF_MAX_PARTS);
+    q.counts = malloc((size_t)q.parts * (size_t)(q.k > 0 ? q.k : 1) * sizeof(int64_t));
+    if (!q.counts) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    run_parts(code_rows_part, &q, q.parts, threads);
+    if (!q.bad) {
+        /* counts -> each part's first position of each slot (from ptr when filling) */
+        for (Py_ssize_t s = 0; s < q.k; s++) {
+            int64_t at = filling ? ptr[s] : 0;
+            for (int p = 0; p < q.parts; p++) {
+                int64_t count = q.counts[(size_t)p * (size_t)q.k + (size_t)s];
+                q.counts[(size_t)p * (size_t)q.k + (size_t)s] = at;
+                at += count;
+            }
+            if (!filling) {
+                ptr[s + 1] = at;
+            } else if (at != ptr[s + 1]) {
+                failed = 1;
+            }
+        }
+        if (!filling) {
+            ptr[0] = 0;
+            for (Py_ssize_t s = 0; s < q.k; s++) ptr[s + 1] += ptr[s];
+        } else if (!failed) {
+            q.out = a[3].view.buf;
+            run_parts(code_rows_part, &q, q.parts, threads);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free(q.counts);
+    if (q.bad) {
+        PyErr_SetString(PyExc_ValueError, "rows_by_code: a code has no slot");
+        goto fail;
+    }
+    if (failed) {
+        PyErr_SetString(PyExc_ValueError, "rows_by_code: ptr does not match the codes' counts");
+        goto fail;
+    }
+    release(a, 4);
+    return PyLong_FromLongLong((long long)ptr[q.k]);
+fail:
+    release(a, 4);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"line_forest", line_forest, METH_VARARGS, "Stack parents and subtree stops per row."},
     {"flood", flood, METH_VARARGS, "First seed reaching each node over the forest."},
     {"csr", csr, METH_VARARGS, "Stable counting sort of values by key."},
+    {"rows_by_code", rows_by_code, METH_VARARGS, "Rows of each wanted code, by slot."},
     {NULL, NULL, 0, NULL},
 };
 

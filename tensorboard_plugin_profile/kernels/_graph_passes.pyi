@@ -32,3 +32,9 @@ def flood(
 
 def csr(keys: object, values: object, n: int, ptr: object, out: object, /) -> None:
     """Stable counting sort of ``values`` by key into ``ptr`` / ``out``."""
+
+def rows_by_code(
+    codes: object, slot: object, ptr: object, out: object, threads: int = 1, /
+) -> int:
+    """Rows of each wanted code grouped by slot: counts into ``ptr`` (``out`` None), then the
+    rows into ``out``; returns the number of rows."""

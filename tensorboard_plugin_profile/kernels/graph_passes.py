@@ -19,6 +19,9 @@ The numpy fallbacks keep an explicit child adjacency:
 - ``csr``: a stable counting sort (adjacency lists; compiled, also used by the trace
   layout); the fallback is a stable argsort;
 - ``child_lists``: the child adjacency of one-parent-per-node plus extra edges;
+- ``rows_by_code``: the rows of wanted codes of a categorical column (the stat names of a
+  stats table), grouped and in table order (compiled: a counting sort split across
+  threads; the fallback: flags and a stable argsort);
 - ``flood_numpy``: ``flood`` as ranks propagated by ``flood_min`` (the edges out of the
   nodes that changed relaxed round after round), then ``group_crossings``.
 
@@ -107,6 +110,39 @@ def runs_by_key(keys, values, n: int, pure_python: Optional[bool] = None) -> tup
     node_ptr, by_key = csr(keys, values, n, pure_python)
     distinct = np.flatnonzero(node_ptr[1:] != node_ptr[:-1])
     return distinct, np.r_[node_ptr[distinct], len(keys)].astype(np.int64), by_key
+
+
+def rows_by_code(
+    codes, slot, slots: int, pure_python: Optional[bool] = None, threads: Optional[int] = None
+) -> tuple:
+    """(ptr, rows): the rows of a small-range code column (a categorical's codes, -1 for
+    missing) grouped by slot, in table order within a slot; slot s's rows are
+    ``rows[ptr[s]:ptr[s + 1]]`` (int64). ``slot`` (int32): per code, plus a last entry read
+    by missing codes, the slot of its rows in [0, slots), or -1 to leave them out (codes
+    sharing a slot are merged in table order).
+
+    Compiled: a stable counting sort over parts of rows on ``threads`` (default
+    ``compiled.pass_threads``) threads, the same arrays for any count, and no temporary per
+    row; the numpy twin flags the wanted rows and sorts them by slot (a stable argsort)."""
+    codes = np.ascontiguousarray(codes)
+    slot = np.ascontiguousarray(slot, dtype=np.int32)
+    ptr = np.empty(slots + 1, dtype=np.int64)
+    if compiled.use_compiled(_graph_passes, pure_python) and codes.dtype.kind in "iu":
+        threads = compiled.pass_threads(len(codes), threads)
+        total = _graph_passes.rows_by_code(codes, slot, ptr, None, threads)
+        rows = np.empty(total, dtype=np.int64)
+        _graph_passes.rows_by_code(codes, slot, ptr, rows, threads)
+        return ptr, rows
+    if len(codes) and int(codes.max()) >= len(slot) - 1:
+        raise ValueError("rows_by_code: a code has no slot")
+    of_row = slot[np.where(codes < 0, len(slot) - 1, codes)]
+    rows = np.flatnonzero(of_row >= 0)
+    of_row = of_row[rows]
+    order = np.argsort(of_row, kind="stable")
+    rows = rows[order]
+    ptr[0] = 0
+    ptr[1:] = np.cumsum(np.bincount(of_row, minlength=slots)[:slots])
+    return ptr, rows
 
 
 def sorted_runs(keys: np.ndarray) -> tuple:

@@ -22,8 +22,10 @@
  * stable_dest(keys, n, dest)
  *     a stable counting sort of keys (int64) in [0, n): dest[i] = where row i goes;
  *     then keys are overwritten with themselves in sorted order.
- * mark_used(codes, used)
- *     used[c] = 1 for every code c (codes: signed ints of 1, 2, 4 or 8 bytes; used: bytes).
+ * mark_used(codes, used, threads=1)
+ *     used[c] = 1 for every code c (codes: signed ints of 1, 2, 4 or 8 bytes; used: bytes),
+ *     over parts of the codes on `threads` threads; a code out of range is a ValueError
+ *     (with some flags set).
  * recode(codes, table, out)
  *     out[i] = table[codes[i]] (codes as in mark_used; table and out of one item size).
  * insert_recoded(codes, table, at, values, out)
@@ -364,22 +366,64 @@ static int get_codes(PyObject *obj, Arg *arg) {
     return 0;
 }
 
+/* mark_used over parts of the codes: each part checks its codes and sets their flags. Two
+ * parts may set one flag: every store writes 1 (relaxed atomics, plain byte stores on
+ * common CPUs), so the flags are the same for any thread count. */
+typedef struct {
+    const void *codes;
+    Py_ssize_t size, count, n;
+    uint8_t *used;
+    int bad; /* a code out of [0, n) in some part (read after the join) */
+} MarkUsed;
+
+#define MARK_USED_LOOP(T)                                                                  \
+    do {                                                                                   \
+        const T *restrict c = (const T *)q->codes;                                         \
+        for (Py_ssize_t i = lo; i < hi; i++) {                                             \
+            int64_t code = (int64_t)c[i];                                                  \
+            if (code < 0 || code >= n) {                                                   \
+                __atomic_store_n(&q->bad, 1, __ATOMIC_RELAXED);                            \
+                return;                                                                    \
+            }                                                                              \
+            __atomic_store_n(&used[code], (uint8_t)1, __ATOMIC_RELAXED);                   \
+        }                                                                                  \
+    } while (0)
+
+static void mark_used_part(void *ctx, int part, int parts) {
+    MarkUsed *q = ctx;
+    const Py_ssize_t lo = part_start(q->count, part, parts);
+    const Py_ssize_t hi = part_start(q->count, part + 1, parts);
+    const int64_t n = (int64_t)q->n;
+    uint8_t *used = q->used;
+    switch (q->size) {
+    case 1: MARK_USED_LOOP(int8_t); break;
+    case 2: MARK_USED_LOOP(int16_t); break;
+    case 4: MARK_USED_LOOP(int32_t); break;
+    default: MARK_USED_LOOP(int64_t); break;
+    }
+}
+
 static PyObject *mark_used(PyObject *self, PyObject *py_args) {
     PyObject *o_codes, *o_used;
-    if (!PyArg_ParseTuple(py_args, "OO", &o_codes, &o_used)) return NULL;
+    int threads = 1;
+    if (!PyArg_ParseTuple(py_args, "OO|i", &o_codes, &o_used, &threads)) return NULL;
     Arg a[2];
     memset(a, 0, sizeof(a));
-    if (get_codes(o_codes, &a[0]) < 0 || get_ints(o_used, &a[1], 1, 1, -1, "used") < 0 ||
-        codes_in_range(&a[0].view, a[1].view.len, "mark_used") < 0) {
+    if (get_codes(o_codes, &a[0]) < 0 || get_ints(o_used, &a[1], 1, 1, -1, "used") < 0) {
         release(a, 2);
         return NULL;
     }
-    Py_ssize_t count = a[0].view.len / a[0].view.itemsize;
-    uint8_t *used = a[1].view.buf;
+    MarkUsed q = {a[0].view.buf, a[0].view.itemsize, a[0].view.len / a[0].view.itemsize,
+                  a[1].view.len, a[1].view.buf, 0};
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < count; i++) used[code_at(&a[0].view, i)] = 1;
+    run_parts(mark_used_part, &q, part_count(q.count, threads, 8 * TBPROF_MAX_PARTS), threads);
     Py_END_ALLOW_THREADS
     release(a, 2);
+    if (q.bad) {
+        /* the flags of the codes before it may be set: callers pass fresh flags */
+        PyErr_SetString(PyExc_ValueError, "mark_used: code out of range");
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 

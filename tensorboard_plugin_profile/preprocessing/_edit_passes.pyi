@@ -20,7 +20,7 @@ def shifted_rows(at: object, out: object, threads: int = 1, /) -> None:
 def stable_dest(keys: object, n: int, dest: object, /) -> None:
     """Stable counting sort of keys in [0, n): each row's place; keys sorted in place."""
 
-def mark_used(codes: object, used: object, /) -> None:
+def mark_used(codes: object, used: object, threads: int = 1, /) -> None:
     """Sets used[c] = 1 for every code c."""
 
 def recode(codes: object, table: object, out: object, /) -> None:

@@ -172,11 +172,15 @@ def stable_dest(keys: np.ndarray, n: int, pure_python: Optional[bool] = None) ->
     return dest
 
 
-def used_codes(codes: np.ndarray, count: int, pure_python: Optional[bool] = None) -> np.ndarray:
-    """Which of ``count`` codes occur in ``codes`` (bools)."""
+def used_codes(
+    codes: np.ndarray, count: int, pure_python: Optional[bool] = None, threads: Optional[int] = None
+) -> np.ndarray:
+    """Which of ``count`` codes occur in ``codes`` (bools); compiled, over parts of the codes
+    on ``threads`` threads (``compiled.pass_threads``), the same flags for any count."""
     used = np.zeros(count, dtype=bool)
     if compiled.use_compiled(_edit_passes, pure_python):
-        _edit_passes.mark_used(np.ascontiguousarray(codes), used.view(np.uint8))
+        threads = compiled.pass_threads(len(codes), threads)
+        _edit_passes.mark_used(np.ascontiguousarray(codes), used.view(np.uint8), threads)
         return used
     if len(codes) and (codes.min() < 0 or codes.max() >= count):
         raise ValueError("mark_used: code out of range")

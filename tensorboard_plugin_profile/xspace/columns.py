@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..common.memsize import sparse_values
+from ..kernels import graph_passes
 from . import schema
 from .model import KIND_BYTES, KIND_REF, KIND_STR, stat_values
 
@@ -88,25 +89,20 @@ def stat_rows(stats: pd.DataFrame, names) -> dict:
     """Stat name -> row positions of that stat in ``stats`` (in table order)."""
     categories = stats["stat"].cat.categories
     codes = stats["stat"].array.codes  # a view (`.cat.codes` copies them)
-    wanted = [(i, str(c)) for i, c in enumerate(categories) if str(c) in set(names)]
-    if not wanted:
+    wanted = set(names)
+    # One slot per wanted name (two stat ids may share a name: their rows share it, in
+    # table order), and a last entry for code -1 (no name): not wanted.
+    slot = np.full(len(categories) + 1, -1, dtype=np.int32)
+    slot_of: dict = {}
+    for i, c in enumerate(categories):
+        if str(c) in wanted:
+            slot[i] = slot_of.setdefault(str(c), len(slot_of))
+    if not slot_of:
         return {}
-    # A flag per category, read at each row's code (-1, no name, reads the last: False):
-    # one pass, where np.isin of the whole column sorted or hashed it.
-    flags = np.zeros(len(categories) + 1, dtype=bool)
-    flags[[i for i, _ in wanted]] = True
-    rows = np.flatnonzero(flags[codes])
-    if len(wanted) > 1:
-        rows = rows[np.argsort(codes[rows], kind="stable")]
-    sorted_codes = codes[rows]
-    out: dict = {}
-    for code, name in wanted:
-        lo, hi = np.searchsorted(sorted_codes, [code, code + 1])
-        # The stable sort kept each code's rows in table order. Two stat ids may share a
-        # name: their rows are merged, in table order.
-        found = out.get(name)
-        out[name] = rows[lo:hi] if found is None else np.sort(np.concatenate([found, rows[lo:hi]]))
-    return out
+    # A counting sort of the wanted rows by slot (threads on large tables): no flag per
+    # row, nonzero or argsort over the whole column.
+    ptr, rows = graph_passes.rows_by_code(codes, slot, len(slot_of))
+    return {name: rows[ptr[s] : ptr[s + 1]] for name, s in slot_of.items()}
 
 
 def well_known_columns(n: int, stats: pd.DataFrame, names, masks: Optional[list] = None) -> dict:

@@ -96,6 +96,12 @@ def set_rows(plane: Plane, name: str) -> np.ndarray:
     return rows[typed_column_at(plane, name, rows).notna().to_numpy()]
 
 
+def table_rows(plane: Plane, names) -> dict:
+    """Stat name -> rows of the plane's stats table that hold it, in table order (names
+    without rows left out): one pass over the table for all of them."""
+    return stat_rows(plane.stats, names) if _has_rows(plane.stats) else {}
+
+
 def _table_rows(plane: Plane, name: str) -> Optional[np.ndarray]:
     """Rows of the plane's stats table that hold ``name`` (None if none)."""
     return stat_rows(plane.stats, [name]).get(name) if _has_rows(plane.stats) else None

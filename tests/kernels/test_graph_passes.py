@@ -389,3 +389,80 @@ def test_a_graph_with_many_extra_edges_counts_them_into_place(monkeypatch):
         assert getattr(graph, name).tolist() == getattr(expected, name).tolist()
     assert [a.tolist() for a in graph.down] == [a.tolist() for a in expected.down]
     assert graph.parents_of(n - 1) == list(range(fan))
+
+
+def _rows_by_code_brute(codes, slot, slots):
+    """The rows of each slot in table order, one row at a time."""
+    out = [[] for _ in range(slots)]
+    for row, code in enumerate(codes.tolist()):
+        s = slot[-1 if code < 0 else code]
+        if s >= 0:
+            out[s].append(row)
+    return out
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 6).flatmap(
+        lambda k: st.tuples(
+            st.just(k),
+            st.lists(st.integers(-1, 7), max_size=120),  # codes (-1: missing)
+            st.lists(st.integers(-1, k - 1), min_size=9, max_size=9),  # 8 codes + missing
+        )
+    ),
+    st.sampled_from([np.int8, np.int16, np.int32, np.int64]),
+    st.integers(2, 9),
+)
+def test_rows_by_code_split_across_threads_gives_the_same_rows(case, dtype, threads):
+    # Parts of rows count per slot, then write from the sum of the parts before them: the
+    # same bytes for any thread count, equal to the numpy twin and to one row at a time.
+    slots, codes, slot = case
+    codes, slot = np.array(codes, dtype=dtype), np.array(slot, dtype=np.int32)
+    one = graph_passes.rows_by_code(codes, slot, slots, pure_python=False, threads=1)
+    split = graph_passes.rows_by_code(codes, slot, slots, pure_python=False, threads=threads)
+    twin = graph_passes.rows_by_code(codes, slot, slots, pure_python=True)
+    for ptr, rows in (split, twin):
+        assert ptr.dtype == rows.dtype == np.int64
+        assert ptr.tobytes() == one[0].tobytes() and rows.tobytes() == one[1].tobytes()
+    ptr, rows = one
+    brute = _rows_by_code_brute(codes, slot.tolist(), slots)
+    assert [rows[ptr[s] : ptr[s + 1]].tolist() for s in range(slots)] == brute
+
+
+@needs_compiled
+def test_rows_by_code_splits_a_large_column_the_same_way():
+    # Over the threshold the parts are ~256 Ki rows each: many parts, one per queue turn.
+    rng = np.random.default_rng(7)
+    codes = rng.integers(-1, 40, 3 * compiled.PARALLEL_MIN_ROWS + 11).astype(np.int8)
+    slot = np.full(41, -1, dtype=np.int32)
+    slot[[3, 5, 17, 39]] = [0, 1, 0, 2]  # two codes share slot 0: merged in table order
+    one = graph_passes.rows_by_code(codes, slot, 3, pure_python=False, threads=1)
+    for threads in (2, 3, 16):
+        got = graph_passes.rows_by_code(codes, slot, 3, pure_python=False, threads=threads)
+        assert got[0].tobytes() == one[0].tobytes() and got[1].tobytes() == one[1].tobytes()
+    twin = graph_passes.rows_by_code(codes, slot, 3, pure_python=True)
+    assert twin[0].tobytes() == one[0].tobytes() and twin[1].tobytes() == one[1].tobytes()
+    ptr, rows = one
+    assert rows[ptr[0] : ptr[1]].tolist() == np.flatnonzero((codes == 3) | (codes == 17)).tolist()
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_rows_by_code_rejects_codes_without_a_slot_and_bad_tables(dtype):
+    codes = np.array([0, 4, 1], dtype=dtype)
+    slot = np.array([0, -1, 1, -1], dtype=np.int32)  # codes 0..2, then missing
+    for pure in BOTH if BUILT else (True,):
+        with pytest.raises(ValueError, match="no slot"):
+            graph_passes.rows_by_code(codes, slot, 2, pure_python=pure, threads=3)
+    if not BUILT:
+        return
+    native = graph_passes._graph_passes
+    ptr = np.zeros(3, dtype=np.int64)
+    with pytest.raises(ValueError, match="slot out of range"):
+        native.rows_by_code(codes[:1], np.array([2, -1], dtype=np.int32), ptr, None, 1)
+    with pytest.raises(ValueError, match="out does not match"):
+        native.rows_by_code(codes[:1], slot, ptr, np.zeros(5, dtype=np.int64), 1)
+    with pytest.raises(ValueError, match="ptr does not match"):  # ptr claims one row too few
+        native.rows_by_code(
+            np.array([0, 0], dtype=np.int8), slot, np.array([0, 1, 1]), np.zeros(1, np.int64), 2
+        )

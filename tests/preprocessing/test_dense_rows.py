@@ -16,10 +16,12 @@ from conftest import host_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorboard_plugin_profile.preprocessing import group_column, group_roots, plane_edit
+from tensorboard_plugin_profile.kernels import compiled, graph_passes
+from tensorboard_plugin_profile.preprocessing import flows, group_column, group_roots, plane_edit
 from tensorboard_plugin_profile.preprocessing.preprocess import preprocess
 from tensorboard_plugin_profile.preprocessing.stat_table import StatRows
-from tensorboard_plugin_profile.xspace import columns, event_stats, read_xspace
+from tensorboard_plugin_profile.xspace import columns, event_stats, read_xspace, schema
+from tensorboard_plugin_profile.xspace.model import KIND_UINT64
 
 _ROWS = st.lists(st.integers(0, 300), max_size=60).map(lambda v: np.array(v, dtype=np.int64))
 
@@ -115,6 +117,95 @@ def test_stat_rows_hash_no_stats_rows(monkeypatch):
     got = columns.stat_rows(stats, ["_r", "id", "step_num"])
     assert {k: v.tolist() for k, v in got.items()} == {k: v.tolist() for k, v in expected.items()}
     assert sum(len(v) for v in got.values()) > 0
+
+
+@pytest.mark.skipif(
+    compiled.load(graph_passes.__name__) is None, reason="built without a C compiler"
+)
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_stat_rows_count_rows_into_place_without_a_flag_or_sort_per_row(threads, monkeypatch):
+    # Before: a flag per row of the table, np.flatnonzero over it and a stable argsort of
+    # the wanted rows, all on one core. Now one compiled counting sort (split across
+    # threads on large tables), equal to the numpy twin (TBPROF_PURE_PYTHON) and to isin.
+    stats = read_xspace(str(host_files("tf_keras_fit")[0])).plane("/host:CPU").stats
+    names = ["_r", "id", "step_num", "group_id", "absent"]
+    monkeypatch.setenv(compiled.PURE_PYTHON_ENV, "1")
+    twin = columns.stat_rows(stats, names)
+    monkeypatch.setenv(compiled.PURE_PYTHON_ENV, "0")
+    monkeypatch.setenv(compiled.PASS_THREADS_ENV, threads)
+    monkeypatch.setattr(compiled, "PARALLEL_MIN_ROWS", 0)
+    for refused in ("argsort", "flatnonzero", "nonzero", "isin"):
+        monkeypatch.setattr(np, refused, _refuse)
+    got = columns.stat_rows(stats, names)
+    monkeypatch.undo()
+    expected = _stat_rows_by_isin(stats, names)
+    assert len(got) > 1 and sum(len(v) for v in got.values()) > 0
+    for found in (got, twin):
+        assert list(found) == list(expected)
+        assert {k: v.tolist() for k, v in found.items()} == {
+            k: v.tolist() for k, v in expected.items()
+        }
+
+
+def _add_flows_as_it_was(edit, host_id, is_host_plane):
+    """``flows.add_flows`` before: a mask and filtered copy of the whole stats table for the
+    launches, one table pass per stat, ``np.intersect1d`` of the producer/consumer rows."""
+    plane, stats = edit.plane, edit.plane.stats
+    launches = stats[(stats["stat"] == schema.CORRELATION_ID) & (stats["kind"] == KIND_UINT64)]
+    if len(launches):
+        rows = launches["event"].to_numpy()
+        ids = launches["int_value"].to_numpy().view(np.uint64)
+        category = np.full(len(rows), schema.CONTEXT_TYPE_GPU_LAUNCH, dtype=np.uint64)
+        codes = flows.encode(flows.flow_ids(host_id, ids, np.zeros(len(rows))), 0, category)
+        direction = flows.FLOW_OUT if is_host_plane else flows.FLOW_IN
+        edit.add_stat(rows, schema.FLOW_STAT, codes | np.uint64(direction), KIND_UINT64)
+    sides = (
+        (schema.PRODUCER_TYPE, schema.PRODUCER_ID, flows.FLOW_OUT),
+        (schema.CONSUMER_TYPE, schema.CONSUMER_ID, flows.FLOW_IN),
+    )
+    for type_stat, id_stat, direction in sides:
+        typed, contexts = event_stats.int_stat(plane, type_stat)
+        with_id, id_values = event_stats.int_stat(plane, id_stat)
+        rows = np.intersect1d(typed, with_id, assume_unique=True)
+        if not len(rows):
+            continue
+        context = contexts[np.searchsorted(typed, rows)]
+        context = np.where((context < 0) | (context > schema.CONTEXT_TYPE_MAX), 0, context)
+        ids = id_values[np.searchsorted(with_id, rows)].view(np.uint64)
+        codes = flows.encode(flows.flow_ids(host_id, ids, context), direction, context)
+        edit.add_stat(rows, schema.FLOW_STAT, codes, KIND_UINT64)
+
+
+@pytest.mark.parametrize("name", ["gpu_multi_worker", "jax_cpu_train", "tf_keras_fit"])
+def test_flows_read_the_stats_table_twice_and_match_rows_without_sorting(name, monkeypatch):
+    # Before: four passes over the stats table (one per producer/consumer stat), a mask of
+    # every row and a filtered copy of the table for the correlation ids, and a sort of
+    # the producer/consumer rows (np.intersect1d). Every plane's flows must be the same.
+    calls = []
+    original = event_stats.stat_rows
+
+    def counted(stats, names):
+        calls.append(list(names))
+        return original(stats, names)
+
+    added = 0
+    for plane in read_xspace(str(host_files(name)[0])).planes:
+        edits = plane_edit.PlaneEdit(plane), plane_edit.PlaneEdit(plane)
+        _add_flows_as_it_was(edits[0], 7, not schema.is_device_plane(plane.name))
+        monkeypatch.setattr(event_stats, "stat_rows", counted)
+        monkeypatch.setattr(np, "intersect1d", _refuse)
+        calls.clear()
+        flows.add_flows(edits[1], 7, not schema.is_device_plane(plane.name))
+        monkeypatch.undo()
+        assert len(calls) <= 2
+        expected, got = (edit.build() for edit in edits)
+        for table in ("events", "stats"):
+            assert getattr(got, table).equals(getattr(expected, table))
+        if len(got.stats):
+            added += int((got.stats["stat"] == schema.FLOW_STAT).sum())
+        if schema.FLOW_STAT in got.events:
+            added += int(got.events[schema.FLOW_STAT].notna().sum())
+    assert added > 0
 
 
 def test_grouping_reads_each_stats_table_once_for_all_its_integer_stats(monkeypatch):

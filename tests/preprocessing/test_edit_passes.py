@@ -95,6 +95,31 @@ def test_stable_dest_agrees(keys):
 
 @needs_compiled
 @settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 120), max_size=80),
+    st.sampled_from([np.int8, np.int16, np.int32, np.int64]),
+    st.integers(2, 9),
+    st.one_of(st.none(), st.tuples(st.integers(0, 80), st.sampled_from([-1, 121, 127]))),
+)
+def test_used_codes_split_across_threads_give_the_same_flags(codes, dtype, threads, bad):
+    # Parts of the codes set their flags on several threads (every store writes 1): the
+    # same flags as one thread and numpy; a code out of range anywhere is an error.
+    codes = np.array(codes, dtype=dtype)
+    if bad is not None:
+        codes = np.insert(codes, min(bad[0], len(codes)), bad[1]).astype(dtype)
+        for pure, n in ((False, 1), (False, threads), (True, 1)):
+            with pytest.raises(ValueError, match="out of range"):
+                edit_passes.used_codes(codes, 121, pure_python=pure, threads=n)
+        return
+    one = edit_passes.used_codes(codes, 121, pure_python=False, threads=1)
+    split = edit_passes.used_codes(codes, 121, pure_python=False, threads=threads)
+    twin = edit_passes.used_codes(codes, 121, pure_python=True)
+    assert split.tobytes() == one.tobytes() == twin.tobytes()
+    assert np.flatnonzero(one).tolist() == sorted(set(codes.tolist()))
+
+
+@needs_compiled
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 200), max_size=60), st.sampled_from([np.int8, np.int16, np.int32]))
 def test_used_codes_and_recode_agree(codes, dtype):
     codes = np.array(codes, dtype=np.int16)
