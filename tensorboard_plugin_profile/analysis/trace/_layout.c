@@ -17,7 +17,7 @@
  *     counting sort by row: order[i] = the event at row position i, bounds[r] the first
  *     position of row r (num_rows + 1 values). Returns 1 when every row is then sorted
  *     by (begin, longest first), else 0.
- * lay_out(bounds, begin, duration, source, keys_per_row, scratch)
+ * lay_out(bounds, begin, duration, source, keys_per_row, scratch, threads=1, min_split, window)
  *     source holds on entry the row order (row_order's): events sorted by row (bounds)
  *     and by begin inside a row. A row's positions are its range of the row order, so
  *     each row is laid out there: a pass counts its events per depth (_row_depths.h),
@@ -27,8 +27,12 @@
  *     buffers the process already holds, not fresh pages beside them. The index keeps
  *     source alone: begin and end are read through it from the planes' columns.
  *     keys_per_row[r] = max depth + 1 (1 for an empty row); returns (re-laid rows,
- *     bytes of int64 event counts per (row, depth) key, rows in turn), or None when an
- *     event ends before it begins (the caller then uses numpy, from the start).
+ *     bytes of int64 event counts per (row, depth) key, rows in turn, rows laid out in
+ *     parts), or None when an event ends before it begins (the caller then uses numpy,
+ *     from the start). threads > 1: each row of at least min_split events (default
+ *     TBPROF_PART_ROWS) is cut at top-level events into parts laid out on that many
+ *     threads (_row_split.h; window: LAYOUT_WINDOW unless given, tests make it tiny),
+ *     the same bytes for any count.
  * break_cuts, marked_positions: see _position_scans.h.
  */
 #define PY_SSIZE_T_CLEAN
@@ -190,19 +194,39 @@ static Py_ssize_t largest_row(const Layout *L) {
     return m;
 }
 
-static int lay_out_loop(Layout *L, int *relaid) {
+#include "_row_split.h" /* uses Layout and grow_counts */
+
+/* Every row; rows of at least `min_split` events (and 2) are split on `threads` threads
+ * (_row_split.h), the others and every row whose split fails laid out on this one.
+ * *split = rows laid out in parts. */
+static int lay_out_loop(Layout *L, int *relaid, int threads, Py_ssize_t min_split,
+                        Py_ssize_t window, int *split) {
     if (lay_out_work(L, largest_row(L)) < 0) return -3;
     for (Py_ssize_t r = 0; r < L->num_rows; r++) {
-        int ok = lay_out_row(L, r, relaid);
+        Py_ssize_t m = L->bounds[r + 1] - L->bounds[r];
+        int ok = 0;
+        if (threads > 1 && m >= min_split && m >= 2) {
+            ok = lay_out_row_split(L, r, threads, window, relaid);
+            if (ok < 0) return ok;
+            *split += ok;
+        }
+        if (ok == 0) ok = lay_out_row(L, r, relaid);
         if (ok < 0) return ok;
     }
     return 0;
 }
 
 /* Parses lay_out's 6 buffers into L (sizes, kinds and bounds checked); -1 on error. */
-static int lay_out_parse(PyObject *args, Arg *a, Layout *L) {
+static int lay_out_parse(PyObject *args, Arg *a, Layout *L, int *threads, Py_ssize_t *min_split,
+                         Py_ssize_t *window) {
     PyObject *o[6];
-    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5])) return -1;
+    if (!PyArg_ParseTuple(args, "OOOOOO|inn", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], threads,
+                          min_split, window))
+        return -1;
+    if (*window < 1) {
+        PyErr_SetString(PyExc_ValueError, "lay_out: window must be positive");
+        return -1;
+    }
     if (get_buffer(o[0], &a[0], 0, 8, -1, "bounds") < 0 || get_buffer(o[1], &a[1], 0, 8, -1, "begin") < 0)
         return -1;
     Py_ssize_t n = LEN(1), R = LEN(0) - 1;
@@ -234,16 +258,17 @@ static PyObject *lay_out(PyObject *self, PyObject *args) {
     Layout L;
     memset(&L, 0, sizeof(L));
     PyObject *result = NULL;
-    int ok = -4, relaid = 0;
-    if (lay_out_parse(args, a, &L) == 0) {
+    int ok = -4, relaid = 0, threads = 1, split = 0;
+    Py_ssize_t min_split = TBPROF_PART_ROWS, window = LAYOUT_WINDOW;
+    if (lay_out_parse(args, a, &L, &threads, &min_split, &window) == 0) {
         Py_BEGIN_ALLOW_THREADS
-        ok = lay_out_loop(&L, &relaid);
+        ok = lay_out_loop(&L, &relaid, threads, min_split, window, &split);
         Py_END_ALLOW_THREADS
     }
     if (ok == 0) {
         PyObject *counts = PyBytes_FromStringAndSize((const char *)L.counts,
                                                      L.num_counts * (Py_ssize_t)sizeof(int64_t));
-        result = counts ? Py_BuildValue("(iN)", relaid, counts) : NULL;
+        result = counts ? Py_BuildValue("(iNi)", relaid, counts, split) : NULL;
     } else if (ok == -2) {
         Py_INCREF(Py_None);
         result = Py_None;

@@ -18,11 +18,15 @@ def lay_out(
     source: object,
     keys_per_row: object,
     scratch: object,
+    threads: int = 1,
+    min_split: int = ...,
+    window: int = ...,
     /,
-) -> tuple[int, bytes] | None:
+) -> tuple[int, bytes, int] | None:
     """Depths, then source in (row, depth, begin) order, in place (source holds the row
     order on entry; scratch: int32, at least the largest row): (re-laid rows, int64 event
-    counts per (row, depth) key), None on negative durations."""
+    counts per (row, depth) key, rows laid out in parts on ``threads`` threads: those of
+    at least min_split events), None on negative durations."""
 
 def break_cuts(
     begin: object, duration: object, source: object, seg_bounds: object, size: int, /

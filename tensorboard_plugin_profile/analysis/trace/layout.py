@@ -18,6 +18,12 @@ before a position's is at most its begin.
 At 11 M events every event-sized array is fresh memory the kernel must fault in,
 which is most of the cost of building the index.
 
+Compiled, a row of at least ``compiled.PARALLEL_MIN_ROWS`` events is cut at top-level
+events into parts laid out on ``compiled.pass_threads`` threads (``_row_split.h``: the
+cuts are guessed, then checked, and the row is laid out on one thread when a check
+fails), so a profile whose main thread holds most events uses every core; the same
+bytes for any thread count.
+
 The numpy fallback gives identical results (``tests/analysis/test_trace_layout.py``);
 ``compiled.use_compiled`` chooses (``TBPROF_PURE_PYTHON=1`` forces the fallback).
 
@@ -95,12 +101,13 @@ class Layout:
     relaid_rows: int  # rows re-laid by first-free lanes (not well nested)
 
 
-def lay_out_events(line, line_row, begin, duration, num_rows: int, pure_python=None):
+def lay_out_events(line, line_row, begin, duration, num_rows: int, pure_python=None, threads=None):
     """The ``Layout`` of events given per input event (``line`` int32, ``line_row`` the
-    row of each line, int64 times)."""
+    row of each line, int64 times); ``threads``: see ``compiled.pass_threads``."""
     begin, duration = passes._int64(begin), passes._int64(duration)
     if compiled.use_compiled(_layout, pure_python, len(begin), MAX_COMPILED_EVENTS):
-        lay = _lay_out_compiled(line, line_row, begin, duration, num_rows)
+        threads = compiled.pass_threads(len(begin), threads)
+        lay = _lay_out_compiled(line, line_row, begin, duration, num_rows, threads)
         if lay is not None:
             return lay
     order, bounds = order_by_row(line, line_row, begin, duration, num_rows, pure_python)
@@ -120,7 +127,7 @@ def lay_out(order, bounds, depth_t, relaid_rows: int = 0) -> Layout:
     return Layout(order[by_depth], seg_row, seg_depth, seg_bounds, relaid_rows)
 
 
-def _lay_out_compiled(line, line_row, begin, duration, num_rows: int):
+def _lay_out_compiled(line, line_row, begin, duration, num_rows: int, threads: int = 1):
     """The compiled passes; None when some event ends before it begins (numpy then).
     The row order is written into the source column and each row is laid out in place
     there: the only scratch is one int32 per event of the largest row, a numpy buffer
@@ -137,7 +144,7 @@ def _lay_out_compiled(line, line_row, begin, duration, num_rows: int):
     assert _layout is not None
     scratch = np.empty(max(int(np.diff(bounds).max(initial=0)), 1), dtype=np.int32)
     args = (bounds, begin, duration, lay.source, keys_per_row, scratch)
-    done = _layout.lay_out(*args)
+    done = _layout.lay_out(*args, threads, max(compiled.PARALLEL_MIN_ROWS, 2))
     del scratch
     if done is None:
         return None
