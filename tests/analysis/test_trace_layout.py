@@ -101,6 +101,9 @@ def test_cuts_and_break_keys_agree(events, presorted, size):
     compiled, fallback = _both(layout.cuts, begin, duration, lay.source, lay.seg_bounds, size)
     assert compiled.dtype == fallback.dtype == np.int32
     assert compiled.tolist() == fallback.tolist() == np.flatnonzero(keys >= size).tolist()
+    for threads in range(2, 10):  # ranges of positions, some empty, some inside segments
+        split = layout.cuts(begin, duration, lay.source, lay.seg_bounds, size, False, threads)
+        assert split.tobytes() == compiled.tobytes()
     # Each segment starts with a cut, since nothing merges across segments.
     assert set(lay.seg_bounds[:-1].tolist()) <= set(compiled.tolist())
 
@@ -161,10 +164,16 @@ def test_marked_positions_agree(permutation, marked_events):
     events = np.array(marked_events, dtype=np.int64)
     compiled, fallback = _both(layout.marked_positions, source, events)
     assert compiled.tolist() == fallback.tolist()
+    for threads in range(2, 10):
+        split = layout.marked_positions(source, events, False, threads)
+        assert split.tobytes() == compiled.tobytes()
     assert sorted(source[compiled].tolist()) == sorted(set(marked_events))
     for bad_source, bad_events in (([0, 5], [1]), ([0, 1], [2])):
-        with pytest.raises(ValueError, match="out of range"):
-            layout.marked_positions(np.array(bad_source, np.int32), np.array(bad_events), False)
+        for threads in (1, 3):
+            with pytest.raises(ValueError, match="out of range"):
+                layout.marked_positions(
+                    np.array(bad_source, np.int32), np.array(bad_events), False, threads
+                )
 
 
 @needs_compiled
@@ -284,6 +293,17 @@ def test_an_event_open_across_a_guessed_cut_makes_the_row_run_on_one_thread():
     got, split = _lay_out_direct(line[1:], begin[1:], duration[1:], 3, 4)
     assert split == 1
     assert got == _lay_out_direct(line[1:], begin[1:], duration[1:], 1, 4)[0]
+
+
+@needs_compiled
+def test_break_cuts_reject_a_source_out_of_range_in_any_range():
+    times = np.arange(8, dtype=np.int64)
+    for bad_at in range(8):
+        source = np.arange(8, dtype=np.int32)
+        source[bad_at] = 8
+        for threads in (1, 2, 3, 8):
+            with pytest.raises(ValueError, match="source out of range"):
+                LAYOUT.break_cuts(times, times, source, np.array([0, 3, 8]), 5, threads)
 
 
 @needs_compiled

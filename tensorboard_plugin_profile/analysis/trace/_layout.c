@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "../../kernels/_buffers.h"
+#include "../../kernels/_threads.h"
 #include "_row_depths.h"
 
 #define BUF(k, type) ((type *)a[k].view.buf)

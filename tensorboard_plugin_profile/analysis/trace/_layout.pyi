@@ -29,9 +29,15 @@ def lay_out(
     at least min_split events), None on negative durations."""
 
 def break_cuts(
-    begin: object, duration: object, source: object, seg_bounds: object, size: int, /
+    begin: object,
+    duration: object,
+    source: object,
+    seg_bounds: object,
+    size: int,
+    threads: int = 1,
+    /,
 ) -> bytes:
     """int32 positions whose break key is >= size (times per event, read through source)."""
 
-def marked_positions(source: object, events: object, /) -> bytes:
+def marked_positions(source: object, events: object, threads: int = 1, /) -> bytes:
     """int32 positions p whose source[p] is one of events, in order."""

@@ -221,14 +221,18 @@ def break_keys(begin, dur, seg_bounds) -> np.ndarray:
     return key
 
 
-def cuts(begin, duration, source, seg_bounds, size: int, pure_python=None) -> np.ndarray:
+def cuts(
+    begin, duration, source, seg_bounds, size: int, pure_python=None, threads=None
+) -> np.ndarray:
     """Positions whose break key is >= ``size`` (int32 below 2**31 events), in order;
-    ``begin`` and ``duration`` per event (``source`` numbers), read through ``source``."""
+    ``begin`` and ``duration`` per event (``source`` numbers), read through ``source``.
+    Compiled, ranges of positions are scanned on ``compiled.pass_threads`` threads."""
     n = len(source)
     begin, duration = passes._int64(begin), passes._int64(duration)
     int32 = source.dtype == np.int32
     if int32 and compiled.use_compiled(_layout, pure_python, n, MAX_COMPILED_EVENTS):
-        found = _layout.break_cuts(begin, duration, source, seg_bounds, int(size))
+        threads = compiled.pass_threads(n, threads)
+        found = _layout.break_cuts(begin, duration, source, seg_bounds, int(size), threads)
         return np.frombuffer(found, dtype=np.int32)
     at = np.flatnonzero(break_keys(begin[source], duration[source], seg_bounds) >= size)
     return at.astype(event_numbers(n))
@@ -251,12 +255,16 @@ def span(seg_bounds, times_at) -> tuple:
     return int(times_at(firsts)[0].min()), int(ends.max())
 
 
-def marked_positions(source: np.ndarray, events: np.ndarray, pure_python=None) -> np.ndarray:
-    """Positions p (in order) whose event ``source[p]`` is one of ``events``."""
+def marked_positions(
+    source: np.ndarray, events: np.ndarray, pure_python=None, threads=None
+) -> np.ndarray:
+    """Positions p (in order) whose event ``source[p]`` is one of ``events``; compiled,
+    ranges of positions are scanned on ``compiled.pass_threads`` threads."""
     events = passes._int64(events)
     int32 = source.dtype == np.int32
     if int32 and compiled.use_compiled(_layout, pure_python, len(source), MAX_COMPILED_EVENTS):
-        found = _layout.marked_positions(source, events)
+        threads = compiled.pass_threads(len(source), threads)
+        found = _layout.marked_positions(source, events, threads)
         return np.frombuffer(found, dtype=np.int32).astype(np.int64)
     marked = np.zeros(len(source), dtype=bool)
     marked[events] = True
