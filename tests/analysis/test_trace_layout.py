@@ -45,6 +45,9 @@ def test_order_by_row_agrees_and_is_the_lexsort_order(events, presorted):
     compiled, fallback = _both(layout.order_by_row, line, LINE_ROW, begin, duration, 3)
     for a, b in zip(compiled, fallback):
         assert a.dtype == b.dtype and a.tolist() == b.tolist()
+    for threads in range(2, 10):  # ranges of events counted and placed, and checked
+        split = layout.order_by_row(line, LINE_ROW, begin, duration, 3, False, None, threads)
+        assert [a.tobytes() for a in split] == [a.tobytes() for a in compiled]
     row = LINE_ROW[line]
     expected = np.lexsort((-duration, begin, row))
     assert compiled[0].tolist() == expected.tolist()
@@ -144,6 +147,13 @@ def test_order_by_row_rejects_a_line_without_row():
     with pytest.raises(ValueError):
         layout.order_by_row(np.array([4], np.int32), LINE_ROW, np.zeros(1, np.int64),
                             np.zeros(1, np.int64), 3, pure_python=False)  # fmt: skip
+    for threads in (1, 2, 3, 8):  # a bad line anywhere, on any thread count
+        for at in range(6):
+            line = np.zeros(6, np.int32)
+            line[at] = 4
+            with pytest.raises(ValueError, match="out of range"):
+                layout.order_by_row(line, LINE_ROW, np.zeros(6, np.int64), np.zeros(6, np.int64),
+                                    3, False, None, threads)  # fmt: skip
 
 
 def test_empty():

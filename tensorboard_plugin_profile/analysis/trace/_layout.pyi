@@ -7,6 +7,7 @@ def row_order(
     num_rows: int,
     order: object,
     bounds: object,
+    threads: int = 1,
     /,
 ) -> bool:
     """Stable counting sort by row into the outputs; True when rows are then time sorted."""

@@ -56,10 +56,13 @@ def event_numbers(n: int) -> type:
     return np.int32 if n < INT32_EVENTS else np.int64
 
 
-def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=None, out=None):
+def order_by_row(
+    line, line_row, begin, duration, num_rows: int, pure_python=None, out=None, threads=None
+):
     """(order, row bounds) of events sorted by (row, begin, longest first); ``line``
     int32 per event, ``line_row`` the row of each line. ``out``: an int32 array the
-    compiled pass may write the order into (then returned)."""
+    compiled pass may write the order into (then returned); it runs on
+    ``compiled.pass_threads`` threads."""
     begin, duration = passes._int64(begin), passes._int64(duration)
     line_row = passes._int64(line_row)
     n = len(begin)
@@ -67,7 +70,8 @@ def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=Non
         order = np.empty(n, dtype=np.int32) if out is None else out
         bounds = np.empty(num_rows + 1, dtype=np.int64)
         line = np.ascontiguousarray(line, dtype=np.int32)
-        if _layout.row_order(line, line_row, begin, duration, num_rows, order, bounds):
+        threads = compiled.pass_threads(n, threads)
+        if _layout.row_order(line, line_row, begin, duration, num_rows, order, bounds, threads):
             return order, bounds
     row = line_row[line]
     order = _time_order(row, begin, begin + duration).astype(event_numbers(n), copy=False)
@@ -136,7 +140,9 @@ def _lay_out_compiled(line, line_row, begin, duration, num_rows: int, threads: i
     n = len(begin)
     z = np.zeros(0, dtype=np.int64)  # the segments: made from the counts below
     lay = Layout(np.empty(n, np.int32), z, z, z, 0)
-    order, bounds = order_by_row(line, line_row, begin, duration, num_rows, False, lay.source)
+    order, bounds = order_by_row(
+        line, line_row, begin, duration, num_rows, False, lay.source, threads
+    )
     if order is not lay.source:
         lay.source[:] = order  # rows out of time order: numpy sorted them
     del order
