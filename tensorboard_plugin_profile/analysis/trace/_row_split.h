@@ -58,24 +58,6 @@ static Py_ssize_t guess_cut(const RowSplit *S, Py_ssize_t t) {
     return -1;
 }
 
-/* The latest end of part k's events: each depth's last one when its depths are disjoint,
- * else every event's (a row that is not well nested: the rare case). */
-static int64_t part_latest(const RowSplit *S, int k) {
-    const Layout *L = S->L;
-    const DepthWork *w = &S->w[k];
-    int64_t latest = INT64_MIN;
-    if (S->status[k] == 1) {
-        for (int64_t d = 0; d < w->depths; d++) latest = w->last_end[d] > latest ? w->last_end[d] : latest;
-        return latest;
-    }
-    for (Py_ssize_t i = S->start[k]; i < S->start[k + 1]; i++) {
-        int32_t s = S->order[i];
-        int64_t e = (int64_t)((uint64_t)L->begin[s] + (uint64_t)L->duration[s]);
-        latest = e > latest ? e : latest;
-    }
-    return latest;
-}
-
 /* Part k in one of four passes: depths counted (then its latest end noted), lanes
  * counted, or its events placed by depth or by lane (as lay_out_row on one thread). */
 enum { COUNT_DEPTHS, COUNT_LANES, PLACE_DEPTHS, PLACE_LANES };
@@ -92,10 +74,7 @@ static void row_part(void *arg, int k, int parts) {
         return;
     }
     int status = nesting_depths(&row, &sink, &S->w[k]);
-    if (S->pass == COUNT_DEPTHS) {
-        S->status[k] = status;
-        if (status >= 0) S->latest[k] = part_latest(S, k);
-    }
+    if (S->pass == COUNT_DEPTHS) S->status[k] = status, S->latest[k] = S->w[k].latest;
 }
 
 static void copy_part(void *arg, int k, int parts) {
