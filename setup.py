@@ -180,14 +180,17 @@ setup(
             depends=[BUFFERS_H, LANE_HEAP_H],
             optional=True,
         ),
-        # Trace index layout (per row: depths, a counting sort); numpy in analysis/trace/layout.py.
+        # Trace index layout (per row: depths, a counting sort; big rows split on threads);
+        # numpy in analysis/trace/layout.py.
         Extension(
             "tensorboard_plugin_profile.analysis.trace._layout",
             ["tensorboard_plugin_profile/analysis/trace/_layout.c"],
             depends=[
                 BUFFERS_H,
                 LANE_HEAP_H,
+                THREADS_H,
                 "tensorboard_plugin_profile/analysis/trace/_row_depths.h",
+                "tensorboard_plugin_profile/analysis/trace/_row_split.h",
                 "tensorboard_plugin_profile/analysis/trace/_position_scans.h",
             ],
             optional=True,

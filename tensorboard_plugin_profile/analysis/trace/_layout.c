@@ -12,12 +12,13 @@
  * Event numbers (order, source) are int32: under 2**31 events, which the callers check
  * (past that, numpy). Times are int64, end = begin + duration wrapping as numpy does.
  *
- * row_order(line, line_row, begin, duration, num_rows, order, bounds)
+ * row_order(line, line_row, begin, duration, num_rows, order, bounds, threads=1)
  *     line: int32 line number per event; line_row: int64 row of each line. A stable
  *     counting sort by row: order[i] = the event at row position i, bounds[r] the first
  *     position of row r (num_rows + 1 values). Returns 1 when every row is then sorted
- *     by (begin, longest first), else 0.
- * lay_out(bounds, begin, duration, source, keys_per_row, scratch)
+ *     by (begin, longest first), else 0. threads > 1: ranges of events and of positions
+ *     on that many threads, the same bytes.
+ * lay_out(bounds, begin, duration, source, keys_per_row, scratch, threads=1, min_split, window)
  *     source holds on entry the row order (row_order's): events sorted by row (bounds)
  *     and by begin inside a row. A row's positions are its range of the row order, so
  *     each row is laid out there: a pass counts its events per depth (_row_depths.h),
@@ -27,8 +28,12 @@
  *     buffers the process already holds, not fresh pages beside them. The index keeps
  *     source alone: begin and end are read through it from the planes' columns.
  *     keys_per_row[r] = max depth + 1 (1 for an empty row); returns (re-laid rows,
- *     bytes of int64 event counts per (row, depth) key, rows in turn), or None when an
- *     event ends before it begins (the caller then uses numpy, from the start).
+ *     bytes of int64 event counts per (row, depth) key, rows in turn, rows laid out in
+ *     parts), or None when an event ends before it begins (the caller then uses numpy,
+ *     from the start). threads > 1: each row of at least min_split events (default
+ *     TBPROF_PART_ROWS) is cut at top-level events into parts laid out on that many
+ *     threads (_row_split.h; window: LAYOUT_WINDOW unless given, tests make it tiny),
+ *     the same bytes for any count.
  * break_cuts, marked_positions: see _position_scans.h.
  */
 #define PY_SSIZE_T_CLEAN
@@ -37,6 +42,7 @@
 #include <string.h>
 
 #include "../../kernels/_buffers.h"
+#include "../../kernels/_threads.h"
 #include "_row_depths.h"
 
 #define BUF(k, type) ((type *)a[k].view.buf)
@@ -45,40 +51,99 @@
 #include "_position_scans.h" /* uses BUF and LEN */
 
 /* --- row_order ------------------------------------------------------------------ */
-static int row_order_loop(const int32_t *line, const int64_t *line_row, Py_ssize_t num_lines,
-                          const int64_t *begin, const int64_t *dur, Py_ssize_t n,
-                          Py_ssize_t num_rows, int32_t *order, int64_t *bounds, int64_t *next) {
-    memset(bounds, 0, (size_t)(num_rows + 1) * sizeof(int64_t));
-    for (Py_ssize_t j = 0; j < n; j++) {
-        int32_t l = line[j];
-        if (l < 0 || l >= num_lines) return -1;
-        int64_t r = line_row[l];
-        if (r < 0 || r >= num_rows) return -1;
-        bounds[r + 1]++;
+/* On threads: each part counts the rows of a range of events, the counts give the row
+ * bounds and where each part writes its events of each row (after the parts before it:
+ * the stable counting sort of one pass), each part places its range, and the time-order
+ * check runs over ranges of positions. */
+typedef struct {
+    const int32_t *line;
+    const int64_t *line_row, *begin, *dur;
+    Py_ssize_t num_lines, n, num_rows;
+    int32_t *order;
+    int64_t *bounds, *next; /* next: num_rows per part */
+    int pass, status[TBPROF_MAX_PARTS];
+} RowOrder;
+
+/* Whether positions [lo, hi) hold each row's events in (begin, longest first) order. */
+static int rows_in_time_order(const RowOrder *R, Py_ssize_t lo, Py_ssize_t hi) {
+    Py_ssize_t r = 0, above = R->num_rows; /* the row holding lo: last r, bounds[r] <= lo */
+    while (r + 1 < above) {
+        Py_ssize_t mid = r + (above - r) / 2;
+        if (R->bounds[mid] <= lo) r = mid;
+        else above = mid;
     }
-    for (Py_ssize_t r = 0; r < num_rows; r++) bounds[r + 1] += bounds[r];
-    memcpy(next, bounds, (size_t)num_rows * sizeof(int64_t));
-    for (Py_ssize_t j = 0; j < n; j++) order[next[line_row[line[j]]]++] = (int32_t)j;
-    for (Py_ssize_t r = 0; r < num_rows; r++) {
-        for (int64_t i = bounds[r] + 1; i < bounds[r + 1]; i++) {
-            int32_t s = order[i], t = order[i - 1];
-            if (begin[s] > begin[t]) continue;
-            if (begin[s] < begin[t]) return 0;
-            /* Equal begins: longest first, compared as numpy does (begin - end, wrapping). */
-            if ((int64_t)(0 - (uint64_t)dur[s]) < (int64_t)(0 - (uint64_t)dur[t])) return 0;
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        while (R->bounds[r + 1] <= i) r++;
+        if (i == R->bounds[r]) continue;
+        int32_t s = R->order[i], t = R->order[i - 1];
+        if (R->begin[s] > R->begin[t]) continue;
+        if (R->begin[s] < R->begin[t]) return 0;
+        /* Equal begins: longest first, compared as numpy does (begin - end, wrapping). */
+        if ((int64_t)(0 - (uint64_t)R->dur[s]) < (int64_t)(0 - (uint64_t)R->dur[t])) return 0;
+    }
+    return 1;
+}
+
+static void row_order_part(void *arg, int k, int parts) {
+    RowOrder *R = arg;
+    Py_ssize_t lo = part_start(R->n, k, parts), hi = part_start(R->n, k + 1, parts);
+    int64_t *next = R->next + (size_t)k * (size_t)R->num_rows;
+    if (R->pass == 0) {
+        R->status[k] = 0;
+        for (Py_ssize_t j = lo; j < hi; j++) {
+            int32_t l = R->line[j];
+            int64_t r = l >= 0 && l < R->num_lines ? R->line_row[l] : -1;
+            if (r < 0 || r >= R->num_rows) {
+                R->status[k] = -1;
+                return;
+            }
+            next[r]++;
         }
+    } else if (R->pass == 1) {
+        for (Py_ssize_t j = lo; j < hi; j++) R->order[next[R->line_row[R->line[j]]]++] = (int32_t)j;
+    } else {
+        R->status[k] = rows_in_time_order(R, lo, hi);
     }
+}
+
+/* 1 when every row is then in time order, 0 when not, -1 when a line or row is out of
+ * range, -3 when out of memory. */
+static int row_order_loop(RowOrder *R, int threads) {
+    int parts = part_count(R->n, threads, TBPROF_MAX_PARTS);
+    size_t cells = (size_t)parts * (size_t)R->num_rows;
+    R->next = PyMem_RawCalloc(cells ? cells : 1, sizeof(int64_t));
+    if (!R->next) return -3;
+    R->pass = 0;
+    run_parts(row_order_part, R, parts, threads);
+    for (int k = 0; k < parts; k++)
+        if (R->status[k] < 0) return -1;
+    R->bounds[0] = 0;
+    for (Py_ssize_t r = 0; r < R->num_rows; r++) { /* rows in turn, each part's events in turn */
+        int64_t at = R->bounds[r];
+        for (int k = 0; k < parts; k++) {
+            int64_t *next = R->next + (size_t)k * (size_t)R->num_rows + r, count = *next;
+            *next = at, at += count;
+        }
+        R->bounds[r + 1] = at;
+    }
+    R->pass = 1;
+    run_parts(row_order_part, R, parts, threads);
+    R->pass = 2;
+    run_parts(row_order_part, R, parts, threads);
+    for (int k = 0; k < parts; k++)
+        if (!R->status[k]) return 0;
     return 1;
 }
 
 static PyObject *row_order(PyObject *self, PyObject *args) {
     PyObject *o[6];
     Py_ssize_t num_rows;
-    if (!PyArg_ParseTuple(args, "OOOOnOO", &o[0], &o[1], &o[2], &o[3], &num_rows, &o[4], &o[5]))
+    int threads = 1;
+    if (!PyArg_ParseTuple(args, "OOOOnOO|i", &o[0], &o[1], &o[2], &o[3], &num_rows, &o[4], &o[5],
+                          &threads))
         return NULL;
     Arg a[6];
     memset(a, 0, sizeof(a));
-    int64_t *next = NULL;
     if (num_rows < 0) {
         PyErr_SetString(PyExc_ValueError, "row_order: num_rows < 0");
         return NULL;
@@ -93,25 +158,21 @@ static PyObject *row_order(PyObject *self, PyObject *args) {
         get_buffer(o[3], &a[3], 0, 8, n, "duration") < 0 || get_buffer(o[4], &a[4], 1, 4, n, "order") < 0 ||
         get_buffer(o[5], &a[5], 1, 8, num_rows + 1, "bounds") < 0)
         goto fail;
-    next = PyMem_Malloc((size_t)(num_rows + 1) * sizeof(int64_t));
-    if (!next) {
-        PyErr_NoMemory();
-        goto fail;
-    }
+    RowOrder R = {BUF(0, int32_t), BUF(1, int64_t), BUF(2, int64_t), BUF(3, int64_t), LEN(1), n, num_rows,
+                  BUF(4, int32_t), BUF(5, int64_t), NULL};
     int ok;
     Py_BEGIN_ALLOW_THREADS
-    ok = row_order_loop(BUF(0, int32_t), BUF(1, int64_t), LEN(1), BUF(2, int64_t), BUF(3, int64_t),
-                        n, num_rows, BUF(4, int32_t), BUF(5, int64_t), next);
+    ok = row_order_loop(&R, threads);
     Py_END_ALLOW_THREADS
-    PyMem_Free(next);
+    PyMem_RawFree(R.next);
     release(a, 6);
+    if (ok == -3) return PyErr_NoMemory();
     if (ok < 0) {
         PyErr_SetString(PyExc_ValueError, "row_order: line or row out of range");
         return NULL;
     }
     return PyBool_FromLong(ok);
 fail:
-    PyMem_Free(next);
     release(a, 6);
     return NULL;
 }
@@ -190,19 +251,39 @@ static Py_ssize_t largest_row(const Layout *L) {
     return m;
 }
 
-static int lay_out_loop(Layout *L, int *relaid) {
+#include "_row_split.h" /* uses Layout and grow_counts */
+
+/* Every row; rows of at least `min_split` events (and 2) are split on `threads` threads
+ * (_row_split.h), the others and every row whose split fails laid out on this one.
+ * *split = rows laid out in parts. */
+static int lay_out_loop(Layout *L, int *relaid, int threads, Py_ssize_t min_split,
+                        Py_ssize_t window, int *split) {
     if (lay_out_work(L, largest_row(L)) < 0) return -3;
     for (Py_ssize_t r = 0; r < L->num_rows; r++) {
-        int ok = lay_out_row(L, r, relaid);
+        Py_ssize_t m = L->bounds[r + 1] - L->bounds[r];
+        int ok = 0;
+        if (threads > 1 && m >= min_split && m >= 2) {
+            ok = lay_out_row_split(L, r, threads, window, relaid);
+            if (ok < 0) return ok;
+            *split += ok;
+        }
+        if (ok == 0) ok = lay_out_row(L, r, relaid);
         if (ok < 0) return ok;
     }
     return 0;
 }
 
 /* Parses lay_out's 6 buffers into L (sizes, kinds and bounds checked); -1 on error. */
-static int lay_out_parse(PyObject *args, Arg *a, Layout *L) {
+static int lay_out_parse(PyObject *args, Arg *a, Layout *L, int *threads, Py_ssize_t *min_split,
+                         Py_ssize_t *window) {
     PyObject *o[6];
-    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5])) return -1;
+    if (!PyArg_ParseTuple(args, "OOOOOO|inn", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], threads,
+                          min_split, window))
+        return -1;
+    if (*window < 1) {
+        PyErr_SetString(PyExc_ValueError, "lay_out: window must be positive");
+        return -1;
+    }
     if (get_buffer(o[0], &a[0], 0, 8, -1, "bounds") < 0 || get_buffer(o[1], &a[1], 0, 8, -1, "begin") < 0)
         return -1;
     Py_ssize_t n = LEN(1), R = LEN(0) - 1;
@@ -234,16 +315,17 @@ static PyObject *lay_out(PyObject *self, PyObject *args) {
     Layout L;
     memset(&L, 0, sizeof(L));
     PyObject *result = NULL;
-    int ok = -4, relaid = 0;
-    if (lay_out_parse(args, a, &L) == 0) {
+    int ok = -4, relaid = 0, threads = 1, split = 0;
+    Py_ssize_t min_split = TBPROF_PART_ROWS, window = LAYOUT_WINDOW;
+    if (lay_out_parse(args, a, &L, &threads, &min_split, &window) == 0) {
         Py_BEGIN_ALLOW_THREADS
-        ok = lay_out_loop(&L, &relaid);
+        ok = lay_out_loop(&L, &relaid, threads, min_split, window, &split);
         Py_END_ALLOW_THREADS
     }
     if (ok == 0) {
         PyObject *counts = PyBytes_FromStringAndSize((const char *)L.counts,
                                                      L.num_counts * (Py_ssize_t)sizeof(int64_t));
-        result = counts ? Py_BuildValue("(iN)", relaid, counts) : NULL;
+        result = counts ? Py_BuildValue("(iNi)", relaid, counts, split) : NULL;
     } else if (ok == -2) {
         Py_INCREF(Py_None);
         result = Py_None;

@@ -44,10 +44,13 @@ static inline void sink_put(const DepthSink *k, const RowEvents *r, Py_ssize_t i
 }
 
 /* Work arrays, n slots each (n = the largest row): stack, heap (two), last end and event
- * count per depth. After a row: count[d] = its events at depth d, for d < depths. */
+ * count per depth. After a row: count[d] = its events at depth d, for d < depths; after
+ * nesting_depths, latest = the latest end of its events (where a part of a row that is
+ * cut may end, _row_split.h). */
 typedef struct {
     int64_t *stack, *last_end, *count, depths;
     LaneHeap a, b;
+    int64_t latest;
 } DepthWork;
 
 /* Depths of one row into `sink`; 1 when every depth holds disjoint events, 0 when not,
@@ -55,7 +58,7 @@ typedef struct {
  * event number is out of range. */
 static int nesting_depths(const RowEvents *r, const DepthSink *sink, DepthWork *w) {
     int disjoint = 1;
-    int64_t seen = 0, top = 0, previous = INT64_MIN;
+    int64_t seen = 0, top = 0, previous = INT64_MIN, latest = INT64_MIN;
     LaneHeap *outliving = &w->a;
     outliving->size = 0;
     for (Py_ssize_t i = 0; i < r->n; i++) {
@@ -64,6 +67,7 @@ static int nesting_depths(const RowEvents *r, const DepthSink *sink, DepthWork *
         int64_t b = r->begin[s], e = row_end(r, s);
         if (e < b || b < previous) return -1;
         previous = b;
+        latest = e > latest ? e : latest;
         while (top > 0 && w->stack[top - 1] <= b) top--;
         while (outliving->size > 0 && outliving->key[0] <= b) lane_heap_pop(outliving);
         int64_t d = top + (int64_t)outliving->size;
@@ -82,6 +86,7 @@ static int nesting_depths(const RowEvents *r, const DepthSink *sink, DepthWork *
             lane_heap_push(outliving, e, 0);
     }
     w->depths = seen;
+    w->latest = latest;
     return disjoint;
 }
 

@@ -18,6 +18,12 @@ before a position's is at most its begin.
 At 11 M events every event-sized array is fresh memory the kernel must fault in,
 which is most of the cost of building the index.
 
+Compiled, a row of at least ``compiled.PARALLEL_MIN_ROWS`` events is cut at top-level
+events into parts laid out on ``compiled.pass_threads`` threads (``_row_split.h``: the
+cuts are guessed, then checked, and the row is laid out on one thread when a check
+fails), so a profile whose main thread holds most events uses every core; the same
+bytes for any thread count.
+
 The numpy fallback gives identical results (``tests/analysis/test_trace_layout.py``);
 ``compiled.use_compiled`` chooses (``TBPROF_PURE_PYTHON=1`` forces the fallback).
 
@@ -50,10 +56,13 @@ def event_numbers(n: int) -> type:
     return np.int32 if n < INT32_EVENTS else np.int64
 
 
-def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=None, out=None):
+def order_by_row(
+    line, line_row, begin, duration, num_rows: int, pure_python=None, out=None, threads=None
+):
     """(order, row bounds) of events sorted by (row, begin, longest first); ``line``
     int32 per event, ``line_row`` the row of each line. ``out``: an int32 array the
-    compiled pass may write the order into (then returned)."""
+    compiled pass may write the order into (then returned); it runs on
+    ``compiled.pass_threads`` threads."""
     begin, duration = passes._int64(begin), passes._int64(duration)
     line_row = passes._int64(line_row)
     n = len(begin)
@@ -61,7 +70,8 @@ def order_by_row(line, line_row, begin, duration, num_rows: int, pure_python=Non
         order = np.empty(n, dtype=np.int32) if out is None else out
         bounds = np.empty(num_rows + 1, dtype=np.int64)
         line = np.ascontiguousarray(line, dtype=np.int32)
-        if _layout.row_order(line, line_row, begin, duration, num_rows, order, bounds):
+        threads = compiled.pass_threads(n, threads)
+        if _layout.row_order(line, line_row, begin, duration, num_rows, order, bounds, threads):
             return order, bounds
     row = line_row[line]
     order = _time_order(row, begin, begin + duration).astype(event_numbers(n), copy=False)
@@ -95,12 +105,13 @@ class Layout:
     relaid_rows: int  # rows re-laid by first-free lanes (not well nested)
 
 
-def lay_out_events(line, line_row, begin, duration, num_rows: int, pure_python=None):
+def lay_out_events(line, line_row, begin, duration, num_rows: int, pure_python=None, threads=None):
     """The ``Layout`` of events given per input event (``line`` int32, ``line_row`` the
-    row of each line, int64 times)."""
+    row of each line, int64 times); ``threads``: see ``compiled.pass_threads``."""
     begin, duration = passes._int64(begin), passes._int64(duration)
     if compiled.use_compiled(_layout, pure_python, len(begin), MAX_COMPILED_EVENTS):
-        lay = _lay_out_compiled(line, line_row, begin, duration, num_rows)
+        threads = compiled.pass_threads(len(begin), threads)
+        lay = _lay_out_compiled(line, line_row, begin, duration, num_rows, threads)
         if lay is not None:
             return lay
     order, bounds = order_by_row(line, line_row, begin, duration, num_rows, pure_python)
@@ -120,7 +131,7 @@ def lay_out(order, bounds, depth_t, relaid_rows: int = 0) -> Layout:
     return Layout(order[by_depth], seg_row, seg_depth, seg_bounds, relaid_rows)
 
 
-def _lay_out_compiled(line, line_row, begin, duration, num_rows: int):
+def _lay_out_compiled(line, line_row, begin, duration, num_rows: int, threads: int = 1):
     """The compiled passes; None when some event ends before it begins (numpy then).
     The row order is written into the source column and each row is laid out in place
     there: the only scratch is one int32 per event of the largest row, a numpy buffer
@@ -129,7 +140,9 @@ def _lay_out_compiled(line, line_row, begin, duration, num_rows: int):
     n = len(begin)
     z = np.zeros(0, dtype=np.int64)  # the segments: made from the counts below
     lay = Layout(np.empty(n, np.int32), z, z, z, 0)
-    order, bounds = order_by_row(line, line_row, begin, duration, num_rows, False, lay.source)
+    order, bounds = order_by_row(
+        line, line_row, begin, duration, num_rows, False, lay.source, threads
+    )
     if order is not lay.source:
         lay.source[:] = order  # rows out of time order: numpy sorted them
     del order
@@ -137,7 +150,7 @@ def _lay_out_compiled(line, line_row, begin, duration, num_rows: int):
     assert _layout is not None
     scratch = np.empty(max(int(np.diff(bounds).max(initial=0)), 1), dtype=np.int32)
     args = (bounds, begin, duration, lay.source, keys_per_row, scratch)
-    done = _layout.lay_out(*args)
+    done = _layout.lay_out(*args, threads, max(compiled.PARALLEL_MIN_ROWS, 2))
     del scratch
     if done is None:
         return None
@@ -214,14 +227,18 @@ def break_keys(begin, dur, seg_bounds) -> np.ndarray:
     return key
 
 
-def cuts(begin, duration, source, seg_bounds, size: int, pure_python=None) -> np.ndarray:
+def cuts(
+    begin, duration, source, seg_bounds, size: int, pure_python=None, threads=None
+) -> np.ndarray:
     """Positions whose break key is >= ``size`` (int32 below 2**31 events), in order;
-    ``begin`` and ``duration`` per event (``source`` numbers), read through ``source``."""
+    ``begin`` and ``duration`` per event (``source`` numbers), read through ``source``.
+    Compiled, ranges of positions are scanned on ``compiled.pass_threads`` threads."""
     n = len(source)
     begin, duration = passes._int64(begin), passes._int64(duration)
     int32 = source.dtype == np.int32
     if int32 and compiled.use_compiled(_layout, pure_python, n, MAX_COMPILED_EVENTS):
-        found = _layout.break_cuts(begin, duration, source, seg_bounds, int(size))
+        threads = compiled.pass_threads(n, threads)
+        found = _layout.break_cuts(begin, duration, source, seg_bounds, int(size), threads)
         return np.frombuffer(found, dtype=np.int32)
     at = np.flatnonzero(break_keys(begin[source], duration[source], seg_bounds) >= size)
     return at.astype(event_numbers(n))
@@ -244,12 +261,16 @@ def span(seg_bounds, times_at) -> tuple:
     return int(times_at(firsts)[0].min()), int(ends.max())
 
 
-def marked_positions(source: np.ndarray, events: np.ndarray, pure_python=None) -> np.ndarray:
-    """Positions p (in order) whose event ``source[p]`` is one of ``events``."""
+def marked_positions(
+    source: np.ndarray, events: np.ndarray, pure_python=None, threads=None
+) -> np.ndarray:
+    """Positions p (in order) whose event ``source[p]`` is one of ``events``; compiled,
+    ranges of positions are scanned on ``compiled.pass_threads`` threads."""
     events = passes._int64(events)
     int32 = source.dtype == np.int32
     if int32 and compiled.use_compiled(_layout, pure_python, len(source), MAX_COMPILED_EVENTS):
-        found = _layout.marked_positions(source, events)
+        threads = compiled.pass_threads(len(source), threads)
+        found = _layout.marked_positions(source, events, threads)
         return np.frombuffer(found, dtype=np.int32).astype(np.int64)
     marked = np.zeros(len(source), dtype=bool)
     marked[events] = True
