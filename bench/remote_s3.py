@@ -35,7 +35,7 @@ sys.path.insert(
 from remote_servers import CountingProxy, MotoServer, moto_server_command  # noqa: E402
 
 from tensorboard_plugin_profile.service import ProfileService  # noqa: E402
-from tensorboard_plugin_profile.store import remote  # noqa: E402
+from tensorboard_plugin_profile.store import remote, remote_fetch  # noqa: E402
 from tensorboard_plugin_profile.store.cache_config import CacheConfig  # noqa: E402
 
 RUN = "s"
@@ -101,7 +101,7 @@ def _instrument(breakdown: Breakdown) -> None:
 
     breakdown.wrap(remote, "list_folder", "listing (one request each)")
     breakdown.wrap(remote, "stat", "stat (HEAD)")
-    breakdown.wrap(remote, "_download", "download + cache write")
+    breakdown.wrap(remote_fetch, "_download", "download + cache write")
     breakdown.wrap(decode, "compiled_raw", "decoder walk (compiled)")
     breakdown.wrap(formats, "decode_xspace", "decode (walk + tables)")
     breakdown.wrap(formats, "preprocess_decoded", "preprocess")
