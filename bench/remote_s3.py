@@ -35,7 +35,7 @@ sys.path.insert(
 from remote_servers import CountingProxy, MotoServer, moto_server_command  # noqa: E402
 
 from tensorboard_plugin_profile.service import ProfileService  # noqa: E402
-from tensorboard_plugin_profile.store import remote  # noqa: E402
+from tensorboard_plugin_profile.store import remote, remote_fetch  # noqa: E402
 from tensorboard_plugin_profile.store.cache_config import CacheConfig  # noqa: E402
 
 RUN = "s"
@@ -51,6 +51,7 @@ class Breakdown:
         self.me = psutil.Process()
         self.rows: list = []
         self.calls: dict = {}
+        self.spans: dict = {}  # step -> (first start, last end), perf_counter seconds
         self.phase = ""
 
     def _io_thread_cpu(self) -> float:
@@ -84,8 +85,25 @@ class Breakdown:
                 with lock:
                     self.calls[key] = self.calls.get(key, 0) + 1
                     self.rows.append((key, *[b - a for a, b in zip(before, after)]))
+                    first = self.spans.get(key, (before[0], after[0]))[0]
+                    self.spans[key] = (first, after[0])
 
         setattr(module, name, timed)
+
+    def mark(self, owner, name: str, label: str) -> None:
+        """Only when a call often made (per piece of a download) first started, last ended."""
+        original = getattr(owner, name)
+
+        def marked(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                key = f"{self.phase}: {label}"
+                first = self.spans.get(key, (started, 0.0))[0]
+                self.spans[key] = (first, time.perf_counter())
+
+        setattr(owner, name, marked)
 
     def report(self) -> None:
         print(f"{'step':<36}{'calls':>6}{'wall s':>9}{'our CPU':>9}{'I/O thr':>9}{'moto CPU':>9}")
@@ -93,16 +111,23 @@ class Breakdown:
             rows = [r[1:] for r in self.rows if r[0] == label]
             sums = [sum(col) for col in zip(*rows)]
             print(f"{label:<36}{self.calls[label]:>6}" + "".join(f"{v:>9.2f}" for v in sums))
+        download = self.spans.get("S3: download + cache write")
+        first = self.spans.get("S3: first bytes arrived")
+        walk = self.spans.get("S3: decoder walk (compiled)")
+        if download and first and walk:
+            print(f"S3: first bytes {first[0] - download[0]:.2f} s after the download started; "
+                  f"the walk ended {walk[1] - download[1]:.2f} s after its last byte")  # fmt: skip
 
 
 def _instrument(breakdown: Breakdown) -> None:
     from tensorboard_plugin_profile.store import formats
-    from tensorboard_plugin_profile.xspace import decode
+    from tensorboard_plugin_profile.xspace import decode, filebytes
 
     breakdown.wrap(remote, "list_folder", "listing (one request each)")
     breakdown.wrap(remote, "stat", "stat (HEAD)")
-    breakdown.wrap(remote, "_download", "download + cache write")
+    breakdown.wrap(remote_fetch, "_download", "download + cache write")
     breakdown.wrap(decode, "compiled_raw", "decoder walk (compiled)")
+    breakdown.mark(filebytes.Arrival, "arrived", "first bytes arrived")  # a span: first..last
     breakdown.wrap(formats, "decode_xspace", "decode (walk + tables)")
     breakdown.wrap(formats, "preprocess_decoded", "preprocess")
 
@@ -148,7 +173,9 @@ def main(profile: str, breakdown: bool = False) -> int:
         if steps is not None:
             _instrument(steps)
             steps.phase = "local"
+        local_cpu = time.process_time()
         local_s = _overview(os.path.join(work, "local"), os.path.join(work, "cache-local"))
+        local_cpu = time.process_time() - local_cpu
         if steps is not None:
             steps.phase = "S3"
         cpu, server_cpu = time.process_time(), steps._server_cpu() if steps else 0.0
@@ -166,9 +193,9 @@ def main(profile: str, breakdown: bool = False) -> int:
             f"S3 cold overview:        {remote_s:.2f} s  "
             f"({remote_s / local_s:.2f}x, target <= 1.3x)"
         )
+        print(f"  CPU of this process: local {local_cpu:.2f} s, S3 {cpu:.2f} s (runs() included)")
         if steps is not None:
-            print(f"  CPU of this process {cpu:.2f} s, of moto's server "
-                  f"{steps._server_cpu() - server_cpu:.2f} s (runs() included)")  # fmt: skip
+            print(f"  CPU of moto's server {steps._server_cpu() - server_cpu:.2f} s")
             steps.report()
         print(f"restarted, from cache:   {restart_s:.2f} s  (target <= 0.5 s)")
         print(f"GETs of the object after the restart: {len(object_gets)} (target 0)")
