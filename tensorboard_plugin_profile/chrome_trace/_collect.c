@@ -792,9 +792,11 @@ static int set_int(PyObject *collector, const char *attr, int64_t value) {
 }
 
 /* --- scan() ------------------------------------------------------------------------- */
-/* The window from `pos` is cut into up to `threads` parts at guessed event starts; parts
- * scan at once, each into its own columns and new-text tables, and are joined in file
- * order. A part counts only when the one before it ended exactly at its start (so the
+#define PARTS_PER_THREAD 4
+
+/* The window from `pos` is cut into up to PARTS_PER_THREAD parts a thread at guessed event
+ * starts; the parts scan at once (`threads` at a time), each into its own columns and
+ * new-text tables, and are joined in file order. A part counts only when the one before it ended exactly at its start (so the
  * guess was a real event start); after a part that did not, nothing more is joined, and
  * the stream goes on from where the joined ones stopped (the next call splits again). The
  * columns, ids and times are the same bytes for any number of threads. The first call (no
@@ -811,7 +813,12 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     Target tg = {0};
     if (setup(&tg, collector) < 0) return NULL;
     if (tg.unusable) return Py_BuildValue("(nn)", pos, (Py_ssize_t)0);
-    int wanted = !tg.has_base || threads < 1 ? 1 : threads > TBPROF_MAX_PARTS ? TBPROF_MAX_PARTS : threads;
+    if (threads < 1 || !tg.has_base) threads = 1;
+    if (threads > TBPROF_MAX_PARTS) threads = TBPROF_MAX_PARTS;
+    /* A few parts per thread: on a busy machine a thread not given a core holds up only a
+     * small part, the others take the rest from the queue. */
+    int wanted = threads == 1 ? 1 : PARTS_PER_THREAD * threads > TBPROF_MAX_PARTS ? TBPROF_MAX_PARTS
+                                                                                 : PARTS_PER_THREAD * threads;
     Part *pt = calloc(wanted, sizeof(Part));
     if (!pt) return PyErr_NoMemory();
     PyObject *result = NULL;
@@ -835,7 +842,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         pt[k].has_base = tg.has_base;
     }
     Py_BEGIN_ALLOW_THREADS
-    run_parts(scan_part, pt, parts, parts);
+    run_parts(scan_part, pt, parts, threads);
     Py_END_ALLOW_THREADS
     const char *consumed = data + pos;
     Py_ssize_t count = 0;

@@ -10,17 +10,18 @@ import json
 import random
 
 import pytest
-from .test_scan import COLUMNS, FILES, SCANNER, TABLES, _assert_same, _collect, _state
 
 from tensorboard_plugin_profile.chrome_trace import read_chrome_trace
 from tensorboard_plugin_profile.chrome_trace.collect import Collector
 from tensorboard_plugin_profile.common.errors import CorruptProfile
 
+from .test_scan import COLUMNS, FILES, SCANNER, TABLES, _assert_same, _collect, _state
+
 pytestmark = pytest.mark.skipif(SCANNER is None, reason="built without a C compiler")
 
 # Texts that look like event boundaries ("}, {") where a guess may land: inside strings,
 # after escapes, in nested args (arrays of objects go to the Python path).
-TRAPS = ["},{", "}, {", '\\"},{\\"', "}\n,\n{", "{[", "a},{\"ph\": \"X\"}", "\\\\},{"]
+TRAPS = ["},{", "}, {", '\\"},{\\"', "}\n,\n{", "{[", 'a},{"ph": "X"}', "\\\\},{"]
 
 
 def _events(count: int, seed: int) -> list:
