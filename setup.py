@@ -67,7 +67,8 @@ class SdistWithFrontend(sdist):
 BUFFERS_H = "tensorboard_plugin_profile/kernels/_buffers.h"
 # The (key, lane) min-heap of greedy lanes and open ends (_passes.c, trace depths and layout).
 LANE_HEAP_H = "tensorboard_plugin_profile/kernels/_lane_heap.h"
-# One pass split across threads over disjoint output ranges (_edit_passes.c, _graph_passes.c).
+# One pass split across threads over disjoint output ranges (_edit_passes.c, _graph_passes.c,
+# chrome_trace/_collect.c).
 THREADS_H = "tensorboard_plugin_profile/kernels/_threads.h"
 
 setup(
@@ -199,6 +200,7 @@ setup(
         Extension(
             "tensorboard_plugin_profile.chrome_trace._collect",
             ["tensorboard_plugin_profile/chrome_trace/_collect.c"],
+            depends=[THREADS_H],
             optional=True,
         ),
         # Large numpy buffers reused within a cold conversion (Linux); numpy's own otherwise.

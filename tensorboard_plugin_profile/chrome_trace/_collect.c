@@ -25,7 +25,13 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
+#include <locale.h>
+#endif
+
+#include "../kernels/_threads.h"
 
 #define KIND_DOUBLE 0
 #define KIND_INT64 2
@@ -39,8 +45,8 @@ static int col_put(Col *c, const void *v, Py_ssize_t size) {
     if (c->len + size > c->cap) {
         Py_ssize_t cap = c->cap ? c->cap * 2 : 4096;
         while (cap < c->len + size) cap *= 2;
-        char *d = PyMem_Realloc(c->data, cap);
-        if (!d) { PyErr_NoMemory(); return -1; }
+        char *d = realloc(c->data, cap);
+        if (!d) return -1; /* the caller reports it, holding the GIL */
         c->data = d; c->cap = cap;
     }
     memcpy(c->data + c->len, v, size);
@@ -70,16 +76,16 @@ static Entry *table_find(Table *t, const char *s, Py_ssize_t n, uint64_t h) {
 
 static int table_add(Table *t, const char *s, Py_ssize_t n, uint64_t h, int64_t id) {
     if ((t->used + 1) * 2 > t->cap) {
-        Table g = {PyMem_Calloc(t->cap ? t->cap * 2 : 1024, sizeof(Entry)), t->cap ? t->cap * 2 : 1024, 0};
-        if (!g.e) { PyErr_NoMemory(); return -1; }
+        Table g = {calloc(t->cap ? t->cap * 2 : 1024, sizeof(Entry)), t->cap ? t->cap * 2 : 1024, 0};
+        if (!g.e) return -1;
         for (Py_ssize_t i = 0; i < t->cap; i++)
             if (t->e[i].hash) { *table_find(&g, t->e[i].key, t->e[i].len, t->e[i].hash) = t->e[i]; g.used++; }
-        PyMem_Free(t->e);
+        free(t->e);
         *t = g;
     }
     Entry *e = table_find(t, s, n, h);
-    e->key = PyMem_Malloc(n ? n : 1);
-    if (!e->key) { PyErr_NoMemory(); return -1; }
+    e->key = malloc(n ? n : 1);
+    if (!e->key) return -1;
     memcpy(e->key, s, n);
     e->hash = h; e->len = n; e->id = id;
     t->used++;
@@ -87,8 +93,8 @@ static int table_add(Table *t, const char *s, Py_ssize_t n, uint64_t h, int64_t 
 }
 
 static void table_free(Table *t) {
-    for (Py_ssize_t i = 0; i < t->cap; i++) if (t->e[i].hash) PyMem_Free(t->e[i].key);
-    PyMem_Free(t->e);
+    for (Py_ssize_t i = 0; i < t->cap; i++) if (t->e[i].hash) free(t->e[i].key);
+    free(t->e);
     t->e = NULL; t->cap = t->used = 0;
 }
 
@@ -104,21 +110,6 @@ static int64_t intern_object(PyObject *interner_ids, PyObject *values, PyObject 
         return -1;
     }
     Py_DECREF(num);
-    return id;
-}
-
-typedef struct { Table *t; PyObject *ids, *values; } Interner;
-
-/* Id of a text (latin-1 code points) as a str in the Interner. */
-static int64_t intern_text(Interner *in, const char *s, Py_ssize_t n) {
-    uint64_t h = hash_of(s, n);
-    Entry *e = table_find(in->t, s, n, h);
-    if (e && e->hash) return e->id;
-    PyObject *str = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, s, n);
-    if (!str) return -1;
-    int64_t id = intern_object(in->ids, in->values, str);
-    Py_DECREF(str);
-    if (id < 0 || table_add(in->t, s, n, h, id) < 0) return -1;
     return id;
 }
 
@@ -149,6 +140,16 @@ static int string(Parser *ps, Span *out) {
     }
     return 0;
 }
+
+/* A number's text as float() reads it: correctly rounded, '.' whatever the locale. Parts
+ * run without the GIL, so not PyOS_string_to_double (its big-number arithmetic shares
+ * state); glibc's and the BSDs' strtod round correctly too. */
+#ifdef _WIN32
+static double text_to_double(const char *s) { return PyOS_string_to_double(s, NULL, NULL); }
+#else
+static locale_t c_numbers;
+static double text_to_double(const char *s) { return strtod_l(s, NULL, c_numbers); }
+#endif
 
 /* A JSON number as Python's json reads it: int (if it fits int64) or float. */
 static int number(Parser *ps, Value *v) {
@@ -183,8 +184,7 @@ static int number(Parser *ps, Value *v) {
     ps->p = q;
     if (is_float) {
         v->type = V_FLOAT;
-        v->d = PyOS_string_to_double(buf, NULL, NULL);
-        if (v->d == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+        v->d = text_to_double(buf);
         return 1;
     }
     if (n == 2 && buf[0] == '-' && buf[1] == '0') return 0; /* -0: Python's int is 0 */
@@ -346,36 +346,70 @@ static const char *COLUMN_NAMES[N_COLS] = {
     "ev_line", "ev_name", "ev_cat", "ev_begin", "ev_dur", "st_event", "st_key", "st_kind",
     "st_int", "st_float", "flow_line", "flow_ts", "flow_key", "flow_phase"};
 
-typedef struct { Table strings, keys, lines, flows; } Caches; /* kept on the Collector */
+/* The Collector's interners a part adds to: texts (names, categories, string values), stat
+ * keys, (pid, tid) lines and (category, id) flow keys. */
+enum { T_STRINGS, T_KEYS, T_LINES, T_FLOWS, N_TABLES };
+static const char *INTERNER_NAMES[N_TABLES] = {"strings", "stat_keys", "lines", "flow_keys"};
 
+typedef struct { Table t[N_TABLES]; } Caches; /* text -> the Collector's id, kept on the Collector */
+
+/* Texts a part met that the caches did not hold, in the part's first-seen order. The part
+ * writes -(index + 1) for them; the join turns that into the Collector's id. */
+typedef struct { char *key; Py_ssize_t len; uint64_t hash; } Named;
+typedef struct { Table t; Named *order; Py_ssize_t n, cap; } Local;
+
+/* One stretch of the window, scanned without the GIL into its own columns. */
 typedef struct {
-    Interner strings, keys;
-    PyObject *lines_ids, *lines_values, *flow_ids, *flow_values;
-    Caches *caches;
+    const Caches *caches; /* read only while parts run */
+    Local local[N_TABLES];
     Col col[N_COLS];
-    int64_t rows, end_ps, base;
-    int has_base, unusable;
+    int64_t rows, end_ps, base; /* rows: of this part, from 0 */
+    int has_base, failed, reached;
+    const char *start, *stop, *end, *consumed;
+    Py_ssize_t count, max_chars;
+    Parser ps;
+    Event ev;
     char key[2200];
-} Scan;
+} Part;
+
+#define NO_ID INT64_MIN /* out of memory */
+
+static int64_t id_of(Part *pt, int which, const char *s, Py_ssize_t n) {
+    uint64_t h = hash_of(s, n);
+    Entry *e = table_find((Table *)&pt->caches->t[which], s, n, h);
+    if (e && e->hash) return e->id;
+    Local *local = &pt->local[which];
+    e = table_find(&local->t, s, n, h);
+    if (e && e->hash) return e->id;
+    if (local->n == local->cap) {
+        Py_ssize_t cap = local->cap ? 2 * local->cap : 256;
+        Named *order = realloc(local->order, cap * sizeof(Named));
+        if (!order) return NO_ID;
+        local->order = order; local->cap = cap;
+    }
+    int64_t id = -(int64_t)(local->n + 1);
+    if (table_add(&local->t, s, n, h, id) < 0) return NO_ID;
+    local->order[local->n++] = (Named){table_find(&local->t, s, n, h)->key, n, h};
+    return id;
+}
+
+static void local_free(Local *local) {
+    table_free(&local->t);
+    free(local->order);
+}
 
 static void caches_free(PyObject *capsule) {
     Caches *c = PyCapsule_GetPointer(capsule, "chrome_trace._collect.caches");
     if (!c) return;
-    table_free(&c->strings); table_free(&c->keys); table_free(&c->lines); table_free(&c->flows);
-    PyMem_Free(c);
-}
-
-/* A pid or tid as the Python value Collector.add would use (None when absent). */
-static PyObject *py_id(const Value *v, int has) {
-    if (!has || v->type == V_NULL) Py_RETURN_NONE;
-    if (v->type == V_INT) return PyLong_FromLongLong(v->i);
-    return PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, v->text.s, v->text.n);
+    for (int i = 0; i < N_TABLES; i++) table_free(&c->t[i]);
+    free(c);
 }
 
 static int id_ok(const Value *v, int has) {
     return !has || v->type == V_NULL || v->type == V_INT || (v->type == V_STR && v->text.n < 1000);
 }
 
+/* A pid or tid as key text: a tag ('n' None, 'i' int64, 's' str), a length, the bytes. */
 static Py_ssize_t put_key_part(char *out, const Value *v, int has) {
     char tag = (!has || v->type == V_NULL) ? 'n' : v->type == V_INT ? 'i' : 's';
     const char *s = tag == 'i' ? (const char *)&v->i : tag == 's' ? v->text.s : "";
@@ -386,44 +420,20 @@ static Py_ssize_t put_key_part(char *out, const Value *v, int has) {
     return 1 + sizeof(n) + n;
 }
 
-/* The line id of (pid, tid), as Collector.lines((pid, tid)). */
-static int64_t line_of(Scan *sc, const Event *ev) {
-    Py_ssize_t n = put_key_part(sc->key, &ev->pid, ev->has_pid);
-    n += put_key_part(sc->key + n, &ev->tid, ev->has_tid);
-    uint64_t h = hash_of(sc->key, n);
-    Entry *e = table_find(&sc->caches->lines, sc->key, n, h);
-    if (e && e->hash) return e->id;
-    PyObject *pid = py_id(&ev->pid, ev->has_pid), *tid = pid ? py_id(&ev->tid, ev->has_tid) : NULL;
-    PyObject *pair = tid ? PyTuple_Pack(2, pid, tid) : NULL;
-    Py_XDECREF(pid); Py_XDECREF(tid);
-    if (!pair) return -1;
-    int64_t id = intern_object(sc->lines_ids, sc->lines_values, pair);
-    Py_DECREF(pair);
-    if (id < 0 || table_add(&sc->caches->lines, sc->key, n, h, id) < 0) return -1;
-    return id;
+/* The line of (pid, tid), as Collector.lines((pid, tid)). */
+static int64_t line_of(Part *pt, const Event *ev) {
+    Py_ssize_t n = put_key_part(pt->key, &ev->pid, ev->has_pid);
+    n += put_key_part(pt->key + n, &ev->tid, ev->has_tid);
+    return id_of(pt, T_LINES, pt->key, n);
 }
 
-/* The id of (cat, str(id)) in Collector.flow_keys. */
-static int64_t flow_key_of(Scan *sc, Span cat, Span id) {
-    if (cat.n + id.n + 8 > (Py_ssize_t)sizeof(sc->key)) return -2;
-    memcpy(sc->key, &cat.n, sizeof(cat.n));
-    memcpy(sc->key + sizeof(cat.n), cat.s, cat.n);
-    memcpy(sc->key + sizeof(cat.n) + cat.n, id.s, id.n);
-    Py_ssize_t n = sizeof(cat.n) + cat.n + id.n;
-    uint64_t h = hash_of(sc->key, n);
-    Entry *e = table_find(&sc->caches->flows, sc->key, n, h);
-    if (e && e->hash) return e->id;
-    PyObject *a = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, cat.s, cat.n);
-    PyObject *b = a ? PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, id.s, id.n) : NULL;
-    PyObject *pair = b ? PyTuple_Pack(2, a, b) : NULL;
-    Py_XDECREF(a); Py_XDECREF(b);
-    if (!pair) return -1;
-    int64_t got = intern_object(sc->flow_ids, sc->flow_values, pair);
-    Py_DECREF(pair);
-    if (got < 0 || table_add(&sc->caches->flows, sc->key, n, h, got) < 0) return -1;
-    return got;
+/* (cat, str(id)) of Collector.flow_keys as key text: cat's length, cat, id. */
+static int64_t flow_key_of(Part *pt, Span cat, Span id) {
+    memcpy(pt->key, &cat.n, sizeof(cat.n));
+    memcpy(pt->key + sizeof(cat.n), cat.s, cat.n);
+    memcpy(pt->key + sizeof(cat.n) + cat.n, id.s, id.n);
+    return id_of(pt, T_FLOWS, pt->key, sizeof(cat.n) + cat.n + id.n);
 }
-
 /* exact_times.micros_to_ps: microseconds written [-]digits[.digits] -> picoseconds, exactly (a
  * seventh decimal on rounds half to even). 1 = done, 0 = another form (an exponent: the
  * float rules apply), -1 = beyond int64 (the event is left to the Python path). */
@@ -458,7 +468,7 @@ static int micros_to_ps(Span t, int64_t *out) {
 }
 
 /* Collector._ps: picoseconds from the first timestamp (int microseconds); 0 = stop. */
-static int to_ps(Scan *sc, const Value *ts, int64_t *base, int *has_base, int64_t *out) {
+static int to_ps(Part *pt, const Value *ts, int64_t *base, int *has_base, int64_t *out) {
     if (ts->type == V_INT) {
         int64_t b = *has_base ? *base : ts->i, delta;
         if (__builtin_sub_overflow(ts->i, b, &delta) || __builtin_mul_overflow(delta, 1000000, out))
@@ -511,11 +521,11 @@ static int dur_ps(const Event *ev, int64_t *out) {
     return 1;
 }
 
-static int add_stat(Scan *sc, int64_t row, Span key, const Value *v) {
-    int64_t k = intern_text(&sc->keys, key.s, key.n), iv = 0;
+static int add_stat(Part *pt, int64_t row, Span key, const Value *v) {
+    int64_t k = id_of(pt, T_KEYS, key.s, key.n), iv = 0;
     double fv = 0.0;
     int8_t kind = KIND_INT64;
-    if (k < 0) return -1;
+    if (k == NO_ID) return -1;
     switch (v->type) {
     case V_INT: iv = v->i; break;
     case V_TRUE: iv = 1; break;
@@ -523,84 +533,228 @@ static int add_stat(Scan *sc, int64_t row, Span key, const Value *v) {
     case V_FLOAT: kind = KIND_DOUBLE; fv = v->d; break;
     default: /* strings, null (as JSON "null") and nested arrays (their compact JSON) */
         kind = KIND_STR;
-        iv = v->type == V_NULL ? intern_text(&sc->strings, "null", 4)
-                               : intern_text(&sc->strings, v->text.s, v->text.n);
-        if (iv < 0) return -1;
+        iv = v->type == V_NULL ? id_of(pt, T_STRINGS, "null", 4)
+                               : id_of(pt, T_STRINGS, v->text.s, v->text.n);
+        if (iv == NO_ID) return -1;
     }
-    PUT64(&sc->col[C_ST_EVENT], row);
-    PUT64(&sc->col[C_ST_KEY], k);
-    if (col_put(&sc->col[C_ST_KIND], &kind, 1) < 0) return -1;
-    PUT64(&sc->col[C_ST_INT], iv);
-    return col_put(&sc->col[C_ST_FLOAT], &fv, 8);
+    PUT64(&pt->col[C_ST_EVENT], row);
+    PUT64(&pt->col[C_ST_KEY], k);
+    if (col_put(&pt->col[C_ST_KIND], &kind, 1) < 0) return -1;
+    PUT64(&pt->col[C_ST_INT], iv);
+    return col_put(&pt->col[C_ST_FLOAT], &fv, 8);
 }
 
-/* Adds one parsed event as Collector.add would: 1 done, 0 not handled here, -1 error. */
-static int commit(Scan *sc, const Event *ev) {
+/* Adds one parsed event as Collector.add would: 1 done, 0 not handled here, -1 out of memory. */
+static int commit(Part *pt, const Event *ev) {
     if (ev->ph.n != 1 || !ev->has_ts || !id_ok(&ev->pid, ev->has_pid) || !id_ok(&ev->tid, ev->has_tid))
         return 0;
     char ph = ev->ph.s[0];
     int flow = ph == 's' ? 0 : ph == 't' ? 1 : ph == 'f' ? 2 : -1;
     int instant = ph == 'i' || ph == 'I' || ph == 'R';
     if (flow < 0 && !instant && ph != 'X') return 0;
-    int64_t base = sc->base, begin, dur = 0;
-    int has_base = sc->has_base;
-    if (!to_ps(sc, &ev->ts, &base, &has_base, &begin)) return 0;
+    int64_t base = pt->base, begin, dur = 0;
+    int has_base = pt->has_base;
+    if (!to_ps(pt, &ev->ts, &base, &has_base, &begin)) return 0;
     if (ph == 'X' && !dur_ps(ev, &dur)) return 0;
     if (flow >= 0) {
         const Value *id = ev->has_id ? &ev->id : ev->has_bind_id ? &ev->bind_id : NULL;
         if (!id || (id->type != V_INT && id->type != V_STR)) return 0;
-        if (ev->cat.n + id->text.n + 8 > (Py_ssize_t)sizeof(sc->key)) return 0;
-        int64_t line = line_of(sc, ev);
-        if (line < 0) return -1;
-        sc->base = base; sc->has_base = has_base;
+        if (ev->cat.n + id->text.n + 8 > (Py_ssize_t)sizeof(pt->key)) return 0;
+        int64_t line = line_of(pt, ev);
+        if (line == NO_ID) return -1;
+        pt->base = base; pt->has_base = has_base;
         Span cat = ev->has_cat ? ev->cat : (Span){"", 0};
-        int64_t key = flow_key_of(sc, cat, id->text);
-        if (key < 0) return -1;
+        int64_t key = flow_key_of(pt, cat, id->text);
+        if (key == NO_ID) return -1;
         int8_t phase = (int8_t)flow;
-        PUT64(&sc->col[C_FLOW_LINE], line);
-        PUT64(&sc->col[C_FLOW_TS], begin);
-        PUT64(&sc->col[C_FLOW_KEY], key);
-        return col_put(&sc->col[C_FLOW_PHASE], &phase, 1) < 0 ? -1 : 1;
+        PUT64(&pt->col[C_FLOW_LINE], line);
+        PUT64(&pt->col[C_FLOW_TS], begin);
+        PUT64(&pt->col[C_FLOW_KEY], key);
+        return col_put(&pt->col[C_FLOW_PHASE], &phase, 1) < 0 ? -1 : 1;
     }
-    sc->base = base; sc->has_base = has_base;
-    int64_t line = line_of(sc, ev);
-    int64_t name = line < 0 ? -1 : intern_text(&sc->strings, ev->has_name ? ev->name.s : "", ev->name.n);
-    int64_t cat = name < 0 ? -1 : intern_text(&sc->strings, ev->has_cat ? ev->cat.s : "", ev->cat.n);
-    if (cat < 0) return -1;
-    int64_t row = sc->rows++;
-    PUT64(&sc->col[C_LINE], line);
-    PUT64(&sc->col[C_NAME], name);
-    PUT64(&sc->col[C_CAT], cat);
-    PUT64(&sc->col[C_BEGIN], begin);
-    PUT64(&sc->col[C_DUR], dur);
-    if (begin + dur > sc->end_ps) sc->end_ps = begin + dur;
+    pt->base = base; pt->has_base = has_base;
+    int64_t line = line_of(pt, ev);
+    int64_t name = line == NO_ID ? NO_ID : id_of(pt, T_STRINGS, ev->has_name ? ev->name.s : "", ev->name.n);
+    int64_t cat = name == NO_ID ? NO_ID : id_of(pt, T_STRINGS, ev->has_cat ? ev->cat.s : "", ev->cat.n);
+    if (cat == NO_ID) return -1;
+    int64_t row = pt->rows++;
+    PUT64(&pt->col[C_LINE], line);
+    PUT64(&pt->col[C_NAME], name);
+    PUT64(&pt->col[C_CAT], cat);
+    PUT64(&pt->col[C_BEGIN], begin);
+    PUT64(&pt->col[C_DUR], dur);
+    if (begin + dur > pt->end_ps) pt->end_ps = begin + dur;
     for (int i = 0; i < ev->nargs; i++)
-        if (add_stat(sc, row, ev->keys[i], &ev->vals[i]) < 0) return -1;
+        if (add_stat(pt, row, ev->keys[i], &ev->vals[i]) < 0) return -1;
     return 1;
 }
 
-/* --- scan() ------------------------------------------------------------------------- */
-static int setup(Scan *sc, PyObject *collector) {
+/* --- one part: events from its start to its stop, without the GIL --------------------- */
+static void scan_part(void *ctx, int k, int parts) {
+    (void)parts;
+    Part *pt = &((Part *)ctx)[k];
+    Parser *ps = &pt->ps;
+    ps->end = pt->end;
+    const char *consumed = pt->start;
+    for (;;) {
+        ps->p = consumed;
+        if (pt->count) {
+            ws(ps);
+            if (ps->p >= ps->end || *ps->p != ',') break;
+            ps->p++;
+        }
+        ws(ps);
+        if (pt->stop && ps->p >= pt->stop) { /* the next part starts here, or its guess was wrong */
+            pt->reached = ps->p == pt->stop;
+            break;
+        }
+        const char *start = ps->p;
+        if (ps->p >= ps->end || *ps->p != '{' || !event(ps, &pt->ev)) break;
+        if (ps->p - start > pt->max_chars) break; /* too long: the stream skips it */
+        int done = commit(pt, &pt->ev);
+        if (done < 0) { pt->failed = 1; break; }
+        if (!done) break;
+        consumed = ps->p;
+        pt->count++;
+    }
+    pt->consumed = consumed;
+}
+
+static int is_blank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+/* A guess at an event start at or after `from`: a '{' after ',' after '}' (blanks between).
+ * It may lie inside a string or a nested value; the part before it checks (Part.reached). */
+static const char *guess_start(const char *lo, const char *from, const char *end) {
+    for (const char *p = from; p < end; p++) {
+        p = memchr(p, '{', end - p);
+        if (!p) return NULL;
+        const char *q = p - 1;
+        while (q > lo && is_blank(*q)) q--;
+        if (q <= lo || *q != ',') continue;
+        q--;
+        while (q > lo && is_blank(*q)) q--;
+        if (*q == '}') return p;
+    }
+    return NULL;
+}
+
+/* --- the join, holding the GIL --------------------------------------------------------- */
+typedef struct {
+    PyObject *collector, *ids[N_TABLES], *values[N_TABLES]; /* borrowed from the Collector */
+    Caches *caches;
+    int64_t rows, end_ps, base;
+    int has_base, unusable;
+} Target;
+
+static PyObject *text_object(const char *s, Py_ssize_t n) {
+    return PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, s, n);
+}
+
+/* A pid or tid from its key text (put_key_part), as Collector.add would have it. */
+static PyObject *id_object(const char **key) {
+    char tag = **key;
+    Py_ssize_t n;
+    memcpy(&n, *key + 1, sizeof(n));
+    const char *s = *key + 1 + sizeof(n);
+    *key = s + n;
+    if (tag == 'n') Py_RETURN_NONE;
+    if (tag == 'i') { int64_t v; memcpy(&v, s, 8); return PyLong_FromLongLong(v); }
+    return text_object(s, n);
+}
+
+/* The Python value the Collector interns for a part's key text. */
+static PyObject *key_object(int which, const Named *named) {
+    PyObject *a, *b;
+    if (which == T_STRINGS || which == T_KEYS) return text_object(named->key, named->len);
+    if (which == T_LINES) {
+        const char *key = named->key;
+        a = id_object(&key);
+        b = a ? id_object(&key) : NULL;
+    } else {
+        Py_ssize_t n;
+        memcpy(&n, named->key, sizeof(n));
+        a = text_object(named->key + sizeof(n), n);
+        b = a ? text_object(named->key + sizeof(n) + n, named->len - (Py_ssize_t)sizeof(n) - n) : NULL;
+    }
+    PyObject *pair = b ? PyTuple_Pack(2, a, b) : NULL;
+    Py_XDECREF(a); Py_XDECREF(b);
+    return pair;
+}
+
+static void remap(Col *c, const int64_t *map, const Col *kinds) {
+    int64_t *v = (int64_t *)c->data;
+    const int8_t *kind = kinds ? (const int8_t *)kinds->data : NULL;
+    for (Py_ssize_t i = 0, n = c->len / 8; i < n; i++)
+        if (v[i] < 0 && (!kind || kind[i] == KIND_STR)) v[i] = map[-v[i] - 1];
+}
+
+/* Adds a part to the Collector: the texts new to it interned in the part's first-seen order
+ * (parts joined in file order: the ids one pass over the whole window gives), then its
+ * columns with those ids and its rows after the Collector's. */
+static int join_part(Target *tg, Part *pt) {
+    int64_t *map[N_TABLES] = {NULL};
+    int ok = 0;
+    for (int w = 0; w < N_TABLES; w++) {
+        Local *local = &pt->local[w];
+        map[w] = malloc((local->n ? local->n : 1) * sizeof(int64_t));
+        if (!map[w]) { PyErr_NoMemory(); goto done; }
+        for (Py_ssize_t i = 0; i < local->n; i++) {
+            Named *named = &local->order[i];
+            Entry *e = table_find(&tg->caches->t[w], named->key, named->len, named->hash);
+            if (e && e->hash) { map[w][i] = e->id; continue; }
+            PyObject *value = key_object(w, named);
+            int64_t id = value ? intern_object(tg->ids[w], tg->values[w], value) : -1;
+            Py_XDECREF(value);
+            if (id < 0) goto done;
+            if (table_add(&tg->caches->t[w], named->key, named->len, named->hash, id) < 0) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            map[w][i] = id;
+        }
+    }
+    remap(&pt->col[C_LINE], map[T_LINES], NULL);
+    remap(&pt->col[C_NAME], map[T_STRINGS], NULL);
+    remap(&pt->col[C_CAT], map[T_STRINGS], NULL);
+    remap(&pt->col[C_ST_KEY], map[T_KEYS], NULL);
+    remap(&pt->col[C_ST_INT], map[T_STRINGS], &pt->col[C_ST_KIND]);
+    remap(&pt->col[C_FLOW_LINE], map[T_LINES], NULL);
+    remap(&pt->col[C_FLOW_KEY], map[T_FLOWS], NULL);
+    int64_t *owner = (int64_t *)pt->col[C_ST_EVENT].data;
+    for (Py_ssize_t i = 0, n = pt->col[C_ST_EVENT].len / 8; i < n; i++) owner[i] += tg->rows;
+    for (int i = 0; i < N_COLS; i++) {
+        if (!pt->col[i].len) continue;
+        PyObject *column = PyObject_GetAttrString(tg->collector, COLUMN_NAMES[i]);
+        PyObject *r = column ? PyObject_CallMethod(column, "frombytes", "y#", pt->col[i].data, pt->col[i].len) : NULL;
+        Py_XDECREF(column);
+        if (!r) goto done;
+        Py_DECREF(r);
+    }
+    tg->rows += pt->rows;
+    if (pt->end_ps > tg->end_ps) tg->end_ps = pt->end_ps;
+    if (!tg->has_base && pt->has_base) { tg->base = pt->base; tg->has_base = 1; }
+    ok = 1;
+done:
+    for (int w = 0; w < N_TABLES; w++) free(map[w]);
+    return ok ? 0 : -1;
+}
+
+static int setup(Target *tg, PyObject *collector) {
+    tg->collector = collector;
     PyObject *capsule = PyObject_GetAttrString(collector, "_scan_caches");
     if (!capsule) {
         PyErr_Clear();
-        Caches *c = PyMem_Calloc(1, sizeof(Caches));
+        Caches *c = calloc(1, sizeof(Caches));
         if (!c) { PyErr_NoMemory(); return -1; }
         capsule = PyCapsule_New(c, "chrome_trace._collect.caches", caches_free);
-        if (!capsule) { PyMem_Free(c); return -1; }
+        if (!capsule) { free(c); return -1; }
         if (PyObject_SetAttrString(collector, "_scan_caches", capsule) < 0) { Py_DECREF(capsule); return -1; }
     }
-    sc->caches = PyCapsule_GetPointer(capsule, "chrome_trace._collect.caches");
+    tg->caches = PyCapsule_GetPointer(capsule, "chrome_trace._collect.caches");
     Py_DECREF(capsule);
-    if (!sc->caches) return -1;
-    struct { const char *attr; PyObject **ids, **values; } interners[] = {
-        {"strings", &sc->strings.ids, &sc->strings.values},
-        {"stat_keys", &sc->keys.ids, &sc->keys.values},
-        {"lines", &sc->lines_ids, &sc->lines_values},
-        {"flow_keys", &sc->flow_ids, &sc->flow_values},
-    };
-    for (int i = 0; i < 4; i++) { /* borrowed: the Collector keeps them alive */
-        PyObject *in = PyObject_GetAttrString(collector, interners[i].attr);
+    if (!tg->caches) return -1;
+    for (int i = 0; i < N_TABLES; i++) { /* borrowed: the Collector keeps them alive */
+        PyObject *in = PyObject_GetAttrString(collector, INTERNER_NAMES[i]);
         if (!in) return -1;
         PyObject *ids = PyObject_GetAttrString(in, "ids"), *values = PyObject_GetAttrString(in, "values");
         Py_DECREF(in);
@@ -609,90 +763,105 @@ static int setup(Scan *sc, PyObject *collector) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "collector interners");
             return -1;
         }
-        *interners[i].ids = ids; *interners[i].values = values;
+        tg->ids[i] = ids; tg->values[i] = values;
     }
-    sc->strings.t = &sc->caches->strings;
-    sc->keys.t = &sc->caches->keys;
     PyObject *begins = PyObject_GetAttrString(collector, "ev_begin");
     PyObject *base = PyObject_GetAttrString(collector, "base_us");
     PyObject *end = PyObject_GetAttrString(collector, "end_ps");
     int ok = begins && base && end;
     if (ok) {
-        sc->rows = PyObject_Length(begins);
-        sc->end_ps = PyLong_AsLongLong(end);
-        sc->has_base = base != Py_None;
-        sc->base = sc->has_base ? PyLong_AsLongLong(base) : 0;
-        if (sc->has_base && sc->base == -1 && PyErr_Occurred() &&
+        tg->rows = PyObject_Length(begins);
+        tg->end_ps = PyLong_AsLongLong(end);
+        tg->has_base = base != Py_None;
+        tg->base = tg->has_base ? PyLong_AsLongLong(base) : 0;
+        if (tg->has_base && tg->base == -1 && PyErr_Occurred() &&
             PyErr_ExceptionMatches(PyExc_OverflowError)) {
             PyErr_Clear(); /* a base beyond int64 (a garbage first ts): Python reads it all */
-            sc->unusable = 1;
+            tg->unusable = 1;
         }
     }
     Py_XDECREF(begins); Py_XDECREF(base); Py_XDECREF(end);
-    return ok && !PyErr_Occurred() && sc->rows >= 0 ? 0 : -1;
+    return ok && !PyErr_Occurred() && tg->rows >= 0 ? 0 : -1;
 }
 
-static int flush(Scan *sc, PyObject *collector, int had_base) {
-    for (int i = 0; i < N_COLS; i++) {
-        if (!sc->col[i].len) continue;
-        PyObject *column = PyObject_GetAttrString(collector, COLUMN_NAMES[i]);
-        PyObject *r = column ? PyObject_CallMethod(column, "frombytes", "y#", sc->col[i].data, sc->col[i].len) : NULL;
-        Py_XDECREF(column);
-        if (!r) return -1;
-        Py_DECREF(r);
-    }
-    PyObject *end = PyLong_FromLongLong(sc->end_ps);
-    if (!end || PyObject_SetAttrString(collector, "end_ps", end) < 0) { Py_XDECREF(end); return -1; }
-    Py_DECREF(end);
-    if (sc->has_base && !had_base) {
-        PyObject *base = PyLong_FromLongLong(sc->base);
-        if (!base || PyObject_SetAttrString(collector, "base_us", base) < 0) { Py_XDECREF(base); return -1; }
-        Py_DECREF(base);
-    }
-    return 0;
+static int set_int(PyObject *collector, const char *attr, int64_t value) {
+    PyObject *v = PyLong_FromLongLong(value);
+    int r = v ? PyObject_SetAttrString(collector, attr, v) : -1;
+    Py_XDECREF(v);
+    return r;
 }
 
+/* --- scan() ------------------------------------------------------------------------- */
+#define PARTS_PER_THREAD 4
+
+/* The window from `pos` is cut into up to PARTS_PER_THREAD parts a thread at guessed event
+ * starts; the parts scan at once (`threads` at a time), each into its own columns and
+ * new-text tables, and are joined in file order. A part counts only when the one before it ended exactly at its start (so the
+ * guess was a real event start); after a part that did not, nothing more is joined, and
+ * the stream goes on from where the joined ones stopped (the next call splits again). The
+ * columns, ids and times are the same bytes for any number of threads. The first call (no
+ * base time yet) runs on one part: every later part needs the base. */
 static PyObject *scan(PyObject *self, PyObject *args) {
     PyObject *text, *collector;
     Py_ssize_t pos, max_chars = PY_SSIZE_T_MAX;
-    if (!PyArg_ParseTuple(args, "UnO|n", &text, &pos, &collector, &max_chars)) return NULL;
+    int threads = 1;
+    (void)part_count; /* _threads.h's sizing is for row passes; a window splits by text */
+    if (!PyArg_ParseTuple(args, "UnO|ni", &text, &pos, &collector, &max_chars, &threads)) return NULL;
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND || pos < 0 || pos >= length)
         return Py_BuildValue("(nn)", pos, (Py_ssize_t)0);
-    Scan *sc = PyMem_Calloc(1, sizeof(Scan));
-    Parser *ps = PyMem_Malloc(sizeof(Parser));
-    Event *ev = PyMem_Malloc(sizeof(Event));
+    Target tg = {0};
+    if (setup(&tg, collector) < 0) return NULL;
+    if (tg.unusable) return Py_BuildValue("(nn)", pos, (Py_ssize_t)0);
+    if (threads < 1 || !tg.has_base) threads = 1;
+    if (threads > TBPROF_MAX_PARTS) threads = TBPROF_MAX_PARTS;
+    /* A few parts per thread: on a busy machine a thread not given a core holds up only a
+     * small part, the others take the rest from the queue. */
+    int wanted = threads == 1 ? 1 : PARTS_PER_THREAD * threads > TBPROF_MAX_PARTS ? TBPROF_MAX_PARTS
+                                                                                 : PARTS_PER_THREAD * threads;
+    Part *pt = calloc(wanted, sizeof(Part));
+    if (!pt) return PyErr_NoMemory();
     PyObject *result = NULL;
-    if (!sc || !ps || !ev) { PyErr_NoMemory(); goto done; }
-    if (setup(sc, collector) < 0) goto done;
-    int had_base = sc->has_base;
-    if (sc->unusable) { result = Py_BuildValue("(nn)", pos, (Py_ssize_t)0); goto done; }
-    const char *data = (const char *)PyUnicode_DATA(text);
-    ps->end = data + length;
+    const char *data = (const char *)PyUnicode_DATA(text), *end = data + length;
+    int parts = 1;
+    pt[0].start = data + pos;
+    for (int k = 1; k < wanted; k++) {
+        const char *from = data + pos + (length - pos) / wanted * k;
+        if (from <= pt[parts - 1].start) from = pt[parts - 1].start + 1;
+        const char *guess = guess_start(data + pos, from, end);
+        if (!guess) break;
+        pt[parts - 1].stop = guess;
+        pt[parts++].start = guess;
+    }
+    for (int k = 0; k < parts; k++) {
+        pt[k].caches = tg.caches;
+        pt[k].end = end;
+        pt[k].max_chars = max_chars;
+        pt[k].end_ps = tg.end_ps;
+        pt[k].base = tg.base;
+        pt[k].has_base = tg.has_base;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    run_parts(scan_part, pt, parts, threads);
+    Py_END_ALLOW_THREADS
     const char *consumed = data + pos;
     Py_ssize_t count = 0;
-    for (;;) {
-        ps->p = consumed;
-        if (count) {
-            ws(ps);
-            if (ps->p >= ps->end || *ps->p != ',') break;
-            ps->p++;
-        }
-        ws(ps);
-        const char *start = ps->p;
-        if (ps->p >= ps->end || *ps->p != '{' || !event(ps, ev)) break;
-        if (ps->p - start > max_chars) break; /* too long: the stream skips it */
-        int done = commit(sc, ev);
-        if (done < 0) goto done;
-        if (!done) break;
-        consumed = ps->p;
-        count++;
+    for (int k = 0; k < parts; k++) {
+        if (pt[k].failed) { PyErr_NoMemory(); goto done; }
+        if (join_part(&tg, &pt[k]) < 0) goto done;
+        if (pt[k].count) consumed = pt[k].consumed;
+        count += pt[k].count;
+        if (!pt[k].reached) break;
     }
-    if (flush(sc, collector, had_base) < 0) goto done;
+    if (set_int(collector, "end_ps", tg.end_ps) < 0) goto done;
+    if (tg.has_base && set_int(collector, "base_us", tg.base) < 0) goto done;
     result = Py_BuildValue("(nn)", (Py_ssize_t)(consumed - data), count);
 done:
-    if (sc) for (int i = 0; i < N_COLS; i++) PyMem_Free(sc->col[i].data);
-    PyMem_Free(sc); PyMem_Free(ps); PyMem_Free(ev);
+    for (int k = 0; k < wanted; k++) {
+        for (int i = 0; i < N_COLS; i++) free(pt[k].col[i].data);
+        for (int w = 0; w < N_TABLES; w++) local_free(&pt[k].local[w]);
+    }
+    free(pt);
     return result;
 }
 
@@ -703,4 +872,10 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_collect", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__collect(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__collect(void) {
+#ifndef _WIN32
+    c_numbers = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (!c_numbers) return PyErr_NoMemory();
+#endif
+    return PyModule_Create(&module);
+}

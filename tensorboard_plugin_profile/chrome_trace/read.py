@@ -32,11 +32,17 @@ _CHECK_EVERY = 1 << 16  # events between limit checks
 _PYTORCH_MARKERS = ("schemaVersion", "deviceProperties", "distributedInfo", "record_shapes")
 
 
-def read_chrome_trace(path: str, opener: Optional[Callable[[], IO[bytes]]] = None) -> Space:
+def read_chrome_trace(
+    path: str,
+    opener: Optional[Callable[[], IO[bytes]]] = None,
+    threads: Optional[int] = None,
+) -> Space:
     """Streams and decodes one file; every failure names the file.
 
     ``opener`` opens the file instead of ``open(path)`` (the service passes logdir's checked
-    open, so a file swapped for a link is never followed outside the logdir).
+    open, so a file swapped for a link is never followed outside the logdir). ``threads``:
+    how many threads the compiled scanner splits each window of text across (default
+    ``compiled.pass_threads`` of the window's characters); the result is the same for any.
     """
     name = os.path.basename(path)
     limits = Limits.from_env()
@@ -60,7 +66,8 @@ def read_chrome_trace(path: str, opener: Optional[Callable[[], IO[bytes]]] = Non
 
     def scan(text: str, pos: int) -> tuple:
         assert _collect is not None
-        done = _collect.scan(text, pos, collector, limits.max_json_value_bytes)
+        parts = compiled.pass_threads(len(text) - pos, threads)
+        done = _collect.scan(text, pos, collector, limits.max_json_value_bytes, parts)
         check()
         return done
 

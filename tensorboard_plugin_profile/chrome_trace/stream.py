@@ -16,8 +16,10 @@ levels and fail with a RecursionError; the tools would fail on far less).
 
 A file cut short (a crashed job, an interrupted copy) is read up to its last
 complete event and reported as ``truncated``; the events before the cut are kept.
-A UTF-8 byte-order mark, gzip members one after the other, zero padding and other bytes
-after the last gzip member (``trailing_bytes``) are accepted, as other trace viewers do.
+A gzip file is inflated on a thread of its own a few blocks ahead (``_Ahead``: zlib releases
+the GIL, so the inflate overlaps the scan). A UTF-8 byte-order mark, gzip members one after
+the other, zero padding and other bytes after the last gzip member (``trailing_bytes``) are
+accepted, as other trace viewers do.
 
 Usage::
 
@@ -36,7 +38,9 @@ from __future__ import annotations
 
 import codecs
 import json
+import queue
 import re
+import threading
 import zlib
 from typing import IO, Any, Callable, Iterator, Optional
 
@@ -51,6 +55,7 @@ OVERSIZED_EVENT = "events of more than {} of JSON"
 OVERSIZED_KEY = "top-level keys of more than {} of JSON"
 _GZIP_MAGIC = b"\x1f\x8b"
 _COMPRESSED_CHUNK = 1 << 18
+_AHEAD_BLOCKS = 2  # blocks of text a gzip file is inflated ahead of the reader (_Ahead)
 _NON_BLANK = re.compile(r"[^ \t\n\r]")
 _STRUCTURE = re.compile(r'["\[\]{}]')
 _STRING_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S)  # stops at '"' or a final '\'
@@ -107,7 +112,7 @@ class TraceStream:
         raw = self._opener() if self._opener is not None else open(self.path, "rb")
         magic = raw.read(2)
         raw.seek(0)
-        return _Inflated(raw) if magic == _GZIP_MAGIC else _Plain(raw)
+        return _Ahead(_Inflated(raw), self.block_chars) if magic == _GZIP_MAGIC else _Plain(raw)
 
     def _read_text(self) -> str:
         """The next block of text; '' at the end of the file only."""
@@ -380,6 +385,63 @@ class _Plain:
 
     def __exit__(self, *exc: Any) -> None:
         self._raw.close()
+
+
+class _Ahead:
+    """A gzip file inflated on a thread of its own, up to ``_AHEAD_BLOCKS`` blocks ahead of
+    the reader: zlib releases the GIL while it inflates, so the inflate and the scanner use
+    both cores. Each block comes with the file position and trailing bytes after it, and an
+    error reaches the reader at the block where it happened, as if read in place."""
+
+    def __init__(self, inflated: _Inflated, block: int):
+        self._inflated = inflated
+        self._blocks: queue.Queue = queue.Queue(maxsize=_AHEAD_BLOCKS)
+        self._stop = threading.Event()
+        self._last: Optional[tuple] = None  # the final item (end or error), kept for re-reads
+        self._position = 0
+        self.trailing_bytes = 0
+        self._thread = threading.Thread(
+            target=self._fill, args=(block,), name="tbprof-inflate", daemon=True
+        )
+        self._thread.start()
+
+    def _fill(self, block: int) -> None:
+        while not self._stop.is_set():
+            try:
+                data = self._inflated.read(block)
+                item = (data, self._inflated.position(), self._inflated.trailing_bytes, None)
+            except BaseException as e:  # handed to the reader, raised where it reads this block
+                item = (b"", 0, 0, e)
+            while not self._stop.is_set():
+                try:
+                    self._blocks.put(item, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+            if item[3] is not None or not item[0]:
+                return
+
+    def read(self, n: int) -> bytes:
+        """The next block (``n`` is the block size the thread was started with)."""
+        item = self._last or self._blocks.get()
+        data, position, trailing, error = item
+        if error is not None or not data:
+            self._last = item
+        if error is not None:
+            raise error
+        self._position, self.trailing_bytes = position or self._position, trailing
+        return data
+
+    def position(self) -> int:
+        return self._position
+
+    def __enter__(self) -> _Ahead:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._inflated.__exit__(*exc)
 
 
 class _Inflated:

@@ -315,13 +315,21 @@ class _Sizer:
         return size
 
     def _distinct_objects(self, array: np.ndarray) -> int:
-        flat = array.reshape(-1)
-        flat = flat[~pd.isna(flat)]  # most such columns are mostly None: skip hashing those
-        try:
-            distinct = pd.unique(flat)
-        except TypeError:  # unhashable elements: count them all
-            distinct = flat
-        return sum(self.size(v) for v in distinct)
+        """The distinct objects by identity: a row of an object column is a pointer, and rows
+        pointing at one object share it. Hashing the pointers as integers costs a tenth of
+        hashing the strings (pd.unique of the values: ~0.55 s per first request of a 250 MB
+        PyTorch trace's event frame), and equal strings that are separate objects are
+        separate memory anyway."""
+        flat = np.ascontiguousarray(array.reshape(-1))
+        if not flat.size:
+            return 0
+        pointers = np.ctypeslib.as_array(
+            (ctypes.c_ssize_t * flat.size).from_address(flat.ctypes.data)
+        )
+        codes, distinct_pointers = pd.factorize(pointers)
+        one_row_each = np.empty(len(distinct_pointers), dtype=np.intp)
+        one_row_each[codes] = np.arange(flat.size)  # any row of a pointer holds its object
+        return sum(self.size(v) for v in flat[one_row_each])
 
     def extension(self, values: Any) -> int:
         if isinstance(values, pd.Categorical):

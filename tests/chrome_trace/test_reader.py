@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -184,3 +185,33 @@ def test_the_decoder_limits_apply(tmp_path, monkeypatch):
     monkeypatch.setenv("TBPROF_MAX_EVENTS", "10")
     with pytest.raises(ProfileTooLarge, match="TBPROF_MAX_EVENTS"):
         read_chrome_trace(str(TIMELINE))
+
+
+def _inflate_threads() -> list:
+    return [t for t in threading.enumerate() if t.name == "tbprof-inflate"]
+
+
+def test_a_gzip_trace_is_inflated_on_its_own_thread_ahead_of_the_reader(tmp_path):
+    """Issue 30: the inflate (zlib releases the GIL) runs beside the scanner, a few blocks
+    ahead; the events are those of the plain file, and the thread ends with the stream,
+    also when the reader stops early."""
+    events = [
+        {"ph": "X", "name": f"e{i}", "pid": 1, "tid": 1, "ts": i, "dur": 1} for i in range(3000)
+    ]
+    text = json.dumps({"traceEvents": events})
+    plain, packed = tmp_path / "t.json", tmp_path / "t.json.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    stream = TraceStream(str(packed), block_chars=1000)
+    seen, alive = [], []
+    for event in stream.events():
+        seen.append(event)
+        alive.append(len(_inflate_threads()))
+    assert seen == list(TraceStream(str(plain), block_chars=1000).events()) == events
+    assert alive[0] == 1 and not _inflate_threads()  # it ends after the last block
+    assert stream.file_position == packed.stat().st_size
+    early = TraceStream(str(packed), block_chars=1000).events()
+    next(early)
+    assert len(_inflate_threads()) == 1
+    early.close()
+    assert not _inflate_threads()

@@ -26,11 +26,11 @@ FILES = sorted(FIXTURES.glob("pytorch_*/run/*.pt.trace.json.gz")) + sorted(
 )
 
 
-def _collect(path, fast: bool, block: int = 1 << 20):
+def _collect(path, fast: bool, block: int = 1 << 20, threads: int = 1):
     stream, collector, scanned = TraceStream(str(path), block_chars=block), Collector(), [0]
 
     def scan(text, pos):
-        pos, count = SCANNER.scan(text, pos, collector)
+        pos, count = SCANNER.scan(text, pos, collector, 1 << 62, threads)
         scanned[0] += count
         return pos, count
 
@@ -48,11 +48,11 @@ def _state(c: Collector, stream: TraceStream) -> dict:
     return state
 
 
-def _assert_same(path, blocks=(1 << 20, 4096, 61, 7)) -> int:
+def _assert_same(path, blocks=(1 << 20, 4096, 61, 7), threads: int = 1) -> int:
     pure = _state(*_collect(path, False)[:2])
     scanned = 0
     for block in blocks:
-        c, stream, n = _collect(path, True, block)
+        c, stream, n = _collect(path, True, block, threads)
         assert _state(c, stream) == pure, block
         scanned = max(scanned, n)
     return scanned
