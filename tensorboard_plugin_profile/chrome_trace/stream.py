@@ -407,6 +407,7 @@ class _Ahead:
 
     def _fill(self, block: int) -> None:
         while not self._stop.is_set():
+            item: tuple
             try:
                 data = self._inflated.read(block)
                 item = (data, self._inflated.position(), self._inflated.trailing_bytes, None)
