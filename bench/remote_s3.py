@@ -208,7 +208,8 @@ def main(profile: str, breakdown: bool = False) -> int:
 
 
 if __name__ == "__main__":
-    arguments = [a for a in sys.argv[1:] if a != "--breakdown"]
-    if len(arguments) != 1:
-        sys.exit(__doc__)
-    sys.exit(main(arguments[0], breakdown="--breakdown" in sys.argv))
+    flags = [a for a in sys.argv[1:] if a.startswith("-")]
+    arguments = [a for a in sys.argv[1:] if not a.startswith("-")]
+    if len(arguments) != 1 or set(flags) - {"--breakdown"}:
+        sys.exit(__doc__)  # --help, an unknown flag or no file: the usage, not a traceback
+    sys.exit(main(arguments[0], breakdown="--breakdown" in flags))
