@@ -1,6 +1,6 @@
-"""A PyTorch trace, side by side: our server against torch-tb-profiler, each a fresh process.
+"""A PyTorch trace, side by side: ours against torch-tb-profiler and HTA, each a fresh process.
 
-    python bench/pytorch_servers.py LOGDIR [--tensorboard bench/.venv-ttb/bin/tensorboard]
+    python bench/pytorch_servers.py LOGDIR [--servers ours,torch-tb-profiler,hta]
 
 ``LOGDIR`` holds one run folder with one ``*.pt.trace.json[.gz]`` (as ``bench/chrome_trace.py``
 builds: ``<out>/pytorch``). For each server, in one run, on a fresh copy of the logdir:
@@ -9,7 +9,11 @@ builds: ``<out>/pytorch``). For each server, in one run, on a fresh copy of the 
   then the operator table (``pytorch_operators``), both cold;
 - ``torch-tb-profiler``: its TensorBoard starts and parses every run in the background
   (that is when it does the work); we poll ``runs`` until loading is over, then ask the
-  overview and the operator table grouped by operator, as its page does.
+  overview and the operator table grouped by operator, as its page does;
+- ``hta``: Holistic Trace Analysis, a library, not a server: a fresh Python process imports
+  it, builds ``TraceAnalysis`` on the run folder (the parse), then asks the temporal
+  breakdown (its overview) and the GPU kernel breakdown (its table); idle is the RSS after
+  the imports.
 
 Each server is timed from its process launch to the operator table's answer (``to tables s``:
 startup and imports included, since torch-tb-profiler does its parsing during loading),
@@ -18,6 +22,8 @@ after launch answered. The peer lives in its own virtualenv, never beside this p
 
     python3.11 -m venv bench/.venv-ttb
     bench/.venv-ttb/bin/pip install torch==2.13.0 torch-tb-profiler   # 0.4.3
+    python3.11 -m venv bench/.venv-hta
+    bench/.venv-hta/bin/pip install HolisticTraceAnalysis==0.5.0
 
 Run on a quiet machine (docs/cold_path.md, "How to reproduce").
 """
@@ -29,6 +35,7 @@ import json
 import os
 import pathlib
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -111,11 +118,47 @@ def _ttb(logdir: pathlib.Path, tensorboard: str, env: dict) -> dict:
         server.stop()
 
 
+# Runs inside bench/.venv-hta: argv[1] is the run folder; prints one JSON line of its figures.
+_HTA_CHILD = r"""
+import json, os, resource, sys, time
+def rss_mb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+from hta.trace_analysis import TraceAnalysis
+idle_mb = rss_mb()
+t = time.perf_counter()
+analysis = TraceAnalysis(trace_dir=sys.argv[1])
+loaded_s = time.perf_counter() - t
+t = time.perf_counter()
+analysis.get_temporal_breakdown(visualize=False)
+overview_s = time.perf_counter() - t
+t = time.perf_counter()
+analysis.get_gpu_kernel_breakdown(visualize=False)
+tables_s = time.perf_counter() - t
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"loaded_s": loaded_s, "overview_s": overview_s, "tables_s": tables_s,
+                  "cpu_s": usage.ru_utime + usage.ru_stime, "idle_mb": idle_mb,
+                  "peak_mb": usage.ru_maxrss / 1024}))
+"""
+
+
+def _hta(logdir: pathlib.Path, python: str, env: dict) -> dict:
+    runs = sorted({trace.parent for trace in logdir.rglob("*.pt.trace.json*")})
+    launched = time.perf_counter()
+    done = subprocess.run([python, "-c", _HTA_CHILD, str(runs[0])], env=env, check=True,
+                          capture_output=True, text=True, timeout=3600)  # fmt: skip
+    result = {"server": "hta", "to_tables_s": time.perf_counter() - launched}
+    result.update(json.loads(done.stdout.strip().splitlines()[-1]))
+    result["peak_above_idle_mb"] = result["peak_mb"] - result["idle_mb"]
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("logdir", type=pathlib.Path)
     parser.add_argument("--servers", default="ours,torch-tb-profiler")
     parser.add_argument("--tensorboard", default=str(HERE / ".venv-ttb" / "bin" / "tensorboard"))
+    parser.add_argument("--hta-python", default=str(HERE / ".venv-hta" / "bin" / "python"))
     parser.add_argument("--json", type=pathlib.Path, help="also write the results here")
     args = parser.parse_args()
     traces = sorted(args.logdir.rglob("*.pt.trace.json*"))
@@ -132,6 +175,8 @@ def main() -> None:
             print(f"== {name}", flush=True)
             if name == "ours":
                 results.append(_ours(logdir, env))
+            elif name == "hta":
+                results.append(_hta(logdir, args.hta_python, env))
             else:
                 results.append(_ttb(logdir, args.tensorboard, env))
             print(json.dumps(results[-1]), flush=True)
