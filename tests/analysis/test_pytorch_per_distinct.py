@@ -61,3 +61,49 @@ def test_input_shapes_hold_no_fixed_width_copy_of_every_text():
     assert peak < 8 << 20
     assert got[:4].tolist() == [str([[8] * 330]), "[]", "[[2, 3], []]", "not json"]
     assert _shape_text(np.zeros(0, dtype=object)).tolist() == []
+
+
+class _NoHash(str):
+    """A text whose hash fails: what a per-value hash of the column would trip on."""
+
+    def __hash__(self):
+        raise AssertionError("the column's texts were hashed")
+
+
+def test_distinct_names_are_found_by_identity_without_hashing_the_texts():
+    # The decoder interns each distinct text once, so rows of a name share one object:
+    # grouping the rows by pointer finds the distinct names without hashing each row's text.
+    step, mm = _NoHash("ProfilerStep#7"), _NoHash("aten::mm")
+    names = np.array([step, mm, None, step, float("nan"), mm] * 500, dtype=object)
+    seen = []
+
+    def is_step(distinct: pd.Series) -> pd.Series:
+        seen.append(len(distinct))
+        return distinct.map(lambda v: isinstance(v, str) and v.startswith(E.STEP_PREFIX))
+
+    got = E.per_distinct(names, is_step, bool)
+    assert seen == [3]  # the step, aten::mm, and one missing value for None and NaN
+    assert got.tolist() == [True, False, False, True, False, False] * 500
+
+
+def _by_value(values, test, dtype):
+    """per_distinct as it was: the distinct values found by hashing every row's value."""
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
+    return test(pd.Series(uniques)).to_numpy(dtype=dtype)[codes]
+
+
+def test_equal_texts_in_separate_objects_give_the_same_answer_as_by_value():
+    texts = ["ProfilerStep#" + str(i % 3) for i in range(300)] + ["".join(["aten", "::mm"])] * 5
+    names = np.array(texts + [None, float("nan")], dtype=object)  # equal values, separate objects
+    for test, dtype in (
+        (lambda n: n.str.startswith(E.STEP_PREFIX), object),
+        (lambda n: n.str.startswith(E.STEP_PREFIX), bool),
+        (overview._is_loader, bool),
+        (lambda n: n.str.lower().map(E._TYPE_OF_CATEGORY), object),
+    ):
+        got, want = E.per_distinct(names, test, dtype), _by_value(names, test, dtype)
+        assert [str(v) for v in got] == [str(v) for v in want]
+    cats = np.array(["Kernel", "".join(["ker", "nel"]), "cpu_op", None] * 4, dtype=object)
+    codes = E._kind_codes(cats, np.array(["x"] * len(cats), dtype=object))
+    kernel, operator = E._CODE_OF_TYPE[E.KERNEL], E._CODE_OF_TYPE[E.OPERATOR]
+    assert codes.tolist() == [kernel, kernel, operator, 0] * 4

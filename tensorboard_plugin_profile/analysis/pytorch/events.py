@@ -15,6 +15,7 @@ Usage::
 
 from __future__ import annotations
 
+import ctypes
 from typing import Callable, Sequence
 
 import numpy as np
@@ -149,12 +150,12 @@ def _kinds(cats: np.ndarray, names: np.ndarray) -> np.ndarray:
 def _kind_codes(cats: np.ndarray, names: np.ndarray) -> np.ndarray:
     """Per event: the index of its type in ``_TYPES`` (0: ignored), from per-distinct tests
     spread back by small integer codes: no comparison of string objects per event."""
-    cat_codes, cat_uniques = pd.factorize(pd.Series(cats, dtype=object), use_na_sentinel=False)
+    cat_codes, cat_uniques = _factorize_objects(cats)
     of_cat = pd.Series(cat_uniques).str.lower().map(_TYPE_OF_CATEGORY).to_numpy(dtype=object)
     index = _CODE_OF_TYPE
     code = np.array([index.get(k, 0) if isinstance(k, str) else 0 for k in of_cat], np.int8)
     code = code[cat_codes] if len(cat_codes) else np.zeros(0, np.int8)
-    name_codes, name_uniques = pd.factorize(pd.Series(names, dtype=object), use_na_sentinel=False)
+    name_codes, name_uniques = _factorize_objects(names)
     distinct = pd.Series(name_uniques, dtype=object)
     is_step_name = distinct.str.startswith(STEP_PREFIX).to_numpy(dtype=bool)[name_codes]
     is_comm = distinct.isin(NCCL_OPS + GLOO_OPS).to_numpy(dtype=bool)[name_codes]
@@ -168,8 +169,32 @@ def per_distinct(values: np.ndarray, test: Callable[[pd.Series], pd.Series], dty
     """``test`` run on each distinct value once and spread back to every value: string work
     once per distinct name or category, not once per event (a trace holds millions of
     events and a few thousand names)."""
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
+    codes, uniques = _factorize_objects(values)
     return test(pd.Series(uniques)).to_numpy(dtype=dtype)[codes]
+
+
+def _factorize_objects(values) -> tuple:
+    """Codes and one object per code, by object identity: a row of an object column is a
+    pointer, and the decoder interns each distinct text once, so hashing the pointers as
+    integers finds the distinct names at a fraction of hashing the strings (0.29 s of a
+    250 MB trace's two first requests). Equal strings that are separate objects get codes
+    of their own, which a test run per value answers alike."""
+    flat = np.asarray(values)
+    if flat.dtype != object or flat.ndim != 1 or not flat.size:
+        return pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
+    flat = np.ascontiguousarray(flat)
+    pointers = np.ctypeslib.as_array((ctypes.c_ssize_t * flat.size).from_address(flat.ctypes.data))
+    missing = pd.isna(flat)  # None and NaN are one value, NaN, as pd.factorize makes them
+    if missing.any():
+        pointers = pointers.copy()
+        pointers[missing] = pointers[np.argmax(missing)]
+    codes, distinct = pd.factorize(pointers)
+    one_row_each = np.empty(len(distinct), dtype=np.intp)
+    one_row_each[codes] = np.arange(flat.size)  # any row of a pointer holds its object
+    uniques = flat[one_row_each]
+    if missing.any():
+        uniques[pd.isna(uniques)] = np.nan
+    return codes, pd.Index(uniques, dtype=object)  # as pd.factorize gives them
 
 
 def step_numbers(names) -> np.ndarray:
