@@ -31,6 +31,8 @@ from typing import Any, Iterator, Optional
 import numpy as np
 import pandas as pd
 
+from .identity import group_by_identity
+
 # id(object array) -> (weak reference, bytes of its distinct elements).
 _OBJECT_BYTES: dict = {}
 # Types whose size needs no walk, and plain containers, recognised by exact type first.
@@ -323,12 +325,7 @@ class _Sizer:
         flat = np.ascontiguousarray(array.reshape(-1))
         if not flat.size:
             return 0
-        pointers = np.ctypeslib.as_array(
-            (ctypes.c_ssize_t * flat.size).from_address(flat.ctypes.data)
-        )
-        codes, distinct_pointers = pd.factorize(pointers)
-        one_row_each = np.empty(len(distinct_pointers), dtype=np.intp)
-        one_row_each[codes] = np.arange(flat.size)  # any row of a pointer holds its object
+        _, one_row_each = group_by_identity(flat)
         return sum(self.size(v) for v in flat[one_row_each])
 
     def extension(self, values: Any) -> int:

@@ -15,12 +15,12 @@ Usage::
 
 from __future__ import annotations
 
-import ctypes
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from ...common.identity import group_by_identity, row_pointers
 from ...common.memo import memoized
 from ...xspace.model import Space
 from ..chrome_events import events_of
@@ -183,14 +183,12 @@ def _factorize_objects(values) -> tuple:
     if flat.dtype != object or flat.ndim != 1 or not flat.size:
         return pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
     flat = np.ascontiguousarray(flat)
-    pointers = np.ctypeslib.as_array((ctypes.c_ssize_t * flat.size).from_address(flat.ctypes.data))
+    pointers = row_pointers(flat)
     missing = pd.isna(flat)  # None and NaN are one value, NaN, as pd.factorize makes them
     if missing.any():
         pointers = pointers.copy()
         pointers[missing] = pointers[np.argmax(missing)]
-    codes, distinct = pd.factorize(pointers)
-    one_row_each = np.empty(len(distinct), dtype=np.intp)
-    one_row_each[codes] = np.arange(flat.size)  # any row of a pointer holds its object
+    codes, one_row_each = group_by_identity(flat, pointers)
     uniques = flat[one_row_each]
     if missing.any():
         uniques[pd.isna(uniques)] = np.nan
