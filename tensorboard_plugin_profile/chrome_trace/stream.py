@@ -16,7 +16,7 @@ levels and fail with a RecursionError; the tools would fail on far less).
 
 A file cut short (a crashed job, an interrupted copy) is read up to its last
 complete event and reported as ``truncated``; the events before the cut are kept.
-A gzip file is inflated on a thread of its own a few blocks ahead (``_Ahead``: zlib releases
+A gzip file is inflated on a thread of its own a few blocks ahead (``sources.Ahead``: zlib releases
 the GIL, so the inflate overlaps the scan). A UTF-8 byte-order mark, gzip members one after
 the other, zero padding and other bytes after the last gzip member (``trailing_bytes``) are
 accepted, as other trace viewers do.
@@ -38,13 +38,12 @@ from __future__ import annotations
 
 import codecs
 import json
-import queue
 import re
-import threading
 import zlib
 from typing import IO, Any, Callable, Iterator, Optional
 
 from .exact_times import json_float
+from .sources import GZIP_MAGIC, Ahead, Inflated, Plain
 
 BLOCK_CHARS = 1 << 20
 # Deepest nesting of one event or top-level value (real traces nest fewer than 10 levels).
@@ -53,9 +52,6 @@ MAX_NESTING = 100
 MAX_VALUE_CHARS = 64 << 20
 OVERSIZED_EVENT = "events of more than {} of JSON"
 OVERSIZED_KEY = "top-level keys of more than {} of JSON"
-_GZIP_MAGIC = b"\x1f\x8b"
-_COMPRESSED_CHUNK = 1 << 18
-_AHEAD_BLOCKS = 2  # blocks of text a gzip file is inflated ahead of the reader (_Ahead)
 _NON_BLANK = re.compile(r"[^ \t\n\r]")
 _STRUCTURE = re.compile(r'["\[\]{}]')
 _STRING_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S)  # stops at '"' or a final '\'
@@ -112,7 +108,7 @@ class TraceStream:
         raw = self._opener() if self._opener is not None else open(self.path, "rb")
         magic = raw.read(2)
         raw.seek(0)
-        return _Ahead(_Inflated(raw), self.block_chars) if magic == _GZIP_MAGIC else _Plain(raw)
+        return Ahead(Inflated(raw), self.block_chars) if magic == GZIP_MAGIC else Plain(raw)
 
     def _read_text(self) -> str:
         """The next block of text; '' at the end of the file only."""
@@ -366,139 +362,3 @@ class _ValueEnd:
                 if self.depth <= 0:
                     return i
         return -1
-
-
-class _Plain:
-    """A plain file, read as is."""
-
-    def __init__(self, raw: IO[bytes]):
-        self._raw = raw
-
-    def read(self, n: int) -> bytes:
-        return self._raw.read(n)
-
-    def position(self) -> int:
-        return self._raw.tell()
-
-    def __enter__(self) -> _Plain:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._raw.close()
-
-
-class _Ahead:
-    """A gzip file inflated on a thread of its own, up to ``_AHEAD_BLOCKS`` blocks ahead of
-    the reader: zlib releases the GIL while it inflates, so the inflate and the scanner use
-    both cores. Each block comes with the file position and trailing bytes after it, and an
-    error reaches the reader at the block where it happened, as if read in place."""
-
-    def __init__(self, inflated: _Inflated, block: int):
-        self._inflated = inflated
-        self._blocks: queue.Queue = queue.Queue(maxsize=_AHEAD_BLOCKS)
-        self._stop = threading.Event()
-        self._last: Optional[tuple] = None  # the final item (end or error), kept for re-reads
-        self._position = 0
-        self.trailing_bytes = 0
-        self._thread = threading.Thread(
-            target=self._fill, args=(block,), name="tbprof-inflate", daemon=True
-        )
-        self._thread.start()
-
-    def _fill(self, block: int) -> None:
-        while not self._stop.is_set():
-            item: tuple
-            try:
-                data = self._inflated.read(block)
-                item = (data, self._inflated.position(), self._inflated.trailing_bytes, None)
-            except BaseException as e:  # handed to the reader, raised where it reads this block
-                item = (b"", 0, 0, e)
-            while not self._stop.is_set():
-                try:
-                    self._blocks.put(item, timeout=0.1)
-                    break
-                except queue.Full:
-                    continue
-            if item[3] is not None or not item[0]:
-                return
-
-    def read(self, n: int) -> bytes:
-        """The next block (``n`` is the block size the thread was started with)."""
-        item = self._last or self._blocks.get()
-        data, position, trailing, error = item
-        if error is not None or not data:
-            self._last = item
-        if error is not None:
-            raise error
-        self._position, self.trailing_bytes = position or self._position, trailing
-        return data
-
-    def position(self) -> int:
-        return self._position
-
-    def __enter__(self) -> _Ahead:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._inflated.__exit__(*exc)
-
-
-class _Inflated:
-    """A gzip file inflated as a stream: members one after the other, zero padding skipped,
-    anything else after the last member ignored and counted (``trailing_bytes``)."""
-
-    def __init__(self, raw: IO[bytes]):
-        self._raw = raw
-        self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        self._pending = b""
-        self._done = False
-        self.trailing_bytes = 0
-
-    def read(self, n: int) -> bytes:
-        out = bytearray()
-        while len(out) < n and not self._done:
-            if not self._pending:
-                self._pending = self._raw.read(_COMPRESSED_CHUNK)
-                if not self._pending and not self._inflater.eof:
-                    raise EOFError("the gzip data ends before its end marker")
-            if self._inflater.eof:
-                self._next_member()
-                continue
-            out += self._inflater.decompress(self._pending, n - len(out))
-            self._pending = self._inflater.unconsumed_tail or self._inflater.unused_data
-        return bytes(out)
-
-    def _next_member(self) -> None:
-        rest = self._pending.lstrip(b"\x00")
-        while not rest:
-            more = self._raw.read(_COMPRESSED_CHUNK)
-            if not more:
-                self._done = True
-                return
-            rest = more.lstrip(b"\x00")
-        if len(rest) < 2:
-            rest += self._raw.read(1)
-        if rest[:2] != _GZIP_MAGIC:
-            self.trailing_bytes = len(rest) + self._bytes_left()
-            self._done = True
-            return
-        self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        self._pending = rest
-
-    def _bytes_left(self) -> int:
-        try:
-            here = self._raw.tell()
-            return self._raw.seek(0, 2) - here
-        except (OSError, ValueError):  # not seekable: what was read is what is known
-            return 0
-
-    def position(self) -> int:
-        return self._raw.tell() - len(self._pending)
-
-    def __enter__(self) -> _Inflated:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._raw.close()

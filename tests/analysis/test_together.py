@@ -118,8 +118,8 @@ def test_a_memo_two_tasks_share_is_computed_once():
         time.sleep(0.05)
         return "value"
 
-    shared = [lambda: memoized([owner], "shared", compute)] * 3
-    assert together.run_all(shared, 3) == ["value"] * 3
+    one_memo = [lambda: memoized([owner], "one memo", compute)] * 3
+    assert together.run_all(one_memo, 3) == ["value"] * 3
     assert len(calls) == 1
 
 
