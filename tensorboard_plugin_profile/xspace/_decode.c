@@ -136,9 +136,14 @@ typedef struct {
     Buf wide;    /* (row, id) of events whose metadata id does not fit int32 */
     Stats stats;
     Err err;
-    /* streaming: the chunk's own columns (begin offsets, dur, mid), until fill_chunk */
-    void *local;
+    /* streaming: the chunk's own columns until fill_chunk: begin offsets then durations
+     * (local, 2 x count int64), metadata ids (local_mid), occurrences (local_occ). in_file:
+     * local lies in the chunk's own bytes of the file, else it is malloc'd; mid_apart:
+     * local_mid is malloc'd on its own, else it follows local */
+    int64_t *local;
+    int32_t *local_mid;
     int64_t *local_occ;
+    uint8_t in_file, mid_apart;
 } Chunk;
 
 struct Stream;
@@ -514,12 +519,25 @@ static void release_pages(const uint8_t *p, const uint8_t *end) {
 #endif
 }
 
-/* Streaming: a chunk's events into its own columns (put_event with meta NULL). */
-static void parse_local(Chunk *ch) {
+/* Streaming: a chunk's events into its own columns (put_event with meta NULL). With
+ * `scratch` (a worker's buffer of CHUNK_EVENTS rows; only under discard, when nothing reads
+ * the file's bytes again), they are parsed there, then copied over the chunk's own bytes of
+ * the file, as much as these hold (begin and duration at least, else all in fresh memory):
+ * those pages are in memory already (the download wrote them), where fresh memory costs a
+ * page fault and a page clearing per 4 KiB, most of the streamed walk's extra CPU
+ * (docs/decoder.md, "Streaming"). */
+static void parse_local(Chunk *ch, int64_t *scratch) {
     size_t n = (size_t)ch->count;
-    int64_t *block = malloc(n * 20 + 8), *occ = calloc(n + 1, 8); /* untouched: no memory */
-    if (!block || !occ) {
-        free(block);
+    uint8_t *own = (uint8_t *)(((uintptr_t)ch->r.p + 7) & ~(uintptr_t)7);
+    size_t room = own < ch->r.end ? (size_t)(ch->r.end - own) : 0;
+    int in_file = scratch && n <= CHUNK_EVENTS && room >= n * 16;
+    int mid_apart = in_file && room < n * 20;
+    int64_t *block = in_file ? scratch : malloc(n * 20 + 8);
+    int32_t *mid = mid_apart ? malloc(n * 4 + 4) : NULL;
+    int64_t *occ = calloc(n + 1, 8); /* untouched: no memory */
+    if (!block || !occ || (mid_apart && !mid)) {
+        if (!in_file) free(block);
+        free(mid);
         free(occ);
         fail(&ch->err, "out of memory");
         return;
@@ -531,9 +549,28 @@ static void parse_local(Chunk *ch) {
     c.dur = block + n;
     c.mid = (int32_t *)(block + 2 * n);
     c.occ = occ;
-    ch->local = block;
-    ch->local_occ = occ;
     parse_chunk(ch, &c);
+    if (in_file) { /* the walk of the chunk's bytes is over: they may be overwritten */
+        memcpy(own, block, n * 16);
+        if (mid_apart) memcpy(mid, c.mid, n * 4);
+        else memcpy(mid = (int32_t *)(own + n * 16), c.mid, n * 4);
+        block = (int64_t *)own;
+    }
+    ch->local = block;
+    ch->local_mid = in_file ? mid : c.mid;
+    ch->local_occ = occ;
+    ch->in_file = (uint8_t)in_file;
+    ch->mid_apart = (uint8_t)mid_apart;
+}
+
+/* The chunk's own columns, once moved (or on an error). */
+static void local_free(Chunk *ch) {
+    if (!ch->in_file) free(ch->local);
+    if (ch->mid_apart) free(ch->local_mid);
+    free(ch->local_occ);
+    ch->local = NULL;
+    ch->local_mid = NULL;
+    ch->local_occ = NULL;
 }
 
 /* Streaming, once the walk is done: a chunk's own columns into the plane's final ones,
@@ -542,7 +579,7 @@ static void fill_chunk(Chunk *ch, EventCols *c) {
     if (!ch->local) return; /* not parsed (out of memory: its error is set) */
     size_t n = (size_t)ch->count;
     const int64_t *begin = ch->local, *dur = begin + n;
-    const int32_t *mid = (const int32_t *)(begin + 2 * n);
+    const int32_t *mid = ch->local_mid;
     uint64_t base = (uint64_t)c->line_base[ch->line];
     int64_t row = ch->first_row;
     for (size_t i = 0; i < n; i++, row++) {
@@ -562,10 +599,8 @@ static void fill_chunk(Chunk *ch, EventCols *c) {
         put_code(c->name, c->name_width, noted[j], c->meta->name[meta]);
         put_code(c->display, c->display_width, noted[j], c->meta->display[meta]);
     }
-    free(ch->local);
-    free(ch->local_occ);
-    ch->local = NULL;
-    ch->local_occ = NULL;
+    if (ch->in_file) release_pages(ch->r.p, ch->r.end); /* nothing reads them again */
+    local_free(ch);
 }
 
 typedef struct {
@@ -624,6 +659,7 @@ static void run_pass2(Work *w, int threads) {
  * grow (move) the array meanwhile. */
 static void *stream_worker(void *arg) {
     Stream *s = arg;
+    int64_t *scratch = s->discard ? malloc(CHUNK_EVENTS * 20) : NULL; /* reused: warm */
     pthread_mutex_lock(&s->lock);
     for (;;) {
         while (!s->abandon && s->next >= s->cut && s->scanning) pthread_cond_wait(&s->wake, &s->lock);
@@ -631,12 +667,13 @@ static void *stream_worker(void *arg) {
         size_t i = s->next++;
         Chunk ch = s->chunks->items[i];
         pthread_mutex_unlock(&s->lock);
-        parse_local(&ch);
-        if (s->discard) release_pages(ch.r.p, ch.r.end);
+        parse_local(&ch, scratch);
+        if (s->discard && !ch.in_file) release_pages(ch.r.p, ch.r.end);
         pthread_mutex_lock(&s->lock);
         s->chunks->items[i] = ch;
     }
     pthread_mutex_unlock(&s->lock);
+    free(scratch);
     return NULL;
 }
 
@@ -1134,8 +1171,7 @@ done:
     for (size_t i = 0; i < chunks.n; i++) {
         stats_free(&chunks.items[i].stats);
         free(chunks.items[i].wide.data);
-        free(chunks.items[i].local);
-        free(chunks.items[i].local_occ);
+        local_free(&chunks.items[i]);
     }
     free(chunks.items);
     free(cols);

@@ -189,3 +189,85 @@ def test_past_the_event_limit_nothing_more_is_parsed_and_the_count_is_exact():
     with pytest.raises(ProfileTooLarge, match="holds 73,000 events, more than the limit of 1,000"):
         decode_xspace(FileBytes.arriving(arrival), "vm.xplane.pb", limits=Limits(max_events=1000))
     writer.join()
+
+
+# Event records of about 10, 18 and 28 bytes (a chunk's own columns take 20 bytes an event:
+# they fit in its bytes of the file not at all, begin and duration only, or all of them).
+RECORD_VALUES = {
+    "small": (1, 1000, 7),
+    "medium": (1, 1 << 60, 1 << 14),
+    "large": ((1 << 30) + 1, 1 << 60, 1 << 57),
+}
+
+
+def _sized_events_profile(size: str, events: int = 300_000) -> bytes:
+    """One line of ``events`` events whose records are ``size`` (``RECORD_VALUES``)."""
+    from tensorboard_plugin_profile.protobuf import xplane_pb2
+
+    mid, offset, duration = RECORD_VALUES[size]
+    records = []
+    for i in range(64):
+        body = xplane_pb2.XEvent(
+            metadata_id=mid + i % 5, offset_ps=offset + i * 1000, duration_ps=duration + i
+        ).SerializeToString()
+        records.append(b"\x22" + _varint(len(body)) + body)
+    line = xplane_pb2.XLine(id=1, timestamp_ns=5).SerializeToString()
+    line += b"".join(records) * (events // 64) + b"".join(records[: events % 64])
+    plane = xplane_pb2.XPlane(id=1, name="/host:CPU").SerializeToString()
+    plane += b"\x1a" + _varint(len(line)) + line
+    ids = range(mid, mid + 5)
+    metadata = {m: xplane_pb2.XEventMetadata(id=m, name=f"op{m}") for m in ids}
+    plane += xplane_pb2.XPlane(event_metadata=metadata).SerializeToString()
+    return b"\x0a" + _varint(len(plane)) + plane
+
+
+@pytest.mark.parametrize("size", sorted(RECORD_VALUES))
+def test_chunk_columns_kept_in_the_files_own_bytes_give_the_same_raw_form(size):
+    data = _sized_events_profile(size, events=80_000)
+    expected = raw_digest(compiled_raw(READER, data))
+    assert raw_digest(_streamed_raw(data, 65536, threads=2)) == expected
+
+
+def _minor_faults() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def test_a_streamed_walk_keeps_the_chunk_columns_in_the_walked_bytes_not_fresh_memory():
+    """Each chunk's own columns (20 bytes an event until they move into place) go over the
+    chunk's bytes of the file once it is parsed: those pages are in memory already, where
+    fresh memory costs a page fault per 4 KiB. So the streamed walk touches about as many new
+    pages as the walk of the whole file (about 2,900 more here before: its columns)."""
+    events = 600_000
+    data = _sized_events_profile("large", events)  # 28 bytes an event: all the columns fit
+    column_pages = events * 20 // 4096
+    for _ in range(2):  # the second walk: nothing of the first's start-up counts
+        whole = FileBytes.of_memory(_filled(data)).take()
+        before = _minor_faults()
+        compiled_raw(READER, whole, -1, 2, True)
+        whole_faults = _minor_faults() - before
+    arrival = Arrival(len(data))
+    arrival.memory[:] = data  # in place before the walk: only the walk's own faults count
+    publisher = threading.Thread(target=_publish_in_pieces, args=(arrival, len(data), 1 << 20))
+    before = _minor_faults()
+    publisher.start()
+    compiled_raw(READER, arrival.memory, -1, 2, True, arrival.progress)
+    publisher.join()
+    streamed_faults = _minor_faults() - before
+    assert streamed_faults - whole_faults < column_pages // 3, (streamed_faults, whole_faults)
+
+
+def _filled(data: bytes) -> memoryview:
+    from tensorboard_plugin_profile.xspace.filebytes import private_memory
+
+    memory = private_memory(len(data))
+    memory[:] = data
+    return memory
+
+
+def _publish_in_pieces(arrival: Arrival, size: int, piece: int) -> None:
+    for end in range(piece, size, piece):
+        arrival.arrived(end)
+        time.sleep(0.0002)
+    arrival.end()
