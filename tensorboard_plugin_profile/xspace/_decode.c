@@ -188,8 +188,9 @@ static int add_chunk(Chunks *c, Chunk chunk) {
  * decode(..., arrived): `arrived` holds two int64, [0] the bytes of the file that have
  * arrived (a prefix that only grows), [1] non-zero once no more will (a failed download).
  * The writer (remote.py) fills the file in order and publishes the prefix with arrive(), a
- * release store after the bytes are in place. Pass 1 waits (GIL released, polling every
- * 0.2 ms) before it reads bytes past the prefix, and hands each chunk it cuts to the
+ * release store after the bytes are in place, and a futex wake. Pass 1 waits (GIL released,
+ * asleep on that futex; polling every 0.2 ms where there is none) before it reads bytes past
+ * the prefix, and hands each chunk it cuts to the
  * worker threads at once, which parse its events into the chunk's own columns (the
  * plane's metadata, at the plane's end, and the time base, over all planes, are not
  * known yet). Once the walk is done, fill_chunk moves each chunk's rows into the final
@@ -197,6 +198,36 @@ static int add_chunk(Chunks *c, Chunk chunk) {
  * decode raises ConnectionAbortedError (remote.py raises the download's own error). */
 #ifdef HAVE_THREADS
 #include <time.h>
+#if defined(__linux__)
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+/* The waiter sleeps on the low half of arrived[0] until arrive() stores a new prefix and
+ * wakes it (at most 10 ms: a wake that came between its look and its sleep, or a failure
+ * flagged in arrived[1], is seen then). Both sides are in this process: private futex. */
+static uint32_t *arrived_word(int64_t *arrived) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (uint32_t *)arrived + 1;
+#else
+    return (uint32_t *)arrived;
+#endif
+}
+static void arrival_sleep(int64_t *arrived, int64_t seen) {
+    struct timespec most = {0, 10000000};
+    syscall(SYS_futex, arrived_word(arrived), FUTEX_WAIT_PRIVATE, (uint32_t)seen, &most, NULL, 0);
+}
+static void arrival_wake(int64_t *arrived) {
+    syscall(SYS_futex, arrived_word(arrived), FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+#else /* elsewhere: polled every 0.2 ms */
+static void arrival_sleep(int64_t *arrived, int64_t seen) {
+    (void)arrived;
+    (void)seen;
+    struct timespec nap = {0, 200000};
+    nanosleep(&nap, NULL);
+}
+static void arrival_wake(int64_t *arrived) { (void)arrived; }
+#endif
 typedef struct Stream {
     const uint8_t *base, *known; /* known: base + the bytes seen arrived */
     int64_t *arrived;
@@ -218,7 +249,6 @@ static int await_bytes(Stream *s, const uint8_t *upto) {
     int failed = 0;
     if (s->base + have < upto) {
         Py_BEGIN_ALLOW_THREADS
-        struct timespec nap = {0, 200000};
         for (;;) {
             have = __atomic_load_n(&s->arrived[0], __ATOMIC_ACQUIRE);
             if (s->base + have >= upto) break;
@@ -226,7 +256,7 @@ static int await_bytes(Stream *s, const uint8_t *upto) {
                 failed = 1;
                 break;
             }
-            nanosleep(&nap, NULL);
+            arrival_sleep(s->arrived, have);
         }
         Py_END_ALLOW_THREADS
     }
@@ -1191,6 +1221,7 @@ static PyObject *arrive(PyObject *self, PyObject *args) {
     int64_t *slots = view.buf;
     if (failed) __atomic_store_n(&slots[1], 1, __ATOMIC_RELEASE);
     else __atomic_store_n(&slots[0], (int64_t)available, __ATOMIC_RELEASE);
+    arrival_wake(slots);
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
 }
