@@ -556,19 +556,37 @@ static void release_pages(const uint8_t *p, const uint8_t *end) {
  * those pages are in memory already (the download wrote them), where fresh memory costs a
  * page fault and a page clearing per 4 KiB, most of the streamed walk's extra CPU
  * (docs/decoder.md, "Streaming"). */
-static void parse_local(Chunk *ch, int64_t *scratch) {
+typedef struct {
+    int64_t *cols; /* CHUNK_EVENTS rows of begin, duration, id (only under discard) */
+    int64_t *occ;  /* CHUNK_EVENTS occurrences, zeros between chunks */
+} Scratch;
+
+/* A chunk's occurrences, parsed into the scratch's: kept apart only when one is non-zero
+ * (rare), the scratch zeroed again; a calloc per chunk cleared 256 KiB each time. */
+static int keep_occ(Chunk *ch, Scratch *scratch, int64_t **occ) {
+    if (*occ != scratch->occ) return 0;
+    size_t n = (size_t)ch->count;
+    *occ = NULL;
+    if (!ch->any_occ) return 0;
+    *occ = malloc(n * 8 + 8);
+    if (*occ) memcpy(*occ, scratch->occ, n * 8);
+    memset(scratch->occ, 0, n * 8);
+    return *occ ? 0 : -1;
+}
+
+static void parse_local(Chunk *ch, Scratch *scratch) {
     size_t n = (size_t)ch->count;
     uint8_t *own = (uint8_t *)(((uintptr_t)ch->r.p + 7) & ~(uintptr_t)7);
     size_t room = own < ch->r.end ? (size_t)(ch->r.end - own) : 0;
-    int in_file = scratch && n <= CHUNK_EVENTS && room >= n * 16;
+    int in_file = scratch->cols && n <= CHUNK_EVENTS && room >= n * 16;
     int mid_apart = in_file && room < n * 20;
-    int64_t *block = in_file ? scratch : malloc(n * 20 + 8);
+    int64_t *block = in_file ? scratch->cols : malloc(n * 20 + 8);
     int32_t *mid = mid_apart ? malloc(n * 4 + 4) : NULL;
-    int64_t *occ = calloc(n + 1, 8); /* untouched: no memory */
+    int64_t *occ = scratch->occ && n <= CHUNK_EVENTS ? scratch->occ : calloc(n + 1, 8);
     if (!block || !occ || (mid_apart && !mid)) {
         if (!in_file) free(block);
         free(mid);
-        free(occ);
+        if (occ != scratch->occ) free(occ);
         fail(&ch->err, "out of memory");
         return;
     }
@@ -580,6 +598,12 @@ static void parse_local(Chunk *ch, int64_t *scratch) {
     c.mid = (int32_t *)(block + 2 * n);
     c.occ = occ;
     parse_chunk(ch, &c);
+    if (keep_occ(ch, scratch, &occ) < 0) {
+        if (!in_file) free(block);
+        free(mid);
+        fail(&ch->err, "out of memory");
+        return;
+    }
     if (in_file) { /* the walk of the chunk's bytes is over: they may be overwritten */
         memcpy(own, block, n * 16);
         if (mid_apart) memcpy(mid, c.mid, n * 4);
@@ -689,7 +713,8 @@ static void run_pass2(Work *w, int threads) {
  * grow (move) the array meanwhile. */
 static void *stream_worker(void *arg) {
     Stream *s = arg;
-    int64_t *scratch = s->discard ? malloc(CHUNK_EVENTS * 20) : NULL; /* reused: warm */
+    Scratch scratch = {s->discard ? malloc(CHUNK_EVENTS * 20) : NULL, /* reused: warm */
+                       calloc(CHUNK_EVENTS + 1, 8)};
     pthread_mutex_lock(&s->lock);
     for (;;) {
         while (!s->abandon && s->next >= s->cut && s->scanning) pthread_cond_wait(&s->wake, &s->lock);
@@ -697,13 +722,14 @@ static void *stream_worker(void *arg) {
         size_t i = s->next++;
         Chunk ch = s->chunks->items[i];
         pthread_mutex_unlock(&s->lock);
-        parse_local(&ch, scratch);
+        parse_local(&ch, &scratch);
         if (s->discard && !ch.in_file) release_pages(ch.r.p, ch.r.end);
         pthread_mutex_lock(&s->lock);
         s->chunks->items[i] = ch;
     }
     pthread_mutex_unlock(&s->lock);
-    free(scratch);
+    free(scratch.cols);
+    free(scratch.occ);
     return NULL;
 }
 

@@ -289,3 +289,32 @@ def test_the_walk_sleeps_until_bytes_arrive_rather_than_polling():
     switches = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw - before
     assert len(raw["planes"]) == 1
     assert switches < 300, switches
+
+
+def test_occurrences_of_one_chunk_never_reach_the_next():
+    """A worker parses every chunk's occurrences into one buffer of its own, kept apart and
+    zeroed again only for a chunk that has any: here the first chunk has them on even rows,
+    the second on odd rows, the third none, all walked by one worker."""
+    from tensorboard_plugin_profile.protobuf import xplane_pb2
+
+    def record(i: int) -> bytes:
+        chunk, row = divmod(i, 32768)
+        event = xplane_pb2.XEvent(metadata_id=1, duration_ps=3)
+        if chunk < 2 and row % 2 == chunk:
+            event.num_occurrences = 2 + chunk
+        else:
+            event.offset_ps = i
+        body = event.SerializeToString()
+        return b"\x22" + _varint(len(body)) + body
+
+    line = xplane_pb2.XLine(id=1, timestamp_ns=5).SerializeToString()
+    line += b"".join(record(i) for i in range(2 * 32768 + 500))
+    plane = xplane_pb2.XPlane(id=1, name="/host:CPU").SerializeToString()
+    plane += b"\x1a" + _varint(len(line)) + line
+    metadata = {1: xplane_pb2.XEventMetadata(id=1, name="op")}
+    plane += xplane_pb2.XPlane(event_metadata=metadata).SerializeToString()
+    data = b"\x0a" + _varint(len(plane)) + plane
+    expected = compiled_raw(READER, data)
+    occurrences = expected["planes"][0]["events"][4]
+    assert occurrences is not None and any(occurrences)
+    assert raw_digest(_streamed_raw(data, 65536, threads=1)) == raw_digest(expected)
