@@ -186,7 +186,7 @@ def _length(column, itemsize: int) -> int:
 
 def _threads() -> int:
     """Worker threads of the compiled reader (0: one per core)."""
-    value = os.environ.get("TBPROF_DECODE_THREADS", "")
+    value = os.environ.get(compiled.DECODE_THREADS_ENV, "")
     return int(value) if value.isdigit() else 0
 
 
