@@ -16,9 +16,9 @@ import pytest
 from conftest import FIXTURES
 
 from tensorboard_plugin_profile import tools
+from tensorboard_plugin_profile.kernels import compiled
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
-from tensorboard_plugin_profile.kernels import compiled
 from tensorboard_plugin_profile.store.host_pool import HostPool, PoolUnavailable, thread_share
 
 pytestmark = pytest.mark.slow
