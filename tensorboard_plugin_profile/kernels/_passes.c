@@ -31,6 +31,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "_buffers.h"
@@ -545,8 +546,112 @@ fail:
 }
 /* === end of stream A section ======================================================= */
 
+/* --- stable_order ------------------------------------------------------------------
+ * np.argsort(key, kind="stable") of 8-byte integer keys: an LSD radix sort of each key
+ * relative to the least (signed keys read with the sign bit flipped, so their order is the
+ * unsigned order), RADIX_BITS a pass, as many passes as the range of the keys needs, and a
+ * pass skipped when every key has the same digit there. Each pass scatters in input order,
+ * so equal keys keep it: the order is the stable one, whatever the passes. Memory beside
+ * `out`: two key buffers and one position buffer, 24 bytes a key (none for one pass). */
+#define RADIX_BITS 11
+#define RADIX (1 << RADIX_BITS)
+#define MAX_RADIX_PASSES ((64 + RADIX_BITS - 1) / RADIX_BITS)
+
+static int radix_order(const uint64_t *key, Py_ssize_t n, uint64_t flip, int64_t *out) {
+    if (n <= 0) return 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t v = key[i] ^ flip;
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+    }
+    uint64_t range = hi - lo;
+    int bits = range ? 64 - __builtin_clzll(range) : 0;
+    int passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
+    Py_ssize_t *count = passes ? calloc((size_t)passes * RADIX, sizeof(Py_ssize_t)) : NULL;
+    if (passes && !count) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t v = (key[i] ^ flip) - lo;
+        for (int p = 0; p < passes; p++) count[p * RADIX + ((v >> (p * RADIX_BITS)) & (RADIX - 1))]++;
+    }
+    int need[MAX_RADIX_PASSES], m = 0;
+    uint64_t first = (key[0] ^ flip) - lo;
+    for (int p = 0; p < passes; p++)
+        if (count[p * RADIX + ((first >> (p * RADIX_BITS)) & (RADIX - 1))] != n) need[m++] = p;
+    if (m == 0) {
+        for (Py_ssize_t i = 0; i < n; i++) out[i] = i;
+        free(count);
+        return 0;
+    }
+    uint64_t *keys[2] = {NULL, NULL};
+    int64_t *spare = NULL;
+    int failed = 0;
+    if (m > 1) {
+        keys[0] = malloc((size_t)n * sizeof(uint64_t));
+        keys[1] = m > 2 ? malloc((size_t)n * sizeof(uint64_t)) : NULL;
+        spare = malloc((size_t)n * sizeof(int64_t));
+        failed = !keys[0] || (m > 2 && !keys[1]) || !spare;
+    }
+    if (!failed) {
+        const uint64_t *src_key = NULL; /* NULL: the input, made relative on the fly */
+        const int64_t *src_pos = NULL;  /* NULL: the input's own positions */
+        for (int j = 0; j < m; j++) {
+            int p = need[j], shift = p * RADIX_BITS, last = j == m - 1;
+            Py_ssize_t *offset = count + (size_t)p * RADIX, at = 0;
+            for (int d = 0; d < RADIX; d++) {
+                Py_ssize_t c = offset[d];
+                offset[d] = at;
+                at += c;
+            }
+            int64_t *dst_pos = ((m - 1 - j) % 2 == 0) ? out : spare; /* the last pass: out */
+            uint64_t *dst_key = last ? NULL : keys[j % 2];
+            for (Py_ssize_t i = 0; i < n; i++) {
+                uint64_t v = src_key ? src_key[i] : (key[i] ^ flip) - lo;
+                Py_ssize_t to = offset[(v >> shift) & (RADIX - 1)]++;
+                if (dst_key) dst_key[to] = v;
+                dst_pos[to] = src_pos ? src_pos[i] : i;
+            }
+            src_key = dst_key;
+            src_pos = dst_pos;
+        }
+    }
+    free(keys[0]);
+    free(keys[1]);
+    free(spare);
+    free(count);
+    return failed ? -1 : 0;
+}
+
+static PyObject *stable_order(PyObject *self, PyObject *py_args) {
+    PyObject *o_key, *o_out;
+    int is_signed;
+    if (!PyArg_ParseTuple(py_args, "OpO", &o_key, &is_signed, &o_out)) return NULL;
+    Arg a[2];
+    memset(a, 0, sizeof(a));
+    if (get_buffer(o_key, &a[0], 0, 8, -1, "key") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (as_int64(o_out, &a[1], 1, n, "out") < 0) goto fail;
+    const uint64_t *key = a[0].view.buf;
+    int64_t *out = a[1].view.buf;
+    uint64_t flip = is_signed ? (uint64_t)1 << 63 : 0;
+    int failed;
+    Py_BEGIN_ALLOW_THREADS
+    failed = radix_order(key, n, flip, out);
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    release(a, 2);
+    Py_RETURN_NONE;
+fail:
+    release(a, 2);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"sweep_top", sweep_top, METH_VARARGS, "Highest open type after each sorted boundary."},
+    {"stable_order", stable_order, METH_VARARGS, "Stable argsort of 8-byte integer keys."},
     {"tracker_top", tracker_top, METH_VARARGS, "Upstream's priority tracker per boundary."},
     {"previous_enclosing", previous_enclosing, METH_VARARGS,
      "Latest earlier event of the run ending at or after each event."},

@@ -21,6 +21,7 @@ import dataclasses
 
 import numpy as np
 
+from ...kernels import passes
 from ...xspace import schema
 from . import layout
 from .levels import pixel_sizes
@@ -157,30 +158,9 @@ def _in_order(key: np.ndarray, then: tuple = ()) -> np.ndarray:
     return order
 
 
-_LOW = np.uint64(0xFFFFFFFF)
-
-
 def _stable_order(key: np.ndarray) -> np.ndarray:
-    """``np.argsort(key, kind="stable")`` of an integer array, from value sorts (``np.sort``
-    is several times faster than a 64-bit ``argsort``): the key made unsigned and relative
-    to its least value, then one sort of (low 32 bits << 32 | input number) and, when the
-    key is wider than 32 bits, one of (high 32 bits << 32 | rank) over that order (an LSD
-    radix sort with two 32-bit digits; the number in the low half makes each pass stable)."""
-    n = len(key)
-    if n < 2 or n > 0xFFFFFFFF:
-        return np.argsort(key, kind="stable")
-    u = key.astype(np.int64, copy=False).view(np.uint64) if key.dtype.kind == "i" else key
-    if key.dtype.kind == "i":
-        u = u ^ np.uint64(1 << 63)  # signed order as unsigned order
-    u = u.astype(np.uint64, copy=False)
-    u = u - u.min()
-    number = np.arange(n, dtype=np.uint64)
-    order = (np.sort((u << np.uint64(32)) | number) & _LOW).view(np.int64)
-    high = u >> np.uint64(32)
-    if high.any():
-        rank = (np.sort((high[order] << np.uint64(32)) | number) & _LOW).view(np.int64)
-        order = order[rank]
-    return order
+    """``np.argsort(key, kind="stable")`` of an integer array (``passes.stable_order``)."""
+    return passes.stable_order(key)
 
 
 def _levels(table: FlowTable, longest: int) -> list:
