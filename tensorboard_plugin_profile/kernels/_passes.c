@@ -649,9 +649,100 @@ fail:
     return NULL;
 }
 
+/* --- order_runs --------------------------------------------------------------------
+ * After a stable order by key: each run of equal keys put in order of the `then` arrays in
+ * turn, then of input position (what np.lexsort((*reversed(then), key)) gives). Runs are a
+ * flow's few ends: insertion sort; a long run (ids reused) is merge sorted. */
+#define MAX_THEN 4
+typedef struct {
+    const int64_t *then[MAX_THEN];
+    int k;
+} RunOrder;
+
+static inline int run_less(const RunOrder *r, int64_t a, int64_t b) {
+    for (int t = 0; t < r->k; t++) {
+        int64_t x = r->then[t][a], y = r->then[t][b];
+        if (x != y) return x < y;
+    }
+    return a < b;
+}
+
+static void merge_run(const RunOrder *r, int64_t *v, int64_t *tmp, Py_ssize_t n) {
+    if (n <= 24) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int64_t x = v[i];
+            Py_ssize_t j = i;
+            while (j > 0 && run_less(r, x, v[j - 1])) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = x;
+        }
+        return;
+    }
+    Py_ssize_t half = n / 2;
+    merge_run(r, v, tmp, half);
+    merge_run(r, v + half, tmp, n - half);
+    memcpy(tmp, v, (size_t)half * sizeof(int64_t));
+    Py_ssize_t i = 0, j = half, o = 0;
+    while (i < half && j < n) v[o++] = run_less(r, v[j], tmp[i]) ? v[j++] : tmp[i++];
+    while (i < half) v[o++] = tmp[i++];
+}
+
+static PyObject *order_runs(PyObject *self, PyObject *py_args) {
+    PyObject *o_order, *o_key, *o_then;
+    if (!PyArg_ParseTuple(py_args, "OOO!", &o_order, &o_key, &PyTuple_Type, &o_then)) return NULL;
+    Py_ssize_t k = PyTuple_GET_SIZE(o_then);
+    if (k > MAX_THEN) {
+        PyErr_SetString(PyExc_ValueError, "order_runs: at most 4 arrays after the key");
+        return NULL;
+    }
+    Arg a[2 + MAX_THEN];
+    memset(a, 0, sizeof(a));
+    int64_t *tmp = NULL;
+    if (as_int64(o_order, &a[0], 1, -1, "order") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (get_buffer(o_key, &a[1], 0, 8, -1, "key") < 0) goto fail;
+    RunOrder r = {{NULL}, (int)k};
+    for (Py_ssize_t t = 0; t < k; t++) {
+        if (as_int64(PyTuple_GET_ITEM(o_then, t), &a[2 + t], 0, a[1].view.len / 8, "then") < 0)
+            goto fail;
+        r.then[t] = a[2 + t].view.buf;
+    }
+    int64_t *order = a[0].view.buf;
+    const uint64_t *key = a[1].view.buf;
+    Py_ssize_t rows = a[1].view.len / 8;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (order[i] < 0 || order[i] >= rows) {
+            PyErr_SetString(PyExc_IndexError, "order_runs: a position outside the key");
+            goto fail;
+        }
+    tmp = PyMem_Malloc((size_t)(n / 2 + 1) * sizeof(int64_t));
+    if (!tmp) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_ssize_t j = i + 1;
+        while (j < n && key[order[j]] == key[order[i]]) j++;
+        if (j - i > 1 && k > 0) merge_run(&r, order + i, tmp, j - i);
+        i = j;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(tmp);
+    release(a, 2 + MAX_THEN);
+    Py_RETURN_NONE;
+fail:
+    PyMem_Free(tmp);
+    release(a, 2 + MAX_THEN);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"sweep_top", sweep_top, METH_VARARGS, "Highest open type after each sorted boundary."},
     {"stable_order", stable_order, METH_VARARGS, "Stable argsort of 8-byte integer keys."},
+    {"order_runs", order_runs, METH_VARARGS, "Runs of equal keys ordered by later arrays."},
     {"tracker_top", tracker_top, METH_VARARGS, "Upstream's priority tracker per boundary."},
     {"previous_enclosing", previous_enclosing, METH_VARARGS,
      "Latest earlier event of the run ending at or after each event."},

@@ -179,6 +179,45 @@ def stable_order(key, pure_python: Optional[bool] = None) -> np.ndarray:
     return _stable_order_by_value_sorts(key)
 
 
+def lex_order(key, then: tuple = (), pure_python: Optional[bool] = None) -> np.ndarray:
+    """The order ``np.lexsort((*reversed(then), key))`` gives, as int64 positions: by integer
+    ``key``, ties by the integer arrays of ``then`` in turn, then by input position. A stable
+    order by ``key`` alone (``stable_order``), then each run of equal keys put in order of
+    ``then``: in C one pass over the runs (insertion sort; merge sort for a long run); else
+    pairs by one vectorized comparison and longer runs by a lexsort of their members only."""
+    key = np.asarray(key)
+    order = stable_order(key, pure_python)
+    if len(order) < 2 or not then:
+        return order
+    if compiled.use_compiled(_passes, pure_python) and key.dtype.kind in "iub":
+        wide = np.ascontiguousarray(key, dtype=np.int64 if key.dtype.kind == "i" else np.uint64)
+        _passes.order_runs(order, wide, tuple(np.ascontiguousarray(t, np.int64) for t in then))
+        return order
+    return _order_runs_numpy(order, key, then)
+
+
+def _order_runs_numpy(order: np.ndarray, key: np.ndarray, then: tuple) -> np.ndarray:
+    ranked = key[order]
+    same = ranked[1:] == ranked[:-1]
+    if not same.any():
+        return order
+    starts = np.flatnonzero(np.r_[True, ~same])
+    lengths = np.diff(np.r_[starts, len(order)])
+    a = starts[lengths == 2]
+    left, right = order[a], order[a + 1]
+    swap = np.zeros(len(a), dtype=bool)  # equal in every array: input order, as sorted
+    for values in reversed(then):
+        lv, rv = values[left], values[right]
+        swap = (rv < lv) | ((rv == lv) & swap)
+    order[a[swap]], order[a[swap] + 1] = right[swap], left[swap]
+    longer = np.flatnonzero(np.repeat(lengths > 2, lengths))
+    if len(longer):
+        members = order[longer]
+        keys = (members, *(values[members] for values in reversed(then)), ranked[longer])
+        order[longer] = members[np.lexsort(keys)]
+    return order
+
+
 _LOW = np.uint64(0xFFFFFFFF)
 
 

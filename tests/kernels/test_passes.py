@@ -269,3 +269,27 @@ def test_stable_order_at_the_ends_of_the_int64_and_uint64_ranges():
             np.testing.assert_array_equal(
                 passes.stable_order(key, pure_python=pure_python), np.argsort(key, kind="stable")
             )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(-3, 3), st.integers(0, 2)), max_size=80),
+    st.booleans(),
+)
+def test_lex_order_is_numpys_lexsort_in_both_paths(rows, unsigned):
+    """Runs of every length (pairs, long runs merge sorted in C), ties in every array."""
+    key = np.array([r[0] for r in rows], dtype=np.uint64 if unsigned else np.int64)
+    begin = np.array([r[1] for r in rows], dtype=np.int64)
+    pos = np.array([r[2] for r in rows], dtype=np.int32)
+    expected = np.lexsort((pos, begin, key))
+    for pure_python in (False, True):
+        got = passes.lex_order(key, (begin, pos), pure_python=pure_python)
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_lex_order_of_one_long_run_is_merge_sorted():
+    rng = np.random.default_rng(7)
+    key = np.zeros(3000, dtype=np.uint64)
+    begin, pos = rng.integers(0, 50, 3000), rng.integers(0, 5, 3000)
+    expected = np.lexsort((pos, begin, key))
+    np.testing.assert_array_equal(passes.lex_order(key, (begin, pos)), expected)

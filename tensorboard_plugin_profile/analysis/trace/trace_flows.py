@@ -129,33 +129,8 @@ def build_flows(index, event_rows: list) -> FlowTable:
 
 
 def _in_order(key: np.ndarray, then: tuple = ()) -> np.ndarray:
-    """The order ``np.lexsort((*reversed(then), key))`` gives (by integer ``key``, ties by
-    the arrays of ``then`` in turn, then by input number), about a third of its time: a
-    stable order by ``key`` alone (``_stable_order``), then runs of equal keys put in
-    order of ``then``: pairs (a flow's two ends) by one vectorized comparison, longer runs
-    by a lexsort of their members only."""
-    order = _stable_order(key)
-    if len(order) < 2 or not then:
-        return order
-    ranked = key[order]
-    same = ranked[1:] == ranked[:-1]
-    if not same.any():
-        return order
-    starts = np.flatnonzero(np.r_[True, ~same])
-    lengths = np.diff(np.r_[starts, len(order)])
-    a = starts[lengths == 2]
-    left, right = order[a], order[a + 1]
-    swap = np.zeros(len(a), dtype=bool)  # equal in every array: input order, as sorted
-    for values in reversed(then):
-        lv, rv = values[left], values[right]
-        swap = (rv < lv) | ((rv == lv) & swap)
-    order[a[swap]], order[a[swap] + 1] = right[swap], left[swap]
-    longer = np.flatnonzero(np.repeat(lengths > 2, lengths))
-    if len(longer):
-        members = order[longer]
-        keys = (members, *(values[members] for values in reversed(then)), ranked[longer])
-        order[longer] = members[np.lexsort(keys)]
-    return order
+    """The order ``np.lexsort((*reversed(then), key))`` gives (``passes.lex_order``)."""
+    return passes.lex_order(key, then)
 
 
 def _stable_order(key: np.ndarray) -> np.ndarray:
