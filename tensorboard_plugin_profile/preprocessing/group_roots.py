@@ -296,14 +296,15 @@ def _contexts(nodes: Nodes) -> tuple:
         columns = [nodes.stats[type_key].at(rows)[0], nodes.stats[id_key].at(rows)[0]]
         columns += [pid_kind, pid_value]
         members.append((rows, np.full(len(rows), consumer_side), columns))
-    node, is_consumer, columns = (
-        np.concatenate([m[0] for m in members]),
-        np.concatenate([m[1] for m in members]),
-        [np.concatenate(c) for c in zip(*(m[2] for m in members))],
-    )
+    node = np.concatenate([m[0] for m in members])
+    is_consumer = np.concatenate([m[1] for m in members])
+    columns = [np.concatenate(c) for c in zip(*(m[2] for m in members))]
+    del members  # each side's copy, freed before the keys are coded (grouping's peak)
     if not len(node):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return event_graph.context_links(node, is_consumer, event_graph.key_codes(columns))
+    codes = event_graph.key_codes(columns)
+    del columns  # 4 int64 columns per context end, freed before the links are made
+    return event_graph.context_links(node, is_consumer, codes)
 
 
 def _pids(nodes: Nodes, rows: np.ndarray) -> tuple:
