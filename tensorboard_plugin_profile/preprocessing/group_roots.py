@@ -298,13 +298,25 @@ def _contexts(nodes: Nodes) -> tuple:
         members.append((rows, np.full(len(rows), consumer_side), columns))
     node = np.concatenate([m[0] for m in members])
     is_consumer = np.concatenate([m[1] for m in members])
-    columns = [np.concatenate(c) for c in zip(*(m[2] for m in members))]
-    del members  # each side's copy, freed before the keys are coded (grouping's peak)
+    # Only key columns that tell ends apart are joined (``key_codes`` drops the others:
+    # the pid's kind and value, often the type), each side's copy freed before the keys
+    # are coded (grouping's peak).
+    sides = [m[2] for m in members]
+    del members
+    varying = [k for k in range(len(sides[0])) if _varies([side[k] for side in sides])]
+    columns = [np.concatenate([side[k] for side in sides]) for k in varying or [0]]
+    del sides
     if not len(node):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     codes = event_graph.key_codes(columns)
-    del columns  # 4 int64 columns per context end, freed before the links are made
+    del columns  # freed before the links are made
     return event_graph.context_links(node, is_consumer, codes)
+
+
+def _varies(parts: list) -> bool:
+    """Whether the parts, joined, hold two different values."""
+    parts = [p for p in parts if len(p)]
+    return bool(parts) and min(int(p.min()) for p in parts) != max(int(p.max()) for p in parts)
 
 
 def _pids(nodes: Nodes, rows: np.ndarray) -> tuple:
