@@ -552,12 +552,14 @@ fail:
  * unsigned order), RADIX_BITS a pass, as many passes as the range of the keys needs, and a
  * pass skipped when every key has the same digit there. Each pass scatters in input order,
  * so equal keys keep it: the order is the stable one, whatever the passes. Memory beside
- * `out`: two key buffers and one position buffer, 24 bytes a key (none for one pass). */
+ * `out`: two key buffers and one position buffer, 24 bytes a key (none for one pass), in
+ * the caller's `scratch` when given. */
 #define RADIX_BITS 11
 #define RADIX (1 << RADIX_BITS)
 #define MAX_RADIX_PASSES ((64 + RADIX_BITS - 1) / RADIX_BITS)
 
-static int radix_order(const uint64_t *key, Py_ssize_t n, uint64_t flip, int64_t *out) {
+static int radix_order(const uint64_t *key, Py_ssize_t n, uint64_t flip, int64_t *out,
+                       uint64_t *scratch) {
     if (n <= 0) return 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -583,14 +585,18 @@ static int radix_order(const uint64_t *key, Py_ssize_t n, uint64_t flip, int64_t
         free(count);
         return 0;
     }
-    uint64_t *keys[2] = {NULL, NULL};
+    /* The caller's scratch (3n values: numpy memory, so a block pool may serve it), or ours. */
+    uint64_t *own = NULL, *keys[2] = {NULL, NULL};
     int64_t *spare = NULL;
     int failed = 0;
     if (m > 1) {
-        keys[0] = malloc((size_t)n * sizeof(uint64_t));
-        keys[1] = m > 2 ? malloc((size_t)n * sizeof(uint64_t)) : NULL;
-        spare = malloc((size_t)n * sizeof(int64_t));
-        failed = !keys[0] || (m > 2 && !keys[1]) || !spare;
+        uint64_t *room = scratch ? scratch : (own = malloc((size_t)n * 3 * sizeof(uint64_t)));
+        failed = !room;
+        if (room) {
+            keys[0] = room;
+            keys[1] = room + n;
+            spare = (int64_t *)(room + 2 * (size_t)n);
+        }
     }
     if (!failed) {
         const uint64_t *src_key = NULL; /* NULL: the input, made relative on the fly */
@@ -615,37 +621,38 @@ static int radix_order(const uint64_t *key, Py_ssize_t n, uint64_t flip, int64_t
             src_pos = dst_pos;
         }
     }
-    free(keys[0]);
-    free(keys[1]);
-    free(spare);
+    free(own);
     free(count);
     return failed ? -1 : 0;
 }
 
 static PyObject *stable_order(PyObject *self, PyObject *py_args) {
-    PyObject *o_key, *o_out;
+    PyObject *o_key, *o_out, *o_scratch = Py_None;
     int is_signed;
-    if (!PyArg_ParseTuple(py_args, "OpO", &o_key, &is_signed, &o_out)) return NULL;
-    Arg a[2];
+    if (!PyArg_ParseTuple(py_args, "OpO|O", &o_key, &is_signed, &o_out, &o_scratch)) return NULL;
+    Arg a[3];
     memset(a, 0, sizeof(a));
     if (get_buffer(o_key, &a[0], 0, 8, -1, "key") < 0) goto fail;
     Py_ssize_t n = a[0].view.len / 8;
     if (as_int64(o_out, &a[1], 1, n, "out") < 0) goto fail;
+    if (o_scratch != Py_None && get_buffer(o_scratch, &a[2], 1, 8, 3 * n, "scratch") < 0)
+        goto fail;
     const uint64_t *key = a[0].view.buf;
     int64_t *out = a[1].view.buf;
+    uint64_t *scratch = a[2].held ? a[2].view.buf : NULL;
     uint64_t flip = is_signed ? (uint64_t)1 << 63 : 0;
     int failed;
     Py_BEGIN_ALLOW_THREADS
-    failed = radix_order(key, n, flip, out);
+    failed = radix_order(key, n, flip, out, scratch);
     Py_END_ALLOW_THREADS
     if (failed) {
         PyErr_NoMemory();
         goto fail;
     }
-    release(a, 2);
+    release(a, 3);
     Py_RETURN_NONE;
 fail:
-    release(a, 2);
+    release(a, 3);
     return NULL;
 }
 

@@ -174,7 +174,10 @@ def stable_order(key, pure_python: Optional[bool] = None) -> np.ndarray:
         signed = key.dtype.kind == "i"
         wide = np.ascontiguousarray(key, dtype=np.int64 if signed else np.uint64)
         out = np.empty(len(key), dtype=np.int64)
-        _passes.stable_order(wide, signed, out)
+        # numpy memory for the passes' buffers: inside blockpool.reusing() it reuses blocks
+        # the conversion freed (pages never touched, for keys one pass sorts, cost nothing).
+        scratch = np.empty(3 * len(key), dtype=np.uint64)
+        _passes.stable_order(wide, signed, out, scratch)
         return out
     return _stable_order_by_value_sorts(key)
 

@@ -293,3 +293,16 @@ def test_lex_order_of_one_long_run_is_merge_sorted():
     begin, pos = rng.integers(0, 50, 3000), rng.integers(0, 5, 3000)
     expected = np.lexsort((pos, begin, key))
     np.testing.assert_array_equal(passes.lex_order(key, (begin, pos)), expected)
+
+
+def test_stable_order_without_scratch_allocates_its_own():
+    """The compiled sort's own buffers (no scratch given) give the same order."""
+    twin = passes._passes
+    if twin is None:
+        pytest.skip("the compiled passes are not built")
+    key = np.random.default_rng(3).integers(-(2**50), 2**50, 5000)
+    out = np.empty(len(key), dtype=np.int64)
+    twin.stable_order(key, True, out)
+    np.testing.assert_array_equal(out, np.argsort(key, kind="stable"))
+    with pytest.raises(ValueError, match="scratch"):
+        twin.stable_order(key, True, out, np.empty(10, dtype=np.uint64))
