@@ -96,11 +96,13 @@ def build_flows(index, event_rows: list) -> FlowTable:
     number_type = layout.event_numbers(max(len(index.source), len(pos)))
     ids = (values >> np.uint64(2)) & _ID_MASK
     keyed = (hosts.astype(np.uint64) << np.uint64(56)) | ids
+    del ids, hosts  # read no more: freed before the sort's buffers are taken
     # Ends by (flow key, time, position), the dense flow number being the key's rank: one
     # unstable sort of the key, then each flow's few ends put in order (``_in_order``).
     order = _in_order(keyed, (begin, pos))
     pos, keyed, values = pos[order].astype(number_type), keyed[order], values[order]
     begin, duration = begin[order], duration[order]
+    del order
     flow: np.ndarray = np.cumsum(np.r_[False, keyed[1:] != keyed[:-1]], dtype=np.int64)
     flow = flow.astype(number_type)
     direction = (values & np.uint64(3)).astype(np.int8)
@@ -177,7 +179,11 @@ def _flow_stats(index, event_rows: list) -> tuple:
     if not out[0]:
         z = np.zeros(0, dtype=np.int64)
         return z, z.view(np.uint64), z, z, z
-    shown_numbers, values, hosts, begin, duration = (np.concatenate(o) for o in out)
+    # One plane (the usual host): its arrays as they are, not copied beside themselves.
+    shown_numbers, values, hosts, begin, duration = (
+        o[0] if len(o) == 1 else np.concatenate(o) for o in out
+    )
+    del out
     return _positions_of(index.source, shown_numbers), values, hosts, begin, duration
 
 
