@@ -173,8 +173,8 @@ def _flow_stats(index, event_rows: list) -> tuple:
             out[0].append(numbers[keep] + offset)
             out[1].append(stats["int_value"].to_numpy()[flows].view(np.uint64)[keep])
             out[2].append(np.full(len(events), shown.pid // 1000, dtype=np.int64))
-            out[3].append(plane.events["begin_ps"].to_numpy()[events].astype(np.int64))
-            out[4].append(plane.events["duration_ps"].to_numpy()[events].astype(np.int64))
+            for at, column in ((3, "begin_ps"), (4, "duration_ps")):  # gathered: no 2nd copy
+                out[at].append(plane.events[column].to_numpy()[events].astype(np.int64, copy=False))
         offset += count
     if not out[0]:
         z = np.zeros(0, dtype=np.int64)
@@ -189,7 +189,7 @@ def _flow_stats(index, event_rows: list) -> tuple:
 
 def _shown_numbers(event_rows: np.ndarray, shown_rows) -> np.ndarray:
     """int64 number among the plane's shown events of each event row (-1: not shown)."""
-    event_rows = event_rows.astype(np.int64)
+    event_rows = event_rows.astype(np.int64, copy=False)
     if shown_rows is None:
         return event_rows
     at = np.minimum(np.searchsorted(shown_rows, event_rows), max(len(shown_rows) - 1, 0))
@@ -207,5 +207,5 @@ def _positions_of(source: np.ndarray, events: np.ndarray) -> np.ndarray:
         # Stats are sorted by event, planes follow each other: ``events`` ascends, so the
         # n-th distinct one is the n-th found (no binary search).
         nth = np.cumsum(np.r_[False, events[1:] != events[:-1]])
-        return at[order][nth].astype(np.int64)
-    return at[order][np.searchsorted(found[order], events)].astype(np.int64)
+        return at[order][nth].astype(np.int64, copy=False)
+    return at[order][np.searchsorted(found[order], events)].astype(np.int64, copy=False)
