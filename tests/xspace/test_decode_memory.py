@@ -201,3 +201,35 @@ def test_single_valued_columns_are_broadcast_views(pure):
     space.planes[0].lines[0].events[5].metadata_id = 2
     events = decode_xspace(space.SerializeToString(), "two", pure_python=pure).planes[0].events
     assert events["display_name"].tolist()[4:7] == ["", "shown", ""]
+
+
+@compiled
+def test_columns_come_from_the_allocator_given():
+    """With ``alloc`` every event and stats column is a buffer it made (numpy bytes, which
+    the block pool serves), holding what the bytearrays hold without it."""
+    data = _long_profile()
+    made: list = []
+
+    def alloc(nbytes: int) -> np.ndarray:
+        made.append(np.empty(nbytes, dtype=np.uint8))
+        return made[-1]
+
+    raw = compiled_raw(READER, data, alloc=alloc)
+    assert raw_digest(raw) == raw_digest(compiled_raw(READER, data))
+    ours = {id(a) for a in made}
+    for plane in raw["planes"]:
+        columns = [*plane["events"][:4], *plane["names"][:2], *plane["stats"][:6]]
+        assert all(id(column) in ours for column in columns)
+
+
+@compiled
+def test_decoded_columns_are_numpy_memory_the_pool_can_take_back():
+    """``decode_xspace`` gives the compiled reader numpy memory: the event columns own it
+    (freed through the handler that made it, the block pool inside ``reusing()``), not a
+    bytearray under them."""
+    space = decode_xspace(_long_profile(), "long.xplane.pb")
+    for name in ("line", "begin_ps", "duration_ps", "metadata_id"):
+        column = space.planes[0].events[name].to_numpy()
+        while isinstance(column.base, np.ndarray):
+            column = column.base
+        assert column.base is None and column.flags.owndata, name
