@@ -133,6 +133,8 @@ def raw_digest(raw: dict) -> tuple:
         raw_floats = isinstance(t[4], bytearray) or _numpy_bytes(t[4])
         floats = np.frombuffer(t[4], np.float64) if raw_floats else t[4]
         cols = [_bytes(c, d) for c, d in zip(t[:6], ("i8", "i8", "i1", "i8", "f8", "i4"))]
+        if floats is None:  # the compiled reader's float column when every value is 0.0
+            floats = np.zeros(len(cols[0]) // 8)
         cols[4] = np.nan_to_num(np.asarray(floats, np.float64), nan=7.5).tobytes()
         return (*cols, tuple(t[6]))
 

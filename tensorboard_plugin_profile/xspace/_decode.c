@@ -37,7 +37,7 @@
  * Columns = (line int32, metadata_id int32 (int64 when some id needs it), begin_ps, duration_ps int64,
  *            occurrences int64 or None when all are zero)
  * Names = (name codes, display-name codes (int8/16/32), names, display names)
- * Stats = (owner int64, metadata_id int64, kind int8, int64, float64,
+ * Stats = (owner int64, metadata_id int64, kind int8, int64, float64 (None: all 0.0),
  *          string id int32 (-1: none), strings: list of distinct str/bytes)
  * Stat kinds: 0 double, 1 uint64 (bit-cast), 2 int64, 3 str, 4 bytes, 5 ref.
  * Malformed input raises ValueError; more events than max_events raises
@@ -88,6 +88,20 @@ static void stats_free(Stats *st) {
     memset(st, 0, sizeof(*st));
 }
 
+/* A row's float value. The column stays empty while every value is 0.0 (all of them in
+ * real profiles, which have no doubles): no page written here, nor by its concatenation. */
+static int put_float(Stats *st, double value) {
+    uint64_t bits;
+    memcpy(&bits, &value, 8);
+    if (!st->fval.len && !bits) return 0;
+    if (!st->fval.len) { /* the first other value: zeros for the rows before it */
+        if (buf_reserve(&st->fval, (st->rows + 1) * 8) < 0) return -1;
+        memset(st->fval.data, 0, st->rows * 8);
+        st->fval.len = st->rows * 8;
+    }
+    return BUF_PUT(&st->fval, value, double);
+}
+
 /* One XStat appended for owner; a stat without a value is skipped (no oneof set). */
 static int read_stat(Reader r, int64_t owner, Stats *st, int depth, Err *e) {
     int64_t mid = 0, ival = 0;
@@ -122,7 +136,7 @@ static int read_stat(Reader r, int64_t owner, Stats *st, int depth, Err *e) {
     if (kind == 0 || kind == 3 || kind == 4) ival = 0;
     if (BUF_PUT(&st->owner, owner, int64_t) < 0 || BUF_PUT(&st->mid, mid, int64_t) < 0 ||
         BUF_PUT(&st->kind, kind, int8_t) < 0 || BUF_PUT(&st->ival, ival, int64_t) < 0 ||
-        BUF_PUT(&st->fval, fval, double) < 0 || BUF_PUT(&st->sid, sid, int32_t) < 0)
+        put_float(st, fval) < 0 || BUF_PUT(&st->sid, sid, int32_t) < 0)
         return fail(e, "out of memory");
     st->rows++;
     return 0;
@@ -726,6 +740,28 @@ static PyObject *concat(PyObject *alloc, Stats **parts, size_t n, size_t rows, s
     return out;
 }
 
+/* The float column of parts' rows (an empty part: zeros), or None when every part is
+ * empty: nothing to write nor to read for a column of zeros. */
+static PyObject *concat_floats(PyObject *alloc, Stats **parts, size_t n, size_t rows) {
+    int any = 0;
+    for (size_t i = 0; i < n; i++) any |= parts[i]->fval.len != 0;
+    if (!any) {
+        for (size_t i = 0; i < n; i++) buf_free(&parts[i]->fval);
+        Py_RETURN_NONE;
+    }
+    char *at;
+    PyObject *out = new_column(alloc, (Py_ssize_t)(rows * 8), (void **)&at);
+    if (!out) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        Buf *b = &parts[i]->fval;
+        if (b->len) memcpy(at, b->data, b->len);
+        else memset(at, 0, parts[i]->rows * 8);
+        at += parts[i]->rows * 8;
+        buf_free(b);
+    }
+    return out;
+}
+
 /* String ids of parts' rows into one table (first-seen order), and its strings. */
 static PyObject *merged_strings(PyObject *alloc, Stats **parts, size_t n, size_t rows,
                                 PyObject **strings) {
@@ -773,7 +809,7 @@ static PyObject *stats_concat(PyObject *alloc, Stats **parts, size_t n) {
                          concat(alloc, parts, n, rows, 8, offsetof(Stats, mid)),
                          concat(alloc, parts, n, rows, 1, offsetof(Stats, kind)),
                          concat(alloc, parts, n, rows, 8, offsetof(Stats, ival)),
-                         concat(alloc, parts, n, rows, 8, offsetof(Stats, fval)), ids, strings);
+                         concat_floats(alloc, parts, n, rows), ids, strings);
 }
 
 static PyObject *stats_take(PyObject *alloc, Stats *st) { return stats_concat(alloc, &st, 1); }

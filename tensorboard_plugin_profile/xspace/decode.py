@@ -242,9 +242,10 @@ def _long_table(owner_col: str, raw: dict, key: str, stat_names: dict, events: i
     once its final column exists); ``str_value`` holds codes into the distinct strings. With
     ``events`` (the plane's event count) the owners are event rows, as narrow as they fit."""
     table = raw.pop(key)
-    owners, mids, kinds, ints, floats, string_ids = _columns(
-        table[:6], (np.int64, np.int64, np.int8, np.int64, np.float64, np.int32)
+    owners, mids, kinds, ints, string_ids = _columns(
+        table[:4] + table[5:6], (np.int64, np.int64, np.int8, np.int64, np.int32)
     )
+    floats = None if table[4] is None else _columns(table[4:5], (np.float64,))[0]
     strings = list(table[6])
     del table
     if events >= 0:
@@ -262,7 +263,7 @@ def _long_table(owner_col: str, raw: dict, key: str, stat_names: dict, events: i
             string_ids = string_ids.copy()
         string_ids[refs] = ref_codes[inverse]
     columns = {owner_col: owners, "stat": stat, "kind": kinds, "int_value": ints}
-    columns["float_value"] = _sparse_floats(floats)
+    columns["float_value"] = _sparse_floats(floats, len(owners))
     del floats
     columns["str_value"] = str_categorical(string_ids, strings)
     del string_ids
@@ -281,9 +282,12 @@ def _stat_column(mids: np.ndarray, stat_names: dict) -> pd.Categorical:
     )
 
 
-def _sparse_floats(floats: np.ndarray) -> np.ndarray:
+def _sparse_floats(floats: Optional[np.ndarray], n: int) -> np.ndarray:
     """The float column with only the pages of its double rows resident (both readers write
-    0.0 on every other row; real profiles have few or no doubles)."""
+    0.0 on every other row; real profiles have few or no doubles: the compiled reader then
+    gives None)."""
+    if floats is None:
+        return sparse_values(n, np.float64, np.zeros(0, np.intp), np.zeros(0, np.float64))
     rows = np.flatnonzero(floats.view(np.int64))  # -0.0 is a value too
     return sparse_values(len(floats), np.float64, rows, floats[rows])
 

@@ -218,7 +218,8 @@ def test_columns_come_from_the_allocator_given():
     assert raw_digest(raw) == raw_digest(compiled_raw(READER, data))
     ours = {id(a) for a in made}
     for plane in raw["planes"]:
-        columns = [*plane["events"][:4], *plane["names"][:2], *plane["stats"][:6]]
+        stats = plane["stats"]  # no float column: no double in this profile
+        columns = [*plane["events"][:4], *plane["names"][:2], *stats[:4], stats[5]]
         assert all(id(column) in ours for column in columns)
 
 
@@ -233,3 +234,24 @@ def test_decoded_columns_are_numpy_memory_the_pool_can_take_back():
         while isinstance(column.base, np.ndarray):
             column = column.base
         assert column.base is None and column.flags.owndata, name
+
+
+@compiled
+def test_no_float_column_without_a_double():
+    """Stats without a double value (every real profile) give no float column: nothing
+    written per row; a double anywhere gives the whole column, zeros around it."""
+    raw = compiled_raw(READER, _long_profile())
+    assert raw["planes"][0]["stats"][4] is None
+    space = xplane_pb2.XSpace()
+    plane = space.planes.add(id=1, name="/host:CPU")
+    plane.stat_metadata[5].name = "x"
+    line = plane.lines.add(id=0)
+    for i in range(5):
+        event = line.events.add(metadata_id=1, offset_ps=i)
+        event.stats.add(metadata_id=5, int64_value=i)
+        if i == 3:
+            event.stats.add(metadata_id=5, double_value=-0.0)
+    floats = compiled_raw(READER, space.SerializeToString())["planes"][0]["stats"][4]
+    assert np.frombuffer(floats, np.float64).view(np.int64).tolist() == [0, 0, 0, 0, -(1 << 63), 0]
+    stats = decode_xspace(space.SerializeToString(), "f.xplane.pb").planes[0].stats
+    assert np.signbit(stats["float_value"].to_numpy()).tolist() == [0, 0, 0, 0, 1, 0]
