@@ -1,10 +1,12 @@
 """A profile from S3 on loopback against the same profile on local disk (docs/remote_logdirs.md).
 
     python bench/remote_s3.py BIG.xplane.pb      # e.g. a 200 MB profile (make_large_profile.py)
+    python bench/remote_s3.py W.pt.trace.json    # a PyTorch trace (bench/chrome_trace.py)
 
 Starts moto's S3 server (``.venv-moto``, see tests/remote_servers.py), uploads the file as
-``s3://bench/logs/plugins/profile/s/host.xplane.pb`` and times the overview request after
-the run list (as the page asks), each with a fresh disk cache:
+``s3://bench/logs/plugins/profile/s/host.xplane.pb`` (a PyTorch trace as
+``s3://bench/logs/s/worker0.1.pt.trace.json[.gz]``, its overview ``pytorch_overview``) and
+times the overview request after the run list (as the page asks), each with a fresh disk cache:
 
 1. the overview page of the local copy (cold: decode + analysis);
 2. the overview page of the S3 copy (cold: download + decode + analysis); target <= 1.3x of 1;
@@ -132,12 +134,12 @@ def _instrument(breakdown: Breakdown) -> None:
     breakdown.wrap(formats, "preprocess_decoded", "preprocess")
 
 
-def _overview(logdir: str, cache_dir: str) -> float:
+def _overview(logdir: str, cache_dir: str, tool: str = "overview_page") -> float:
     service = ProfileService(logdir, config=CacheConfig(disk_dir=cache_dir))
     try:
-        service.runs()  # the page lists the runs first (and the store's client starts)
+        (run,) = service.runs()  # the page lists the runs first (and the store's client starts)
         started = time.perf_counter()
-        b"".join(service.tool_data(RUN, "overview_page").chunks())
+        b"".join(service.tool_data(run, tool).chunks())
         return time.perf_counter() - started
     finally:
         service.close()
@@ -163,10 +165,15 @@ def main(profile: str, breakdown: bool = False) -> int:
         remote.forget_filesystems()
         fs = remote.filesystem("s3://bench")
         fs.mkdir("bench")
-        fs.put_file(profile, "bench/logs/plugins/profile/s/host.xplane.pb")
-        local = os.path.join(work, "local", "plugins", "profile", RUN)
+        trace = profile.endswith((".json", ".json.gz"))
+        name = "worker0.1.pt.trace.json" + (".gz" if profile.endswith(".gz") else "")
+        folder = RUN if trace else f"plugins/profile/{RUN}"
+        name = name if trace else "host.xplane.pb"
+        tool = "pytorch_overview" if trace else "overview_page"
+        fs.put_file(profile, f"bench/logs/{folder}/{name}")
+        local = os.path.join(work, "local", *folder.split("/"))
         os.makedirs(local)
-        shutil.copyfile(profile, os.path.join(local, "host.xplane.pb"))
+        shutil.copyfile(profile, os.path.join(local, name))
         size_mb = os.path.getsize(profile) / 1e6
 
         steps = Breakdown(server.process.pid) if breakdown else None
@@ -174,17 +181,17 @@ def main(profile: str, breakdown: bool = False) -> int:
             _instrument(steps)
             steps.phase = "local"
         local_cpu = time.process_time()
-        local_s = _overview(os.path.join(work, "local"), os.path.join(work, "cache-local"))
+        local_s = _overview(os.path.join(work, "local"), os.path.join(work, "cache-local"), tool)
         local_cpu = time.process_time() - local_cpu
         if steps is not None:
             steps.phase = "S3"
         cpu, server_cpu = time.process_time(), steps._server_cpu() if steps else 0.0
-        remote_s = _overview("s3://bench/logs", os.path.join(work, "cache-remote"))
+        remote_s = _overview("s3://bench/logs", os.path.join(work, "cache-remote"), tool)
         cpu = time.process_time() - cpu
         os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{proxy.port}"
         remote.forget_filesystems()
         proxy.requests.clear()
-        restart_s = _overview("s3://bench/logs", os.path.join(work, "cache-remote"))
+        restart_s = _overview("s3://bench/logs", os.path.join(work, "cache-remote"), tool)
         object_gets = [r for r in proxy.requests if r[0] == "GET" and "list-type" not in r[1]]
 
         print(f"profile: {size_mb:.0f} MB")

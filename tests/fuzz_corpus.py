@@ -130,8 +130,11 @@ def raw_digest(raw: dict) -> tuple:
     """A comparable form of a reader's raw output in the final layout (NaN-safe for doubles)."""
 
     def stats(t: tuple) -> tuple:
-        floats = np.frombuffer(t[4], np.float64) if isinstance(t[4], bytearray) else t[4]
+        raw_floats = isinstance(t[4], bytearray) or _numpy_bytes(t[4])
+        floats = np.frombuffer(t[4], np.float64) if raw_floats else t[4]
         cols = [_bytes(c, d) for c, d in zip(t[:6], ("i8", "i8", "i1", "i8", "f8", "i4"))]
+        if floats is None:  # the compiled reader's float column when every value is 0.0
+            floats = np.zeros(len(cols[0]) // 8)
         cols[4] = np.nan_to_num(np.asarray(floats, np.float64), nan=7.5).tobytes()
         return (*cols, tuple(t[6]))
 
@@ -170,6 +173,11 @@ def raw_digest(raw: dict) -> tuple:
 
 def _bytes(column, dtype: str) -> bytes:
     """The column's bytes in this dtype ("": its own, for metadata ids: int32 or int64)."""
-    if isinstance(column, (bytes, bytearray)):
+    if isinstance(column, (bytes, bytearray)) or _numpy_bytes(column):
         return bytes(column)
     return np.asarray(column, dtype=dtype or None).tobytes()
+
+
+def _numpy_bytes(column) -> bool:
+    """A compiled reader's column made by ``alloc`` (``decode._raw_bytes``): raw bytes."""
+    return isinstance(column, np.ndarray) and column.dtype == np.uint8

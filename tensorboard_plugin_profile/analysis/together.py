@@ -28,7 +28,9 @@ import os
 import threading
 from typing import Any, Callable, Optional, Sequence
 
-ANALYSIS_THREADS_ENV = "TBPROF_ANALYSIS_THREADS"
+from ..kernels import compiled
+
+ANALYSIS_THREADS_ENV = compiled.ANALYSIS_THREADS_ENV
 MAX_THREADS = 4
 
 
@@ -36,13 +38,9 @@ def analysis_threads(threads: Optional[int] = None) -> int:
     """``threads`` when given, else ``TBPROF_ANALYSIS_THREADS``, else one per core."""
     if threads is None:
         value = os.environ.get(ANALYSIS_THREADS_ENV, "")
-        threads = int(value) if value.isdigit() and int(value) > 0 else _cores()
+        threads = int(value) if value.isdigit() and int(value) > 0 else compiled.cores()
     return max(1, min(int(threads), MAX_THREADS))
 
-
-def _cores() -> int:
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
 
 
 def run_all(tasks: Sequence[Callable[[], Any]], threads: Optional[int] = None) -> list:

@@ -36,19 +36,22 @@ def read_chrome_trace(
     path: str,
     opener: Optional[Callable[[], IO[bytes]]] = None,
     threads: Optional[int] = None,
+    size: Optional[int] = None,
 ) -> Space:
     """Streams and decodes one file; every failure names the file.
 
     ``opener`` opens the file instead of ``open(path)`` (the service passes logdir's checked
-    open, so a file swapped for a link is never followed outside the logdir). ``threads``:
-    how many threads the compiled scanner splits each window of text across (default
-    ``compiled.pass_threads`` of the window's characters); the result is the same for any.
+    open, so a file swapped for a link is never followed outside the logdir; a remote trace
+    is read while it downloads). ``threads``: how many threads the compiled scanner splits
+    each window of text across (default ``compiled.pass_threads`` of the window's
+    characters); the result is the same for any. ``size``: the file's size when ``path``
+    is not on this machine (a URL: ``opener`` reads it), else asked of the file system.
     """
     name = os.path.basename(path)
     limits = Limits.from_env()
     collector = Collector()
     try:
-        budget = _Budget(name, os.path.getsize(path), limits, collector)
+        budget = _Budget(name, os.path.getsize(path) if size is None else size, limits, collector)
     except FileNotFoundError:
         raise NotFound(f"Profile file {name} does not exist.") from None
     except OSError as e:

@@ -11,7 +11,9 @@
  * pooling never raises the peak. Zeroed buffers (np.zeros) are always fresh mappings, so
  * pages nobody writes stay unmapped zero pages (memsize.sparse_rows relies on that); as
  * many kept bytes are unmapped first. Leaving the outermost `reusing()` unmaps all kept
- * blocks. Smaller buffers go to the C allocator.
+ * blocks. A kept block that 16 large allocations in a row did not take is unmapped too:
+ * blocks the next passes do not reuse would only sit beside the process's peak. Smaller
+ * buffers go to the C allocator.
  *
  * No huge-page advice (numpy gives it to its own buffers of 4 MiB or more): moving page
  * tables of blocks that are not 2 MiB aligned splits huge pages, and measured at 11 M
@@ -72,6 +74,7 @@ typedef struct {
 typedef struct {
     char *base;
     size_t mapped;
+    unsigned long long born; /* `served` when it was freed */
 } Block;
 
 static Block kept[MAX_KEPT];
@@ -86,6 +89,10 @@ static PyThread_type_lock lock = NULL;
 static unsigned long long n_reused = 0, n_fresh = 0, fresh_bytes = 0, reused_bytes = 0,
                           zeroed_bytes = 0;
 static size_t most_kept = 0;
+static unsigned long long served = 0; /* big allocations made so far */
+/* A kept block that this many big allocations in a row did not take is unmapped (0: no
+ * limit): blocks the next passes do not reuse would sit beside the process's peak. */
+static unsigned long long max_age = 16;
 
 static Header *header_of(void *ptr) { return (Header *)((char *)ptr - sizeof(Header)); }
 
@@ -182,9 +189,20 @@ static void count(int reused, size_t moved, size_t fresh, size_t zeroed) {
 /* The kept parts for a new block of `need` bytes (none outside `reusing()`). */
 static int take_for(size_t need, Block *parts) {
     if (active <= 0) return 0;
+    Block old[MAX_KEPT];
+    int n_old = 0;
     PyThread_acquire_lock(lock, WAIT_LOCK);
     int n = take_parts(need, parts);
+    served++;
+    for (int i = 0; max_age && i < n_kept;)
+        if (served - kept[i].born > max_age) {
+            old[n_old++] = kept[i];
+            drop_kept(i);
+        } else {
+            i++;
+        }
     PyThread_release_lock(lock);
+    for (int i = 0; i < n_old; i++) munmap(old[i].base, old[i].mapped);
     return n;
 }
 
@@ -238,6 +256,7 @@ static void big_free(char *base, size_t mapped) {
         }
         kept[n_kept].base = base;
         kept[n_kept].mapped = mapped;
+        kept[n_kept].born = served;
         n_kept++;
         kept_bytes += mapped;
         if (kept_bytes > most_kept) most_kept = kept_bytes;
@@ -371,9 +390,10 @@ static PyObject *py_leave(PyObject *self, PyObject *previous) {
 
 static PyObject *py_configure(PyObject *self, PyObject *args) {
     (void)self;
-    unsigned long long limit, smallest;
-    if (!PyArg_ParseTuple(args, "KK", &limit, &smallest)) return NULL;
+    unsigned long long limit, smallest, age = max_age;
+    if (!PyArg_ParseTuple(args, "KK|K", &limit, &smallest, &age)) return NULL;
     keep_limit = (size_t)limit;
+    max_age = age;
     min_block = smallest > 0 ? (size_t)smallest : 1;
     Py_RETURN_NONE;
 }
@@ -397,7 +417,8 @@ static PyObject *py_available(PyObject *self, PyObject *noargs) {
 static PyMethodDef methods[] = {
     {"enter", py_enter, METH_NOARGS, "Use the pool for this context's numpy buffers."},
     {"leave", py_leave, METH_O, "Restore the previous handler; the last one out unmaps."},
-    {"configure", py_configure, METH_VARARGS, "configure(keep_limit_bytes, min_block_bytes)."},
+    {"configure", py_configure, METH_VARARGS,
+     "configure(keep_limit_bytes, min_block_bytes[, max_age])."},
     {"stats", py_stats, METH_NOARGS, "Counters: reused, fresh, kept_bytes, most_kept, kept."},
     {"available", py_available, METH_NOARGS, "Whether this platform pools (Linux)."},
     {NULL, NULL, 0, NULL},

@@ -7,8 +7,9 @@ def enter() -> Any:
 def leave(previous: Any, /) -> None:
     """Restore the previous handler; the last one out unmaps the kept blocks."""
 
-def configure(keep_limit_bytes: int, min_block_bytes: int, /) -> None:
-    """Limit on kept bytes, and the smallest buffer the pool handles."""
+def configure(keep_limit_bytes: int, min_block_bytes: int, max_age: int = ..., /) -> None:
+    """Limit on kept bytes, the smallest buffer the pool handles, and how many large
+    allocations in a row may pass a kept block by before it is unmapped (0: no limit)."""
 
 def stats() -> dict[str, int]:
     """Counters: reused, fresh, their bytes, zeroed_bytes, kept_bytes, most_kept, kept."""

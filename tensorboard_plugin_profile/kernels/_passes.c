@@ -31,6 +31,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "_buffers.h"
@@ -545,8 +546,210 @@ fail:
 }
 /* === end of stream A section ======================================================= */
 
+/* --- stable_order ------------------------------------------------------------------
+ * np.argsort(key, kind="stable") of 8-byte integer keys: an LSD radix sort of each key
+ * relative to the least (signed keys read with the sign bit flipped, so their order is the
+ * unsigned order), RADIX_BITS a pass, as many passes as the range of the keys needs, and a
+ * pass skipped when every key has the same digit there. Each pass scatters in input order,
+ * so equal keys keep it: the order is the stable one, whatever the passes. Memory beside
+ * `out`: two key buffers and one position buffer, 24 bytes a key (none for one pass), in
+ * the caller's `scratch` when given. */
+#define RADIX_BITS 11
+#define RADIX (1 << RADIX_BITS)
+#define MAX_RADIX_PASSES ((64 + RADIX_BITS - 1) / RADIX_BITS)
+
+static int radix_order(const uint64_t *key, Py_ssize_t n, uint64_t flip, int64_t *out,
+                       uint64_t *scratch) {
+    if (n <= 0) return 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t v = key[i] ^ flip;
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+    }
+    uint64_t range = hi - lo;
+    int bits = range ? 64 - __builtin_clzll(range) : 0;
+    int passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
+    Py_ssize_t *count = passes ? calloc((size_t)passes * RADIX, sizeof(Py_ssize_t)) : NULL;
+    if (passes && !count) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t v = (key[i] ^ flip) - lo;
+        for (int p = 0; p < passes; p++) count[p * RADIX + ((v >> (p * RADIX_BITS)) & (RADIX - 1))]++;
+    }
+    int need[MAX_RADIX_PASSES], m = 0;
+    uint64_t first = (key[0] ^ flip) - lo;
+    for (int p = 0; p < passes; p++)
+        if (count[p * RADIX + ((first >> (p * RADIX_BITS)) & (RADIX - 1))] != n) need[m++] = p;
+    if (m == 0) {
+        for (Py_ssize_t i = 0; i < n; i++) out[i] = i;
+        free(count);
+        return 0;
+    }
+    /* The caller's scratch (3n values: numpy memory, so a block pool may serve it), or ours. */
+    uint64_t *own = NULL, *keys[2] = {NULL, NULL};
+    int64_t *spare = NULL;
+    int failed = 0;
+    if (m > 1) {
+        uint64_t *room = scratch ? scratch : (own = malloc((size_t)n * 3 * sizeof(uint64_t)));
+        failed = !room;
+        if (room) {
+            keys[0] = room;
+            keys[1] = room + n;
+            spare = (int64_t *)(room + 2 * (size_t)n);
+        }
+    }
+    if (!failed) {
+        const uint64_t *src_key = NULL; /* NULL: the input, made relative on the fly */
+        const int64_t *src_pos = NULL;  /* NULL: the input's own positions */
+        for (int j = 0; j < m; j++) {
+            int p = need[j], shift = p * RADIX_BITS, last = j == m - 1;
+            Py_ssize_t *offset = count + (size_t)p * RADIX, at = 0;
+            for (int d = 0; d < RADIX; d++) {
+                Py_ssize_t c = offset[d];
+                offset[d] = at;
+                at += c;
+            }
+            int64_t *dst_pos = ((m - 1 - j) % 2 == 0) ? out : spare; /* the last pass: out */
+            uint64_t *dst_key = last ? NULL : keys[j % 2];
+            for (Py_ssize_t i = 0; i < n; i++) {
+                uint64_t v = src_key ? src_key[i] : (key[i] ^ flip) - lo;
+                Py_ssize_t to = offset[(v >> shift) & (RADIX - 1)]++;
+                if (dst_key) dst_key[to] = v;
+                dst_pos[to] = src_pos ? src_pos[i] : i;
+            }
+            src_key = dst_key;
+            src_pos = dst_pos;
+        }
+    }
+    free(own);
+    free(count);
+    return failed ? -1 : 0;
+}
+
+static PyObject *stable_order(PyObject *self, PyObject *py_args) {
+    PyObject *o_key, *o_out, *o_scratch = Py_None;
+    int is_signed;
+    if (!PyArg_ParseTuple(py_args, "OpO|O", &o_key, &is_signed, &o_out, &o_scratch)) return NULL;
+    Arg a[3];
+    memset(a, 0, sizeof(a));
+    if (get_buffer(o_key, &a[0], 0, 8, -1, "key") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (as_int64(o_out, &a[1], 1, n, "out") < 0) goto fail;
+    if (o_scratch != Py_None && get_buffer(o_scratch, &a[2], 1, 8, 3 * n, "scratch") < 0)
+        goto fail;
+    const uint64_t *key = a[0].view.buf;
+    int64_t *out = a[1].view.buf;
+    uint64_t *scratch = a[2].held ? a[2].view.buf : NULL;
+    uint64_t flip = is_signed ? (uint64_t)1 << 63 : 0;
+    int failed;
+    Py_BEGIN_ALLOW_THREADS
+    failed = radix_order(key, n, flip, out, scratch);
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    release(a, 3);
+    Py_RETURN_NONE;
+fail:
+    release(a, 3);
+    return NULL;
+}
+
+/* --- order_runs --------------------------------------------------------------------
+ * After a stable order by key: each run of equal keys put in order of the `then` arrays in
+ * turn, then of input position (what np.lexsort((*reversed(then), key)) gives). Runs are a
+ * flow's few ends: insertion sort; a long run (ids reused) is merge sorted. */
+#define MAX_THEN 4
+typedef struct {
+    const int64_t *then[MAX_THEN];
+    int k;
+} RunOrder;
+
+static inline int run_less(const RunOrder *r, int64_t a, int64_t b) {
+    for (int t = 0; t < r->k; t++) {
+        int64_t x = r->then[t][a], y = r->then[t][b];
+        if (x != y) return x < y;
+    }
+    return a < b;
+}
+
+static void merge_run(const RunOrder *r, int64_t *v, int64_t *tmp, Py_ssize_t n) {
+    if (n <= 24) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int64_t x = v[i];
+            Py_ssize_t j = i;
+            while (j > 0 && run_less(r, x, v[j - 1])) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = x;
+        }
+        return;
+    }
+    Py_ssize_t half = n / 2;
+    merge_run(r, v, tmp, half);
+    merge_run(r, v + half, tmp, n - half);
+    memcpy(tmp, v, (size_t)half * sizeof(int64_t));
+    Py_ssize_t i = 0, j = half, o = 0;
+    while (i < half && j < n) v[o++] = run_less(r, v[j], tmp[i]) ? v[j++] : tmp[i++];
+    while (i < half) v[o++] = tmp[i++];
+}
+
+static PyObject *order_runs(PyObject *self, PyObject *py_args) {
+    PyObject *o_order, *o_key, *o_then;
+    if (!PyArg_ParseTuple(py_args, "OOO!", &o_order, &o_key, &PyTuple_Type, &o_then)) return NULL;
+    Py_ssize_t k = PyTuple_GET_SIZE(o_then);
+    if (k > MAX_THEN) {
+        PyErr_SetString(PyExc_ValueError, "order_runs: at most 4 arrays after the key");
+        return NULL;
+    }
+    Arg a[2 + MAX_THEN];
+    memset(a, 0, sizeof(a));
+    int64_t *tmp = NULL;
+    if (as_int64(o_order, &a[0], 1, -1, "order") < 0) goto fail;
+    Py_ssize_t n = a[0].view.len / 8;
+    if (get_buffer(o_key, &a[1], 0, 8, -1, "key") < 0) goto fail;
+    RunOrder r = {{NULL}, (int)k};
+    for (Py_ssize_t t = 0; t < k; t++) {
+        if (as_int64(PyTuple_GET_ITEM(o_then, t), &a[2 + t], 0, a[1].view.len / 8, "then") < 0)
+            goto fail;
+        r.then[t] = a[2 + t].view.buf;
+    }
+    int64_t *order = a[0].view.buf;
+    const uint64_t *key = a[1].view.buf;
+    Py_ssize_t rows = a[1].view.len / 8;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (order[i] < 0 || order[i] >= rows) {
+            PyErr_SetString(PyExc_IndexError, "order_runs: a position outside the key");
+            goto fail;
+        }
+    tmp = PyMem_Malloc((size_t)(n / 2 + 1) * sizeof(int64_t));
+    if (!tmp) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_ssize_t j = i + 1;
+        while (j < n && key[order[j]] == key[order[i]]) j++;
+        if (j - i > 1 && k > 0) merge_run(&r, order + i, tmp, j - i);
+        i = j;
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(tmp);
+    release(a, 2 + MAX_THEN);
+    Py_RETURN_NONE;
+fail:
+    PyMem_Free(tmp);
+    release(a, 2 + MAX_THEN);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"sweep_top", sweep_top, METH_VARARGS, "Highest open type after each sorted boundary."},
+    {"stable_order", stable_order, METH_VARARGS, "Stable argsort of 8-byte integer keys."},
+    {"order_runs", order_runs, METH_VARARGS, "Runs of equal keys ordered by later arrays."},
     {"tracker_top", tracker_top, METH_VARARGS, "Upstream's priority tracker per boundary."},
     {"previous_enclosing", previous_enclosing, METH_VARARGS,
      "Latest earlier event of the run ending at or after each event."},

@@ -5,6 +5,12 @@ def sweep_top(group: object, kind: object, start: object, num_types: int, out: o
 def tracker_top(group: object, kind: object, start: object, num_types: int, out: object, /) -> None:
     """Upstream's priority tracker after each sorted boundary, written into ``out``."""
 
+def stable_order(key: object, is_signed: bool, out: object, scratch: object = None, /) -> None:
+    """Stable argsort of 8-byte integer keys (radix), positions written into ``out``."""
+
+def order_runs(order: object, key: object, then: tuple, /) -> None:
+    """Each run of equal ``key[order]`` put in order of ``then`` in turn, then position."""
+
 def previous_enclosing(run: object, end: object, out: object, /) -> None:
     """Latest earlier event of the run ending at or after each event, written into ``out``."""
 

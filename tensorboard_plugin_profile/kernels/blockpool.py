@@ -5,7 +5,8 @@ arrays; each is a fresh mapping that the kernel faults in and zeroes, which at ~
 events was about half of the conversion's CPU time. Inside ``reusing()``, a freed buffer
 of 1 MiB or more is kept, and the next uninitialised allocation is made of kept blocks
 (see ``kernels/_blockpool.c``): the process grows only when nothing is kept, so the peak does
-not rise. Kept blocks are unmapped when the outermost ``reusing()`` ends.
+not rise. A kept block that ``MAX_AGE`` large allocations in a row pass by is unmapped (it
+would only sit beside a later peak); the rest when the outermost ``reusing()`` ends.
 
 Without the compiled module (or with ``TBPROF_PURE_PYTHON=1``, see ``compiled``), off
 Linux, or with ``TBPROF_NO_BLOCKPOOL=1`` (the pool alone off, to measure it), ``reusing()``
@@ -26,6 +27,8 @@ _blockpool = compiled.load(__name__)
 KEEP_LIMIT_BYTES = 1 << 30
 # Smaller buffers come from malloc as usual.
 MIN_BLOCK_BYTES = 1 << 20
+# A kept block that this many large allocations in a row did not take is unmapped.
+MAX_AGE = 16
 
 
 def available() -> bool:
@@ -38,10 +41,13 @@ def available() -> bool:
     )
 
 
-def configure(keep_limit: int = KEEP_LIMIT_BYTES, min_block: int = MIN_BLOCK_BYTES) -> None:
-    """Sets the pool's limits (tests use a small ``min_block`` to pool fixture-sized arrays)."""
+def configure(
+    keep_limit: int = KEEP_LIMIT_BYTES, min_block: int = MIN_BLOCK_BYTES, max_age: int = MAX_AGE
+) -> None:
+    """Sets the pool's limits (tests use a small ``min_block`` to pool fixture-sized arrays;
+    ``max_age`` 0 keeps blocks until the limit or the end of ``reusing()``)."""
     if _blockpool is not None:
-        _blockpool.configure(keep_limit, min_block)
+        _blockpool.configure(keep_limit, min_block, max_age)
 
 
 @contextlib.contextmanager

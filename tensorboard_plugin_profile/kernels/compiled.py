@@ -45,6 +45,11 @@ logger = logging.getLogger(__name__)
 
 PURE_PYTHON_ENV = "TBPROF_PURE_PYTHON"
 PASS_THREADS_ENV = "TBPROF_PASS_THREADS"
+DECODE_THREADS_ENV = "TBPROF_DECODE_THREADS"  # the compiled XSpace reader's workers
+ANALYSIS_THREADS_ENV = "TBPROF_ANALYSIS_THREADS"  # the overview's analyses side by side
+# Every setting of how many threads one process's work may use. A worker process given a
+# share of the cores sets the ones the user did not (store/host_pool.py).
+THREAD_ENVS = (PASS_THREADS_ENV, DECODE_THREADS_ENV, ANALYSIS_THREADS_ENV)
 # Rows below which a splitting pass stays on one thread: a thread costs tens of µs to
 # start, a pass over 256 Ki rows takes a millisecond or more.
 PARALLEL_MIN_ROWS = 1 << 18
@@ -103,11 +108,11 @@ def pass_threads(n: int, threads: Optional[int] = None) -> int:
         elif value.isdigit() and int(value) > 0:
             threads = int(value)
         else:
-            threads = _cores()
+            threads = cores()
     return max(1, min(int(threads), MAX_PASS_THREADS))
 
 
-def _cores() -> int:
+def cores() -> int:
     """The cores this process may run on (its affinity where the platform tells)."""
     affinity = getattr(os, "sched_getaffinity", None)
     return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)

@@ -29,6 +29,7 @@ Usage::
     top = sweep_top(group, kind, start, num_types)   # int64 arrays in, int64 out
     parent = previous_enclosing(run, end)
     lanes = first_free_levels(begin, end)
+    order = stable_order(key)                        # np.argsort(key, kind="stable")
     kept, parent = dropping_stack(line, begin, end)
 """
 
@@ -158,6 +159,92 @@ def step_breakdown(key, layout, windows, out, pure_python: Optional[bool] = None
     group, begin, end = (_int64(w) for w in windows)
     _passes.step_breakdown(_int64(key), _int64(layout), group, begin, end, *out)
     return True
+
+
+# --- stable_order ----------------------------------------------------------------------
+def stable_order(key, pure_python: Optional[bool] = None) -> np.ndarray:
+    """``np.argsort(key, kind="stable")`` of an integer array, as int64 positions. numpy's
+    stable argsort of 64-bit keys is a merge sort; compiled, this is an LSD radix sort of
+    the keys relative to their least value (11 bits a pass, only the passes their range
+    needs); else two value sorts (``_stable_order_by_value_sorts``)."""
+    key = np.asarray(key)
+    if key.dtype.kind not in "iub":
+        return np.argsort(key, kind="stable").astype(np.int64, copy=False)
+    if compiled.use_compiled(_passes, pure_python):
+        signed = key.dtype.kind == "i"
+        wide = np.ascontiguousarray(key, dtype=np.int64 if signed else np.uint64)
+        out = np.empty(len(key), dtype=np.int64)
+        # numpy memory for the passes' buffers: inside blockpool.reusing() it reuses blocks
+        # the conversion freed (pages never touched, for keys one pass sorts, cost nothing).
+        scratch = np.empty(3 * len(key), dtype=np.uint64)
+        _passes.stable_order(wide, signed, out, scratch)
+        return out
+    return _stable_order_by_value_sorts(key)
+
+
+def lex_order(key, then: tuple = (), pure_python: Optional[bool] = None) -> np.ndarray:
+    """The order ``np.lexsort((*reversed(then), key))`` gives, as int64 positions: by integer
+    ``key``, ties by the integer arrays of ``then`` in turn, then by input position. A stable
+    order by ``key`` alone (``stable_order``), then each run of equal keys put in order of
+    ``then``: in C one pass over the runs (insertion sort; merge sort for a long run); else
+    pairs by one vectorized comparison and longer runs by a lexsort of their members only."""
+    key = np.asarray(key)
+    order = stable_order(key, pure_python)
+    if len(order) < 2 or not then:
+        return order
+    if compiled.use_compiled(_passes, pure_python) and key.dtype.kind in "iub":
+        wide = np.ascontiguousarray(key, dtype=np.int64 if key.dtype.kind == "i" else np.uint64)
+        _passes.order_runs(order, wide, tuple(np.ascontiguousarray(t, np.int64) for t in then))
+        return order
+    return _order_runs_numpy(order, key, then)
+
+
+def _order_runs_numpy(order: np.ndarray, key: np.ndarray, then: tuple) -> np.ndarray:
+    ranked = key[order]
+    same = ranked[1:] == ranked[:-1]
+    if not same.any():
+        return order
+    starts = np.flatnonzero(np.r_[True, ~same])
+    lengths = np.diff(np.r_[starts, len(order)])
+    a = starts[lengths == 2]
+    left, right = order[a], order[a + 1]
+    swap = np.zeros(len(a), dtype=bool)  # equal in every array: input order, as sorted
+    for values in reversed(then):
+        lv, rv = values[left], values[right]
+        swap = (rv < lv) | ((rv == lv) & swap)
+    order[a[swap]], order[a[swap] + 1] = right[swap], left[swap]
+    longer = np.flatnonzero(np.repeat(lengths > 2, lengths))
+    if len(longer):
+        members = order[longer]
+        keys = (members, *(values[members] for values in reversed(then)), ranked[longer])
+        order[longer] = members[np.lexsort(keys)]
+    return order
+
+
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+def _stable_order_by_value_sorts(key: np.ndarray) -> np.ndarray:
+    """The stable order from value sorts (``np.sort`` is several times faster than a 64-bit
+    ``argsort``): the key made unsigned and relative to its least value, then one sort of
+    (low 32 bits << 32 | input number) and, when the key is wider than 32 bits, one of
+    (high 32 bits << 32 | rank) over that order (an LSD radix sort with two 32-bit digits;
+    the number in the low half makes each pass stable)."""
+    n = len(key)
+    if n < 2 or n > 0xFFFFFFFF:
+        return np.argsort(key, kind="stable").astype(np.int64, copy=False)
+    u = key.astype(np.int64, copy=False).view(np.uint64) if key.dtype.kind == "i" else key
+    if key.dtype.kind == "i":
+        u = u ^ np.uint64(1 << 63)  # signed order as unsigned order
+    u = u.astype(np.uint64, copy=False)
+    u = u - u.min()
+    number = np.arange(n, dtype=np.uint64)
+    order = (np.sort((u << np.uint64(32)) | number) & _LOW).view(np.int64)
+    high = u >> np.uint64(32)
+    if high.any():
+        rank = (np.sort((high[order] << np.uint64(32)) | number) & _LOW).view(np.int64)
+        order = order[rank]
+    return order
 
 
 # --- previous_enclosing ----------------------------------------------------------------

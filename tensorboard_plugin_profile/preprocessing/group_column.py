@@ -199,6 +199,7 @@ def _kept_before(owners, dropped, events, old: Optional[ImplicitGroups]) -> np.n
     them, or (``old``) the first ones where an earlier edit placed it among them.
     ``dropped``: the sorted old rows the edit replaces (a search among them, not a running
     count of kept rows over the whole table)."""
+    events = _searched_for(owners, events)
     first = np.searchsorted(owners, events, side="left")
     count = np.searchsorted(owners, events, side="right") - first
     if old is not None and len(old.events) and len(events):
@@ -208,6 +209,17 @@ def _kept_before(owners, dropped, events, old: Optional[ImplicitGroups]) -> np.n
     if len(dropped):
         count -= np.searchsorted(dropped, first + count) - np.searchsorted(dropped, first)
     return count
+
+
+def _searched_for(owners: np.ndarray, events: np.ndarray) -> np.ndarray:
+    """``events`` in the dtype of the table's int32 ``owners`` when they fit: a search with
+    int64 keys would first copy the whole column to int64 (8 B per stats row, the largest
+    transient of the edit that sets groups)."""
+    if owners.dtype != np.int32 or events.dtype == np.int32:
+        return events
+    if len(events) and not (int(events.min()) >= -(2**31) and int(events.max()) < 2**31):
+        return events
+    return events.astype(np.int32)  # (an empty int64 key array would copy it too)
 
 
 def _moved(events: np.ndarray, ranks: np.ndarray, placed: Optional[Placement]) -> ImplicitGroups:

@@ -296,14 +296,27 @@ def _contexts(nodes: Nodes) -> tuple:
         columns = [nodes.stats[type_key].at(rows)[0], nodes.stats[id_key].at(rows)[0]]
         columns += [pid_kind, pid_value]
         members.append((rows, np.full(len(rows), consumer_side), columns))
-    node, is_consumer, columns = (
-        np.concatenate([m[0] for m in members]),
-        np.concatenate([m[1] for m in members]),
-        [np.concatenate(c) for c in zip(*(m[2] for m in members))],
-    )
+    node = np.concatenate([m[0] for m in members])
+    is_consumer = np.concatenate([m[1] for m in members])
+    # Only key columns that tell ends apart are joined (``key_codes`` drops the others:
+    # the pid's kind and value, often the type), each side's copy freed before the keys
+    # are coded (grouping's peak).
+    sides = [m[2] for m in members]
+    del members
+    varying = [k for k in range(len(sides[0])) if _varies([side[k] for side in sides])]
+    columns = [np.concatenate([side[k] for side in sides]) for k in varying or [0]]
+    del sides
     if not len(node):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return event_graph.context_links(node, is_consumer, event_graph.key_codes(columns))
+    codes = event_graph.key_codes(columns)
+    del columns  # freed before the links are made
+    return event_graph.context_links(node, is_consumer, codes)
+
+
+def _varies(parts: list) -> bool:
+    """Whether the parts, joined, hold two different values."""
+    parts = [p for p in parts if len(p)]
+    return bool(parts) and min(int(p.min()) for p in parts) != max(int(p.max()) for p in parts)
 
 
 def _pids(nodes: Nodes, rows: np.ndarray) -> tuple:

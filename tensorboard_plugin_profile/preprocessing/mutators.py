@@ -26,8 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..xspace import schema
-from ..xspace.columns import int_values_at
-from ..xspace.event_stats import typed_column
+from ..xspace.event_stats import int_stat
 from .plane_edit import PlaneEdit
 
 _RUN_ID_MASK = (1 << 27) - 1
@@ -142,17 +141,23 @@ def add_threadpool_regions(edit: PlaneEdit) -> None:
     if not {schema.THREADPOOL_START_REGION, schema.THREADPOOL_STOP_REGION} <= present:
         return
     ev = plane.events
-    consumer = typed_column(plane, schema.CONSUMER_ID)  # made for this read (a row stat)
-    starts = (ev["name"] == schema.THREADPOOL_START_REGION).to_numpy() & consumer.notna().to_numpy()
-    stops = (ev["name"] == schema.THREADPOOL_STOP_REGION).to_numpy()
-    rows = np.flatnonzero(starts | stops)
+    # Only the rows that carry a consumer id, and one byte per event for the two names:
+    # no typed column (8 B + a mask per event) and no Series per comparison.
+    consumer_rows, consumer_ids = int_stat(plane, schema.CONSUMER_ID)
+    kind = _name_kinds(ev["name"], (schema.THREADPOOL_START_REGION, schema.THREADPOOL_STOP_REGION))
+    rows = np.flatnonzero(kind)
+    kind = kind[rows]
+    starts_at, stops_at = kind == 1, kind == 2  # at ``rows``
+    starts_at[starts_at] = _present(consumer_rows, rows[starts_at])  # a start needs its id
+    kept = starts_at | stops_at
+    rows, starts_at, stops_at = rows[kept], starts_at[kept], stops_at[kept]
     if not len(rows):
         return
     # Forward-fill the latest start row within each line.
     line = ev["line"].to_numpy()[rows]
-    last_start = pd.Series(np.where(starts[rows], rows, np.nan)).groupby(line).ffill().to_numpy()
+    last_start = pd.Series(np.where(starts_at, rows, np.nan)).groupby(line).ffill().to_numpy()
     begin = ev["begin_ps"].to_numpy()
-    is_stop = stops[rows] & ~np.isnan(last_start)
+    is_stop = stops_at & ~np.isnan(last_start)
     start_rows = last_start[is_stop].astype(np.int64)
     stop_rows = rows[is_stop]
     valid = begin[start_rows] != 0  # upstream treats a zero start time as "no start"
@@ -170,8 +175,27 @@ def add_threadpool_regions(edit: PlaneEdit) -> None:
         begin[start_rows],
         begin[stop_rows] - begin[start_rows],
     )
-    region_ids = int_values_at(consumer, start_rows)
+    region_ids = consumer_ids[np.searchsorted(consumer_rows, start_rows)]  # every start has one
     edit.set_stat(new, schema.CONSUMER_ID, region_ids)
     edit.set_stat(
         new, schema.CONSUMER_TYPE, np.full(len(new), schema.CONTEXT_TYPE_THREADPOOL_EVENT)
     )
+
+
+def _name_kinds(names: pd.Series, wanted: tuple) -> np.ndarray:
+    """int8 per event: k + 1 where its name is ``wanted[k]``, else 0 (per name, not per event:
+    one lookup in the categorical's codes)."""
+    categories = names.cat.categories
+    table = np.zeros(len(categories) + 1, dtype=np.int8)  # the last entry: a missing name (-1)
+    for k, name in enumerate(wanted):
+        if name in categories:
+            table[categories.get_loc(name)] = k + 1
+    return table[names.array.codes]
+
+
+def _present(sorted_rows: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Per row of ``rows``: whether it is one of the increasing ``sorted_rows``."""
+    if not len(sorted_rows):
+        return np.zeros(len(rows), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_rows, rows), len(sorted_rows) - 1)
+    return sorted_rows[at] == rows

@@ -68,7 +68,8 @@ def _read_listed_chrome_trace(host_file: Any, with_flows: bool = True) -> Space:
     """A Chrome trace's flows come from the file itself: ``with_flows`` changes nothing.
     A ProfilerHook timeline also gets the variables of the graph in the event file
     beside it (the model view)."""
-    space = read_chrome_trace(host_file.local_path(), opener=host_file.open)
+    path, size, opener = host_file.stream_source()  # a remote trace: read as it arrives
+    space = read_chrome_trace(path, opener=opener, size=size)
     if space.source_format == PROFILER_HOOK:
         space.extras.update(_graph_beside(host_file))
     return space

@@ -6,7 +6,9 @@ Two kinds of work run here, both one host per task:
   cache entry; the parent then reads that entry.
 - ``map``: any module-level function over a list of items (``pod/``: one host's summary
   each), at most ``workers`` at a time, so at most that many hosts' transient memory
-  exists at once; the small results come back through the pipe.
+  exists at once; the small results come back through the pipe. The tasks running side by
+  side share the cores: each runs its decoder, passes and analyses on
+  ``cores // tasks at once`` threads (``thread_share``), unless the user set those counts.
 
 Workers are started with ``spawn`` (forking a threaded server is unsafe) and die with the
 server: each watches its parent process and exits when it is gone, so even a server killed
@@ -32,6 +34,7 @@ Usage::
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -39,9 +42,10 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from ..common import errors
+from ..kernels import compiled
 
 logger = logging.getLogger(__name__)
 # How often a worker checks that the server still runs (see ``die_with_parent``).
@@ -98,12 +102,41 @@ def _worker_decode(host_file: Any, root: str, max_bytes: int, key: Any) -> bool:
     return DiskCache(root, max_bytes).store_value("space", key, space)
 
 
-def run_in_worker(fn: Callable, item: Any) -> tuple:
-    """Runs ``fn(item)``; a typed error travels back as (class name, message)."""
+def run_in_worker(fn: Callable, item: Any, threads: Optional[int] = None) -> tuple:
+    """Runs ``fn(item)``, its compiled passes, decoder and analyses on at most ``threads``
+    threads when given (``threads_at_most``); a typed error travels back as (class name,
+    message)."""
     try:
-        return ("ok", fn(item))
+        if threads is None:
+            return ("ok", fn(item))
+        with threads_at_most(threads):
+            return ("ok", fn(item))
     except errors.ProfileError as e:
         return ("error", type(e).__name__, e.message)
+
+
+def thread_share(tasks_at_once: int) -> int:
+    """The threads each of ``tasks_at_once`` tasks running side by side in the workers may
+    use: this machine's cores shared out, at least one each. Two workers on two cores, each
+    starting a thread per core in its decoder, passes and analyses, would run four busy
+    threads on two cores, each pass waiting at its end for a part whose thread got no core."""
+    return max(1, compiled.cores() // max(1, tasks_at_once))
+
+
+@contextlib.contextmanager
+def threads_at_most(threads: int) -> Iterator[None]:
+    """Sets every thread-count setting (``compiled.THREAD_ENVS``) the user did not set to
+    ``threads`` for the duration; a worker runs one task at a time, so nothing else reads
+    them meanwhile. A setting in the environment the worker was started with is the user's
+    and wins."""
+    mine = [name for name in compiled.THREAD_ENVS if name not in os.environ]
+    for name in mine:
+        os.environ[name] = str(threads)
+    try:
+        yield
+    finally:
+        for name in mine:
+            os.environ.pop(name, None)
 
 
 def raise_typed(name: str, message: str) -> None:
@@ -169,6 +202,7 @@ class HostPool:
         if executor is None:
             raise PoolUnavailable("the worker processes could not be started")
         limit = max(1, min(limit or self.workers, self.workers))
+        threads = thread_share(min(limit, len(items)))
         results: list = [None] * len(items)
         pending = list(enumerate(items))[::-1]
         running: dict = {}
@@ -177,7 +211,7 @@ class HostPool:
             while pending or running:
                 while pending and len(running) < limit:  # back-pressure
                     index, item = pending.pop()
-                    running[executor.submit(run_in_worker, fn, item)] = index
+                    running[executor.submit(run_in_worker, fn, item, threads)] = index
                 finished, _ = concurrent.futures.wait(
                     running, return_when=concurrent.futures.FIRST_COMPLETED
                 )

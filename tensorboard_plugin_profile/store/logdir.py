@@ -91,6 +91,11 @@ class HostFile:
         """The file, opened through ``open_host_file`` (never outside its logdir)."""
         return open_host_file(self)
 
+    def stream_source(self) -> tuple:
+        """(path naming the file, its size or None to ask the file system, opener) for a
+        reader that streams the file from its start (a Chrome trace)."""
+        return self.path, None, self.open
+
     def read(self, read: Callable[[IO[bytes]], Any]) -> Any:
         """What ``read`` takes from the open file (``read_host_file``)."""
         return read_host_file(self, read)

@@ -5,18 +5,22 @@ under a temporary name that is renamed only once its size is checked; large obje
 ranged parts, in order, a few at a time (on S3 each part's body is read as it streams in).
 An XSpace can be decoded while it arrives (``fetch_arriving``): the parts land in memory the
 decoder walks as the prefix grows, and its result counts only once the copy is complete
-under its final name, so nothing half-downloaded is ever decoded or kept. Failures are
+under its final name, so nothing half-downloaded is ever decoded or kept. A Chrome trace is
+read from the copy while it is written (``open_arriving``), with the same guarantee: its end
+of file comes only once the copy is complete. Failures are
 ``remote.error_for``'s typed errors naming the URL.
 
 Usage::
 
     local = fetch(obj, os.path.join(cache_folder, cache_name(obj)))  # same bytes, local
     arrival = fetch_arriving(obj, local)                              # or as they come
+    f = open_arriving(obj, local)            # or the copy, read as it is written
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import io
 import logging
 import os
 import tempfile
@@ -62,24 +66,100 @@ def fetch_arriving(obj: RemoteObject, local: str) -> Optional[Arrival]:
     The arrival ends with all bytes only once the copy is complete under its final name,
     else with the download's typed error (and no copy, no temporary file). The download
     holds the object's lock until it ends: ``fetch`` of the same object waits for it."""
+    started = _start_arriving(obj, local, into_memory=True)
+    return started[0] if started is not None else None
+
+
+def open_arriving(obj: RemoteObject, local: str) -> Optional[ArrivingFile]:
+    """The object's copy as a file read while the download writes it (``ArrivingFile``),
+    for a reader that streams it from its start (a Chrome trace); None if a complete copy is
+    there already (open it), or the object is empty. Nothing is held in memory beyond what
+    the reader reads: the bytes go to the copy only."""
+    started = _start_arriving(obj, local, into_memory=False)
+    if started is None:
+        return None
+    arrival, fd = started
+    return ArrivingFile(arrival, fd)
+
+
+def _start_arriving(obj: RemoteObject, local: str, into_memory: bool) -> Optional[tuple]:
+    """(arrival, a file descriptor of the copy being written, or -1 for an arrival into
+    memory) with the download started in the background, holding the object's lock until
+    it ends; None when there is nothing to download (a complete copy, or an empty object,
+    fetched now)."""
     if obj.size <= 0:
         fetch(obj, local)
         return None
     lock = _lock_for(local)
     lock.acquire()
+    opened: Optional[tuple] = None
+    reader_fd = -1
     try:
         if _complete(local, obj.size):
             lock.release()
             return None
-        arrival = Arrival(obj.size)
+        arrival = Arrival(obj.size, in_memory=into_memory)
+        opened = _temporary(local)
+        if not into_memory:
+            reader_fd = os.dup(opened[0])
         thread = threading.Thread(
-            target=_download_arriving, args=(obj, local, arrival, lock), daemon=True
+            target=_download_arriving, args=(obj, local, arrival, lock, opened), daemon=True
         )
         thread.start()
     except BaseException:
+        if reader_fd >= 0:
+            os.close(reader_fd)
+        if opened is not None:
+            os.close(opened[0])
+            os.remove(opened[1])
         lock.release()
         raise
-    return arrival
+    return arrival, reader_fd
+
+
+class ArrivingFile(io.RawIOBase):
+    """A download's copy, read while it is written: a read waits until its bytes are in
+    place, the end of the file comes only once the copy is complete under its final name,
+    and a download that fails raises its typed error (naming the URL) in the read waiting
+    for bytes that will not come, so no reader ever parses a cut-off file as if whole."""
+
+    def __init__(self, arrival: Arrival, fd: int) -> None:
+        super().__init__()
+        self._arrival = arrival
+        self._file = io.FileIO(fd, "rb", closefd=True)
+        self._at = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        want = min(len(buffer), self._arrival.size - self._at)
+        if want <= 0:
+            self._arrival.finish()  # the end counts once the copy is whole
+            return 0
+        self._arrival.wait_for(self._at + want)
+        self._file.seek(self._at)
+        got = self._file.readinto(memoryview(buffer)[:want]) or 0
+        self._at += got
+        return got
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._at, io.SEEK_END: self._arrival.size}[whence]
+        if base + offset < 0:
+            raise ValueError("negative seek position")
+        self._at = base + offset
+        return self._at
+
+    def tell(self) -> int:
+        return self._at
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.close()
+        super().close()
 
 
 def _lock_for(local: str) -> threading.Lock:
@@ -94,9 +174,11 @@ def _complete(local: str, size: int) -> bool:
         return False
 
 
-def _download_arriving(obj: RemoteObject, local: str, arrival: Arrival, lock) -> None:
+def _download_arriving(
+    obj: RemoteObject, local: str, arrival: Arrival, lock, opened: tuple
+) -> None:
     try:
-        _download(obj, local, arrival)
+        _download(obj, local, arrival, opened)
     except BaseException as e:  # noqa: BLE001 - the reader gets it, typed
         arrival.end(error_for(obj.url, e))
     else:
@@ -105,10 +187,18 @@ def _download_arriving(obj: RemoteObject, local: str, arrival: Arrival, lock) ->
         lock.release()
 
 
-def _download(obj: RemoteObject, local: str, arrival: Optional[Arrival]) -> None:
+def _temporary(local: str) -> tuple:
+    """(file descriptor, path) of a new temporary file beside ``local``'s final name."""
     folder = os.path.dirname(local)
     os.makedirs(folder, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    return tempfile.mkstemp(prefix=".tmp-", dir=folder)
+
+
+def _download(
+    obj: RemoteObject, local: str, arrival: Optional[Arrival], opened: Optional[tuple] = None
+) -> None:
+    """Into ``opened`` (``_temporary(local)``, made now if not given), then renamed ``local``."""
+    fd, temp = opened if opened is not None else _temporary(local)
     try:
         _fetch_into(fd, obj, arrival)
         if os.fstat(fd).st_size != obj.size:

@@ -25,7 +25,7 @@ import logging
 import os
 import threading
 import time
-from typing import IO, Any, Callable, Optional
+from typing import IO, Any, Callable, Optional, cast
 
 from ..chrome_trace.event_file import EVENT_FILE_PREFIX
 from ..common.errors import InvalidArgument, NotFound
@@ -80,6 +80,16 @@ class RemoteHostFile(HostFile):
             return open(self.local_path(), "rb")
         except OSError:
             raise NotFound(f"The local copy of {self.path} vanished; reload the page.") from None
+
+    def stream_source(self) -> tuple:
+        """The object's URL and listed size, and an opener that reads its copy while it is
+        downloaded (fetched before: the copy). A reader named by the URL, not by the copy."""
+        return self.path, self.size, self._open_arriving
+
+    def _open_arriving(self) -> IO[bytes]:
+        obj = remote.RemoteObject(self.path, self.size, self.version)
+        arriving = remote_fetch.open_arriving(obj, self.local)
+        return cast(IO[bytes], arriving) if arriving is not None else self.open()
 
     def read(self, read: Callable[[IO[bytes]], Any]) -> Any:
         with self.open() as f:

@@ -24,8 +24,10 @@
  *     chunk string tables into one per plane, and make one Python object per
  *     distinct string (UTF-8 checked there, once per distinct string).
  *
- * decode(data, max_events, threads, discard) -> dict(hostnames, errors, warnings,
- *        time_base_ns, planes=[plane]): the final layout of rawform.py.
+ * decode(data, max_events, threads, discard, arrived, alloc) -> dict(hostnames, errors,
+ *        warnings, time_base_ns, planes=[plane]): the final layout of rawform.py.
+ * Columns are bytearrays, or with `alloc` what alloc(nbytes) returns (a writable buffer:
+ * decode.py gives numpy bytes, which the block pool serves).
  * Absent strings are "", as in protobuf.
  * plane = dict(id, name, lines=[(id, display_id, name, display_name,
  *              timestamp_ns, duration_ps)], events=Columns, names=Names,
@@ -35,7 +37,7 @@
  * Columns = (line int32, metadata_id int32 (int64 when some id needs it), begin_ps, duration_ps int64,
  *            occurrences int64 or None when all are zero)
  * Names = (name codes, display-name codes (int8/16/32), names, display names)
- * Stats = (owner int64, metadata_id int64, kind int8, int64, float64,
+ * Stats = (owner int64, metadata_id int64, kind int8, int64, float64 (None: all 0.0),
  *          string id int32 (-1: none), strings: list of distinct str/bytes)
  * Stat kinds: 0 double, 1 uint64 (bit-cast), 2 int64, 3 str, 4 bytes, 5 ref.
  * Malformed input raises ValueError; more events than max_events raises
@@ -86,6 +88,20 @@ static void stats_free(Stats *st) {
     memset(st, 0, sizeof(*st));
 }
 
+/* A row's float value. The column stays empty while every value is 0.0 (all of them in
+ * real profiles, which have no doubles): no page written here, nor by its concatenation. */
+static int put_float(Stats *st, double value) {
+    uint64_t bits;
+    memcpy(&bits, &value, 8);
+    if (!st->fval.len && !bits) return 0;
+    if (!st->fval.len) { /* the first other value: zeros for the rows before it */
+        if (buf_reserve(&st->fval, (st->rows + 1) * 8) < 0) return -1;
+        memset(st->fval.data, 0, st->rows * 8);
+        st->fval.len = st->rows * 8;
+    }
+    return BUF_PUT(&st->fval, value, double);
+}
+
 /* One XStat appended for owner; a stat without a value is skipped (no oneof set). */
 static int read_stat(Reader r, int64_t owner, Stats *st, int depth, Err *e) {
     int64_t mid = 0, ival = 0;
@@ -120,7 +136,7 @@ static int read_stat(Reader r, int64_t owner, Stats *st, int depth, Err *e) {
     if (kind == 0 || kind == 3 || kind == 4) ival = 0;
     if (BUF_PUT(&st->owner, owner, int64_t) < 0 || BUF_PUT(&st->mid, mid, int64_t) < 0 ||
         BUF_PUT(&st->kind, kind, int8_t) < 0 || BUF_PUT(&st->ival, ival, int64_t) < 0 ||
-        BUF_PUT(&st->fval, fval, double) < 0 || BUF_PUT(&st->sid, sid, int32_t) < 0)
+        put_float(st, fval) < 0 || BUF_PUT(&st->sid, sid, int32_t) < 0)
         return fail(e, "out of memory");
     st->rows++;
     return 0;
@@ -170,6 +186,7 @@ typedef struct {
     /* event columns, sized after pass 1 (occ: zeroed, a bytearray only if used) */
     PyObject *col_line, *col_mid, *col_begin, *col_dur, *col_name, *col_display;
     int64_t *occ;
+    PyObject *alloc; /* borrowed: decode()'s `alloc` (NULL: bytearrays) */
 } Plane;
 
 static int add_chunk(Chunks *c, Chunk chunk) {
@@ -764,6 +781,32 @@ static PyObject *bytearray_of(const void *data, size_t len) {
     return PyByteArray_FromStringAndSize(data ? (const char *)data : "", (Py_ssize_t)len);
 }
 
+/* A writable column of `bytes` bytes, *data its memory: alloc(bytes) (decode.py's numpy
+ * buffers, which the block pool serves inside `blockpool.reusing()`: freed columns are
+ * reused, not unmapped), or a bytearray when alloc is NULL. */
+static PyObject *new_column(PyObject *alloc, Py_ssize_t bytes, void **data) {
+    if (!alloc) {
+        PyObject *out = PyByteArray_FromStringAndSize(NULL, bytes);
+        if (out) *data = PyByteArray_AS_STRING(out);
+        return out;
+    }
+    PyObject *out = PyObject_CallFunction(alloc, "n", bytes);
+    Py_buffer view;
+    if (!out || PyObject_GetBuffer(out, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    int short_buffer = view.len < bytes;
+    *data = view.buf; /* stays valid: out owns it and does not move it */
+    PyBuffer_Release(&view);
+    if (short_buffer) {
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_ValueError, "decode: alloc gave a short buffer");
+        return NULL;
+    }
+    return out;
+}
+
 static PyObject *string_object(StrKey *k) {
     if (k->kind == 4) return PyBytes_FromStringAndSize((const char *)k->p, k->len);
     return PyUnicode_DecodeUTF8((const char *)k->p, k->len, "strict");
@@ -776,10 +819,11 @@ static void buf_free(Buf *b) {
 
 /* One column of parts' rows, concatenated into a new bytearray of `width` bytes a row; each
  * part's buffer is freed once copied (the two copies of a column never coexist whole). */
-static PyObject *concat(Stats **parts, size_t n, size_t rows, size_t width, size_t field) {
-    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(rows * width));
+static PyObject *concat(PyObject *alloc, Stats **parts, size_t n, size_t rows, size_t width,
+                        size_t field) {
+    char *at;
+    PyObject *out = new_column(alloc, (Py_ssize_t)(rows * width), (void **)&at);
     if (!out) return NULL;
-    char *at = PyByteArray_AS_STRING(out);
     for (size_t i = 0; i < n; i++) {
         Buf *b = (Buf *)((char *)parts[i] + field);
         if (b->len) memcpy(at, b->data, b->len);
@@ -789,12 +833,36 @@ static PyObject *concat(Stats **parts, size_t n, size_t rows, size_t width, size
     return out;
 }
 
+/* The float column of parts' rows (an empty part: zeros), or None when every part is
+ * empty: nothing to write nor to read for a column of zeros. */
+static PyObject *concat_floats(PyObject *alloc, Stats **parts, size_t n, size_t rows) {
+    int any = 0;
+    for (size_t i = 0; i < n; i++) any |= parts[i]->fval.len != 0;
+    if (!any) {
+        for (size_t i = 0; i < n; i++) buf_free(&parts[i]->fval);
+        Py_RETURN_NONE;
+    }
+    char *at;
+    PyObject *out = new_column(alloc, (Py_ssize_t)(rows * 8), (void **)&at);
+    if (!out) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        Buf *b = &parts[i]->fval;
+        if (b->len) memcpy(at, b->data, b->len);
+        else memset(at, 0, parts[i]->rows * 8);
+        at += parts[i]->rows * 8;
+        buf_free(b);
+    }
+    return out;
+}
+
 /* String ids of parts' rows into one table (first-seen order), and its strings. */
-static PyObject *merged_strings(Stats **parts, size_t n, size_t rows, PyObject **strings) {
+static PyObject *merged_strings(PyObject *alloc, Stats **parts, size_t n, size_t rows,
+                                PyObject **strings) {
     Intern all = {0};
     all.borrow = 1; /* keys point into the parts' arenas, freed after this */
-    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(rows * 4));
-    int32_t *ids = out ? (int32_t *)PyByteArray_AS_STRING(out) : NULL;
+    int32_t *ids = NULL;
+    PyObject *out = new_column(alloc, (Py_ssize_t)(rows * 4), (void **)&ids);
+    if (!out) ids = NULL;
     for (size_t i = 0; ids && i < n; i++) {
         Intern *t = &parts[i]->strings;
         int32_t *remap = malloc((t->n + 1) * sizeof(int32_t));
@@ -825,19 +893,19 @@ static PyObject *merged_strings(Stats **parts, size_t n, size_t rows, PyObject *
 }
 
 /* The Stats tuple of parts' rows in order (each part's buffers are left as they are). */
-static PyObject *stats_concat(Stats **parts, size_t n) {
+static PyObject *stats_concat(PyObject *alloc, Stats **parts, size_t n) {
     size_t rows = 0;
     for (size_t i = 0; i < n; i++) rows += parts[i]->rows;
-    PyObject *strings = NULL, *ids = merged_strings(parts, n, rows, &strings);
+    PyObject *strings = NULL, *ids = merged_strings(alloc, parts, n, rows, &strings);
     if (!ids) return NULL;
-    return Py_BuildValue("(NNNNNNN)", concat(parts, n, rows, 8, offsetof(Stats, owner)),
-                         concat(parts, n, rows, 8, offsetof(Stats, mid)),
-                         concat(parts, n, rows, 1, offsetof(Stats, kind)),
-                         concat(parts, n, rows, 8, offsetof(Stats, ival)),
-                         concat(parts, n, rows, 8, offsetof(Stats, fval)), ids, strings);
+    return Py_BuildValue("(NNNNNNN)", concat(alloc, parts, n, rows, 8, offsetof(Stats, owner)),
+                         concat(alloc, parts, n, rows, 8, offsetof(Stats, mid)),
+                         concat(alloc, parts, n, rows, 1, offsetof(Stats, kind)),
+                         concat(alloc, parts, n, rows, 8, offsetof(Stats, ival)),
+                         concat_floats(alloc, parts, n, rows), ids, strings);
 }
 
-static PyObject *stats_take(Stats *st) { return stats_concat(&st, 1); }
+static PyObject *stats_take(PyObject *alloc, Stats *st) { return stats_concat(alloc, &st, 1); }
 
 static int cmp_pair(const void *a, const void *b) {
     const int64_t *x = a, *y = b;
@@ -881,7 +949,7 @@ static int check_event_metadata(Reader entry, int64_t key) {
     Stats st;
     memset(&st, 0, sizeof(st));
     int rc = rows ? read_event_metadata(entry, key, rows, &st) : -1;
-    PyObject *strings = rc == 0 ? stats_take(&st) : NULL; /* checks their UTF-8 */
+    PyObject *strings = rc == 0 ? stats_take(NULL, &st) : NULL; /* checks their UTF-8 */
     if (rc == 0 && !strings) rc = -1;
     Py_XDECREF(strings);
     Py_XDECREF(rows);
@@ -909,7 +977,7 @@ static int event_metadata(Plane *pl, PyObject **rows_out, PyObject **stats_out) 
         if (read_event_metadata(pl->meta_entries[order[i][1]], order[i][0], rows, &st) < 0)
             goto done;
     }
-    *stats_out = stats_take(&st);
+    *stats_out = stats_take(pl->alloc, &st);
     if (*stats_out) {
         *rows_out = rows;
         rows = NULL;
@@ -957,8 +1025,8 @@ static PyObject *plane_object(Plane *pl, Stats **ev_stats, size_t n_parts, int a
                            : NULL;
     PyObject *names = Py_BuildValue("(OOOO)", pl->col_name, pl->col_display, pl->name_strings,
                                     pl->display_strings);
-    PyObject *stats = stats_concat(ev_stats, n_parts);
-    PyObject *plane_stats = stats_take(&pl->plane_stats);
+    PyObject *stats = stats_concat(pl->alloc, ev_stats, n_parts);
+    PyObject *plane_stats = stats_take(pl->alloc, &pl->plane_stats);
     PyObject *out = NULL;
     if (events && names && stats && plane_stats)
         out = Py_BuildValue("{s:L,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "id",
@@ -1045,10 +1113,18 @@ static int prepare_plane(Plane *pl, int64_t base) {
     return meta_index_build(&pl->meta, pl->meta_rows, &pl->name_strings, &pl->display_strings);
 }
 
-static PyObject *column(Py_ssize_t bytes, void **data) {
-    PyObject *out = PyByteArray_FromStringAndSize(NULL, bytes);
-    if (out) *data = PyByteArray_AS_STRING(out);
-    return out;
+static PyObject *column(Plane *pl, Py_ssize_t bytes, void **data) {
+    return new_column(pl->alloc, bytes, data);
+}
+
+/* The memory of a column new_column made (NULL with an error set). */
+static void *column_data(PyObject *col) {
+    if (PyByteArray_Check(col)) return PyByteArray_AS_STRING(col);
+    Py_buffer view;
+    if (PyObject_GetBuffer(col, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    void *data = view.buf;
+    PyBuffer_Release(&view);
+    return data;
 }
 
 static int alloc_columns(Plane *pl, EventCols *c) {
@@ -1059,12 +1135,12 @@ static int alloc_columns(Plane *pl, EventCols *c) {
     c->meta = &pl->meta;
     pl->occ = calloc((size_t)n + 1, 8); /* untouched pages cost no memory */
     c->occ = pl->occ;
-    if (!(pl->col_line = column(n * 4, (void **)&c->line)) ||
-        !(pl->col_mid = column(n * 4, (void **)&c->mid)) ||
-        !(pl->col_begin = column(n * 8, (void **)&c->begin)) ||
-        !(pl->col_dur = column(n * 8, (void **)&c->dur)) ||
-        !(pl->col_name = column(n * c->name_width, &c->name)) ||
-        !(pl->col_display = column(n * c->display_width, &c->display)))
+    if (!(pl->col_line = column(pl, n * 4, (void **)&c->line)) ||
+        !(pl->col_mid = column(pl, n * 4, (void **)&c->mid)) ||
+        !(pl->col_begin = column(pl, n * 8, (void **)&c->begin)) ||
+        !(pl->col_dur = column(pl, n * 8, (void **)&c->dur)) ||
+        !(pl->col_name = column(pl, n * c->name_width, &c->name)) ||
+        !(pl->col_display = column(pl, n * c->display_width, &c->display)))
         return -1;
     return pl->occ ? 0 : (PyErr_NoMemory(), -1);
 }
@@ -1075,15 +1151,20 @@ static int widen_ids(Planes *planes, Chunks *chunks) {
     for (size_t i = 0; i < planes->n; i++) {
         Plane *pl = &planes->items[i];
         int64_t *wide;
-        PyObject *col = column((Py_ssize_t)pl->rows * 8, (void **)&wide);
+        PyObject *col = column(pl, (Py_ssize_t)pl->rows * 8, (void **)&wide);
         if (!col) return -1;
-        const int32_t *narrow = (const int32_t *)PyByteArray_AS_STRING(pl->col_mid);
+        const int32_t *narrow = column_data(pl->col_mid);
+        if (!narrow) {
+            Py_DECREF(col);
+            return -1;
+        }
         for (int64_t j = 0; j < pl->rows; j++) wide[j] = narrow[j];
         Py_SETREF(pl->col_mid, col);
     }
     for (size_t i = 0; i < chunks->n; i++) {
         Chunk *ch = &chunks->items[i];
-        int64_t *wide = (int64_t *)PyByteArray_AS_STRING(planes->items[ch->plane].col_mid);
+        int64_t *wide = column_data(planes->items[ch->plane].col_mid);
+        if (!wide) return -1;
         const int64_t *noted = (const int64_t *)ch->wide.data;
         for (size_t j = 0; j + 1 < ch->wide.len / 8; j += 2) wide[noted[j]] = noted[j + 1];
     }
@@ -1137,8 +1218,9 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     Py_buffer view, arrived_view;
     long long max_events = -1;
     int threads = 0, discard = 0;
-    PyObject *arrived = Py_None;
-    if (!PyArg_ParseTuple(args, "y*|LipO", &view, &max_events, &threads, &discard, &arrived))
+    PyObject *arrived = Py_None, *alloc = Py_None;
+    if (!PyArg_ParseTuple(args, "y*|LipOO", &view, &max_events, &threads, &discard, &arrived,
+                          &alloc))
         return NULL;
     if (discard && view.readonly) { /* zeroing the pages of an immutable object: never */
         PyBuffer_Release(&view);
@@ -1194,6 +1276,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         goto done;
     }
     int64_t base = time_base(&planes);
+    for (size_t i = 0; i < planes.n; i++) planes.items[i].alloc = alloc != Py_None ? alloc : NULL;
     for (size_t i = 0; i < planes.n; i++)
         if (prepare_plane(&planes.items[i], base) < 0 || alloc_columns(&planes.items[i], &cols[i]) < 0)
             goto done;

@@ -152,7 +152,9 @@ def _read(
 ) -> dict:
     try:
         if compiled.use_compiled(_decode, pure_python):
-            return compiled_raw(_decode, data, limits.max_events, _threads(), discard, arrived)
+            return compiled_raw(
+                _decode, data, limits.max_events, _threads(), discard, arrived, _raw_bytes
+            )
         return wire.read(bytes(data), limits.max_events)
     except OverflowError as e:
         raise limits.too_many_events(source, int(str(e).split()[0])) from None
@@ -169,33 +171,58 @@ def compiled_raw(
     threads: int = 0,
     discard: bool = False,
     arrived=None,
+    alloc=None,
 ) -> dict:
     """The compiled reader's raw form (metadata ids int32, or int64 when some id needs it).
     ``discard``: ``data`` is anonymous memory that nothing reads again (``FileBytes``), and
     its pages go back to the OS as the walk passes them. ``arrived``: ``data`` is still
-    being written in order (``Arrival.progress``); the walk follows it."""
+    being written in order (``Arrival.progress``); the walk follows it. ``alloc(nbytes)``:
+    the memory of the columns (``_raw_bytes``; bytearrays without it)."""
+    if alloc is not None:
+        return module.decode(data, max_events, threads, discard, arrived, alloc)
     if arrived is None:
         return module.decode(data, max_events, threads, discard)
     return module.decode(data, max_events, threads, discard, arrived)
 
 
+def _raw_bytes(nbytes: int) -> np.ndarray:
+    """A column's memory for the compiled reader: numpy bytes, which inside
+    ``blockpool.reusing()`` (as the service decodes) are the pool's blocks, so the decoded
+    columns, once freed, become later passes' arrays instead of pages handed back to the OS
+    and faulted in again (docs/decoder.md, "Memory")."""
+    return np.empty(nbytes, dtype=np.uint8)
+
+
+def _is_raw_bytes(column) -> bool:
+    """A column of the compiled reader: bytes (``_raw_bytes``, or a bytearray) to view in
+    its dtype; the pure-Python reader's columns are arrays of theirs (never uint8)."""
+    if isinstance(column, np.ndarray):
+        return column.dtype == np.uint8
+    return isinstance(column, (bytes, bytearray))
+
+
+def _view(column, dtype) -> np.ndarray:
+    """A compiled reader's byte column as values of ``dtype`` (no copy)."""
+    if isinstance(column, np.ndarray):
+        return column.view(dtype)
+    return np.frombuffer(column, dtype=dtype)
+
+
 def _length(column, itemsize: int) -> int:
     """Rows of a raw column (a byte buffer from the compiled reader, else an array)."""
-    return len(column) // itemsize if isinstance(column, (bytes, bytearray)) else len(column)
+    return len(column) // itemsize if _is_raw_bytes(column) else len(column)
 
 
 def _threads() -> int:
     """Worker threads of the compiled reader (0: one per core)."""
-    value = os.environ.get("TBPROF_DECODE_THREADS", "")
+    value = os.environ.get(compiled.DECODE_THREADS_ENV, "")
     return int(value) if value.isdigit() else 0
 
 
 def _columns(raw: tuple, dtypes: tuple) -> list:
     """Raw columns (numpy arrays, or byte buffers from the compiled reader) as numpy arrays."""
     return [
-        np.frombuffer(col, dtype=dtype)
-        if isinstance(col, (bytes, bytearray))
-        else np.asarray(col, dtype=dtype)
+        _view(col, dtype) if _is_raw_bytes(col) else np.asarray(col, dtype=dtype)
         for col, dtype in zip(raw, dtypes)
     ]
 
@@ -205,8 +232,8 @@ def _id_column(column, n: int) -> np.ndarray:
     then: 4 bytes an event less), else int64; int32 in a plane without events."""
     if not n:
         return np.zeros(0, dtype=np.int32)
-    if isinstance(column, (bytes, bytearray)):
-        return np.frombuffer(column, dtype=np.int32 if len(column) == 4 * n else np.int64)
+    if _is_raw_bytes(column):
+        return _view(column, np.int32 if len(column) == 4 * n else np.int64)
     return np.asarray(column)
 
 
@@ -215,9 +242,10 @@ def _long_table(owner_col: str, raw: dict, key: str, stat_names: dict, events: i
     once its final column exists); ``str_value`` holds codes into the distinct strings. With
     ``events`` (the plane's event count) the owners are event rows, as narrow as they fit."""
     table = raw.pop(key)
-    owners, mids, kinds, ints, floats, string_ids = _columns(
-        table[:6], (np.int64, np.int64, np.int8, np.int64, np.float64, np.int32)
+    owners, mids, kinds, ints, string_ids = _columns(
+        table[:4] + table[5:6], (np.int64, np.int64, np.int8, np.int64, np.int32)
     )
+    floats = None if table[4] is None else _columns(table[4:5], (np.float64,))[0]
     strings = list(table[6])
     del table
     if events >= 0:
@@ -235,7 +263,7 @@ def _long_table(owner_col: str, raw: dict, key: str, stat_names: dict, events: i
             string_ids = string_ids.copy()
         string_ids[refs] = ref_codes[inverse]
     columns = {owner_col: owners, "stat": stat, "kind": kinds, "int_value": ints}
-    columns["float_value"] = _sparse_floats(floats)
+    columns["float_value"] = _sparse_floats(floats, len(owners))
     del floats
     columns["str_value"] = str_categorical(string_ids, strings)
     del string_ids
@@ -254,9 +282,12 @@ def _stat_column(mids: np.ndarray, stat_names: dict) -> pd.Categorical:
     )
 
 
-def _sparse_floats(floats: np.ndarray) -> np.ndarray:
+def _sparse_floats(floats: Optional[np.ndarray], n: int) -> np.ndarray:
     """The float column with only the pages of its double rows resident (both readers write
-    0.0 on every other row; real profiles have few or no doubles)."""
+    0.0 on every other row; real profiles have few or no doubles: the compiled reader then
+    gives None)."""
+    if floats is None:
+        return sparse_values(n, np.float64, np.zeros(0, np.intp), np.zeros(0, np.float64))
     rows = np.flatnonzero(floats.view(np.int64))  # -0.0 is a value too
     return sparse_values(len(floats), np.float64, rows, floats[rows])
 
@@ -369,7 +400,7 @@ def _name_columns(names: tuple) -> dict:
         ("display_name", display_codes, display_strings),
     ):
         dtype = code_dtype(len(strings))
-        codes = np.frombuffer(codes, dtype=dtype) if isinstance(codes, bytearray) else codes
+        codes = _view(codes, dtype) if _is_raw_bytes(codes) else codes
         if column == "display_name" and len(strings) == 1 and len(codes) > 1:
             codes = np.broadcast_to(dtype(0), (len(codes),))
         columns[column] = code_categorical(codes, object_index(strings))

@@ -37,9 +37,10 @@ class Arrival:
     end; readers wait with ``wait_for`` and ``finish``, the compiled walk through
     ``progress`` (two int64 that ``_decode.arrive`` publishes; docs/decoder.md)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, in_memory: bool = True) -> None:
         self.size = size
-        self.memory = private_memory(size)
+        # None: the bytes go only to the writer's file (a reader follows them there).
+        self.memory = private_memory(size) if in_memory else None
         self.progress = array.array("q", (0, 0))  # aligned, as _decode.arrive wants
         self._changed = threading.Condition()
         self._available = 0
@@ -64,6 +65,12 @@ class Arrival:
                 _publish(self.progress, 0, failed=True)
             self._ended = True
             self._changed.notify_all()
+
+    @property
+    def available(self) -> int:
+        """The bytes in place now (all of them once the writer ended well)."""
+        with self._changed:
+            return self._available
 
     def wait_for(self, available: int) -> None:
         """Until the first ``available`` bytes are there; raises the writer's error."""
@@ -105,6 +112,7 @@ class FileBytes:
     @classmethod
     def arriving(cls, arrival: Arrival) -> FileBytes:
         """The memory of a download still under way (``decode_xspace`` walks it as it comes)."""
+        assert arrival.memory is not None, "an arrival into a file only has no memory to walk"
         data = cls.of_memory(arrival.memory)
         data.arrival = arrival
         return data

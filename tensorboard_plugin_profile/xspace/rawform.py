@@ -14,7 +14,8 @@ Chrome-trace reader) into the same, so ``decode.space_from_raw`` has one input:
   into the distinct names of the event metadata in id order, plus ``""`` (an unknown id)
   where no metadata has it; codes in the width pandas gives categorical codes.
 
-Columns are numpy arrays, or byte buffers (``bytearray``) from the compiled reader.
+Columns are numpy arrays, or byte buffers from the compiled reader: ``bytearray``, or numpy
+bytes (uint8) when ``decode.py`` gives it its allocator (``decode._raw_bytes``).
 """
 
 from __future__ import annotations

@@ -168,3 +168,20 @@ def test_conversions_give_the_same_bytes_with_and_without_the_pool(tool, small_b
     monkeypatch.setenv("TBPROF_NO_BLOCKPOOL", "1")
     assert not blockpool.available()
     assert answer() == pooled
+
+
+def test_a_kept_block_that_allocations_pass_by_is_unmapped(small_blocks):
+    """A large freed block that later allocations do not take (smaller blocks serve them)
+    is unmapped after ``max_age`` of them, so it does not sit beside the peak."""
+    page = mmap.PAGESIZE
+    for max_age, big_stays in ((4, False), (0, True)):
+        blockpool.configure(min_block=4096, max_age=max_age)
+        with blockpool.reusing():
+            big = np.empty(100 * page, np.uint8)
+            del big  # kept
+            for _ in range(8):  # each served by the small block freed just before
+                small = np.empty(2 * page, np.uint8)
+                small[:] = 1
+                del small
+            kept = blockpool.stats()["kept_bytes"]
+        assert (kept > 50 * page) == big_stays, (max_age, kept)

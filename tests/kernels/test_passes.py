@@ -231,3 +231,78 @@ def test_identical_activities_stay_in_compiled_code(monkeypatch):
     spans = [(0, 10 * i, 5) for i in range(1000)] * 2
     kept, parent = passes.dropping_stack(*_sorted_activities(spans))
     assert kept.all() and parent[1::2].tolist() == list(range(0, 2000, 2))
+
+
+# --- stable_order ------------------------------------------------------------------------
+_DTYPES = ("int64", "uint64", "int32", "uint16", "int8", "bool")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(_DTYPES),
+    st.lists(st.integers(-(2**63), 2**64 - 1), max_size=60),
+    st.integers(0, 70),
+)
+def test_stable_order_is_numpys_stable_argsort_in_both_paths(dtype, values, shift):
+    """Keys of every integer width, in any range (the radix passes a range needs, and a
+    constant digit skipped), many equal: both paths give the stable argsort exactly."""
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    if info is None:
+        key = np.array([v & 1 for v in values], dtype=bool)
+    else:
+        key = np.array([min(max(v >> min(shift, 63), info.min), info.max) for v in values], dtype)
+    expected = np.argsort(key, kind="stable")
+    for pure_python in (False, True):
+        got = passes.stable_order(key, pure_python=pure_python)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_stable_order_at_the_ends_of_the_int64_and_uint64_ranges():
+    for key in (
+        np.array([2**63 - 1, -(2**63), 0, -1, -(2**63), 2**63 - 1], dtype=np.int64),
+        np.array([2**64 - 1, 0, 2**63, 2**64 - 1, 1], dtype=np.uint64),
+        np.repeat(np.array([5, 5 + (1 << 44), 5 + (1 << 22)], dtype=np.int64), 1000),
+        np.zeros(3, dtype=np.int64),  # one value: no pass at all
+    ):
+        for pure_python in (False, True):
+            np.testing.assert_array_equal(
+                passes.stable_order(key, pure_python=pure_python), np.argsort(key, kind="stable")
+            )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(-3, 3), st.integers(0, 2)), max_size=80),
+    st.booleans(),
+)
+def test_lex_order_is_numpys_lexsort_in_both_paths(rows, unsigned):
+    """Runs of every length (pairs, long runs merge sorted in C), ties in every array."""
+    key = np.array([r[0] for r in rows], dtype=np.uint64 if unsigned else np.int64)
+    begin = np.array([r[1] for r in rows], dtype=np.int64)
+    pos = np.array([r[2] for r in rows], dtype=np.int32)
+    expected = np.lexsort((pos, begin, key))
+    for pure_python in (False, True):
+        got = passes.lex_order(key, (begin, pos), pure_python=pure_python)
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_lex_order_of_one_long_run_is_merge_sorted():
+    rng = np.random.default_rng(7)
+    key = np.zeros(3000, dtype=np.uint64)
+    begin, pos = rng.integers(0, 50, 3000), rng.integers(0, 5, 3000)
+    expected = np.lexsort((pos, begin, key))
+    np.testing.assert_array_equal(passes.lex_order(key, (begin, pos)), expected)
+
+
+def test_stable_order_without_scratch_allocates_its_own():
+    """The compiled sort's own buffers (no scratch given) give the same order."""
+    twin = passes._passes
+    if twin is None:
+        pytest.skip("the compiled passes are not built")
+    key = np.random.default_rng(3).integers(-(2**50), 2**50, 5000)
+    out = np.empty(len(key), dtype=np.int64)
+    twin.stable_order(key, True, out)
+    np.testing.assert_array_equal(out, np.argsort(key, kind="stable"))
+    with pytest.raises(ValueError, match="scratch"):
+        twin.stable_order(key, True, out, np.empty(10, dtype=np.uint64))

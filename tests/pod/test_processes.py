@@ -16,9 +16,10 @@ import pytest
 from conftest import FIXTURES
 
 from tensorboard_plugin_profile import tools
+from tensorboard_plugin_profile.kernels import compiled
 from tensorboard_plugin_profile.service import ProfileService
 from tensorboard_plugin_profile.store.cache_config import CacheConfig
-from tensorboard_plugin_profile.store.host_pool import HostPool, PoolUnavailable
+from tensorboard_plugin_profile.store.host_pool import HostPool, PoolUnavailable, thread_share
 
 pytestmark = pytest.mark.slow
 
@@ -114,6 +115,56 @@ def test_a_dead_worker_is_reported_and_the_pool_starts_again():
         assert pool.map(_times_ten, [1, 2, 3]) == [10, 20, 30]  # new workers
     finally:
         pool.shutdown()
+
+
+def _thread_counts(_item: int) -> dict:
+    """What the decoder, a splitting pass and the overview's analyses would run on, in a worker."""
+    from tensorboard_plugin_profile.analysis import together
+    from tensorboard_plugin_profile.kernels import compiled
+    from tensorboard_plugin_profile.xspace import decode
+
+    return {
+        "pass": compiled.pass_threads(1 << 30),
+        "analysis": together.analysis_threads(),
+        "decode": decode._threads(),  # 0: one per core
+    }
+
+
+def test_workers_running_side_by_side_share_the_cores_and_give_them_back(monkeypatch):
+    for name in compiled.THREAD_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    cores = compiled.cores()
+    share = max(1, cores // 2)
+    pool = HostPool(workers=2)
+    try:
+        for counts in pool.map(_thread_counts, [0, 1, 2, 3]):
+            assert counts == {"pass": share, "analysis": min(share, 4), "decode": share}
+        # One task alone gets every core again: the share was not left behind in a worker.
+        (alone,) = pool.map(_thread_counts, [0])
+        assert alone == {"pass": min(cores, 16), "analysis": min(cores, 4), "decode": cores}
+    finally:
+        pool.shutdown()
+
+
+def test_a_thread_count_the_user_set_wins_in_the_workers(monkeypatch):
+    for name in compiled.THREAD_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(compiled.PASS_THREADS_ENV, "3")  # before the workers start
+    pool = HostPool(workers=2)
+    try:
+        for counts in pool.map(_thread_counts, [0, 1]):
+            assert counts["pass"] == 3
+            assert counts["decode"] == max(1, compiled.cores() // 2)
+    finally:
+        pool.shutdown()
+
+
+def test_thread_share():
+    cores = compiled.cores()
+    assert thread_share(1) == cores
+    assert thread_share(cores) == 1
+    assert thread_share(cores * 4) == 1  # never none
+    assert thread_share(0) == cores
 
 
 def _children(pid: int) -> list:

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 from remote_servers import (
@@ -503,3 +504,104 @@ def test_diagnose_of_an_empty_prefix_says_it_does_not_exist(s3, tmp_path):
 
     diagnosis = RemoteLogDir("s3://profiles/nothing-here", str(tmp_path), start_listing=False)
     assert diagnosis.diagnose().exists is False
+
+
+def test_a_trace_is_read_from_its_copy_while_the_rest_downloads(s3, tmp_path, monkeypatch):
+    """A Chrome trace's reader follows the copy as the parts land in it: it reads the first
+    two parts while the others are held back by the store, and sees the end of the file
+    only once the copy is whole under its final name."""
+    proxy, client = s3
+    monkeypatch.setattr(remote_fetch, "MIN_PART_BYTES", 1000)  # 4 parts of 1000 bytes
+    data = os.urandom(4000)
+    client.pipe("profiles/follow/w.1.pt.trace.json", data)
+    listed = remote.stat("s3://profiles/follow/w.1.pt.trace.json")
+    gate = threading.Event()
+    gets: list = []
+
+    def hold_after_two(method: str, path: str):
+        if method == "GET" and "follow" in path and "list-type" not in path:
+            gets.append(path)
+            if len(gets) > 2:
+                gate.wait(30)  # parts 3 and 4 wait for the test
+        return None
+
+    held = CountingProxy(proxy.target_port, refuse=hold_after_two)
+    local = str(tmp_path / remote.cache_name(listed))
+    try:
+        with environ(AWS_ENDPOINT_URL=f"http://127.0.0.1:{held.port}"):
+            remote.forget_filesystems()
+            f = remote_fetch.open_arriving(listed, local)
+            assert f is not None
+            try:
+                assert f.read(2000) == data[:2000]  # while parts 3 and 4 are held
+                assert not os.path.exists(local)  # no final name before the copy is whole
+                gate.set()
+                assert f.read() == data[2000:] and f.read() == b""
+                assert f.seek(0) == 0 and f.read(10) == data[:10]  # a reader may rewind
+            finally:
+                gate.set()
+                f.close()
+            with open(local, "rb") as copy:
+                assert copy.read() == data
+            assert remote_fetch.open_arriving(listed, local) is None  # the copy is kept
+    finally:
+        remote.forget_filesystems()
+        held.stop()
+
+
+def _pytorch_host_file(client, prefix: str, cache, name: str = "rank0.1.pt.trace.json.gz"):
+    from tensorboard_plugin_profile.store.remote_logdir import RemoteLogDir
+
+    source = os.path.join(DATA, "pytorch_two_ranks", "run", name)
+    client.put(source, f"profiles/{prefix}/run/{name}")
+    logdir = RemoteLogDir(f"s3://profiles/{prefix}", str(cache), start_listing=False)
+    (run,) = logdir.runs()
+    return next(h for h in logdir.session(run).host_files if h.name == name)
+
+
+def test_a_trace_whose_download_fails_midway_is_the_download_s_error(s3, tmp_path, monkeypatch):
+    """The third ranged GET is refused while the reader parses the first parts: the read
+    ends with the 404 naming the object (not a parse error of a cut-off trace), and no
+    copy and no temporary file are left."""
+    from tensorboard_plugin_profile.store.profile_reader import read_host_profile
+
+    proxy, client = s3
+    monkeypatch.setattr(remote_fetch, "MIN_PART_BYTES", 16 << 10)  # 8 parts of ~16 KB
+    gets: list = []
+
+    def refuse_third(method: str, path: str):
+        if method == "GET" and "midtrace/run/" in path and "list-type" not in path:
+            gets.append(path)
+            if len(gets) == 3:
+                return 404, {"error": "NoSuchKey"}
+        return None
+
+    failing = CountingProxy(proxy.target_port, refuse=refuse_third)
+    cache = tmp_path / "cache"
+    try:
+        with environ(AWS_ENDPOINT_URL=f"http://127.0.0.1:{failing.port}"):
+            remote.forget_filesystems()
+            host_file = _pytorch_host_file(client, "midtrace", cache)
+            with pytest.raises(NotFound, match=r"s3://profiles/midtrace/run/rank0\.1\.pt"):
+                read_host_profile(host_file)
+            assert len(gets) >= 3
+            assert not cache.exists() or os.listdir(cache) == []
+            gets.append("back")  # the store answers again: a retry reads it whole
+            assert len(read_host_profile(host_file).planes)
+    finally:
+        remote.forget_filesystems()
+        failing.stop()
+
+
+def test_a_remote_trace_s_errors_name_the_object_not_its_local_copy(s3, tmp_path):
+    from tensorboard_plugin_profile.common.errors import CorruptProfile
+    from tensorboard_plugin_profile.store.profile_reader import read_host_profile
+    from tensorboard_plugin_profile.store.remote_logdir import RemoteLogDir
+
+    _, client = s3
+    client.pipe("profiles/empty/run/w.1.pt.trace.json", b'{"traceEvents": []}')
+    logdir = RemoteLogDir("s3://profiles/empty", str(tmp_path), start_listing=False)
+    (run,) = logdir.runs()
+    (host_file,) = logdir.session(run).host_files
+    with pytest.raises(CorruptProfile, match=r"^Profile file w\.1\.pt\.trace\.json holds no"):
+        read_host_profile(host_file)

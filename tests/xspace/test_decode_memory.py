@@ -201,3 +201,57 @@ def test_single_valued_columns_are_broadcast_views(pure):
     space.planes[0].lines[0].events[5].metadata_id = 2
     events = decode_xspace(space.SerializeToString(), "two", pure_python=pure).planes[0].events
     assert events["display_name"].tolist()[4:7] == ["", "shown", ""]
+
+
+@compiled
+def test_columns_come_from_the_allocator_given():
+    """With ``alloc`` every event and stats column is a buffer it made (numpy bytes, which
+    the block pool serves), holding what the bytearrays hold without it."""
+    data = _long_profile()
+    made: list = []
+
+    def alloc(nbytes: int) -> np.ndarray:
+        made.append(np.empty(nbytes, dtype=np.uint8))
+        return made[-1]
+
+    raw = compiled_raw(READER, data, alloc=alloc)
+    assert raw_digest(raw) == raw_digest(compiled_raw(READER, data))
+    ours = {id(a) for a in made}
+    for plane in raw["planes"]:
+        stats = plane["stats"]  # no float column: no double in this profile
+        columns = [*plane["events"][:4], *plane["names"][:2], *stats[:4], stats[5]]
+        assert all(id(column) in ours for column in columns)
+
+
+@compiled
+def test_decoded_columns_are_numpy_memory_the_pool_can_take_back():
+    """``decode_xspace`` gives the compiled reader numpy memory: the event columns own it
+    (freed through the handler that made it, the block pool inside ``reusing()``), not a
+    bytearray under them."""
+    space = decode_xspace(_long_profile(), "long.xplane.pb")
+    for name in ("line", "begin_ps", "duration_ps", "metadata_id"):
+        column = space.planes[0].events[name].to_numpy()
+        while isinstance(column.base, np.ndarray):
+            column = column.base
+        assert column.base is None and column.flags.owndata, name
+
+
+@compiled
+def test_no_float_column_without_a_double():
+    """Stats without a double value (every real profile) give no float column: nothing
+    written per row; a double anywhere gives the whole column, zeros around it."""
+    raw = compiled_raw(READER, _long_profile())
+    assert raw["planes"][0]["stats"][4] is None
+    space = xplane_pb2.XSpace()
+    plane = space.planes.add(id=1, name="/host:CPU")
+    plane.stat_metadata[5].name = "x"
+    line = plane.lines.add(id=0)
+    for i in range(5):
+        event = line.events.add(metadata_id=1, offset_ps=i)
+        event.stats.add(metadata_id=5, int64_value=i)
+        if i == 3:
+            event.stats.add(metadata_id=5, double_value=-0.0)
+    floats = compiled_raw(READER, space.SerializeToString())["planes"][0]["stats"][4]
+    assert np.frombuffer(floats, np.float64).view(np.int64).tolist() == [0, 0, 0, 0, -(1 << 63), 0]
+    stats = decode_xspace(space.SerializeToString(), "f.xplane.pb").planes[0].stats
+    assert np.signbit(stats["float_value"].to_numpy()).tolist() == [0, 0, 0, 0, 1, 0]

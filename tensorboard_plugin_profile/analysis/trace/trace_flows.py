@@ -21,6 +21,7 @@ import dataclasses
 
 import numpy as np
 
+from ...kernels import passes
 from ...xspace import schema
 from . import layout
 from .levels import pixel_sizes
@@ -95,11 +96,13 @@ def build_flows(index, event_rows: list) -> FlowTable:
     number_type = layout.event_numbers(max(len(index.source), len(pos)))
     ids = (values >> np.uint64(2)) & _ID_MASK
     keyed = (hosts.astype(np.uint64) << np.uint64(56)) | ids
+    del ids, hosts  # read no more: freed before the sort's buffers are taken
     # Ends by (flow key, time, position), the dense flow number being the key's rank: one
     # unstable sort of the key, then each flow's few ends put in order (``_in_order``).
     order = _in_order(keyed, (begin, pos))
     pos, keyed, values = pos[order].astype(number_type), keyed[order], values[order]
     begin, duration = begin[order], duration[order]
+    del order
     flow: np.ndarray = np.cumsum(np.r_[False, keyed[1:] != keyed[:-1]], dtype=np.int64)
     flow = flow.astype(number_type)
     direction = (values & np.uint64(3)).astype(np.int8)
@@ -128,59 +131,13 @@ def build_flows(index, event_rows: list) -> FlowTable:
 
 
 def _in_order(key: np.ndarray, then: tuple = ()) -> np.ndarray:
-    """The order ``np.lexsort((*reversed(then), key))`` gives (by integer ``key``, ties by
-    the arrays of ``then`` in turn, then by input number), about a third of its time: a
-    stable order by ``key`` alone (``_stable_order``), then runs of equal keys put in
-    order of ``then``: pairs (a flow's two ends) by one vectorized comparison, longer runs
-    by a lexsort of their members only."""
-    order = _stable_order(key)
-    if len(order) < 2 or not then:
-        return order
-    ranked = key[order]
-    same = ranked[1:] == ranked[:-1]
-    if not same.any():
-        return order
-    starts = np.flatnonzero(np.r_[True, ~same])
-    lengths = np.diff(np.r_[starts, len(order)])
-    a = starts[lengths == 2]
-    left, right = order[a], order[a + 1]
-    swap = np.zeros(len(a), dtype=bool)  # equal in every array: input order, as sorted
-    for values in reversed(then):
-        lv, rv = values[left], values[right]
-        swap = (rv < lv) | ((rv == lv) & swap)
-    order[a[swap]], order[a[swap] + 1] = right[swap], left[swap]
-    longer = np.flatnonzero(np.repeat(lengths > 2, lengths))
-    if len(longer):
-        members = order[longer]
-        keys = (members, *(values[members] for values in reversed(then)), ranked[longer])
-        order[longer] = members[np.lexsort(keys)]
-    return order
-
-
-_LOW = np.uint64(0xFFFFFFFF)
+    """The order ``np.lexsort((*reversed(then), key))`` gives (``passes.lex_order``)."""
+    return passes.lex_order(key, then)
 
 
 def _stable_order(key: np.ndarray) -> np.ndarray:
-    """``np.argsort(key, kind="stable")`` of an integer array, from value sorts (``np.sort``
-    is several times faster than a 64-bit ``argsort``): the key made unsigned and relative
-    to its least value, then one sort of (low 32 bits << 32 | input number) and, when the
-    key is wider than 32 bits, one of (high 32 bits << 32 | rank) over that order (an LSD
-    radix sort with two 32-bit digits; the number in the low half makes each pass stable)."""
-    n = len(key)
-    if n < 2 or n > 0xFFFFFFFF:
-        return np.argsort(key, kind="stable")
-    u = key.astype(np.int64, copy=False).view(np.uint64) if key.dtype.kind == "i" else key
-    if key.dtype.kind == "i":
-        u = u ^ np.uint64(1 << 63)  # signed order as unsigned order
-    u = u.astype(np.uint64, copy=False)
-    u = u - u.min()
-    number = np.arange(n, dtype=np.uint64)
-    order = (np.sort((u << np.uint64(32)) | number) & _LOW).view(np.int64)
-    high = u >> np.uint64(32)
-    if high.any():
-        rank = (np.sort((high[order] << np.uint64(32)) | number) & _LOW).view(np.int64)
-        order = order[rank]
-    return order
+    """``np.argsort(key, kind="stable")`` of an integer array (``passes.stable_order``)."""
+    return passes.stable_order(key)
 
 
 def _levels(table: FlowTable, longest: int) -> list:
@@ -216,19 +173,23 @@ def _flow_stats(index, event_rows: list) -> tuple:
             out[0].append(numbers[keep] + offset)
             out[1].append(stats["int_value"].to_numpy()[flows].view(np.uint64)[keep])
             out[2].append(np.full(len(events), shown.pid // 1000, dtype=np.int64))
-            out[3].append(plane.events["begin_ps"].to_numpy()[events].astype(np.int64))
-            out[4].append(plane.events["duration_ps"].to_numpy()[events].astype(np.int64))
+            for at, column in ((3, "begin_ps"), (4, "duration_ps")):  # gathered: no 2nd copy
+                out[at].append(plane.events[column].to_numpy()[events].astype(np.int64, copy=False))
         offset += count
     if not out[0]:
         z = np.zeros(0, dtype=np.int64)
         return z, z.view(np.uint64), z, z, z
-    shown_numbers, values, hosts, begin, duration = (np.concatenate(o) for o in out)
+    # One plane (the usual host): its arrays as they are, not copied beside themselves.
+    shown_numbers, values, hosts, begin, duration = (
+        o[0] if len(o) == 1 else np.concatenate(o) for o in out
+    )
+    del out
     return _positions_of(index.source, shown_numbers), values, hosts, begin, duration
 
 
 def _shown_numbers(event_rows: np.ndarray, shown_rows) -> np.ndarray:
     """int64 number among the plane's shown events of each event row (-1: not shown)."""
-    event_rows = event_rows.astype(np.int64)
+    event_rows = event_rows.astype(np.int64, copy=False)
     if shown_rows is None:
         return event_rows
     at = np.minimum(np.searchsorted(shown_rows, event_rows), max(len(shown_rows) - 1, 0))
@@ -246,5 +207,5 @@ def _positions_of(source: np.ndarray, events: np.ndarray) -> np.ndarray:
         # Stats are sorted by event, planes follow each other: ``events`` ascends, so the
         # n-th distinct one is the n-th found (no binary search).
         nth = np.cumsum(np.r_[False, events[1:] != events[:-1]])
-        return at[order][nth].astype(np.int64)
-    return at[order][np.searchsorted(found[order], events)].astype(np.int64)
+        return at[order][nth].astype(np.int64, copy=False)
+    return at[order][np.searchsorted(found[order], events)].astype(np.int64, copy=False)
