@@ -204,6 +204,22 @@ def test_a_profile_decoded_as_it_arrives_answers_as_from_local_disk(
     assert len(glob.glob(str(tmp_path / "c" / "**" / "remote-*.bin"), recursive=True)) == 1
 
 
+def _refusing_the_third_get(proxy, part_of_path: str) -> tuple:
+    """(a proxy in front of ``proxy``'s store that answers the third GET of an object whose
+    path holds ``part_of_path`` with a 404, the list of those GETs): a part failing midway.
+    Appending to the list after the third makes the store answer again (a retry)."""
+    gets: list = []
+
+    def refuse(method: str, path: str):
+        if method == "GET" and "list-type" not in path and part_of_path in path:
+            gets.append(path)
+            if len(gets) == 3:
+                return 404, {"error": "NoSuchKey"}
+        return None
+
+    return CountingProxy(proxy.target_port, refuse=refuse), gets
+
+
 def test_a_part_failing_mid_walk_is_a_clear_error_and_nothing_is_cached(s3, tmp_path, monkeypatch):
     """The third ranged GET is refused (the object vanished): the decode, already walking
     the first parts, ends with the 404 naming the object; no copy, no temporary file and no
@@ -218,16 +234,7 @@ def test_a_part_failing_mid_walk_is_a_clear_error_and_nothing_is_cached(s3, tmp_
     )
     host = sorted(os.listdir(data_path))[0]
     client.put(os.path.join(data_path, host), f"profiles/midwalk/plugins/profile/s/{host}")
-    object_gets = []
-
-    def refuse(method: str, path: str):
-        if method == "GET" and "list-type" not in path and host in path:
-            object_gets.append(path)
-            if len(object_gets) == 3:
-                return 404, {"error": "NoSuchKey"}
-        return None
-
-    failing = CountingProxy(proxy.target_port, refuse=refuse)
+    failing, object_gets = _refusing_the_third_get(proxy, host)
     cache = tmp_path / "cache"
     try:
         with environ(AWS_ENDPOINT_URL=f"http://127.0.0.1:{failing.port}"):
@@ -567,16 +574,7 @@ def test_a_trace_whose_download_fails_midway_is_the_download_s_error(s3, tmp_pat
 
     proxy, client = s3
     monkeypatch.setattr(remote_fetch, "MIN_PART_BYTES", 16 << 10)  # 8 parts of ~16 KB
-    gets: list = []
-
-    def refuse_third(method: str, path: str):
-        if method == "GET" and "midtrace/run/" in path and "list-type" not in path:
-            gets.append(path)
-            if len(gets) == 3:
-                return 404, {"error": "NoSuchKey"}
-        return None
-
-    failing = CountingProxy(proxy.target_port, refuse=refuse_third)
+    failing, gets = _refusing_the_third_get(proxy, "midtrace/run/")
     cache = tmp_path / "cache"
     try:
         with environ(AWS_ENDPOINT_URL=f"http://127.0.0.1:{failing.port}"):
