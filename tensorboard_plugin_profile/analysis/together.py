@@ -42,7 +42,6 @@ def analysis_threads(threads: Optional[int] = None) -> int:
     return max(1, min(int(threads), MAX_THREADS))
 
 
-
 def run_all(tasks: Sequence[Callable[[], Any]], threads: Optional[int] = None) -> list:
     """Each task's value, in task order; the first failing task (in order) raises."""
     count = min(analysis_threads(threads), len(tasks))

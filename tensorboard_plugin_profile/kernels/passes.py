@@ -171,15 +171,23 @@ def stable_order(key, pure_python: Optional[bool] = None) -> np.ndarray:
     if key.dtype.kind not in "iub":
         return np.argsort(key, kind="stable").astype(np.int64, copy=False)
     if compiled.use_compiled(_passes, pure_python):
-        signed = key.dtype.kind == "i"
-        wide = np.ascontiguousarray(key, dtype=np.int64 if signed else np.uint64)
-        out = np.empty(len(key), dtype=np.int64)
-        # numpy memory for the passes' buffers: inside blockpool.reusing() it reuses blocks
-        # the conversion freed (pages never touched, for keys one pass sorts, cost nothing).
-        scratch = np.empty(3 * len(key), dtype=np.uint64)
-        _passes.stable_order(wide, signed, out, scratch)
-        return out
+        return _radix_order(_eight_bytes(key), key.dtype.kind == "i")
     return _stable_order_by_value_sorts(key)
+
+
+def _eight_bytes(key: np.ndarray) -> np.ndarray:
+    """An integer key as the compiled passes read it: contiguous int64 (signed) or uint64."""
+    return np.ascontiguousarray(key, dtype=np.int64 if key.dtype.kind == "i" else np.uint64)
+
+
+def _radix_order(wide: np.ndarray, signed: bool) -> np.ndarray:
+    assert _passes is not None
+    out = np.empty(len(wide), dtype=np.int64)
+    # numpy memory for the passes' buffers: inside blockpool.reusing() it reuses blocks
+    # the conversion freed (pages never touched, for keys one pass sorts, cost nothing).
+    scratch = np.empty(3 * len(wide), dtype=np.uint64)
+    _passes.stable_order(wide, signed, out, scratch)
+    return out
 
 
 def lex_order(key, then: tuple = (), pure_python: Optional[bool] = None) -> np.ndarray:
@@ -189,14 +197,14 @@ def lex_order(key, then: tuple = (), pure_python: Optional[bool] = None) -> np.n
     ``then``: in C one pass over the runs (insertion sort; merge sort for a long run); else
     pairs by one vectorized comparison and longer runs by a lexsort of their members only."""
     key = np.asarray(key)
-    order = stable_order(key, pure_python)
-    if len(order) < 2 or not then:
-        return order
+    if not then or len(key) < 2:
+        return stable_order(key, pure_python)
     if compiled.use_compiled(_passes, pure_python) and key.dtype.kind in "iub":
-        wide = np.ascontiguousarray(key, dtype=np.int64 if key.dtype.kind == "i" else np.uint64)
+        wide = _eight_bytes(key)  # once, for both passes
+        order = _radix_order(wide, key.dtype.kind == "i")
         _passes.order_runs(order, wide, tuple(np.ascontiguousarray(t, np.int64) for t in then))
         return order
-    return _order_runs_numpy(order, key, then)
+    return _order_runs_numpy(stable_order(key, pure_python), key, then)
 
 
 def _order_runs_numpy(order: np.ndarray, key: np.ndarray, then: tuple) -> np.ndarray:

@@ -178,11 +178,7 @@ def compiled_raw(
     its pages go back to the OS as the walk passes them. ``arrived``: ``data`` is still
     being written in order (``Arrival.progress``); the walk follows it. ``alloc(nbytes)``:
     the memory of the columns (``_raw_bytes``; bytearrays without it)."""
-    if alloc is not None:
-        return module.decode(data, max_events, threads, discard, arrived, alloc)
-    if arrived is None:
-        return module.decode(data, max_events, threads, discard)
-    return module.decode(data, max_events, threads, discard, arrived)
+    return module.decode(data, max_events, threads, discard, arrived, alloc)
 
 
 def _raw_bytes(nbytes: int) -> np.ndarray:

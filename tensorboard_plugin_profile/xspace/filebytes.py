@@ -66,12 +66,6 @@ class Arrival:
             self._ended = True
             self._changed.notify_all()
 
-    @property
-    def available(self) -> int:
-        """The bytes in place now (all of them once the writer ended well)."""
-        with self._changed:
-            return self._available
-
     def wait_for(self, available: int) -> None:
         """Until the first ``available`` bytes are there; raises the writer's error."""
         with self._changed:

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from tensorboard_plugin_profile.analysis.trace import trace_flows
+from tensorboard_plugin_profile.kernels import passes
 
 
 def _keys(rng, n: int, distinct: int, dtype) -> np.ndarray:
@@ -24,7 +25,7 @@ def _keys(rng, n: int, distinct: int, dtype) -> np.ndarray:
 def test_stable_order_is_numpys_stable_argsort(dtype, n, distinct):
     rng = np.random.default_rng(n + distinct)
     key = _keys(rng, n, distinct, dtype)
-    np.testing.assert_array_equal(trace_flows._stable_order(key), np.argsort(key, kind="stable"))
+    np.testing.assert_array_equal(passes.stable_order(key), np.argsort(key, kind="stable"))
 
 
 def test_stable_order_of_narrow_and_shifted_keys():
@@ -33,7 +34,7 @@ def test_stable_order_of_narrow_and_shifted_keys():
     for base in (0, 10**15, -(10**15)):
         key = base + rng.integers(0, 1000, 3000)
         np.testing.assert_array_equal(
-            trace_flows._stable_order(key), np.argsort(key, kind="stable")
+            passes.stable_order(key), np.argsort(key, kind="stable")
         )
 
 
@@ -45,7 +46,7 @@ def test_in_order_is_lexsort_of_flow_time_position(n, flows):
     keyed = _keys(rng, n, flows, np.uint64)
     begin = rng.integers(0, 5, n) * 10**12  # many equal times
     pos = rng.integers(0, n // 2 + 1, n)  # and positions
-    got = trace_flows._in_order(keyed, (begin, pos))
+    got = passes.lex_order(keyed, (begin, pos))
     np.testing.assert_array_equal(got, np.lexsort((pos, begin, keyed)))
 
 
@@ -114,7 +115,7 @@ def test_build_flows_holds_little_beside_the_table(monkeypatch):
 
     from conftest import host_files
 
-    from tensorboard_plugin_profile.kernels import compiled, passes
+    from tensorboard_plugin_profile.kernels import compiled
     from tensorboard_plugin_profile.tools import trace_viewer_at as at
     from tensorboard_plugin_profile.xspace import read_xspace
 

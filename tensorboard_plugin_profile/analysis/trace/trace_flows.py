@@ -98,8 +98,8 @@ def build_flows(index, event_rows: list) -> FlowTable:
     keyed = (hosts.astype(np.uint64) << np.uint64(56)) | ids
     del ids, hosts  # read no more: freed before the sort's buffers are taken
     # Ends by (flow key, time, position), the dense flow number being the key's rank: one
-    # unstable sort of the key, then each flow's few ends put in order (``_in_order``).
-    order = _in_order(keyed, (begin, pos))
+    # unstable sort of the key, then each flow's few ends put in order (``passes.lex_order``).
+    order = passes.lex_order(keyed, (begin, pos))
     pos, keyed, values = pos[order].astype(number_type), keyed[order], values[order]
     begin, duration = begin[order], duration[order]
     del order
@@ -108,9 +108,9 @@ def build_flows(index, event_rows: list) -> FlowTable:
     direction = (values & np.uint64(3)).astype(np.int8)
     category = (values >> np.uint64(58)).astype(np.int16)
     pair = np.flatnonzero((flow[1:] == flow[:-1]) & (pos[1:] != pos[:-1]))
-    by_from = _in_order(begin[pair])
+    by_from = passes.stable_order(begin[pair])
     first, second = pair[by_from], pair[by_from] + 1  # ends of each arrow, by from time
-    to_order: np.ndarray = _in_order(begin[second]).astype(number_type)
+    to_order: np.ndarray = passes.stable_order(begin[second]).astype(number_type)
     key = np.maximum(duration[first], duration[second])
     table = FlowTable(
         end_pos=pos,
@@ -128,16 +128,6 @@ def build_flows(index, event_rows: list) -> FlowTable:
     )
     table.levels = _levels(table, int(key.max(initial=0)))
     return table
-
-
-def _in_order(key: np.ndarray, then: tuple = ()) -> np.ndarray:
-    """The order ``np.lexsort((*reversed(then), key))`` gives (``passes.lex_order``)."""
-    return passes.lex_order(key, then)
-
-
-def _stable_order(key: np.ndarray) -> np.ndarray:
-    """``np.argsort(key, kind="stable")`` of an integer array (``passes.stable_order``)."""
-    return passes.stable_order(key)
 
 
 def _levels(table: FlowTable, longest: int) -> list:
